@@ -1,0 +1,219 @@
+"""Structure by construction: the exponential maps a Lie algebra into its group.
+
+Source: lie-exponential-roadmap (seed), "structure by construction":
+skew-symmetric ↦ orthogonal, symmetric ↦ SPD, Markov generator ↦ row-stochastic,
+Hamiltonian ↦ symplectic.
+
+Symbolic route (all four): a quadratic invariant :math:`W^\\top G W = G` of
+:math:`W(t) = e^{tA}` holds for all t iff every Taylor coefficient of
+:math:`e^{tA^\\top} G e^{tA} - G` vanishes; the first is :math:`A^\\top G + GA`, and
+sympy checks the first few on a generic symbolic element of the algebra.
+"""
+
+from __future__ import annotations
+
+import array_api_compat
+import numpy as np
+import sympy as sp
+
+from derivations._common import EPS, as_float, by_scale, sandwich_coefficient
+from workbench._backend import matrix_exp, namespace, to_backend
+from workbench.catalogue import Identity, Step, Verification, claim
+
+SERIES_ORDER = 4  # Taylor coefficients t¹…t⁴ are checked symbolically
+BATCH = 4  # verify on a stack of matrices: the batched matrix_exp path is exercised too
+
+
+def _symmetric(n: int, name: str) -> sp.Matrix:
+    return sp.Matrix(n, n, lambda i, j: sp.Symbol(f"{name}{min(i, j)}{max(i, j)}", real=True))
+
+
+def _skew(n: int, name: str) -> sp.Matrix:
+    def entry(i, j):
+        if i == j:
+            return sp.Integer(0)
+        s = sp.Symbol(f"{name}{min(i, j)}{max(i, j)}", real=True)
+        return s if i < j else -s
+
+    return sp.Matrix(n, n, entry)
+
+
+def _invariant_steps(
+    a: sp.Matrix, g: sp.Matrix, what: str, order: int = SERIES_ORDER
+) -> list[Step]:
+    steps = [
+        Step(f"generic element A of the algebra ({what})", a),
+        claim("infinitesimal invariance Aᵀ G + G A = 0", (a.T * g + g * a).applyfunc(sp.expand)),
+    ]
+    for k in range(1, order + 1):
+        steps.append(
+            claim(
+                f"coefficient of t^{k} in e^(tAᵀ) G e^(tA) vanishes",
+                sandwich_coefficient(a.T, g, a, k),
+            )
+        )
+    return steps
+
+
+def _derive_orthogonal() -> list[Step]:
+    a = _skew(3, "a")
+    return _invariant_steps(a, sp.eye(3), "skew-symmetric 3×3, G = I")
+
+
+def _derive_spd() -> list[Step]:
+    # e^{A} = (e^{A/2})ᵀ e^{A/2} with e^{A/2} invertible ⇒ SPD.  Coefficientwise check.
+    a = _symmetric(3, "a")
+    half = a / 2
+    steps = [Step("generic symmetric A (3×3)", a)]
+    for k in range(1, SERIES_ORDER + 1):
+        lhs = sandwich_coefficient(half.T, sp.eye(3), half, k)
+        rhs = (a**k / sp.factorial(k)).applyfunc(sp.expand)
+        steps.append(claim(f"t^{k}: (e^(tA/2))ᵀ e^(tA/2) = e^(tA)", lhs - rhs))
+    steps.append(claim("e^(tA) is symmetric: (Aᵏ)ᵀ = Aᵏ", (a**3).T - a**3))
+    return steps
+
+
+def _derive_stochastic() -> list[Step]:
+    x = sp.symbols("q01 q02 q10 q12 q20 q21", nonnegative=True)
+    q = sp.Matrix([[-(x[0] + x[1]), x[0], x[1]], [x[2], -(x[2] + x[3]), x[3]], [x[4], x[5], -(x[4] + x[5])]])
+    one = sp.ones(3, 1)
+    c = sp.Symbol("c", positive=True)
+    steps = [Step("generic 3-state generator Q (rates ≥ 0, rows sum 0)", q)]
+    for k in range(1, SERIES_ORDER + 1):
+        steps.append(claim(f"t^{k}: Qᵏ1/k! = 0, so e^(tQ)1 = 1", (q**k * one).applyfunc(sp.expand)))
+    # Positivity: e^{tQ} = e^{-ct} e^{t(Q + cI)}, and Q + cI ≥ 0 entrywise for c ≥ max|q_ii|.
+    shifted = q + c * sp.eye(3)
+    for k in range(1, SERIES_ORDER + 1):
+        cauchy = sum(
+            ((-c) ** j / sp.factorial(j) * shifted ** (k - j) / sp.factorial(k - j) for j in range(k + 1)),
+            sp.zeros(3, 3),
+        )
+        steps.append(
+            claim(
+                f"t^{k}: e^(-ct)·e^(t(Q+cI)) = e^(tQ)",
+                (cauchy - q**k / sp.factorial(k)).applyfunc(sp.expand),
+            )
+        )
+    a, b, t = sp.symbols("a b t", positive=True)
+    two = sp.Matrix([[-a, a], [b, -b]])
+    closed = sp.simplify((t * two).exp())
+    steps.append(Step("two states, closed form: entries b/(a+b) + a e^{-(a+b)t}/(a+b) ≥ 0 …", closed))
+    steps.append(claim("two states: rows of e^(tQ) sum to 1", closed * sp.ones(2, 1) - sp.ones(2, 1)))
+    return steps
+
+
+def _derive_symplectic() -> list[Step]:
+    s = _symmetric(4, "s")
+    j = sp.Matrix([[0, 0, 1, 0], [0, 0, 0, 1], [-1, 0, 0, 0], [0, -1, 0, 0]])
+    a = j * s
+    # Order 3 only: the 10-symbol 4×4 case grows quickly with k.
+    return _invariant_steps(a, j, "Hamiltonian A = J S, S symmetric 4×4, G = J", order=3)
+
+
+def _standard_symplectic(half: int) -> np.ndarray:
+    eye = np.eye(half)
+    zero = np.zeros((half, half))
+    return np.block([[zero, eye], [-eye, zero]])
+
+
+def _verify_orthogonal(rng, scale, backend) -> Verification:
+    n = by_scale(scale, 6, 128)
+    g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
+    a = to_backend(g - np.swapaxes(g, -1, -2), backend)
+    xp = namespace(a)
+    w = matrix_exp(a)
+    eye = xp.eye(n, dtype=w.dtype, device=array_api_compat.device(w))
+    residual = as_float(xp.max(xp.abs(xp.matrix_transpose(w) @ w - eye)))
+    # Padé scaling-and-squaring: backward error ~ n·eps per entry of WᵀW.
+    return Verification.from_residual(residual, 50 * n * EPS, n=n, batch=BATCH)
+
+
+def _verify_spd(rng, scale, backend) -> Verification:
+    n = by_scale(scale, 6, 128)
+    g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
+    a = to_backend((g + np.swapaxes(g, -1, -2)) / 2, backend)
+    xp = namespace(a)
+    w = matrix_exp(a)
+    symmetry = as_float(xp.max(xp.abs(w - xp.matrix_transpose(w)))) / as_float(xp.max(xp.abs(w)))
+    sym_w = (w + xp.matrix_transpose(w)) / 2
+    # Oracle: the spectral theorem, eig(e^A) = e^{eig(A)} (both sorted ascending).
+    spectrum = xp.linalg.eigvalsh(sym_w)
+    expected = xp.exp(xp.linalg.eigvalsh(a))
+    if as_float(xp.min(spectrum)) <= 0:
+        return Verification.from_residual(float("inf"), 0.0, n=n, batch=BATCH)
+    spectral = as_float(xp.max(xp.abs(spectrum - expected) / expected))
+    return Verification.from_residual(max(symmetry, spectral), 100 * n * EPS, n=n, batch=BATCH)
+
+
+def _random_generator(rng, n: int) -> np.ndarray:
+    rates = rng.exponential(size=(BATCH, n, n))
+    rates *= 1 - np.eye(n)
+    return rates - np.eye(n) * rates.sum(axis=-1, keepdims=True)
+
+
+def _verify_stochastic(rng, scale, backend) -> Verification:
+    n = by_scale(scale, 6, 128)
+    t = 0.7
+    q = to_backend(t * _random_generator(rng, n), backend)
+    xp = namespace(q)
+    p = matrix_exp(q)
+    row_sums = as_float(xp.max(xp.abs(xp.sum(p, axis=-1) - 1.0)))
+    negativity = max(0.0, -as_float(xp.min(p)))
+    return Verification.from_residual(max(row_sums, negativity), 100 * n * EPS, n=n, batch=BATCH)
+
+
+def _verify_symplectic(rng, scale, backend) -> Verification:
+    half = by_scale(scale, 3, 64)
+    n = 2 * half
+    g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
+    s = (g + np.swapaxes(g, -1, -2)) / 2
+    j_np = _standard_symplectic(half)
+    a = to_backend(j_np @ s, backend)
+    j = to_backend(j_np, backend)
+    xp = namespace(a)
+    w = matrix_exp(a)
+    gap = xp.matrix_transpose(w) @ j @ w - j
+    # ‖W‖² sets the scale of rounding in WᵀJW, so the residual is relative to it.
+    scale_w = as_float(xp.max(xp.abs(w))) ** 2
+    residual = as_float(xp.max(xp.abs(gap))) / scale_w
+    return Verification.from_residual(residual, 100 * n * EPS, n=n, batch=BATCH)
+
+
+SOURCE = "lie-exponential-roadmap (seed), 'structure by construction'"
+
+IDENTITIES = [
+    Identity(
+        name="structure.exp.skew_to_orthogonal",
+        area="structure",
+        statement=r"A^\top = -A \;\Rightarrow\; (e^{A})^\top e^{A} = I",
+        source=SOURCE,
+        derive=_derive_orthogonal,
+        verify=_verify_orthogonal,
+    ),
+    Identity(
+        name="structure.exp.symmetric_to_spd",
+        area="structure",
+        statement=r"A^\top = A \;\Rightarrow\; e^{A} = (e^{A/2})^\top e^{A/2} \succ 0,"
+        r"\ \operatorname{spec} e^{A} = e^{\operatorname{spec} A}",
+        source=SOURCE,
+        derive=_derive_spd,
+        verify=_verify_spd,
+    ),
+    Identity(
+        name="structure.exp.generator_to_stochastic",
+        area="structure",
+        statement=r"Q_{ij} \ge 0\ (i \ne j),\ Q\mathbf 1 = 0 \;\Rightarrow\; e^{tQ} \ge 0,"
+        r"\ e^{tQ}\mathbf 1 = \mathbf 1\ (t \ge 0)",
+        source=SOURCE,
+        derive=_derive_stochastic,
+        verify=_verify_stochastic,
+    ),
+    Identity(
+        name="structure.exp.hamiltonian_to_symplectic",
+        area="structure",
+        statement=r"A = JS,\ S^\top = S \;\Rightarrow\; (e^{A})^\top J e^{A} = J",
+        source=SOURCE,
+        derive=_derive_symplectic,
+        verify=_verify_symplectic,
+    ),
+]

@@ -1,0 +1,206 @@
+"""The torch bridge: a per-call array namespace for numpy and torch inputs.
+
+Every numeric function in the workbench infers its array namespace from its
+inputs at call time (never from a global switch), so numpy and torch code can
+run side by side.  Namespaces come from :mod:`array_api_compat`, which gives
+both libraries the Array API surface (``xp.sum``, ``xp.exp``, ``xp.linalg``...).
+dtype and device are carried from the inputs.  torch is only imported when a
+torch tensor is passed in, or when :func:`to_backend` is asked for one, so
+``import workbench`` stays light.
+
+The few operations the Array API lacks (the dense matrix exponential) are
+dispatched here, in one place.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+__all__ = [
+    "BACKENDS",
+    "REQUIRED_OPERATIONS",
+    "available_backends",
+    "matrix_exp",
+    "namespace",
+    "to_backend",
+    "to_numpy",
+]
+
+#: The backend labels understood by :func:`to_backend` and the check runner.
+BACKENDS = ("numpy", "torch:cpu", "torch:cuda")
+
+#: Namespace members the numeric code relies on; a test asserts every backend has them.
+REQUIRED_OPERATIONS = (
+    "abs",
+    "all",
+    "any",
+    "asarray",
+    "eye",
+    "exp",
+    "expm1",
+    "isfinite",
+    "linalg",
+    "log",
+    "matmul",
+    "max",
+    "min",
+    "ones",
+    "reshape",
+    "sqrt",
+    "sum",
+    "where",
+    "zeros",
+)
+
+
+def _is_array(x: Any) -> bool:
+    return array_api_compat.is_numpy_array(x) or array_api_compat.is_torch_array(x)
+
+
+def namespace(*arrays: Any):
+    """Return the Array API namespace shared by ``arrays``.
+
+    Python scalars and ``None`` are ignored; lists and tuples count as numpy.
+
+    Parameters
+    ----------
+    *arrays
+        The inputs of one public call.
+
+    Returns
+    -------
+    module
+        ``array_api_compat.numpy`` or ``array_api_compat.torch``.
+
+    Raises
+    ------
+    TypeError
+        If numpy arrays and torch tensors are mixed in one call, or if an input is of an
+        array library the workbench does not support.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> namespace(np.ones(3), 2.0).__name__
+    'array_api_compat.numpy'
+    """
+    kinds: dict[str, str] = {}
+    for position, x in enumerate(arrays):
+        if x is None or isinstance(x, (bool, int, float, complex, list, tuple)):
+            if isinstance(x, (list, tuple)):
+                kinds.setdefault("numpy", f"argument {position} (list)")
+            continue
+        if array_api_compat.is_numpy_array(x):
+            kinds.setdefault("numpy", f"argument {position} ({type(x).__name__})")
+        elif array_api_compat.is_torch_array(x):
+            kinds.setdefault("torch", f"argument {position} ({type(x).__name__})")
+        else:
+            raise TypeError(
+                f"argument {position} must be a numpy array or a torch tensor, "
+                f"got {type(x).__module__}.{type(x).__name__}"
+            )
+    if len(kinds) > 1:
+        raise TypeError(
+            "inputs mix array libraries: numpy from "
+            f"{kinds['numpy']} and torch from {kinds['torch']}; convert them to one library "
+            "(workbench._backend.to_backend)"
+        )
+    if "torch" in kinds:
+        import array_api_compat.torch as xp_torch
+
+        return xp_torch
+    import array_api_compat.numpy as xp_numpy
+
+    return xp_numpy
+
+
+def available_backends() -> tuple[str, ...]:
+    """Return the backends usable on this machine, in :data:`BACKENDS` order.
+
+    ``numpy`` is always available; ``torch:cpu`` when torch is installed; ``torch:cuda``
+    when torch also sees a CUDA device.  Checking for CUDA imports torch.
+
+    Examples
+    --------
+    >>> available_backends()[0]
+    'numpy'
+    """
+    found = ["numpy"]
+    if importlib.util.find_spec("torch") is not None:
+        found.append("torch:cpu")
+        import torch
+
+        if torch.cuda.is_available():
+            found.append("torch:cuda")
+    return tuple(found)
+
+
+def to_backend(x: Any, backend: str):
+    """Convert an array-like to ``backend`` (one of :data:`BACKENDS`), keeping float64.
+
+    Parameters
+    ----------
+    x : array_like
+        A numpy array, list or scalar.
+    backend : {'numpy', 'torch:cpu', 'torch:cuda'}
+        The target library and device.
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+
+    Examples
+    --------
+    >>> to_backend([1.0, 2.0], "numpy").dtype
+    dtype('float64')
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    array = np.asarray(to_numpy(x)) if not isinstance(x, np.ndarray) else x
+    if backend == "numpy":
+        return array
+    import torch
+
+    device = backend.split(":", 1)[1]
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("backend 'torch:cuda' needs a CUDA device, and torch sees none")
+    return torch.as_tensor(array, device=device)
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Return ``x`` as a numpy array (a torch tensor is detached and moved to the host).
+
+    Examples
+    --------
+    >>> to_numpy([1, 2]).tolist()
+    [1, 2]
+    """
+    if array_api_compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def matrix_exp(matrix):
+    """Dense matrix exponential of a matrix or a stack ``shape=[..., n, n]``.
+
+    Dispatches to :func:`scipy.linalg.expm` (numpy) or :func:`torch.linalg.matrix_exp`
+    (torch); both are scaling-and-squaring Padé methods (Al-Mohy & Higham 2009).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(matrix_exp(np.zeros((2, 2)))[0, 0])
+    1.0
+    """
+    namespace(matrix)
+    if array_api_compat.is_torch_array(matrix):
+        import torch
+
+        return torch.linalg.matrix_exp(matrix)
+    import scipy.linalg
+
+    return scipy.linalg.expm(matrix)

@@ -1,0 +1,305 @@
+"""Checks at the public boundary.
+
+Every public function validates its inputs here, so a mistake surfaces as a
+``ValueError`` or ``TypeError`` whose message names the parameter, what was
+expected and what was received, instead of a crash deep inside numpy or a
+silent NaN.  The checks work on numpy arrays and torch tensors alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Real
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+from workbench._backend import namespace
+
+__all__ = [
+    "as_array",
+    "check_choice",
+    "check_finite",
+    "check_in_range",
+    "check_markov_generator",
+    "check_matching",
+    "check_nonnegative",
+    "check_row_stochastic",
+    "check_square",
+    "check_symmetric",
+]
+
+
+def _shape(x) -> tuple[int, ...]:
+    return tuple(int(s) for s in x.shape)
+
+
+def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None = None):
+    """Return ``x`` as a floating array of the library it came in (lists become numpy).
+
+    Parameters
+    ----------
+    name : str
+        The parameter name used in error messages.
+    x : array_like
+        numpy array, torch tensor, or a (nested) list of numbers.
+    ndim, min_ndim : int, optional
+        Required exact or minimum number of dimensions.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not numeric.
+    ValueError
+        If ``x`` has the wrong number of dimensions, or is not finite.
+
+    Examples
+    --------
+    >>> as_array("f", [1, 2]).dtype
+    dtype('float64')
+    >>> as_array("f", [1, 2], ndim=2)
+    Traceback (most recent call last):
+        ...
+    ValueError: f must be a 2-dimensional array, got shape (2,)
+    """
+    namespace(x)  # rejects foreign array libraries and mixing
+    if array_api_compat.is_torch_array(x):
+        if x.is_complex():
+            raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
+        if not x.is_floating_point():
+            x = x.double()
+    else:
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:
+            raise TypeError(f"{name} must be a numeric array, got {type(x).__name__}") from exc
+        if arr.dtype.kind in "iub":
+            arr = arr.astype(np.float64)
+        elif arr.dtype.kind == "c":
+            raise TypeError(f"{name} must be real-valued, got dtype {arr.dtype}")
+        elif arr.dtype.kind != "f":
+            raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+        x = arr
+    shape = _shape(x)
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{name} must be a {ndim}-dimensional array, got shape {shape}")
+    if min_ndim is not None and len(shape) < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimensions, got shape {shape}"
+        )
+    check_finite(name, x)
+    return x
+
+
+def check_finite(name: str, x) -> None:
+    """Raise ``ValueError`` if ``x`` holds NaN or infinity, saying how many and where.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_finite("K", np.array([1.0, np.nan]))
+    Traceback (most recent call last):
+        ...
+    ValueError: K must be finite, got 1 non-finite entry (first at index (1,))
+    """
+    xp = namespace(x)
+    bad = ~xp.isfinite(x)
+    count = int(xp.sum(xp.astype(bad, xp.int64)))
+    if count:
+        first = tuple(int(i) for i in np.argwhere(np.asarray(_to_host(bad)))[0])
+        plural = "entry" if count == 1 else "entries"
+        raise ValueError(
+            f"{name} must be finite, got {count} non-finite {plural} (first at index {first})"
+        )
+
+
+def _to_host(x):
+    if array_api_compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    return x
+
+
+def check_square(name: str, x) -> None:
+    """Raise ``ValueError`` unless ``x`` has ``shape=[..., n, n]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_square("A", np.ones((2, 3)))
+    Traceback (most recent call last):
+        ...
+    ValueError: A must be a square matrix (shape [..., n, n]), got shape (2, 3)
+    """
+    shape = _shape(x)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name} must be a square matrix (shape [..., n, n]), got shape {shape}")
+
+
+def check_matching(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
+    """Raise ``ValueError`` unless two dimensions that must agree do agree.
+
+    Examples
+    --------
+    >>> check_matching("u", 3, "v", 4)
+    Traceback (most recent call last):
+        ...
+    ValueError: u and v must have matching sizes, got 3 and 4
+    """
+    if int(size_a) != int(size_b):
+        raise ValueError(
+            f"{name_a} and {name_b} must have matching sizes, got {int(size_a)} and {int(size_b)}"
+        )
+
+
+def check_nonnegative(name: str, x) -> None:
+    """Raise ``ValueError`` if any entry of ``x`` is negative, naming the most negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_nonnegative("K", np.array([[1.0, -0.5]]))
+    Traceback (most recent call last):
+        ...
+    ValueError: K must be entrywise nonnegative, got minimum -0.5 at index (0, 1)
+    """
+    host = np.asarray(_to_host(x))
+    if host.size and host.min() < 0:
+        index = tuple(int(i) for i in np.unravel_index(np.argmin(host), host.shape))
+        raise ValueError(
+            f"{name} must be entrywise nonnegative, got minimum {host.min():.6g} at index {index}"
+        )
+
+
+def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
+    """Raise ``ValueError`` unless ``x`` equals its transpose up to ``rtol`` (relative, max-norm).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_symmetric("K", np.array([[1.0, 2.0], [0.0, 1.0]]))
+    Traceback (most recent call last):
+        ...
+    ValueError: K must be symmetric, got max |K - K^T| = 2 (relative 1)
+    """
+    check_square(name, x)
+    host = np.asarray(_to_host(x))
+    gap = float(np.max(np.abs(host - np.swapaxes(host, -1, -2)))) if host.size else 0.0
+    scale = float(np.max(np.abs(host))) if host.size else 0.0
+    if gap > rtol * max(scale, np.finfo(float).tiny):
+        raise ValueError(
+            f"{name} must be symmetric, got max |{name} - {name}^T| = {gap:.6g} "
+            f"(relative {gap / max(scale, np.finfo(float).tiny):.6g})"
+        )
+
+
+def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
+    """Raise ``ValueError`` unless ``x`` is square, nonnegative and has unit row sums.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_row_stochastic("P", np.array([[0.5, 0.5], [0.2, 0.7]]))
+    Traceback (most recent call last):
+        ...
+    ValueError: P must be row-stochastic (rows summing to 1 within 1e-10), got row 1 summing to 0.9
+    """
+    check_square(name, x)
+    check_nonnegative(name, x)
+    host = np.asarray(_to_host(x))
+    sums = host.sum(axis=-1)
+    worst = np.unravel_index(np.argmax(np.abs(sums - 1.0)), sums.shape)
+    if abs(sums[worst] - 1.0) > atol:
+        row = worst[-1] if len(worst) == 1 else tuple(int(i) for i in worst)
+        raise ValueError(
+            f"{name} must be row-stochastic (rows summing to 1 within {atol:g}), "
+            f"got row {row} summing to {sums[worst]:.6g}"
+        )
+
+
+def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
+    """Raise ``ValueError`` unless ``x`` is a Markov generator (negative convention, :math:`\\mathcal L = P - I`).
+
+    A generator has nonnegative off-diagonal rates and rows summing to zero.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_markov_generator("Q", np.array([[-1.0, 1.0], [-0.5, 0.5]]))
+    Traceback (most recent call last):
+        ...
+    ValueError: Q must be a Markov generator with nonnegative off-diagonal entries, got Q[1, 0] = -0.5
+    """  # noqa: E501
+    check_square(name, x)
+    host = np.asarray(_to_host(x), dtype=float)
+    n = host.shape[-1]
+    off = np.where(np.eye(n, dtype=bool), 0.0, host)
+    if off.size and off.min() < -atol:
+        index = tuple(int(i) for i in np.unravel_index(np.argmin(off), off.shape))
+        raise ValueError(
+            f"{name} must be a Markov generator with nonnegative off-diagonal entries, "
+            f"got {name}[{', '.join(map(str, index))}] = {off[index]:.6g}"
+        )
+    sums = host.sum(axis=-1)
+    worst = np.unravel_index(np.argmax(np.abs(sums)), sums.shape)
+    scale = max(1.0, float(np.max(np.abs(host)))) if host.size else 1.0
+    if abs(sums[worst]) > atol * scale:
+        row = worst[-1] if len(worst) == 1 else tuple(int(i) for i in worst)
+        raise ValueError(
+            f"{name} must be a Markov generator with rows summing to 0, "
+            f"got row {row} summing to {sums[worst]:.6g}"
+        )
+
+
+def check_in_range(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as a float after checking it is a finite real number in the range.
+
+    Examples
+    --------
+    >>> check_in_range("beta", 0.5, 0.0)
+    0.5
+    >>> check_in_range("beta", -1.0, 0.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: beta must be in [0, inf), got -1.0
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        if hasattr(value, "shape") and tuple(value.shape) == ():
+            value = float(value)
+        else:
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    lo = "(-inf" if low is None else ("[" if low_inclusive else "(") + f"{low:g}"
+    hi = "inf)" if high is None else f"{high:g}" + ("]" if high_inclusive else ")")
+    interval = f"{lo}, {hi}"
+    too_low = low is not None and (value < low or (not low_inclusive and value == low))
+    too_high = high is not None and (value > high or (not high_inclusive and value == high))
+    if not math.isfinite(value) or too_low or too_high:
+        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
+    """Return ``value`` if it is one of ``choices``; otherwise raise ``ValueError`` listing them.
+
+    Examples
+    --------
+    >>> check_choice("scale", "huge", ("small", "large"))
+    Traceback (most recent call last):
+        ...
+    ValueError: scale must be one of 'small', 'large', got 'huge'
+    """
+    choices = tuple(choices)
+    if value not in choices:
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
+    return value

@@ -1,0 +1,423 @@
+"""The identity catalogue: records, discovery and the check runner.
+
+An :class:`Identity` states one mathematical fact three ways: a LaTeX
+``statement`` with its ``source``, a symbolic ``derive()`` that returns the
+steps of the derivation (each claimed equality is decided by sympy), and a
+numeric ``verify(rng, scale, backend)`` that measures the identity on sampled
+data and returns a :class:`Verification`.  Asymptotic identities (truncated
+series, continuum limits) verify a fitted *rate* against its expected value
+instead of a single residual.
+
+Identities are discovered through the entry-point group
+``workbench.derivations``: each entry names a module with an ``IDENTITIES``
+sequence (or a callable returning one).  The repository's own
+``derivations`` package registers itself this way, as an outside course would.
+
+:func:`run_checks` runs every selected identity once symbolically (backend
+``"sympy"``) and once per numeric backend (``"numpy"``, ``"torch:cpu"``,
+``"torch:cuda"``) and returns structured :class:`Result` records.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from workbench._validation import check_choice
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SCALES",
+    "CatalogueError",
+    "Identity",
+    "Result",
+    "Step",
+    "Verification",
+    "claim",
+    "discover",
+    "fit_rate",
+    "run_checks",
+    "select",
+]
+
+ENTRY_POINT_GROUP = "workbench.derivations"
+SCALES = ("small", "large")
+
+
+class CatalogueError(RuntimeError):
+    """A derivation module could not be loaded or declared an invalid identity."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a symbolic derivation.
+
+    ``holds`` is ``None`` for a step that only states or computes something, and
+    ``True``/``False`` for a claimed equality decided by sympy.
+    """
+
+    text: str
+    expr: Any
+    holds: bool | None = None
+
+
+def _is_zero(expr: Any) -> bool:
+    import sympy as sp
+
+    if isinstance(expr, sp.MatrixBase):
+        return all(_is_zero(entry) for entry in expr)
+    if isinstance(expr, (list, tuple)):
+        return all(_is_zero(entry) for entry in expr)
+    return sp.simplify(sp.sympify(expr)) == 0
+
+
+def claim(text: str, difference: Any, shown: Any = None) -> Step:
+    """Return a :class:`Step` claiming ``difference == 0``, decided by ``sympy.simplify``.
+
+    Parameters
+    ----------
+    text : str
+        What the step says, in words.
+    difference : sympy expression, matrix, or list of them
+        ``lhs - rhs`` of the claimed equality.
+    shown : object, optional
+        What to display for the step (defaults to ``difference``).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x")
+    >>> claim("sin² + cos² = 1", sp.sin(x) ** 2 + sp.cos(x) ** 2 - 1).holds
+    True
+    """
+    return Step(text, difference if shown is None else shown, _is_zero(difference))
+
+
+def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
+    """Least-squares slope of ``log(error)`` against ``log(parameter)``.
+
+    An error behaving like :math:`C h^p` gives slope :math:`p`.
+
+    Examples
+    --------
+    >>> round(fit_rate([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), 12)
+    2.0
+    """
+    h = np.log(np.asarray(parameters, dtype=float))
+    e = np.log(np.asarray(errors, dtype=float))
+    if h.size < 2 or not np.all(np.isfinite(h)) or not np.all(np.isfinite(e)):
+        raise ValueError(
+            "fit_rate needs at least two positive parameters and positive errors, "
+            f"got parameters {list(parameters)} and errors {list(errors)}"
+        )
+    slope, _ = np.polyfit(h, e, 1)
+    return float(slope)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The outcome of one numeric verification.
+
+    For a plain identity ``residual`` is the measured discrepancy (relative unless the
+    identity says otherwise) and ``tolerance`` its allowed size.  For an asymptotic identity
+    ``rate`` is the fitted slope, ``expected_rate`` its predicted value, and ``residual`` is
+    ``|rate - expected_rate|``.
+    """
+
+    residual: float
+    tolerance: float
+    passed: bool
+    sizes: dict[str, Any] = field(default_factory=dict)
+    rate: float | None = None
+    expected_rate: float | None = None
+
+    @classmethod
+    def from_residual(cls, residual: float, tolerance: float, **sizes: Any) -> Verification:
+        """Pass when ``residual <= tolerance``; a NaN residual fails."""
+        residual = float(residual)
+        return cls(residual, float(tolerance), bool(residual <= tolerance), sizes)
+
+    @classmethod
+    def from_rate(
+        cls,
+        parameters: Sequence[float],
+        errors: Sequence[float],
+        expected: float,
+        tolerance: float,
+        **sizes: Any,
+    ) -> Verification:
+        """Fit the rate of ``errors`` in ``parameters``; pass when within ``tolerance`` of ``expected``."""
+        rate = fit_rate(parameters, errors)
+        residual = abs(rate - expected)
+        return cls(residual, float(tolerance), bool(residual <= tolerance), sizes, rate, expected)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A catalogued identity: statement, source, symbolic derivation and numeric check.
+
+    Parameters
+    ----------
+    name : str
+        Dotted name, e.g. ``"markov.dirichlet_form.gauss"``.
+    area : str
+        The area it belongs to (``"structure"``, ``"markov"``, ``"continuum"``...).
+    statement : str
+        The identity in LaTeX.
+    source : str
+        Where it comes from (seed section and equation, or ``[RECON]``/``[DERIVED]``).
+    derive : callable
+        ``derive() -> list[Step]``; every claimed step must hold.
+    verify : callable
+        ``verify(rng, scale, backend) -> Verification``.
+    backends : tuple of str
+        Numeric backend families it supports: ``"numpy"`` and/or ``"torch"``.
+    asymptotic : bool
+        Whether ``verify`` checks a rate rather than a residual.
+    """
+
+    name: str
+    area: str
+    statement: str
+    source: str
+    derive: Callable[[], list[Step]]
+    verify: Callable[[np.random.Generator, str, str], Verification]
+    backends: tuple[str, ...] = ("numpy", "torch")
+    asymptotic: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        """Return the JSON-ready description used by ``workbench list``."""
+        return {
+            "name": self.name,
+            "area": self.area,
+            "source": self.source,
+            "statement": self.statement,
+            "asymptotic": self.asymptotic,
+            "backends": list(self.backends),
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """One row of a check run: an identity on one backend."""
+
+    name: str
+    area: str
+    backend: str
+    passed: bool
+    residual: float | None = None
+    tolerance: float | None = None
+    rate: float | None = None
+    expected_rate: float | None = None
+    sizes: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form; non-finite floats become strings so the document stays valid JSON."""
+
+        def clean(x):
+            if isinstance(x, float) and not math.isfinite(x):
+                return str(x)
+            return x
+
+        return {k: clean(v) for k, v in self.__dict__.items()}
+
+
+def _identities_of(loaded: Any, origin: str) -> list[Identity]:
+    if isinstance(loaded, ModuleType):
+        if not hasattr(loaded, "IDENTITIES"):
+            raise CatalogueError(f"{origin}: module {loaded.__name__} has no IDENTITIES sequence")
+        found = loaded.IDENTITIES
+    elif callable(loaded):
+        found = loaded()
+    else:
+        found = loaded
+    found = list(found)
+    for item in found:
+        if not isinstance(item, Identity):
+            raise CatalogueError(
+                f"{origin}: expected workbench.catalogue.Identity records, got {type(item).__name__}"
+            )
+    return found
+
+
+def discover(group: str = ENTRY_POINT_GROUP) -> list[Identity]:
+    """Load every identity registered under the entry-point ``group``, sorted by name.
+
+    Raises
+    ------
+    CatalogueError
+        If an entry point fails to import, declares something that is not an
+        :class:`Identity`, or two identities share a name.
+
+    Examples
+    --------
+    >>> names = [identity.name for identity in discover()]
+    >>> "markov.dirichlet_form.gauss" in names
+    True
+    """
+    identities: dict[str, Identity] = {}
+    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
+        origin = f"entry point {entry.name!r} ({entry.value}) in group {group!r}"
+        try:
+            loaded = entry.load()
+        except Exception as exc:
+            raise CatalogueError(f"{origin} failed to load: {exc!r}") from exc
+        for identity in _identities_of(loaded, origin):
+            if identity.name in identities:
+                raise CatalogueError(f"{origin}: identity name {identity.name!r} is registered twice")
+            identities[identity.name] = identity
+    return [identities[name] for name in sorted(identities)]
+
+
+def select(
+    identities: Iterable[Identity], name: str | None = None, area: str | None = None
+) -> list[Identity]:
+    """Filter by exact name, dotted name prefix (``"markov"`` matches ``"markov.x"``) and area.
+
+    Raises
+    ------
+    ValueError
+        If the filter matches nothing; the message lists what exists.
+    """
+    identities = list(identities)
+    chosen = identities
+    if area is not None:
+        chosen = [i for i in chosen if i.area == area]
+        if not chosen:
+            areas = sorted({i.area for i in identities})
+            raise ValueError(f"area must be one of {', '.join(areas)}, got {area!r}")
+    if name is not None:
+        chosen = [i for i in chosen if i.name == name or i.name.startswith(name + ".")]
+        if not chosen:
+            raise ValueError(
+                f"name must be an identity or a dotted prefix of one, got {name!r}; "
+                "`workbench list` shows the catalogue"
+            )
+    return chosen
+
+
+def _rng_for(seed: int, name: str) -> np.random.Generator:
+    # Each identity gets its own stream, independent of run order and equal on every backend.
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def _run_symbolic(identity: Identity) -> Result:
+    start = time.perf_counter()
+    try:
+        steps = identity.derive()
+        claims = [s for s in steps if s.holds is not None]
+        failed = [s.text for s in claims if not s.holds]
+        passed = bool(claims) and not failed
+        error = None
+        if not claims:
+            error = "derive() claimed no equality"
+        elif failed:
+            error = "symbolic claims failed: " + "; ".join(failed)
+        return Result(
+            identity.name,
+            identity.area,
+            "sympy",
+            passed,
+            residual=float(len(failed)),
+            tolerance=0.0,
+            sizes={"claims": len(claims)},
+            seconds=time.perf_counter() - start,
+            error=error,
+        )
+    except Exception as exc:
+        return Result(
+            identity.name, identity.area, "sympy", False,
+            seconds=time.perf_counter() - start, error=_describe(exc),
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})" if frame else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _run_numeric(identity: Identity, seed: int, scale: str, backend: str) -> Result:
+    start = time.perf_counter()
+    try:
+        outcome = identity.verify(_rng_for(seed, identity.name), scale, backend)
+        if not isinstance(outcome, Verification):
+            raise CatalogueError(
+                f"verify() must return a Verification, got {type(outcome).__name__}"
+            )
+        return Result(
+            identity.name,
+            identity.area,
+            backend,
+            outcome.passed,
+            residual=outcome.residual,
+            tolerance=outcome.tolerance,
+            rate=outcome.rate,
+            expected_rate=outcome.expected_rate,
+            sizes=dict(outcome.sizes),
+            seconds=time.perf_counter() - start,
+        )
+    except Exception as exc:
+        return Result(
+            identity.name, identity.area, backend, False,
+            seconds=time.perf_counter() - start, error=_describe(exc),
+        )
+
+
+def run_checks(
+    identities: Iterable[Identity],
+    *,
+    seed: int = 0,
+    scale: str = "small",
+    backends: Sequence[str] = ("numpy",),
+    symbolic: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> list[Result]:
+    """Run the symbolic derivation and the numeric verifications of ``identities``.
+
+    Parameters
+    ----------
+    identities : iterable of Identity
+    seed : int
+        Seed of the per-identity random streams.
+    scale : {'small', 'large'}
+        Problem sizes handed to ``verify``.
+    backends : sequence of str
+        Numeric backends (see :data:`workbench._backend.BACKENDS`); an identity is run
+        on those whose family (``"numpy"``/``"torch"``) it lists.
+    symbolic : bool
+        Whether to also run ``derive()`` and decide its claims (backend ``"sympy"``).
+    progress : callable, optional
+        Called with a label after each task, for progress display.
+
+    Returns
+    -------
+    list of Result
+        A failing check, or one that raised, is a ``Result`` with ``passed=False``; the
+        runner itself never raises for a broken identity.
+    """
+    check_choice("scale", scale, SCALES)
+    results = []
+    for identity in identities:
+        if symbolic:
+            results.append(_run_symbolic(identity))
+            if progress:
+                progress(f"{identity.name} [sympy]")
+        for backend in backends:
+            if backend.split(":", 1)[0] not in identity.backends:
+                continue
+            results.append(_run_numeric(identity, seed, scale, backend))
+            if progress:
+                progress(f"{identity.name} [{backend}]")
+    return results

@@ -1,0 +1,112 @@
+"""The small-β expansion of softmax attention."""
+
+from __future__ import annotations
+
+from workbench._backend import namespace
+from workbench._validation import as_array, check_in_range
+
+__all__ = ["softmax_first_order", "softmax_series"]
+
+
+def softmax_first_order(scores, beta):
+    r"""First-order small-β softmax, :math:`N^{-1}\mathbf 1\mathbf 1^\top + (\beta/N)\,S\,(I - N^{-1}\mathbf 1\mathbf 1^\top)`.
+
+    Only the row-centred score :math:`S(I - N^{-1}\mathbf 1\mathbf 1^\top)` (each row minus its mean)
+    enters at first order, so a row-constant (source) potential drops out.  The remainder
+    :math:`\operatorname{softmax}_\beta(S) - ` this is :math:`O(\beta^2)`.
+
+    Parameters
+    ----------
+    scores : array, shape=[..., n, N]
+        Attention scores; :math:`N` is the number of keys.
+    beta : float
+        Inverse temperature, :math:`\beta \ge 0`.
+
+    Returns
+    -------
+    array, shape=[..., n, N]
+        Rows sum to one (exactly, in exact arithmetic) but entries may be negative for large β.
+
+    References
+    ----------
+    Attention Geometry §A.9 (small-β expansion) [SEED].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[1.0, 3.0]])
+    >>> softmax_first_order(S, 0.1).tolist()
+    [[0.45, 0.55]]
+    """  # noqa: E501
+    scores = as_array("scores", scores, min_ndim=2)
+    beta = check_in_range("beta", beta, 0.0)
+    xp = namespace(scores)
+    n_keys = scores.shape[-1]
+    centred = scores - xp.mean(scores, axis=-1, keepdims=True)
+    return 1.0 / n_keys + (beta / n_keys) * centred
+
+
+def softmax_series(n_queries, n_keys, order, symbol="s"):
+    r"""Taylor coefficients of :math:`\operatorname{softmax}_\beta(S)` in β, derived with sympy.
+
+    Returns the matrices :math:`C_0, \dots, C_{K}` with
+    :math:`\operatorname{softmax}_\beta(S) = \sum_{k\le K} \beta^k C_k + O(\beta^{K+1})` for a fully
+    symbolic score matrix :math:`S = (s_{ij})`.  Each row is expanded as
+    :math:`e^{\beta s_{ij}} \cdot (\sum_l e^{\beta s_{il}})^{-1}`, both factors as truncated series.
+
+    Parameters
+    ----------
+    n_queries, n_keys : int
+        Shape of the symbolic score matrix.
+    order : int
+        Highest power :math:`K` of β kept.
+    symbol : str
+        Prefix of the score symbols (``s_{ij}`` by default).
+
+    Returns
+    -------
+    scores : sympy.Matrix
+        The symbolic score matrix.
+    coefficients : list of sympy.Matrix
+        :math:`C_0, \dots, C_K`.
+
+    Examples
+    --------
+    >>> S, C = softmax_series(1, 2, 1)
+    >>> C[0]
+    Matrix([[1/2, 1/2]])
+    >>> C[1]
+    Matrix([[s_00/4 - s_01/4, -s_00/4 + s_01/4]])
+    """
+    import sympy as sp
+
+    for name, value in (("n_queries", n_queries), ("n_keys", n_keys)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(order, int) or order < 0:
+        raise ValueError(f"order must be a nonnegative integer, got {order!r}")
+    beta = sp.Symbol("beta")
+    scores = sp.Matrix(n_queries, n_keys, lambda i, j: sp.Symbol(f"{symbol}_{i}{j}"))
+
+    def truncate(expr):
+        poly = sp.Poly(sp.expand(expr), beta)
+        return sum(
+            (c * beta**m for (m,), c in poly.terms() if m <= order), sp.Integer(0)
+        )
+
+    def exp_series(x):
+        return sum((x**k * beta**k / sp.factorial(k) for k in range(order + 1)), sp.Integer(0))
+
+    rows = []
+    for i in range(n_queries):
+        numerators = [exp_series(scores[i, j]) for j in range(n_keys)]
+        # 1/Σ = (1/N)·1/(1 + u) with u = Σ/N − 1 = O(β): a geometric series to order K.
+        u = truncate(sum(numerators) / n_keys - 1)
+        inverse = sum(((-u) ** k for k in range(order + 1)), sp.Integer(0)) / n_keys
+        inverse = truncate(inverse)
+        rows.append([truncate(num * inverse) for num in numerators])
+    full = sp.Matrix(rows)
+    coefficients = [
+        full.applyfunc(lambda e, k=k: sp.expand(e).coeff(beta, k)) for k in range(order + 1)
+    ]
+    return scores, coefficients
