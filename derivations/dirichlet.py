@@ -38,10 +38,18 @@ def _derive() -> list[Step]:
     edge = sp.Rational(1, 2) * sum(k[i, j] * (f[i] - f[j]) ** 2 for i in range(n) for j in range(n))
     return [
         Step("symmetric kernel K (3×3), degree p = K1, π = p/1ᵀp, L = I − P", k),
-        claim("π is stationary: πᵀP = πᵀ", (pi.T * markov - pi.T).applyfunc(sp.simplify)),
-        claim("detailed balance: π_i P_ij = π_j P_ji", (sp.diag(*pi) * markov - (sp.diag(*pi) * markov).T)),
-        claim("(1ᵀp)⟨f, Lf⟩_π = Σ_i p_i f_i (Lf)_i", quadratic - sum(p[i] * f[i] * lf[i] for i in range(n))),
-        claim("(1ᵀp)⟨f, Lf⟩_π = ½ Σ_ij K_ij (f_i − f_j)²", quadratic - edge, shown=sp.Eq(sp.Symbol("E"), edge)),
+        claim("π is stationary: πᵀP = πᵀ", (pi.T * markov).applyfunc(sp.simplify), pi.T),
+        claim(
+            "detailed balance: π_i P_ij = π_j P_ji",
+            (sp.diag(*pi) * markov).applyfunc(sp.simplify),
+            (sp.diag(*pi) * markov).T.applyfunc(sp.simplify),
+        ),
+        claim(
+            "(1ᵀp)⟨f, Lf⟩_π = Σ_i p_i f_i (Lf)_i",
+            quadratic,
+            sum(p[i] * f[i] * lf[i] for i in range(n)),
+        ),
+        claim("(1ᵀp)⟨f, Lf⟩_π = ½ Σ_ij K_ij (f_i − f_j)²", sp.factor(sp.simplify(quadratic)), edge),
     ]
 
 

@@ -26,13 +26,13 @@ def _derive() -> list[Step]:
     potential = sp.Matrix(sp.symbols(f"g0:{n}"))
     return [
         Step("symbolic scores S = (s_ij), N = 3", scores),
-        claim("β⁰: C₀ = N⁻¹ 1 1ᵀ", c0 - sp.ones(n, n) / n, shown=c0),
-        claim("β¹: C₁ = N⁻¹ S (I − N⁻¹ 1 1ᵀ)", c1 - scores * centring / n, shown=c1),
+        claim("β⁰: C₀ = N⁻¹ 1 1ᵀ", c0, sp.ones(n, n) / n),
+        claim("β¹: C₁ = N⁻¹ S (I − N⁻¹ 1 1ᵀ)", c1, (scores * centring / n).applyfunc(sp.expand)),
         claim(
             "a source potential g_i drops out at first order: (g1ᵀ)(I − N⁻¹11ᵀ) = 0",
-            (potential * sp.ones(1, n)) * centring,
+            ((potential * sp.ones(1, n)) * centring).applyfunc(sp.expand),
         ),
-        claim("every Cₖ (k ≥ 1) has zero row sums", (c1 * sp.ones(n, 1)).col_join(c2 * sp.ones(n, 1))),
+        claim("C₁ and C₂ have zero row sums", (c1 * sp.ones(n, 1)).row_join(c2 * sp.ones(n, 1))),
         Step("β²: the first neglected coefficient C₂ (entry 0,0)", c2[0, 0]),
     ]
 

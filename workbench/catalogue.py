@@ -75,31 +75,33 @@ def _is_zero(expr: Any) -> bool:
 
     if isinstance(expr, sp.MatrixBase):
         return all(_is_zero(entry) for entry in expr)
-    if isinstance(expr, (list, tuple)):
-        return all(_is_zero(entry) for entry in expr)
     return sp.simplify(sp.sympify(expr)) == 0
 
 
-def claim(text: str, difference: Any, shown: Any = None) -> Step:
-    """Return a :class:`Step` claiming ``difference == 0``, decided by ``sympy.simplify``.
+def claim(text: str, lhs: Any, rhs: Any = 0) -> Step:
+    """Return a :class:`Step` claiming ``lhs == rhs``, decided by ``sympy.simplify(lhs - rhs) == 0``.
 
     Parameters
     ----------
     text : str
         What the step says, in words.
-    difference : sympy expression, matrix, or list of them
-        ``lhs - rhs`` of the claimed equality.
-    shown : object, optional
-        What to display for the step (defaults to ``difference``).
+    lhs, rhs : sympy expression or matrix
+        The two sides; ``rhs`` defaults to zero (a zero matrix when ``lhs`` is a matrix).
 
     Examples
     --------
     >>> import sympy as sp
     >>> x = sp.Symbol("x")
-    >>> claim("sin² + cos² = 1", sp.sin(x) ** 2 + sp.cos(x) ** 2 - 1).holds
-    True
+    >>> step = claim("Pythagoras", sp.sin(x) ** 2 + sp.cos(x) ** 2, 1)
+    >>> step.holds, step.expr
+    (True, Eq(sin(x)**2 + cos(x)**2, 1))
     """
-    return Step(text, difference if shown is None else shown, _is_zero(difference))
+    import sympy as sp
+
+    if isinstance(lhs, sp.MatrixBase) and not isinstance(rhs, sp.MatrixBase):
+        rhs = sp.zeros(*lhs.shape) if rhs == 0 else rhs
+    shown = sp.Eq(lhs, rhs, evaluate=False)
+    return Step(text, shown, _is_zero(lhs - rhs))
 
 
 def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:

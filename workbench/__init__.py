@@ -1,0 +1,17 @@
+"""Attention Geometry Workbench: the operator geometry of attention, derived and checked.
+
+Layers (independent unless stated): ``markov`` (kernels, Markov operators, Dirichlet forms),
+``expmv`` (exp(tA)·B), ``continuum`` (symbolic limits and expansions); ``catalogue`` discovers the
+identities that tie them to the seed papers, and ``cli`` runs them.
+
+catalogue  -- Identity records, discovery (entry points ``workbench.derivations``), check runner
+markov     -- gauss_kernel, markov_operator, softmax_operator, reversible_stationary_law, dirichlet_form
+expmv      -- phi1, expm_rank1, expmv_rank1
+continuum  -- softmax_first_order, softmax_series
+
+torch is never imported here; numeric functions accept numpy arrays or torch tensors per call.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

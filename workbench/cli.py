@@ -1,0 +1,251 @@
+"""The ``workbench`` command line: list, check, derive, lab.
+
+The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md;
+tests drive :func:`main` directly and through a subprocess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from workbench import __version__
+from workbench._backend import available_backends
+from workbench.catalogue import SCALES, CatalogueError, Result, discover, run_checks, select
+
+__all__ = ["main"]
+
+
+def _console(stderr: bool = False) -> Console:
+    # Off a terminal rich falls back to 80 columns and folds every cell; tables read better wide.
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
+
+
+def _format_number(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:.3g}" if abs(x) >= 1e-3 or x == 0 else f"{x:.2e}"
+
+
+def _format_sizes(sizes: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    identities = select(discover(), area=args.area)
+    if args.json:
+        print(json.dumps([i.describe() for i in identities], indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=f"workbench catalogue — {len(identities)} identities")
+    for column in ("name", "area", "source", "statement"):
+        table.add_column(column, overflow="fold")
+    for identity in identities:
+        table.add_row(identity.name, identity.area, identity.source, identity.statement)
+    _console().print(table)
+    return 0
+
+
+def _backends_for(device: str) -> list[str]:
+    found = available_backends()
+    if device == "cuda":
+        if "torch:cuda" not in found:
+            raise ValueError("--device cuda needs torch with a visible CUDA device; none was found")
+        return ["torch:cuda"]
+    return [b for b in found if b != "torch:cuda"]
+
+
+def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
+    kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
+    total = sum(
+        (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends)
+        for i in identities
+    )
+    if quiet:
+        return run_checks(identities, **kwargs)
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=_console(stderr=True), transient=True) as bar:
+        task = bar.add_task("checking", total=total)
+        return run_checks(
+            identities,
+            progress=lambda label: bar.update(task, advance=1, description=label),
+            **kwargs,
+        )
+
+
+def _results_table(results: list[Result], args) -> Table:
+    passed = sum(r.passed for r in results)
+    table = Table(
+        title=f"workbench check — {passed}/{len(results)} passed "
+        f"(seed {args.seed}, scale {args.scale})"
+    )
+    table.add_column("identity", overflow="fold")
+    table.add_column("backend")
+    table.add_column("sizes", overflow="fold")
+    table.add_column("residual", justify="right")
+    table.add_column("tolerance", justify="right")
+    table.add_column("rate (expected)", justify="right")
+    table.add_column("s", justify="right")
+    table.add_column("status")
+    for r in results:
+        rate = "—" if r.rate is None else f"{r.rate:.3f} ({r.expected_rate:g})"
+        status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
+        table.add_row(
+            r.name,
+            r.backend,
+            _format_sizes(r.sizes),
+            _format_number(r.residual),
+            _format_number(r.tolerance),
+            rate,
+            f"{r.seconds:.2f}",
+            status,
+        )
+    return table
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    identities = select(discover(), name=args.name, area=args.area)
+    backends = _backends_for(args.device)
+    results = _run_with_progress(identities, args, backends, quiet=args.json)
+    failed = [r for r in results if not r.passed]
+    if args.json:
+        document = {
+            "seed": args.seed,
+            "scale": args.scale,
+            "backends": ["sympy", *backends] if not args.numeric_only else backends,
+            "passed": not failed,
+            "summary": {"total": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
+            "results": [r.to_dict() for r in results],
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return 1 if failed else 0
+    console = _console()
+    console.print(_results_table(results, args))
+    for r in failed:
+        why = r.error or (
+            f"residual {_format_number(r.residual)} exceeds tolerance {_format_number(r.tolerance)}"
+        )
+        console.print(f"[bold red]FAIL[/bold red] {r.name} [{r.backend}]: {why}")
+    return 1 if failed else 0
+
+
+def _cmd_derive(args: argparse.Namespace) -> int:
+    import sympy as sp
+
+    matches = [i for i in discover() if i.name == args.name]
+    if not matches:
+        raise ValueError(
+            f"name must be a catalogue identity, got {args.name!r}; `workbench list` shows them"
+        )
+    identity = matches[0]
+    steps = identity.derive()
+    render = sp.latex if args.format == "latex" else lambda e: sp.pretty(e, use_unicode=True)
+    out = []
+    out.append(f"{identity.name}  —  {identity.source}")
+    out.append(identity.statement if args.format == "latex" else f"statement: {identity.statement}")
+    for number, step in enumerate(steps, 1):
+        mark = {None: "·", True: "✓", False: "✗"}[step.holds]
+        out.append(f"\n{mark} {number}. {step.text}")
+        out.append(render(step.expr))
+    print("\n".join(out))
+    return 0 if all(s.holds is not False for s in steps) else 1
+
+
+def _notebook_dir(requested: str | None) -> Path:
+    if requested:
+        path = Path(requested)
+    else:
+        here = Path.cwd() / "notebooks"
+        path = here if here.is_dir() else Path(__file__).resolve().parents[1] / "notebooks"
+    if not path.is_dir():
+        raise ValueError(f"--dir must be a folder of course notebooks, got {str(path)!r}")
+    return path
+
+
+def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    folder = _notebook_dir(args.dir)
+    if shutil.which("jupyter") is None:
+        raise ValueError("workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'")
+    try:
+        import jupytext
+    except ImportError as exc:  # pragma: no cover - the lab extra brings it
+        raise ValueError("workbench lab needs jupytext: pip install 'attention-workbench[lab]'") from exc
+    # The percent scripts are the source of truth; their paired .ipynb are generated (and ignored by
+    # git).  jupytext's contents manager then keeps both sides in sync while the lab runs.
+    for script in sorted(folder.glob("*.py")):
+        notebook = script.with_suffix(".ipynb")
+        if not notebook.exists() or notebook.stat().st_mtime < script.stat().st_mtime:
+            nb = jupytext.read(script)
+            nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
+            jupytext.write(nb, notebook)
+    command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}", *extra]
+    print("running: " + " ".join(command), file=sys.stderr)
+    return subprocess.call(command)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Attention Geometry Workbench: derive identities symbolically, check them numerically.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_list = sub.add_parser("list", help="the identity catalogue")
+    p_list.add_argument("--area", help="only this area")
+    p_list.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+    p_check = sub.add_parser("check", help="run the verifications; exit 1 if any fails")
+    p_check.add_argument("name", nargs="?", help="an identity name or dotted prefix")
+    p_check.add_argument("--area", help="only this area")
+    p_check.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p_check.add_argument("--scale", choices=SCALES, default="small", help="problem sizes")
+    p_check.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                         help="cpu: numpy (+ torch on CPU when installed); cuda: torch on the GPU")
+    p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
+
+    p_derive = sub.add_parser("derive", help="the symbolic steps of a catalogue identity")
+    p_derive.add_argument("name", help="a catalogue identity")
+    p_derive.add_argument("--format", choices=("text", "latex"), default="text")
+
+    p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
+    p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 a check failed, 2 bad usage)."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if args.command == "list":
+            return _cmd_list(args)
+        if args.command == "check":
+            return _cmd_check(args)
+        if args.command == "derive":
+            return _cmd_derive(args)
+        return _cmd_lab(args, extra)
+    except (ValueError, TypeError, CatalogueError) as exc:
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        sys.stderr.close()
+        return 0
