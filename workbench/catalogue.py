@@ -114,14 +114,15 @@ def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
     >>> round(fit_rate([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), 12)
     2.0
     """
-    h = np.log(np.asarray(parameters, dtype=float))
-    e = np.log(np.asarray(errors, dtype=float))
-    if h.size < 2 or not np.all(np.isfinite(h)) or not np.all(np.isfinite(e)):
+    h = np.asarray(parameters, dtype=float)
+    e = np.asarray(errors, dtype=float)
+    usable = h.size >= 2 and h.shape == e.shape and np.all(h > 0) and np.all(e > 0)
+    if not usable or not (np.all(np.isfinite(h)) and np.all(np.isfinite(e))):
         raise ValueError(
             "fit_rate needs at least two positive parameters and positive errors, "
             f"got parameters {list(parameters)} and errors {list(errors)}"
         )
-    slope, _ = np.polyfit(h, e, 1)
+    slope, _ = np.polyfit(np.log(h), np.log(e), 1)
     return float(slope)
 
 

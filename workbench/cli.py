@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -51,7 +52,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for column in ("name", "area", "source", "statement"):
         table.add_column(column, overflow="fold")
     for identity in identities:
-        table.add_row(identity.name, identity.area, identity.source, identity.statement)
+        table.add_row(*(escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
     _console().print(table)
     return 0
 
@@ -106,7 +107,7 @@ def _results_table(results: list[Result], args) -> Table:
         rate = "—" if r.rate is None else f"{r.rate:.3f} ({r.expected_rate:g})"
         status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
         table.add_row(
-            r.name,
+            escape(r.name),
             r.backend,
             _format_sizes(r.sizes),
             _format_number(r.residual),
@@ -140,7 +141,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         why = r.error or (
             f"residual {_format_number(r.residual)} exceeds tolerance {_format_number(r.tolerance)}"
         )
-        console.print(f"[bold red]FAIL[/bold red] {r.name} [{r.backend}]: {why}")
+        console.print(f"[bold red]FAIL[/bold red] {escape(f'{r.name} [{r.backend}]: {why}')}")
     return 1 if failed else 0
 
 

@@ -1,0 +1,100 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+
+FIXTURE_COURSE = Path(__file__).parent / "fixtures" / "course"
+
+
+def run(*args, extra_path=None):
+    env = dict(os.environ, COLUMNS="200")
+    if extra_path:
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env, timeout=600
+    )
+
+
+def test_check_json_is_one_document_and_exits_zero():
+    out = run("check", "--json", "--seed", "3", "--area", "structure")
+    assert out.returncode == 0, out.stderr
+    document = json.loads(out.stdout)
+    assert document["passed"] is True and document["seed"] == 3
+    assert document["summary"]["failed"] == 0
+    assert {r["backend"] for r in document["results"]} >= {"sympy", "numpy"}
+    assert all(r["residual"] <= r["tolerance"] for r in document["results"])
+
+
+def test_check_table_lists_passing_identities(capsys):
+    assert main(["check", "expmv"]) == 0
+    text = capsys.readouterr().out
+    assert "expmv.rank_one.closed_form" in text and "pass" in text and "FAIL" not in text
+
+
+def test_list_json_has_name_area_source_statement():
+    out = run("list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert len(rows) >= 7
+    for row in rows:
+        assert {"name", "area", "source", "statement"} <= row.keys()
+        assert all(row[k] for k in ("name", "area", "source", "statement"))
+
+
+def test_broken_outside_course_makes_check_exit_one_and_shows_residual():
+    # A course registered by its own dist-info entry point (discovered, not injected).
+    out = run("check", "--area", "fixture", extra_path=FIXTURE_COURSE)
+    assert out.returncode == 1
+    assert "fixture.broken.arithmetic" in out.stdout
+    assert "FAIL fixture.broken.arithmetic [numpy]: residual 1 exceeds tolerance 1.00e-12" in out.stdout
+    assert "symbolic claims failed: 1 + 1 = 3" in out.stdout
+    assert "ArithmeticError: verification blew up on purpose" in out.stdout
+
+
+def test_broken_course_json_carries_the_residual():
+    out = run("check", "--json", "--area", "fixture", extra_path=FIXTURE_COURSE)
+    assert out.returncode == 1
+    document = json.loads(out.stdout)
+    assert document["passed"] is False
+    numeric = [r for r in document["results"] if r["name"] == "fixture.broken.arithmetic" and r["backend"] == "numpy"]
+    assert numeric[0]["residual"] == 1.0 and numeric[0]["passed"] is False
+
+
+def test_derive_prints_checked_steps(capsys):
+    assert main(["derive", "continuum.softmax.small_beta"]) == 0
+    text = capsys.readouterr().out
+    assert "✓" in text and "✗" not in text and "C₁ = N⁻¹ S (I − N⁻¹ 1 1ᵀ)" in text
+
+
+def test_derive_latex(capsys):
+    assert main(["derive", "markov.dirichlet_form.gauss", "--format", "latex"]) == 0
+    assert r"\frac" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["check", "--area", "nope"], "workbench check: error: area must be one of"),
+        (["check", "no.such.identity"], "workbench check: error: name must be an identity or a dotted prefix"),
+        (["derive", "bch"], "workbench derive: error: name must be a catalogue identity, got 'bch'"),
+        (["lab", "--dir", "/nonexistent"], "workbench lab: error: --dir must be a folder of course notebooks"),
+    ],
+)
+def test_bad_arguments_exit_two_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_scale_is_rejected_by_the_parser():
+    out = run("check", "--scale", "huge")
+    assert out.returncode == 2 and "invalid choice: 'huge'" in out.stderr
+
+
+def test_console_script_and_module_agree():
+    out = subprocess.run(["workbench", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("workbench 0.")

@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+from conftest import HAS_TORCH
+
+from workbench._validation import (
+    as_array,
+    check_choice,
+    check_finite,
+    check_in_range,
+    check_markov_generator,
+    check_matching,
+    check_row_stochastic,
+    check_square,
+    check_symmetric,
+)
+
+
+def test_as_array_converts_integers_and_keeps_floats():
+    assert as_array("x", [[1, 2]]).dtype == np.float64
+    f32 = np.ones(2, dtype=np.float32)
+    assert as_array("x", f32).dtype == np.float32
+
+
+def test_as_array_rejects_non_numeric_and_complex():
+    with pytest.raises(TypeError, match=r"x must be a numeric array, got dtype <U1"):
+        as_array("x", ["a"])
+    with pytest.raises(TypeError, match=r"x must be real-valued, got dtype complex128"):
+        as_array("x", np.ones(2, dtype=complex))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_entries_are_named(bad):
+    with pytest.raises(ValueError, match=r"K must be finite, got 1 non-finite entry \(first at index \(0, 1\)\)"):
+        check_finite("K", np.array([[1.0, bad], [0.0, 1.0]]))
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_non_finite_torch_entries_are_named():
+    import torch
+
+    with pytest.raises(ValueError, match=r"f must be finite, got 2 non-finite entries \(first at index \(1,\)\)"):
+        as_array("f", torch.tensor([0.0, float("nan"), float("inf")]))
+
+
+def test_square():
+    with pytest.raises(ValueError, match=r"A must be a square matrix \(shape \[\.\.\., n, n\]\), got shape \(3,\)"):
+        check_square("A", np.ones(3))
+    check_square("A", np.ones((2, 4, 4)))
+
+
+def test_matching():
+    with pytest.raises(ValueError, match=r"u and v must have matching sizes, got 3 and 2"):
+        check_matching("u", 3, "v", 2)
+
+
+def test_symmetric():
+    check_symmetric("K", np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"K must be symmetric, got max \|K - K\^T\| = 1"):
+        check_symmetric("K", np.array([[1.0, 2.0], [1.0, 1.0]]))
+
+
+def test_row_stochastic():
+    check_row_stochastic("P", np.array([[0.5, 0.5], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"P must be entrywise nonnegative, got minimum -0.5 at index \(0, 0\)"):
+        check_row_stochastic("P", np.array([[-0.5, 1.5], [1.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"P must be row-stochastic \(rows summing to 1 within 1e-10\), got row 0 summing to 1.2"):
+        check_row_stochastic("P", np.array([[0.6, 0.6], [1.0, 0.0]]))
+
+
+def test_generator_with_negative_off_diagonal_is_rejected():
+    with pytest.raises(ValueError, match=r"Q must be a Markov generator with nonnegative off-diagonal entries, got Q\[0, 2\] = -0.25"):
+        check_markov_generator("Q", np.array([[0.25, 0.0, -0.25], [1.0, -1.0, 0.0], [0.0, 0.0, 0.0]]))
+
+
+def test_generator_rows_must_sum_to_zero():
+    check_markov_generator("Q", np.array([[-1.0, 1.0], [2.0, -2.0]]))
+    with pytest.raises(ValueError, match=r"Q must be a Markov generator with rows summing to 0, got row 1 summing to 1"):
+        check_markov_generator("Q", np.array([[-1.0, 1.0], [2.0, -1.0]]))
+
+
+def test_in_range_messages():
+    assert check_in_range("beta", 2, 0.0) == 2.0
+    with pytest.raises(ValueError, match=r"beta must be in \(0, inf\), got 0.0"):
+        check_in_range("beta", 0.0, 0.0, low_inclusive=False)
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\], got nan"):
+        check_in_range("alpha", float("nan"), 0.0, 1.0)
+    with pytest.raises(TypeError, match=r"beta must be a real number, got str"):
+        check_in_range("beta", "1", 0.0)
+
+
+def test_choice():
+    assert check_choice("scale", "small", ("small", "large")) == "small"
+    with pytest.raises(ValueError, match=r"scale must be one of 'small', 'large', got 'medium'"):
+        check_choice("scale", "medium", ("small", "large"))
