@@ -1,8 +1,8 @@
-"""The Dirichlet form of a Gauss kernel on a sampled point cloud.
+r"""The Dirichlet form of a Gauss kernel on a sampled point cloud.
 
-Source: Attention Geometry §2 [SEED] :math:`\\mathcal E(f,f) = (\\mathbf 1^\\top\\mathsf p)
-\\langle f|\\mathsf L|f\\rangle_\\pi = (\\mathbf 1^\\top\\mathsf p)\\sum_k\\lambda_k|c_k|^2`, and the edge form
-:math:`\\tfrac12\\sum_{ij}\\mathsf K_{ij}(f_i - f_j)^2` [DERIVED] (attention-geometry-math §A.2).
+Source: Attention Geometry §2 [SEED] :math:`\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)
+\langle f|\mathsf L|f\rangle_\pi = (\mathbf 1^\top\mathsf p)\sum_k\lambda_k|c_k|^2`, and the edge form
+:math:`\tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2` [DERIVED] (attention-geometry-math §A.2).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def _swiss_roll(rng, n: int) -> np.ndarray:
 
 
 def _verify(rng, scale, backend) -> Verification:
-    """Three independent routes to ℰ(f,f) on a sampled Swiss roll:
+    """Compare three independent routes to ℰ(f,f) on a sampled Swiss roll.
 
     (a) the edge sum ½Σ K_ij (f_i − f_j)² (``dirichlet_form``),
     (b) the quadratic form (1ᵀp)⟨f, (I − P)f⟩_π,

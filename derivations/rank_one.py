@@ -1,7 +1,7 @@
-"""The rank-one exponential :math:`e^{uv^\\top} = I + \\varphi_1(v^\\top u)\\,uv^\\top`.
+r"""The rank-one exponential :math:`e^{uv^\top} = I + \varphi_1(v^\top u)\,uv^\top`.
 
 Source: lie-exponential-roadmap (seed), "rank-1 exponentials", with
-:math:`\\varphi_1(z) = (e^z - 1)/z`.
+:math:`\varphi_1(z) = (e^z - 1)/z`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ def _verify(rng, scale, backend) -> Verification:
         dense = matrix_exp(to_backend(t * np.outer(u_np, v_np), backend))
         errors.append(relative_error(expm_rank1(u, v, t), dense))
         b_np = rng.standard_normal((n, 3))
-        errors.append(relative_error(expmv_rank1(u, v, to_backend(b_np, backend), t), dense @ to_backend(b_np, backend)))
+        b = to_backend(b_np, backend)
+        errors.append(relative_error(expmv_rank1(u, v, b, t), dense @ b))
     # Relative Frobenius error of a backward-stable dense expm is ~ n·eps·‖t uvᵀ‖.
     return Verification.from_residual(max(errors), 1e-12, n=n, cases=len(errors))
 

@@ -1,8 +1,8 @@
-"""The small-β softmax expansion.
+r"""The small-β softmax expansion.
 
 Source: Attention Geometry §A.9 [SEED]:
-:math:`\\operatorname{softmax}_\\beta(S) = N^{-1}\\mathbf 1\\mathbf 1^\\top
-+ (\\beta/N)\\,S(I - N^{-1}\\mathbf 1\\mathbf 1^\\top) + O(\\beta^2)`.
+:math:`\operatorname{softmax}_\beta(S) = N^{-1}\mathbf 1\mathbf 1^\top
++ (\beta/N)\,S(I - N^{-1}\mathbf 1\mathbf 1^\top) + O(\beta^2)`.
 """
 
 from __future__ import annotations
@@ -48,8 +48,7 @@ def _verify(rng, scale, backend) -> Verification:
     xp = namespace(scores)
     betas = np.geomspace(1e-3, 1e-1, 8)
     errors = [
-        as_float(xp.linalg.matrix_norm(softmax_operator(scores, b) - softmax_first_order(scores, b)))
-        for b in betas
+        as_float(xp.linalg.matrix_norm(softmax_operator(scores, b) - softmax_first_order(scores, b))) for b in betas
     ]
     return Verification.from_rate(betas, errors, expected=2.0, tolerance=0.05, n=n, points=len(betas))
 

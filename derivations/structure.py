@@ -1,12 +1,12 @@
-"""Structure by construction: the exponential maps a Lie algebra into its group.
+r"""Structure by construction: the exponential maps a Lie algebra into its group.
 
 Source: lie-exponential-roadmap (seed), "structure by construction":
 skew-symmetric ↦ orthogonal, symmetric ↦ SPD, Markov generator ↦ row-stochastic,
 Hamiltonian ↦ symplectic.
 
-Symbolic route (all four): a quadratic invariant :math:`W^\\top G W = G` of
+Symbolic route (all four): a quadratic invariant :math:`W^\top G W = G` of
 :math:`W(t) = e^{tA}` holds for all t iff every Taylor coefficient of
-:math:`e^{tA^\\top} G e^{tA} - G` vanishes; the first is :math:`A^\\top G + GA`, and
+:math:`e^{tA^\top} G e^{tA} - G` vanishes; the first is :math:`A^\top G + GA`, and
 sympy checks the first few on a generic symbolic element of the algebra.
 """
 
@@ -38,9 +38,7 @@ def _skew(n: int, name: str) -> sp.Matrix:
     return sp.Matrix(n, n, entry)
 
 
-def _invariant_steps(
-    a: sp.Matrix, g: sp.Matrix, what: str, order: int = SERIES_ORDER
-) -> list[Step]:
+def _invariant_steps(a: sp.Matrix, g: sp.Matrix, what: str, order: int = SERIES_ORDER) -> list[Step]:
     steps = [
         Step(f"generic element A of the algebra ({what})", a),
         claim("infinitesimal invariance Aᵀ G + G A = 0", (a.T * g + g * a).applyfunc(sp.expand)),

@@ -17,8 +17,10 @@ from workbench._backend import (
 
 
 def test_import_does_not_import_torch():
-    code = "import sys, workbench, workbench.catalogue, workbench.markov, workbench.expmv, " \
-           "workbench.continuum, workbench.cli; print('torch' in sys.modules)"
+    code = (
+        "import sys, workbench, workbench.catalogue, workbench.markov, workbench.expmv, "
+        "workbench.continuum, workbench.cli; print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -55,7 +55,9 @@ def test_markov_operator_is_row_stochastic_and_batched(rng, backend):
 
 
 def test_markov_operator_rejects_bad_kernels():
-    with pytest.raises(ValueError, match=r"kernel must be a square matrix \(shape \[\.\.\., n, n\]\), got shape \(2, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"kernel must be a square matrix \(shape \[\.\.\., n, n\]\), got shape \(2, 3\)"
+    ):
         markov_operator(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"kernel must be entrywise nonnegative, got minimum -1 at index \(1, 0\)"):
         markov_operator(np.array([[1.0, 0.0], [-1.0, 1.0]]))

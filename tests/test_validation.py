@@ -63,18 +63,24 @@ def test_row_stochastic():
     check_row_stochastic("P", np.array([[0.5, 0.5], [1.0, 0.0]]))
     with pytest.raises(ValueError, match=r"P must be entrywise nonnegative, got minimum -0.5 at index \(0, 0\)"):
         check_row_stochastic("P", np.array([[-0.5, 1.5], [1.0, 0.0]]))
-    with pytest.raises(ValueError, match=r"P must be row-stochastic \(rows summing to 1 within 1e-10\), got row 0 summing to 1.2"):
+    with pytest.raises(
+        ValueError, match=r"P must be row-stochastic \(rows summing to 1 within 1e-10\), got row 0 summing to 1.2"
+    ):
         check_row_stochastic("P", np.array([[0.6, 0.6], [1.0, 0.0]]))
 
 
 def test_generator_with_negative_off_diagonal_is_rejected():
-    with pytest.raises(ValueError, match=r"Q must be a Markov generator with nonnegative off-diagonal entries, got Q\[0, 2\] = -0.25"):
+    with pytest.raises(
+        ValueError, match=r"Q must be a Markov generator with nonnegative off-diagonal entries, got Q\[0, 2\] = -0.25"
+    ):
         check_markov_generator("Q", np.array([[0.25, 0.0, -0.25], [1.0, -1.0, 0.0], [0.0, 0.0, 0.0]]))
 
 
 def test_generator_rows_must_sum_to_zero():
     check_markov_generator("Q", np.array([[-1.0, 1.0], [2.0, -2.0]]))
-    with pytest.raises(ValueError, match=r"Q must be a Markov generator with rows summing to 0, got row 1 summing to 1"):
+    with pytest.raises(
+        ValueError, match=r"Q must be a Markov generator with rows summing to 0, got row 1 summing to 1"
+    ):
         check_markov_generator("Q", np.array([[-1.0, 1.0], [2.0, -1.0]]))
 
 

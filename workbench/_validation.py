@@ -86,9 +86,7 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
     if ndim is not None and len(shape) != ndim:
         raise ValueError(f"{name} must be a {ndim}-dimensional array, got shape {shape}")
     if min_ndim is not None and len(shape) < min_ndim:
-        raise ValueError(
-            f"{name} must have at least {min_ndim} dimensions, got shape {shape}"
-        )
+        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {shape}")
     check_finite(name, x)
     return x
 
@@ -110,9 +108,7 @@ def check_finite(name: str, x) -> None:
     if count:
         first = tuple(int(i) for i in np.argwhere(np.asarray(_to_host(bad)))[0])
         plural = "entry" if count == 1 else "entries"
-        raise ValueError(
-            f"{name} must be finite, got {count} non-finite {plural} (first at index {first})"
-        )
+        raise ValueError(f"{name} must be finite, got {count} non-finite {plural} (first at index {first})")
 
 
 def _to_host(x):
@@ -148,9 +144,7 @@ def check_matching(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
     ValueError: u and v must have matching sizes, got 3 and 4
     """
     if int(size_a) != int(size_b):
-        raise ValueError(
-            f"{name_a} and {name_b} must have matching sizes, got {int(size_a)} and {int(size_b)}"
-        )
+        raise ValueError(f"{name_a} and {name_b} must have matching sizes, got {int(size_a)} and {int(size_b)}")
 
 
 def check_nonnegative(name: str, x) -> None:
@@ -167,9 +161,7 @@ def check_nonnegative(name: str, x) -> None:
     host = np.asarray(_to_host(x))
     if host.size and host.min() < 0:
         index = tuple(int(i) for i in np.unravel_index(np.argmin(host), host.shape))
-        raise ValueError(
-            f"{name} must be entrywise nonnegative, got minimum {host.min():.6g} at index {index}"
-        )
+        raise ValueError(f"{name} must be entrywise nonnegative, got minimum {host.min():.6g} at index {index}")
 
 
 def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
@@ -219,7 +211,7 @@ def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
 
 
 def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
-    """Raise ``ValueError`` unless ``x`` is a Markov generator (negative convention, :math:`\\mathcal L = P - I`).
+    r"""Raise ``ValueError`` unless ``x`` is a Markov generator (negative convention, :math:`\mathcal L = P - I`).
 
     A generator has nonnegative off-diagonal rates and rows summing to zero.
 
@@ -230,7 +222,7 @@ def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
     Traceback (most recent call last):
         ...
     ValueError: Q must be a Markov generator with nonnegative off-diagonal entries, got Q[1, 0] = -0.5
-    """  # noqa: E501
+    """
     check_square(name, x)
     host = np.asarray(_to_host(x), dtype=float)
     n = host.shape[-1]
@@ -247,8 +239,7 @@ def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
     if abs(sums[worst]) > atol * scale:
         row = worst[-1] if len(worst) == 1 else tuple(int(i) for i in worst)
         raise ValueError(
-            f"{name} must be a Markov generator with rows summing to 0, "
-            f"got row {row} summing to {sums[worst]:.6g}"
+            f"{name} must be a Markov generator with rows summing to 0, got row {row} summing to {sums[worst]:.6g}"
         )
 
 

@@ -248,9 +248,7 @@ def _identities_of(loaded: Any, origin: str) -> list[Identity]:
     found = list(found)
     for item in found:
         if not isinstance(item, Identity):
-            raise CatalogueError(
-                f"{origin}: expected workbench.catalogue.Identity records, got {type(item).__name__}"
-            )
+            raise CatalogueError(f"{origin}: expected workbench.catalogue.Identity records, got {type(item).__name__}")
     return found
 
 
@@ -283,9 +281,7 @@ def discover(group: str = ENTRY_POINT_GROUP) -> list[Identity]:
     return [identities[name] for name in sorted(identities)]
 
 
-def select(
-    identities: Iterable[Identity], name: str | None = None, area: str | None = None
-) -> list[Identity]:
+def select(identities: Iterable[Identity], name: str | None = None, area: str | None = None) -> list[Identity]:
     """Filter by exact name, dotted name prefix (``"markov"`` matches ``"markov.x"``) and area.
 
     Raises
@@ -340,8 +336,12 @@ def _run_symbolic(identity: Identity) -> Result:
         )
     except Exception as exc:
         return Result(
-            identity.name, identity.area, "sympy", False,
-            seconds=time.perf_counter() - start, error=_describe(exc),
+            identity.name,
+            identity.area,
+            "sympy",
+            False,
+            seconds=time.perf_counter() - start,
+            error=_describe(exc),
         )
 
 
@@ -356,9 +356,7 @@ def _run_numeric(identity: Identity, seed: int, scale: str, backend: str) -> Res
     try:
         outcome = identity.verify(_rng_for(seed, identity.name), scale, backend)
         if not isinstance(outcome, Verification):
-            raise CatalogueError(
-                f"verify() must return a Verification, got {type(outcome).__name__}"
-            )
+            raise CatalogueError(f"verify() must return a Verification, got {type(outcome).__name__}")
         return Result(
             identity.name,
             identity.area,
@@ -373,8 +371,12 @@ def _run_numeric(identity: Identity, seed: int, scale: str, backend: str) -> Res
         )
     except Exception as exc:
         return Result(
-            identity.name, identity.area, backend, False,
-            seconds=time.perf_counter() - start, error=_describe(exc),
+            identity.name,
+            identity.area,
+            backend,
+            False,
+            seconds=time.perf_counter() - start,
+            error=_describe(exc),
         )
 
 

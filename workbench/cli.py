@@ -69,8 +69,7 @@ def _backends_for(device: str) -> list[str]:
 def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
     kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
     total = sum(
-        (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends)
-        for i in identities
+        (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends) for i in identities
     )
     if quiet:
         return run_checks(identities, **kwargs)
@@ -91,10 +90,7 @@ def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
 
 def _results_table(results: list[Result], args) -> Table:
     passed = sum(r.passed for r in results)
-    table = Table(
-        title=f"workbench check — {passed}/{len(results)} passed "
-        f"(seed {args.seed}, scale {args.scale})"
-    )
+    table = Table(title=f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})")
     table.add_column("identity", overflow="fold")
     table.add_column("backend")
     table.add_column("sizes", overflow="fold")
@@ -138,9 +134,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     console = _console()
     console.print(_results_table(results, args))
     for r in failed:
-        why = r.error or (
-            f"residual {_format_number(r.residual)} exceeds tolerance {_format_number(r.tolerance)}"
-        )
+        why = r.error or (f"residual {_format_number(r.residual)} exceeds tolerance {_format_number(r.tolerance)}")
         console.print(f"[bold red]FAIL[/bold red] {escape(f'{r.name} [{r.backend}]: {why}')}")
     return 1 if failed else 0
 
@@ -150,9 +144,7 @@ def _cmd_derive(args: argparse.Namespace) -> int:
 
     matches = [i for i in discover() if i.name == args.name]
     if not matches:
-        raise ValueError(
-            f"name must be a catalogue identity, got {args.name!r}; `workbench list` shows them"
-        )
+        raise ValueError(f"name must be a catalogue identity, got {args.name!r}; `workbench list` shows them")
     identity = matches[0]
     steps = identity.derive()
     render = sp.latex if args.format == "latex" else lambda e: sp.pretty(e, use_unicode=True)
@@ -217,8 +209,12 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p_check.add_argument("--scale", choices=SCALES, default="small", help="problem sizes")
-    p_check.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                         help="cpu: numpy (+ torch on CPU when installed); cuda: torch on the GPU")
+    p_check.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cpu: numpy (+ torch on CPU when installed); cuda: torch on the GPU",
+    )
     p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
 
     p_derive = sub.add_parser("derive", help="the symbolic steps of a catalogue identity")

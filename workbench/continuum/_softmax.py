@@ -90,9 +90,7 @@ def softmax_series(n_queries, n_keys, order, symbol="s"):
 
     def truncate(expr):
         poly = sp.Poly(sp.expand(expr), beta)
-        return sum(
-            (c * beta**m for (m,), c in poly.terms() if m <= order), sp.Integer(0)
-        )
+        return sum((c * beta**m for (m,), c in poly.terms() if m <= order), sp.Integer(0))
 
     def exp_series(x):
         return sum((x**k * beta**k / sp.factorial(k) for k in range(order + 1)), sp.Integer(0))
@@ -106,7 +104,5 @@ def softmax_series(n_queries, n_keys, order, symbol="s"):
         inverse = truncate(inverse)
         rows.append([truncate(num * inverse) for num in numerators])
     full = sp.Matrix(rows)
-    coefficients = [
-        full.applyfunc(lambda e, k=k: sp.expand(e).coeff(beta, k)) for k in range(order + 1)
-    ]
+    coefficients = [full.applyfunc(lambda e, k=k: sp.expand(e).coeff(beta, k)) for k in range(order + 1)]
     return scores, coefficients

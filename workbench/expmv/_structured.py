@@ -13,7 +13,7 @@ __all__ = ["expm_rank1", "expmv_rank1", "phi1"]
 
 
 def phi1(z):
-    r"""The entire function :math:`\varphi_1(z) = (e^z - 1)/z`, with :math:`\varphi_1(0) = 1`.
+    r"""Evaluate the entire function :math:`\varphi_1(z) = (e^z - 1)/z`, with :math:`\varphi_1(0) = 1`.
 
     Evaluated as ``expm1(z) / z``, which keeps full relative accuracy as :math:`z \to 0` (the naive
     ``(exp(z) - 1) / z`` loses all digits below :math:`|z| \approx 10^{-16}`).
@@ -45,8 +45,7 @@ def phi1(z):
     limit = math.log(float(xp.finfo(z.dtype).max))
     if math.prod(z.shape) and float(xp.max(z)) > limit:
         raise ValueError(
-            f"phi1 overflows for z = {float(xp.max(z)):.6g}; "
-            f"arguments must be at most {limit:.2f} in {z.dtype}"
+            f"phi1 overflows for z = {float(xp.max(z)):.6g}; arguments must be at most {limit:.2f} in {z.dtype}"
         )
     zero = z == 0
     safe = xp.where(zero, xp.ones_like(z), z)
@@ -99,7 +98,7 @@ def expm_rank1(u, v, t=1.0):
 
 
 def expmv_rank1(u, v, b, t=1.0):
-    r"""Action :math:`e^{t\,uv^\top} B = B + t\,\varphi_1(t\,v^\top u)\,u\,(v^\top B)` without forming the matrix.
+    r"""Apply :math:`e^{t\,uv^\top} B = B + t\,\varphi_1(t\,v^\top u)\,u\,(v^\top B)` without forming the matrix.
 
     Costs :math:`O(nk)` for :math:`B \in \mathbb R^{n\times k}`, against :math:`O(n^3)` for a dense
     exponential.
@@ -121,7 +120,7 @@ def expmv_rank1(u, v, b, t=1.0):
     >>> u, v, b = np.array([1.0, 2.0]), np.array([0.5, -0.1]), np.array([1.0, 1.0])
     >>> bool(np.allclose(expmv_rank1(u, v, b), expm_rank1(u, v) @ b, rtol=1e-15))
     True
-    """  # noqa: E501
+    """
     xp, u, v, t = _rank1_inputs(u, v, t)
     b = as_array("b", b)
     namespace(u, b)

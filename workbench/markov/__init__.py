@@ -1,7 +1,7 @@
-"""Markov geometry on samples: kernels, Markov operators, stationary laws, Dirichlet forms.
+r"""Markov geometry on samples: kernels, Markov operators, stationary laws, Dirichlet forms.
 
 Conventions: Markov operators are row-stochastic and act on functions from the left; the positive
-generator is :math:`\\mathsf L = I - \\mathsf P`.
+generator is :math:`\mathsf L = I - \mathsf P`.
 
 gauss_kernel               -- K_ij = exp(-β‖x_i - x_j‖²)
 squared_distances          -- pairwise ‖x_i - x_j‖² from coordinate differences

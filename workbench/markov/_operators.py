@@ -20,8 +20,7 @@ def _positive_row_sums(name, kernel):
     smallest = float(xp.min(degree))
     if smallest <= 0.0:
         raise ValueError(
-            f"{name} must have positive row sums (a degree p = {name}·1 > 0), "
-            f"got a row summing to {smallest:.6g}"
+            f"{name} must have positive row sums (a degree p = {name}·1 > 0), got a row summing to {smallest:.6g}"
         )
     return degree
 
