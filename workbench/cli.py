@@ -183,9 +183,10 @@ def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     for script in sorted(folder.glob("*.py")):
         notebook = script.with_suffix(".ipynb")
         if not notebook.exists() or notebook.stat().st_mtime < script.stat().st_mtime:
-            nb = jupytext.read(script)
-            nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
-            jupytext.write(nb, notebook)
+            jupytext.write(jupytext.read(script), notebook, fmt="ipynb")
+            # Same timestamp on both sides: jupytext refuses to open a pair whose .ipynb is newer.
+            stamp = script.stat()
+            os.utime(notebook, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}", *extra]
     print("running: " + " ".join(command), file=sys.stderr)
     return subprocess.call(command)
