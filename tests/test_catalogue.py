@@ -106,3 +106,12 @@ def test_select_errors_name_what_exists():
 def test_entry_point_objects_must_be_identities():
     with pytest.raises(CatalogueError, match=r"expected workbench.catalogue.Identity records, got int"):
         _identities_of([1, 2], "test")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_identity_passes_at_large_scale(name):
+    # The sizes users and benchmarks run (`workbench check --scale large`); ~30 s in all on 2 cores.
+    results = run_checks(select(discover(), name=name), seed=11, scale="large", backends=BACKENDS, symbolic=False)
+    for r in results:
+        assert r.passed, (r.backend, r.residual, r.tolerance, r.error)
