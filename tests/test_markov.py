@@ -11,6 +11,7 @@ from workbench.markov import (
     dirichlet_form,
     gauss_kernel,
     markov_operator,
+    markov_semigroup,
     reversible_stationary_law,
     softmax_operator,
     squared_distances,
@@ -139,3 +140,29 @@ def test_dirichlet_form_rejects_mixed_libraries():
 
     with pytest.raises(TypeError, match=r"inputs mix array libraries"):
         dirichlet_form(np.ones((2, 2)), torch.ones(2, dtype=torch.float64))
+
+
+def test_markov_semigroup_is_stochastic_and_a_semigroup(rng, backend):
+    rates = rng.exponential(size=(5, 5)) * (1 - np.eye(5))
+    q = rates - np.diag(rates.sum(axis=1))
+    qb = to_backend(q, backend)
+    p1, p2, p3 = (to_numpy(markov_semigroup(qb, t)) for t in (0.4, 0.6, 1.0))
+    np.testing.assert_allclose(p3.sum(axis=1), 1.0, rtol=0, atol=1e-14)
+    assert p3.min() >= 0.0
+    np.testing.assert_allclose(p1 @ p2, p3, rtol=1e-13)  # oracle: P_s P_t = P_{s+t}
+
+
+def test_markov_semigroup_rejects_non_generators():
+    with pytest.raises(
+        ValueError,
+        match=r"generator must be a Markov generator with nonnegative off-diagonal entries, got generator\[1, 0\] = -1",
+    ):
+        markov_semigroup(np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    with pytest.raises(
+        ValueError, match=r"generator must be a Markov generator with rows summing to 0, got row 0 summing to 1"
+    ):
+        markov_semigroup(np.array([[0.0, 1.0], [1.0, -1.0]]))
+    with pytest.raises(ValueError, match=r"t must be in \[0, inf\), got -1.0"):
+        markov_semigroup(np.array([[-1.0, 1.0], [1.0, -1.0]]), t=-1.0)
+    with pytest.raises(ValueError, match=r"generator must be a square matrix"):
+        markov_semigroup(np.ones((2, 3)))

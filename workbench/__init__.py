@@ -5,7 +5,8 @@ Layers (independent unless stated): ``markov`` (kernels, Markov operators, Diric
 identities that tie them to the seed papers, and ``cli`` runs them.
 
 catalogue  -- Identity records, discovery (entry points ``workbench.derivations``), check runner
-markov     -- gauss_kernel, markov_operator, softmax_operator, reversible_stationary_law, dirichlet_form
+markov     -- gauss_kernel, markov_operator, softmax_operator, markov_semigroup, reversible_stationary_law,
+              dirichlet_form
 expmv      -- phi1, expm_rank1, expmv_rank1
 continuum  -- softmax_first_order, softmax_series
 

@@ -7,6 +7,7 @@ gauss_kernel               -- K_ij = exp(-β‖x_i - x_j‖²)
 squared_distances          -- pairwise ‖x_i - x_j‖² from coordinate differences
 markov_operator            -- P = diag(K1)⁻¹ K
 softmax_operator           -- row softmax of βS, the Markov operator of exp⊙(βS)
+markov_semigroup           -- P_t = e^{tℒ} for a generator ℒ (rates ≥ 0, rows sum 0)
 reversible_stationary_law  -- π = K1 / 1ᵀK1 for symmetric K
 dirichlet_form             -- ½ Σ K_ij (f_i - f_j)(g_i - g_j)
 """
@@ -18,11 +19,13 @@ from workbench.markov._operators import (
     reversible_stationary_law,
     softmax_operator,
 )
+from workbench.markov._semigroup import markov_semigroup
 
 __all__ = [
     "dirichlet_form",
     "gauss_kernel",
     "markov_operator",
+    "markov_semigroup",
     "reversible_stationary_law",
     "softmax_operator",
     "squared_distances",
