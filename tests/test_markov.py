@@ -155,7 +155,7 @@ def test_markov_semigroup_is_stochastic_and_a_semigroup(rng, backend):
 def test_markov_semigroup_rejects_non_generators():
     with pytest.raises(
         ValueError,
-        match=r"generator must be a Markov generator with nonnegative off-diagonal entries, got generator\[1, 0\] = -1",
+        match=r"generator must be a Markov generator with nonnegative off-diagonal entries, got generator\[0, 1\] = -1",
     ):
         markov_semigroup(np.array([[1.0, -1.0], [-1.0, 1.0]]))
     with pytest.raises(
