@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -188,8 +187,10 @@ def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
             stamp = script.stat()
             os.utime(notebook, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}", *extra]
-    print("running: " + " ".join(command), file=sys.stderr)
-    return subprocess.call(command)
+    print("running: " + " ".join(command), file=sys.stderr, flush=True)
+    # Become the server (no wrapper process), so a signal to `workbench lab` reaches JupyterLab itself.
+    os.execvp(command[0], command)
+    return 0  # pragma: no cover - execvp does not return
 
 
 def _parser() -> argparse.ArgumentParser:
