@@ -1,0 +1,348 @@
+"""Free associative algebra, bracket trees, and three bases of the free Lie algebra.
+
+Elements of the free associative algebra are dicts ``{word: Fraction}`` (exact, never floats).
+A Lie monomial is a *bracket tree*: a letter index, or a pair ``(left, right)`` meaning
+``[left, right]``.  Three bases of the free Lie algebra are built from trees:
+
+* **Lyndon** — ``P_w`` for Lyndon words ``w``, bracketed by the standard factorisation
+  (``AAB -> [A,[A,B]]``, ``ABB -> [[A,B],B]``).  ``P_w = w + (lexicographically larger words)``, so
+  any Lie polynomial is decomposed by repeatedly removing its smallest word (Reutenauer,
+  *Free Lie Algebras*, §5.1; Melançon–Reutenauer).
+* **Hall** — the classical basic commutators of M. Hall (1950): letters, then ``[t1, t2]`` with
+  ``t1 > t2`` and, if ``t1 = [u, v]``, ``v ≤ t2``; ordered by degree, then by construction
+  (``[B,A]``, ``[[B,A],A]``, ``[[B,A],B]``, …).
+* **right-normed** — monomials ``[x1,[x2,[…,[x_{n-1},x_n]]]]``: right-normed monomials span the free
+  Lie algebra, and in each multidegree we keep the lexicographically first words ``x1…xn`` whose
+  monomials are linearly independent (exact elimination in Lyndon coordinates) until the block is
+  spanned (``[A,[A,B]]``, ``[B,[A,B]]``, ``[A,[B,[A,B]]]``, …).  The choice is canonical and a basis by
+  construction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from fractions import Fraction
+from functools import lru_cache
+from typing import Union
+
+from workbench.lie._words import Word, format_word, is_lyndon, lyndon_words, standard_factorization
+
+__all__ = [
+    "BASES",
+    "Tree",
+    "basis_trees",
+    "bracket",
+    "change_of_basis",
+    "expand_tree",
+    "lyndon_coordinates",
+    "lyndon_tree",
+    "multidegree",
+    "tree_degree",
+    "tree_to_string",
+]
+
+Tree = Union[int, tuple["Tree", "Tree"]]
+FreeElement = dict[Word, Fraction]
+
+BASES = ("lyndon", "hall", "right-normed")
+
+
+def multiply(x: FreeElement, y: FreeElement) -> FreeElement:
+    """Concatenation product in the free associative algebra."""
+    out: dict[Word, Fraction] = defaultdict(Fraction)
+    for u, a in x.items():
+        for v, b in y.items():
+            out[u + v] += a * b
+    return {w: c for w, c in out.items() if c}
+
+
+def bracket(x: FreeElement, y: FreeElement) -> FreeElement:
+    """Commutator ``[x, y] = xy − yx`` in the free associative algebra.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> sorted(bracket({(0,): Fraction(1)}, {(1,): Fraction(1)}).items())
+    [((0, 1), Fraction(1, 1)), ((1, 0), Fraction(-1, 1))]
+    """
+    out: dict[Word, Fraction] = defaultdict(Fraction)
+    for u, a in x.items():
+        for v, b in y.items():
+            out[u + v] += a * b
+            out[v + u] -= a * b
+    return {w: c for w, c in out.items() if c}
+
+
+def tree_degree(tree: Tree) -> int:
+    """Number of letters in a bracket tree."""
+    return 1 if isinstance(tree, int) else tree_degree(tree[0]) + tree_degree(tree[1])
+
+
+def tree_letters(tree: Tree) -> Word:
+    """Letters of a tree read left to right."""
+    return (tree,) if isinstance(tree, int) else tree_letters(tree[0]) + tree_letters(tree[1])
+
+
+def multidegree(word: Word, n_letters: int) -> tuple[int, ...]:
+    """How many times each letter occurs in ``word``."""
+    counts = [0] * n_letters
+    for letter in word:
+        counts[letter] += 1
+    return tuple(counts)
+
+
+@lru_cache(maxsize=None)
+def expand_tree(tree: Tree) -> tuple[tuple[Word, Fraction], ...]:
+    """Expand a bracket tree into words (memoised; a tuple so that it can be cached).
+
+    Examples
+    --------
+    >>> [(format_word(w), int(c)) for w, c in expand_tree((0, (0, 1)))]
+    [('AAB', 1), ('ABA', -2), ('BAA', 1)]
+    """
+    if isinstance(tree, int):
+        return (((tree,), Fraction(1)),)
+    expanded = bracket(dict(expand_tree(tree[0])), dict(expand_tree(tree[1])))
+    return tuple(sorted(expanded.items()))
+
+
+def tree_to_string(tree: Tree, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str:
+    """Render ``[A,[A,B]]`` (no spaces, the JSON contract's form).
+
+    Examples
+    --------
+    >>> tree_to_string(((0, 1), 1))
+    '[[A,B],B]'
+    """
+    if isinstance(tree, int):
+        return names[tree]
+    return f"[{tree_to_string(tree[0], names)},{tree_to_string(tree[1], names)}]"
+
+
+@lru_cache(maxsize=None)
+def lyndon_tree(word: Word) -> Tree:
+    """Standard bracketing ``P_w`` of a Lyndon word.
+
+    Examples
+    --------
+    >>> tree_to_string(lyndon_tree((0, 0, 1))), tree_to_string(lyndon_tree((0, 1, 1)))
+    ('[A,[A,B]]', '[[A,B],B]')
+    """
+    if len(word) == 1:
+        return word[0]
+    u, v = standard_factorization(word)
+    return (lyndon_tree(u), lyndon_tree(v))
+
+
+@lru_cache(maxsize=None)
+def _lyndon_restricted_expansion(word: Word) -> tuple[tuple[Word, Fraction], ...]:
+    # Coefficients of P_w on the Lyndon words strictly larger than w (P_w = w + larger words).
+    return tuple((u, c) for u, c in expand_tree(lyndon_tree(word)) if u > word and is_lyndon(u))
+
+
+def lyndon_coordinates_from_lyndon_words(values: dict[Word, Fraction]) -> dict[Word, Fraction]:
+    """Lyndon-basis coordinates of a Lie polynomial known only on its Lyndon-word coefficients.
+
+    The matrix ``(P_w, u)`` over Lyndon words ``u, w`` is unitriangular (``P_w = w + larger words``),
+    so the coordinates follow by forward substitution in increasing lexicographic order.  The input
+    must be the word coefficients of a *Lie* polynomial; nothing else is consulted.
+    """
+    residual = dict(values)
+    coordinates: dict[Word, Fraction] = {}
+    for w in sorted(residual):
+        c = residual.get(w, Fraction(0))
+        if not c:
+            continue
+        coordinates[w] = c
+        for u, a in _lyndon_restricted_expansion(w):
+            residual[u] = residual.get(u, Fraction(0)) - c * a
+    return coordinates
+
+
+def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
+    """Decompose a Lie polynomial (given as words) in the Lyndon basis.
+
+    Repeatedly removes the smallest word ``w`` (which must be Lyndon) with ``c_w P_w``.
+
+    Raises
+    ------
+    ValueError
+        If ``element`` is not a Lie polynomial.
+
+    Examples
+    --------
+    >>> coords = lyndon_coordinates(dict(expand_tree(((0, 1), 0))))  # [[A,B],A] = -[A,[A,B]]
+    >>> {format_word(w): int(c) for w, c in coords.items()}
+    {'AAB': -1}
+    """
+    remaining = {w: Fraction(c) for w, c in element.items() if c}
+    coordinates: dict[Word, Fraction] = {}
+    while remaining:
+        w = min(remaining)
+        if not is_lyndon(w):
+            raise ValueError(
+                f"element must be a Lie polynomial, but its smallest word {format_word(w)!r} is not Lyndon"
+            )
+        c = remaining[w]
+        coordinates[w] = c
+        for u, a in expand_tree(lyndon_tree(w)):
+            value = remaining.get(u, Fraction(0)) - c * a
+            if value:
+                remaining[u] = value
+            else:
+                remaining.pop(u, None)
+    return coordinates
+
+
+@lru_cache(maxsize=None)
+def _hall_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
+    # Hall set up to `degree`, in Hall order (degree first, then construction order).
+    ordered: list[Tree] = list(range(n_letters))
+    by_degree: dict[int, list[Tree]] = {1: list(range(n_letters))}
+    for n in range(2, degree + 1):
+        position = {t: i for i, t in enumerate(ordered)}
+        found = []
+        for d1 in range(n - 1, 0, -1):
+            for t1 in by_degree[d1]:
+                for t2 in by_degree[n - d1]:
+                    if position[t1] <= position[t2]:
+                        continue
+                    if not isinstance(t1, int) and position[t1[1]] > position[t2]:
+                        continue
+                    found.append((t1, t2))
+        found.sort(key=lambda t: (position[t[0]], position[t[1]]))
+        by_degree[n] = found
+        ordered.extend(found)
+    return tuple(ordered)
+
+
+def _right_normed(letters: Word) -> Tree:
+    tree: Tree = letters[-1]
+    for letter in reversed(letters[:-1]):
+        tree = (letter, tree)
+    return tree
+
+
+def _reduce(pivots: dict[Word, dict[Word, Fraction]], vector: dict[Word, Fraction]) -> dict[Word, Fraction]:
+    # Gaussian elimination against rows keyed by their smallest (pivot) Lyndon word.
+    vector = dict(vector)
+    while vector:
+        lead = min(vector)
+        row = pivots.get(lead)
+        if row is None:
+            return vector
+        factor = vector[lead] / row[lead]
+        for w, c in row.items():
+            value = vector.get(w, Fraction(0)) - factor * c
+            if value:
+                vector[w] = value
+            else:
+                vector.pop(w, None)
+    return vector
+
+
+@lru_cache(maxsize=None)
+def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
+    # For each multidegree, the lexicographically first right-normed monomials that are linearly
+    # independent (exact elimination in Lyndon coordinates), until the block is spanned.
+    from sympy.utilities.iterables import multiset_permutations
+
+    lyndon = lyndon_words(n_letters, degree)
+    blocks: dict[tuple[int, ...], int] = defaultdict(int)
+    for w in lyndon:
+        blocks[multidegree(w, n_letters)] += 1
+    chosen: list[Tree] = []
+    for block in sorted(blocks, reverse=True):  # (n-1, 1) first: A-heavy blocks lead, as for Lyndon words
+        letters = [letter for letter, count in enumerate(block) for _ in range(count)]
+        pivots: dict[Word, dict[Word, Fraction]] = {}
+        for candidate in multiset_permutations(letters):
+            tree = _right_normed(tuple(candidate))
+            reduced = _reduce(pivots, lyndon_coordinates(dict(expand_tree(tree))))
+            if reduced:
+                pivots[min(reduced)] = reduced
+                chosen.append(tree)
+                if len(pivots) == blocks[block]:
+                    break
+        if len(pivots) != blocks[block]:  # pragma: no cover - right-normed monomials always span
+            raise AssertionError(f"right-normed monomials do not span the block {block}")
+    return tuple(chosen)
+
+
+@lru_cache(maxsize=None)
+def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
+    """The basis elements of exact ``degree`` as bracket trees, in the basis order.
+
+    Examples
+    --------
+    >>> [tree_to_string(t) for t in basis_trees("hall", 2, 3)]
+    ['[[B,A],A]', '[[B,A],B]']
+    >>> [tree_to_string(t) for t in basis_trees("right-normed", 2, 3)]
+    ['[A,[A,B]]', '[B,[A,B]]']
+    """
+    if basis == "lyndon":
+        return tuple(lyndon_tree(w) for w in lyndon_words(n_letters, degree))
+    if basis == "hall":
+        return tuple(t for t in _hall_trees(n_letters, degree) if tree_degree(t) == degree)
+    if basis == "right-normed":
+        return _right_normed_trees(n_letters, degree)
+    raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+
+
+@lru_cache(maxsize=None)
+def _coordinate_matrix(basis: str, n_letters: int, degree: int):
+    # Per multidegree: (Lyndon words of the block, basis trees of the block, QQ matrix whose column i
+    # holds the Lyndon coordinates of basis tree i).
+    from sympy import QQ
+    from sympy.polys.matrices import DomainMatrix
+
+    blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = defaultdict(lambda: ([], []))
+    for w in lyndon_words(n_letters, degree):
+        blocks[multidegree(w, n_letters)][0].append(w)
+    for tree in basis_trees(basis, n_letters, degree):
+        blocks[multidegree(tree_letters(tree), n_letters)][1].append(tree)
+    out = {}
+    for key, (words, trees) in blocks.items():
+        columns = [lyndon_coordinates(dict(expand_tree(t))) for t in trees]
+        rows = [[QQ(col.get(w, 0).numerator, col.get(w, 0).denominator) for col in columns] for w in words]
+        out[key] = (words, trees, DomainMatrix(rows, (len(words), len(trees)), QQ))
+    return out
+
+
+def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: int) -> list[tuple[Tree, Fraction]]:
+    """Express a Lie element given in Lyndon coordinates in ``basis``, exactly.
+
+    Returns ``(tree, coefficient)`` pairs in basis order (degree, then the basis's own order), zero
+    coefficients omitted.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> [(tree_to_string(t), c) for t, c in change_of_basis({(0, 1): Fraction(1)}, "hall", 2)]
+    [('[B,A]', Fraction(-1, 1))]
+    """
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    if basis == "lyndon":
+        return [(lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
+    from sympy import QQ
+    from sympy.polys.matrices import DomainMatrix
+
+    by_degree: dict[int, dict[Word, Fraction]] = defaultdict(dict)
+    for w, c in coordinates.items():
+        if c:
+            by_degree[len(w)][w] = c
+    result: list[tuple[Tree, Fraction]] = []
+    for degree in sorted(by_degree):
+        order = {t: i for i, t in enumerate(basis_trees(basis, n_letters, degree))}
+        found: list[tuple[Tree, Fraction]] = []
+        for words, trees, matrix in _coordinate_matrix(basis, n_letters, degree).values():
+            target = [by_degree[degree].get(w, Fraction(0)) for w in words]
+            if not any(target):
+                continue
+            rhs = DomainMatrix([[QQ(c.numerator, c.denominator)] for c in target], (len(words), 1), QQ)
+            solution = matrix.lu_solve(rhs).to_Matrix()
+            for tree, value in zip(trees, solution, strict=True):
+                if value:
+                    found.append((tree, Fraction(int(value.p), int(value.q))))
+        result.extend(sorted(found, key=lambda x: order[x[0]]))
+    return result
