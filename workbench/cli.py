@@ -138,12 +138,37 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _cmd_derive_series(args: argparse.Namespace) -> int:
+    from workbench.lie import SERIES
+
+    degree = 5 if args.degree is None else args.degree
+    if degree < 1:
+        raise ValueError(f"--degree must be a positive integer, got {degree}")
+    series = SERIES[args.name](degree)
+    if args.format == "json":
+        print(json.dumps(series.to_json(args.basis), indent=2))
+    elif args.format == "latex":
+        print(series.to_latex(args.basis))
+    else:
+        print(series.to_text(args.basis))
+    return 0
+
+
 def _cmd_derive(args: argparse.Namespace) -> int:
     import sympy as sp
 
+    from workbench.lie import SERIES
+
+    if args.name in SERIES:
+        return _cmd_derive_series(args)
     matches = [i for i in discover() if i.name == args.name]
     if not matches:
-        raise ValueError(f"name must be a catalogue identity, got {args.name!r}; `workbench list` shows them")
+        raise ValueError(
+            f"name must be a series ({', '.join(SERIES)}) or a catalogue identity, got {args.name!r}; "
+            "`workbench list` shows the catalogue"
+        )
+    if args.format == "json" or args.degree is not None or args.basis != "lyndon":
+        raise ValueError("--format json, --degree and --basis apply to series, not to catalogue identities")
     identity = matches[0]
     steps = identity.derive()
     render = sp.latex if args.format == "latex" else lambda e: sp.pretty(e, use_unicode=True)
@@ -219,9 +244,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
 
-    p_derive = sub.add_parser("derive", help="the symbolic steps of a catalogue identity")
-    p_derive.add_argument("name", help="a catalogue identity")
-    p_derive.add_argument("--format", choices=("text", "latex"), default="text")
+    p_derive = sub.add_parser("derive", help="a Lie series to a degree, or the symbolic steps of an identity")
+    p_derive.add_argument(
+        "name", help="bch, symmetric-bch, bch3, commutator, zassenhaus, hausdorff, or a catalogue identity"
+    )
+    p_derive.add_argument("--degree", type=int, help="series: truncation degree (default 5)")
+    p_derive.add_argument("--basis", choices=("lyndon", "hall", "right-normed"), default="lyndon")
+    p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
 
     p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")

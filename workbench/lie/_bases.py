@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
-from functools import lru_cache
-from typing import Union
+from functools import cache
 
 from workbench.lie._words import Word, format_word, is_lyndon, lyndon_words, standard_factorization
 
@@ -41,7 +40,7 @@ __all__ = [
     "tree_to_string",
 ]
 
-Tree = Union[int, tuple["Tree", "Tree"]]
+Tree = int | tuple["Tree", "Tree"]
 FreeElement = dict[Word, Fraction]
 
 BASES = ("lyndon", "hall", "right-normed")
@@ -91,7 +90,7 @@ def multidegree(word: Word, n_letters: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def expand_tree(tree: Tree) -> tuple[tuple[Word, Fraction], ...]:
     """Expand a bracket tree into words (memoised; a tuple so that it can be cached).
 
@@ -119,7 +118,7 @@ def tree_to_string(tree: Tree, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str
     return f"[{tree_to_string(tree[0], names)},{tree_to_string(tree[1], names)}]"
 
 
-@lru_cache(maxsize=None)
+@cache
 def lyndon_tree(word: Word) -> Tree:
     """Standard bracketing ``P_w`` of a Lyndon word.
 
@@ -134,7 +133,7 @@ def lyndon_tree(word: Word) -> Tree:
     return (lyndon_tree(u), lyndon_tree(v))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lyndon_restricted_expansion(word: Word) -> tuple[tuple[Word, Fraction], ...]:
     # Coefficients of P_w on the Lyndon words strictly larger than w (P_w = w + larger words).
     return tuple((u, c) for u, c in expand_tree(lyndon_tree(word)) if u > word and is_lyndon(u))
@@ -194,7 +193,7 @@ def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
     return coordinates
 
 
-@lru_cache(maxsize=None)
+@cache
 def _hall_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     # Hall set up to `degree`, in Hall order (degree first, then construction order).
     ordered: list[Tree] = list(range(n_letters))
@@ -241,7 +240,7 @@ def _reduce(pivots: dict[Word, dict[Word, Fraction]], vector: dict[Word, Fractio
     return vector
 
 
-@lru_cache(maxsize=None)
+@cache
 def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     # For each multidegree, the lexicographically first right-normed monomials that are linearly
     # independent (exact elimination in Lyndon coordinates), until the block is spanned.
@@ -268,7 +267,7 @@ def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     return tuple(chosen)
 
 
-@lru_cache(maxsize=None)
+@cache
 def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     """The basis elements of exact ``degree`` as bracket trees, in the basis order.
 
@@ -288,7 +287,7 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _coordinate_matrix(basis: str, n_letters: int, degree: int):
     # Per multidegree: (Lyndon words of the block, basis trees of the block, QQ matrix whose column i
     # holds the Lyndon coordinates of basis tree i).

@@ -21,7 +21,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 from workbench._backend import namespace
 from workbench._validation import as_array, check_square
@@ -147,9 +147,7 @@ class LieSeries:
         with float coefficients.
         """
         if len(matrices) != self.n_letters:
-            raise ValueError(
-                f"matrices must be one per generator ({self.n_letters}), got {len(matrices)}"
-            )
+            raise ValueError(f"matrices must be one per generator ({self.n_letters}), got {len(matrices)}")
         arrays = [as_array(f"matrices[{i}]", m) for i, m in enumerate(matrices)]
         xp = namespace(*arrays)
         for i, m in enumerate(arrays):
@@ -195,7 +193,7 @@ def _lyndon_tree(word: Word) -> Tree:
     return lyndon_tree(word)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _product_coefficient(word: Word, factors: tuple[Factor, ...]) -> Fraction:
     # Coefficient of `word` in e^{s_1 X_{l_1}} ⋯ e^{s_m X_{l_m}}: cover the word, left to right, by
     # (possibly empty) runs of each factor's letter, weight s^p/p! for a run of length p.
@@ -389,7 +387,9 @@ def zassenhaus(degree: int) -> LieSeries:
     degree = _check_degree(degree)
     a, b = {(0,): Fraction(1)}, {(1,): Fraction(1)}
     product = _truncated_product(
-        _truncated_product(_truncated_exp({(1,): Fraction(-1)}, degree), _truncated_exp({(0,): Fraction(-1)}, degree), degree),
+        _truncated_product(
+            _truncated_exp({(1,): Fraction(-1)}, degree), _truncated_exp({(0,): Fraction(-1)}, degree), degree
+        ),
         _truncated_exp({(0,): Fraction(1), (1,): Fraction(1)}, degree),
         degree,
     )

@@ -7,7 +7,7 @@ prefix is smaller).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 __all__ = [
     "format_word",
@@ -67,7 +67,7 @@ def lyndon_factorization(word: Word) -> list[Word]:
     return factors
 
 
-@lru_cache(maxsize=None)
+@cache
 def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     """All Lyndon words of length ``degree`` over ``n_letters`` letters, in lexicographic order.
 
@@ -79,9 +79,7 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     ['AAAB', 'AABB', 'ABBB']
     """
     if n_letters < 1 or degree < 1:
-        raise ValueError(
-            f"n_letters and degree must be positive integers, got n_letters={n_letters}, degree={degree}"
-        )
+        raise ValueError(f"n_letters and degree must be positive integers, got n_letters={n_letters}, degree={degree}")
     found = []
     w = [0]
     while w:
@@ -97,7 +95,7 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     return tuple(found)
 
 
-@lru_cache(maxsize=None)
+@cache
 def standard_factorization(word: Word) -> tuple[Word, Word]:
     """Standard factorisation ``w = uv`` of a Lyndon word: ``v`` is its longest proper Lyndon suffix.
 

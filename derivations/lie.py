@@ -1,0 +1,389 @@
+r"""Exact Lie series: BCH and relatives, Zassenhaus, Hausdorff, and the three bases.
+
+Source: lie-exponential-roadmap (seed): BCH as the compiler of stacked exponentials, the conjugation
+(Hausdorff) series.  Published oracles: the low-degree BCH terms (e.g. Reutenauer, *Free Lie
+Algebras*; Casas–Murua 2009), the closed form of the :math:`\operatorname{ad}_A^{n-1}B` coefficients
+(:math:`B_{n-1}/(n-1)!`), the number of Lyndon words per degree (OEIS A001037) and the number of
+nonzero BCH coefficients per degree in the Lyndon basis (2, 1, 2, 1, 6, 5, 18, 17, 55, 55, …).
+
+Numeric route: each series truncated at degree N, evaluated on random matrices scaled by ε, against
+a dense oracle (``scipy.linalg.logm``/``expm``); the error must fall off like ε^{N+1} (or like the
+next nonzero degree), a fitted slope.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import scipy.linalg
+import sympy as sp
+
+from derivations._common import by_scale
+from workbench._backend import to_backend, to_numpy
+from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.lie import (
+    BASES,
+    basis_trees,
+    bch,
+    bch_many,
+    change_of_basis,
+    commutator_log,
+    expand_tree,
+    hausdorff,
+    symmetric_bch,
+    tree_to_string,
+    witt_dimension,
+    zassenhaus,
+)
+
+# Lyndon-basis BCH coefficients through degree 5 (A < B, standard bracketing), as published.
+PUBLISHED_BCH = {
+    "A": "1", "B": "1", "[A,B]": "1/2", "[A,[A,B]]": "1/12", "[[A,B],B]": "1/12",
+    "[A,[[A,B],B]]": "1/24", "[A,[A,[A,[A,B]]]]": "-1/720", "[A,[A,[[A,B],B]]]": "1/180",
+    "[[A,[A,B]],[A,B]]": "1/360", "[A,[[[A,B],B],B]]": "1/180", "[[A,B],[[A,B],B]]": "1/120",
+    "[[[[A,B],B],B],B]": "-1/720",
+}  # fmt: skip
+OEIS_A001037 = [2, 1, 2, 3, 6, 9, 18, 30, 56, 99, 186, 335]
+NONZERO_BCH = [2, 1, 2, 1, 6, 5, 18, 17, 55, 55]
+EPSILONS = np.geomspace(0.05, 0.4, 6)
+RATE_TOLERANCE = 0.15  # measured slopes sit within 0.05; the next order bends the top of the ε range
+
+
+def _as_table(series, basis: str = "lyndon") -> dict[str, str]:
+    return {tree_to_string(t): str(c) for t, c in series.terms(basis)}
+
+
+def _unit_matrices(rng, n: int, count: int) -> list[np.ndarray]:
+    out = []
+    for _ in range(count):
+        m = rng.standard_normal((n, n))
+        out.append(m / np.linalg.norm(m, 2))
+    return out
+
+
+def _rate(rng, scale, backend, series, oracle, expected: float, count: int = 2) -> Verification:
+    n = by_scale(scale, 4, 12)
+    base = _unit_matrices(rng, n, count)
+    errors = []
+    for eps in EPSILONS:
+        mats = [eps * m for m in base]
+        approx = to_numpy(series.evaluate(*(to_backend(m, backend) for m in mats)))
+        exact = oracle(*mats)
+        errors.append(np.linalg.norm(approx - exact))  # absolute: the omitted terms are O(ε^{N+1})
+    return Verification.from_rate(
+        EPSILONS, errors, expected, RATE_TOLERANCE, n=n, degree=series.degree, points=len(EPSILONS)
+    )
+
+
+def _logm_product(*factors):
+    product = np.eye(factors[0].shape[0])
+    for f in factors:
+        product = product @ scipy.linalg.expm(f)
+    return np.real(scipy.linalg.logm(product))
+
+
+# --- BCH -------------------------------------------------------------------------------------------
+
+
+def _derive_bch() -> list[Step]:
+    series = bch(10)
+    table = _as_table(bch(5))
+    bernoulli = [
+        claim(
+            f"coefficient of ad_A^{k} B is B_{k}/{k}! (B_1 = +1/2)",
+            sp.Rational(series.coordinates.get((0,) * k + (1,), Fraction(0))),
+            sp.bernoulli(k) / sp.factorial(k),
+        )
+        for k in range(1, 10)
+    ]
+    return [
+        Step("log(e^A e^B) through degree 5, Lyndon basis", sp.Symbol(bch(5).to_text())),
+        claim(
+            "degree ≤ 5 agrees with the published table",
+            sp.Matrix([sp.Rational(table.get(k, "0")) for k in PUBLISHED_BCH]),
+            sp.Matrix([sp.Rational(v) for v in PUBLISHED_BCH.values()]),
+        ),
+        *bernoulli,
+        claim(
+            "nonzero coefficients per degree 1…10 = 2, 1, 2, 1, 6, 5, 18, 17, 55, 55",
+            sp.Matrix(series.nonzero_per_degree()),
+            sp.Matrix(NONZERO_BCH),
+        ),
+    ]
+
+
+def _verify_bch(rng, scale, backend) -> Verification:
+    degree = by_scale(scale, 4, 6)
+    return _rate(rng, scale, backend, bch(degree), _logm_product, degree + 1)
+
+
+def _derive_heisenberg() -> list[Step]:
+    x1, y1, z1, x2, y2, z2 = sp.symbols("x1 y1 z1 x2 y2 z2")
+    a = sp.Matrix([[0, x1, z1], [0, 0, y1], [0, 0, 0]])
+    b = sp.Matrix([[0, x2, z2], [0, 0, y2], [0, 0, 0]])
+    ab = a * b - b * a
+
+    def exp_nilpotent(m):  # m³ = 0 for strictly upper-triangular 3×3
+        return sp.eye(3) + m + m * m / 2
+
+    return [
+        Step("Heisenberg algebra: strictly upper-triangular 3×3 A, B; [A,B] ∝ E₁₃", ab),
+        claim("[A,[A,B]] = 0", a * ab - ab * a),
+        claim("[[A,B],B] = 0", ab * b - b * ab),
+        claim(
+            "e^A e^B = e^{A + B + ½[A,B]} exactly",
+            (exp_nilpotent(a) * exp_nilpotent(b)).applyfunc(sp.expand),
+            exp_nilpotent(a + b + ab / 2).applyfunc(sp.expand),
+        ),
+    ]
+
+
+def _verify_heisenberg(rng, scale, backend) -> Verification:
+    """Closed form: log(e^A e^B) = A + B + ½[A,B] exactly in the Heisenberg algebra (oracle: logm)."""
+    a, b = np.zeros((3, 3)), np.zeros((3, 3))
+    a[0, 1], a[1, 2], a[0, 2] = rng.standard_normal(3)
+    b[0, 1], b[1, 2], b[0, 2] = rng.standard_normal(3)
+    approx = to_numpy(bch(2).evaluate(to_backend(a, backend), to_backend(b, backend)))
+    exact = _logm_product(a, b)
+    residual = np.linalg.norm(approx - exact) / np.linalg.norm(exact)
+    return Verification.from_residual(residual, 1e-13, n=3, degree=2)
+
+
+# --- symmetric, many-factor, commutator -------------------------------------------------------------
+
+
+def _derive_symmetric() -> list[Step]:
+    series = symmetric_bch(8)
+    even = [c for w, c in series.coordinates.items() if len(w) % 2 == 0]
+    return [
+        Step("log(e^{A/2} e^B e^{A/2}) through degree 5", sp.Symbol(symmetric_bch(5).to_text())),
+        claim("every even-degree term vanishes (degrees 2, 4, 6, 8)", sp.Integer(len(even)), 0),
+        claim(
+            "degree 3: −1/24 [A,[A,B]] + 1/12 [[A,B],B]",
+            sp.Matrix([sp.Rational(series.coordinates[w]) for w in [(0, 0, 1), (0, 1, 1)]]),
+            sp.Matrix([sp.Rational(-1, 24), sp.Rational(1, 12)]),
+        ),
+    ]
+
+
+def _verify_symmetric(rng, scale, backend) -> Verification:
+    # Truncated at an even degree N, the first omitted nonzero term has degree N + 1; at odd N it is
+    # N + 2: the slope exposes the vanishing of the even terms.
+    degree = by_scale(scale, 3, 5)
+    return _rate(rng, scale, backend, symmetric_bch(degree), lambda a, b: _logm_product(a / 2, b, a / 2), degree + 2)
+
+
+def _derive_bch3() -> list[Step]:
+    three = bch_many(3, 4)
+    setting_c_zero = {w: c for w, c in three.coordinates.items() if 2 not in w}
+    two = bch(4).coordinates
+    keys = sorted(set(setting_c_zero) | set(two))
+    return [
+        Step("log(e^A e^B e^C) through degree 3", sp.Symbol(bch_many(3, 3).to_text())),
+        claim(
+            "setting C = 0 recovers log(e^A e^B) (degree ≤ 4)",
+            sp.Matrix([sp.Rational(setting_c_zero.get(k, 0)) for k in keys]),
+            sp.Matrix([sp.Rational(two.get(k, 0)) for k in keys]),
+        ),
+        claim(
+            "number of Lyndon words of degree 4 on 3 letters = Witt dimension 18", sp.Integer(witt_dimension(3, 4)), 18
+        ),
+    ]
+
+
+def _verify_bch3(rng, scale, backend) -> Verification:
+    degree = by_scale(scale, 3, 5)
+    return _rate(rng, scale, backend, bch_many(3, degree), _logm_product, degree + 1, count=3)
+
+
+def _derive_commutator() -> list[Step]:
+    series = commutator_log(4)
+    return [
+        Step("log(e^A e^B e^{-A} e^{-B}) through degree 4", sp.Symbol(series.to_text())),
+        claim("no degree-1 term: the group commutator is 1 + O(ε²)", sp.Integer(series.nonzero_per_degree()[0]), 0),
+        claim("leading term [A,B]", sp.Rational(series.coordinates[(0, 1)]), 1),
+    ]
+
+
+def _verify_commutator(rng, scale, backend) -> Verification:
+    degree = by_scale(scale, 3, 5)
+    return _rate(rng, scale, backend, commutator_log(degree), lambda a, b: _logm_product(a, b, -a, -b), degree + 1)
+
+
+# --- Zassenhaus ------------------------------------------------------------------------------------------
+
+
+def _derive_zassenhaus() -> list[Step]:
+    series = zassenhaus(7)
+    ad_terms = [
+        claim(
+            f"coefficient of ad_A^{n - 1} B in C_{n} is (−1)^{n + 1}/{n}!",
+            sp.Rational(series.coordinates.get((0,) * (n - 1) + (1,), Fraction(0))),
+            sp.Rational((-1) ** (n + 1), sp.factorial(n)),
+        )
+        for n in range(2, 8)
+    ]
+    return [
+        Step("e^{A+B} = e^A e^B e^{C_2} e^{C_3} ⋯, C_n through degree 4", sp.Symbol(zassenhaus(4).to_text())),
+        claim("C_2 = −½[A,B]", sp.Rational(series.coordinates[(0, 1)]), sp.Rational(-1, 2)),
+        claim(
+            "C_3 = 1/6 [A,[A,B]] − 1/3 [[A,B],B]",
+            sp.Matrix([sp.Rational(series.coordinates[w]) for w in [(0, 0, 1), (0, 1, 1)]]),
+            sp.Matrix([sp.Rational(1, 6), sp.Rational(-1, 3)]),
+        ),
+        *ad_terms,
+    ]
+
+
+def _verify_zassenhaus(rng, scale, backend) -> Verification:
+    degree = by_scale(scale, 4, 6)
+    series = zassenhaus(degree)
+    factors = [series.component(n) for n in range(2, degree + 1)]
+
+    class _Product:  # evaluate e^A e^B Π e^{C_n(A,B)} through the same `_rate` harness
+        def __init__(self):
+            self.degree = degree
+
+        def evaluate(self, a, b):
+            a_np, b_np = to_numpy(a), to_numpy(b)
+            product = scipy.linalg.expm(a_np) @ scipy.linalg.expm(b_np)
+            for c in factors:
+                product = product @ scipy.linalg.expm(to_numpy(c.evaluate(a, b)))
+            return product
+
+    return _rate(rng, scale, backend, _Product(), lambda a, b: scipy.linalg.expm(a + b), degree + 1)
+
+
+# --- Hausdorff ---------------------------------------------------------------------------------------------
+
+
+def _derive_hausdorff() -> list[Step]:
+    minus, plus = hausdorff(6, "-A"), hausdorff(6, "+A")
+    return [
+        Step("e^{-A} B e^{A} = Σ (−1)^k/k! ad_A^k B", sp.Symbol(minus.to_text())),
+        Step("e^{A} B e^{-A} = Σ 1/k! ad_A^k B", sp.Symbol(plus.to_text())),
+        claim(
+            "the two forms differ exactly by the sign of the odd terms",
+            sp.Matrix([sp.Rational(minus.coordinates[w]) * (-1) ** (len(w) - 1) for w in sorted(minus.coordinates)]),
+            sp.Matrix([sp.Rational(plus.coordinates[w]) for w in sorted(plus.coordinates)]),
+        ),
+    ]
+
+
+def _verify_hausdorff(rng, scale, backend) -> Verification:
+    """Both sign conventions at once: the worse of the two fitted slopes is reported."""
+    degree = by_scale(scale, 4, 6)
+    results = [
+        _rate(rng, scale, backend, hausdorff(degree, "-A"),
+              lambda a, b: scipy.linalg.expm(-a) @ b @ scipy.linalg.expm(a), degree + 1),
+        _rate(rng, scale, backend, hausdorff(degree, "+A"),
+              lambda a, b: scipy.linalg.expm(a) @ b @ scipy.linalg.expm(-a), degree + 1),
+    ]  # fmt: skip
+    return max(results, key=lambda r: r.residual)
+
+
+# --- bases ---------------------------------------------------------------------------------------------------
+
+
+def _derive_bases() -> list[Step]:
+    steps = [
+        claim(
+            f"{basis} basis: number of elements per degree 1…8 = Witt dimension (OEIS A001037)",
+            sp.Matrix([len(basis_trees(basis, 2, d)) for d in range(1, 9)]),
+            sp.Matrix(OEIS_A001037[:8]),
+        )
+        for basis in BASES
+    ]
+    series = bch(6)
+    words = series.to_words()
+    for basis in ("hall", "right-normed"):
+        expanded: dict = {}
+        for tree, c in change_of_basis(series.coordinates, basis, 2):
+            for u, a in expand_tree(tree):
+                expanded[u] = expanded.get(u, Fraction(0)) + c * a
+        gap = [sp.Rational(expanded.get(u, 0) - words.get(u, 0)) for u in set(words) | set(expanded)]
+        steps.append(claim(f"BCH to degree 6 in the {basis} basis expands to the same words", sp.Matrix(gap)))
+    return steps
+
+
+def _verify_bases(rng, scale, backend) -> Verification:
+    """Oracle: the same series evaluated in the three bases must agree to rounding."""
+    degree = by_scale(scale, 5, 7)
+    series = bch(degree)
+    a, b = (to_backend(0.3 * m, backend) for m in _unit_matrices(rng, by_scale(scale, 4, 12), 2))
+    values = [to_numpy(series.evaluate(a, b, basis=basis)) for basis in BASES]
+    scale_ = np.linalg.norm(values[0])
+    residual = max(np.linalg.norm(v - values[0]) / scale_ for v in values[1:])
+    return Verification.from_residual(residual, 1e-13, degree=degree)
+
+
+SEED = "lie-exponential-roadmap (seed)"
+
+
+def _identity(name, statement, source, derive, verify, asymptotic=True):
+    return Identity(name, "lie", statement, f"{SEED}; {source}", derive, verify, asymptotic=asymptotic)
+
+
+IDENTITIES = [
+    _identity(
+        "lie.bch.series",
+        r"\log(e^A e^B) = A + B + \tfrac12[A,B] + \tfrac1{12}[A,[A,B]] + \tfrac1{12}[[A,B],B] + \cdots",
+        "BCH as compiler; Bernoulli closed form for ad_A^n B; published tables",
+        _derive_bch,
+        _verify_bch,
+    ),
+    _identity(
+        "lie.bch.heisenberg",
+        r"[A,B]\ \text{central} \Rightarrow \log(e^A e^B) = A + B + \tfrac12[A,B]",
+        "closed form in the Heisenberg algebra",
+        _derive_heisenberg,
+        _verify_heisenberg,
+        asymptotic=False,
+    ),
+    _identity(
+        "lie.bch.symmetric",
+        r"\log(e^{A/2} e^{B} e^{A/2}) = A + B - \tfrac1{24}[A,[A,B]] + \tfrac1{12}[[A,B],B] + \cdots"
+        r"\ (\text{odd degrees only})",
+        "symmetric (Strang) composition",
+        _derive_symmetric,
+        _verify_symmetric,
+    ),
+    _identity(
+        "lie.bch.three_factors",
+        r"\log(e^A e^B e^C) = A + B + C + \tfrac12([A,B] + [A,C] + [B,C]) + \cdots",
+        "multi-factor BCH",
+        _derive_bch3,
+        _verify_bch3,
+    ),
+    _identity(
+        "lie.bch.group_commutator",
+        r"\log(e^A e^B e^{-A} e^{-B}) = [A,B] + \tfrac12[A,[A,B]] - \tfrac12[[A,B],B] + \cdots",
+        "group commutator",
+        _derive_commutator,
+        _verify_commutator,
+    ),
+    _identity(
+        "lie.zassenhaus",
+        r"e^{A+B} = e^{A} e^{B} e^{-\frac12[A,B]} e^{\frac16[A,[A,B]] - \frac13[[A,B],B]} \cdots",
+        "Zassenhaus formula",
+        _derive_zassenhaus,
+        _verify_zassenhaus,
+    ),
+    _identity(
+        "lie.hausdorff",
+        r"e^{-A} B e^{A} = \sum_k \tfrac{(-1)^k}{k!}\operatorname{ad}_A^k B,"
+        r"\quad e^{A} B e^{-A} = \sum_k \tfrac{1}{k!}\operatorname{ad}_A^k B",
+        "conjugation (Hausdorff) series, both sign conventions",
+        _derive_hausdorff,
+        _verify_hausdorff,
+    ),
+    _identity(
+        "lie.bases.agree",
+        r"\text{Lyndon, Hall and right-normed coordinates describe the same Lie element}",
+        "Reutenauer, Free Lie Algebras §4–5 (Hall sets, Lyndon basis); Witt's formula",
+        _derive_bases,
+        _verify_bases,
+        asymptotic=False,
+    ),
+]

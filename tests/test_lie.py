@@ -1,0 +1,285 @@
+import json
+from fractions import Fraction
+from itertools import product
+
+import numpy as np
+import pytest
+import scipy.linalg
+import sympy as sp
+from conftest import HAS_TORCH
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench._backend import to_backend, to_numpy
+from workbench.cli import main
+from workbench.lie import (
+    BASES,
+    basis_trees,
+    bch,
+    bch_many,
+    change_of_basis,
+    commutator_log,
+    expand_tree,
+    format_word,
+    hausdorff,
+    is_lyndon,
+    log_of_exponentials,
+    lyndon_coordinates,
+    lyndon_factorization,
+    lyndon_tree,
+    lyndon_words,
+    standard_factorization,
+    symmetric_bch,
+    tree_to_string,
+    witt_dimension,
+    zassenhaus,
+)
+from workbench.lie._bases import bracket
+
+OEIS_A001037 = [2, 1, 2, 3, 6, 9, 18, 30, 56, 99, 186, 335, 630, 1161, 2182]  # binary Lyndon words
+
+
+def test_lyndon_counts_match_oeis_and_witt():
+    counts = [len(lyndon_words(2, n)) for n in range(1, 16)]
+    assert counts == OEIS_A001037
+    assert counts == [witt_dimension(2, n) for n in range(1, 16)]
+    assert [len(lyndon_words(3, n)) for n in range(1, 6)] == [3, 3, 8, 18, 48]  # OEIS A027376
+
+
+def test_lyndon_words_agree_with_brute_force():
+    for n in range(1, 9):
+        brute = sorted(w for w in product(range(2), repeat=n) if is_lyndon(w))
+        assert list(lyndon_words(2, n)) == brute
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2), min_size=1, max_size=14))
+def test_chen_fox_lyndon_factorization(word):
+    factors = lyndon_factorization(tuple(word))
+    assert sum(factors, ()) == tuple(word)
+    assert all(is_lyndon(f) for f in factors)
+    assert all(factors[i] >= factors[i + 1] for i in range(len(factors) - 1))
+
+
+def test_standard_factorization_properties():
+    for n in range(2, 10):
+        for w in lyndon_words(2, n):
+            u, v = standard_factorization(w)
+            assert u + v == w and is_lyndon(u) and is_lyndon(v) and u < v
+            assert not any(is_lyndon(w[i:]) for i in range(1, len(u)))  # v is the longest Lyndon suffix
+
+
+def test_standard_bracketing_follows_the_contract():
+    assert tree_to_string(lyndon_tree((0, 0, 1))) == "[A,[A,B]]"
+    assert tree_to_string(lyndon_tree((0, 1, 1))) == "[[A,B],B]"
+
+
+def _random_lie(draw_coefficients, trees):
+    out: dict = {}
+    for tree, c in zip(trees, draw_coefficients, strict=False):
+        for w, a in expand_tree(tree):
+            out[w] = out.get(w, Fraction(0)) + Fraction(c) * a
+    return {w: c for w, c in out.items() if c}
+
+
+lie_elements = st.lists(st.integers(-3, 3), min_size=1, max_size=5).map(
+    lambda cs: _random_lie(cs, [lyndon_tree(w) for n in (1, 2, 3) for w in lyndon_words(2, n)])
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(lie_elements, lie_elements, lie_elements)
+def test_bracket_laws(x, y, z):
+    # Antisymmetry and Jacobi in the free associative algebra (exact arithmetic: equality, not tolerance).
+    xy, yx = bracket(x, y), bracket(y, x)
+    assert {w: c + yx.get(w, 0) for w, c in xy.items() if c + yx.get(w, 0)} == {
+        w: c for w, c in yx.items() if w not in xy
+    }
+    total: dict = {}
+    for part in (bracket(x, bracket(y, z)), bracket(y, bracket(z, x)), bracket(z, bracket(x, y))):
+        for w, c in part.items():
+            total[w] = total.get(w, 0) + c
+    assert all(c == 0 for c in total.values())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([w for n in range(1, 5) for w in lyndon_words(2, n)]),
+       st.sampled_from([w for n in range(1, 5) for w in lyndon_words(2, n)]))  # fmt: skip
+def test_bracket_of_basis_elements_stays_in_the_span(u, v):
+    element = bracket(dict(expand_tree(lyndon_tree(u))), dict(expand_tree(lyndon_tree(v))))
+    coords = lyndon_coordinates(element)  # raises if not a Lie polynomial
+    rebuilt: dict = {}
+    for w, c in coords.items():
+        for word, a in expand_tree(lyndon_tree(w)):
+            rebuilt[word] = rebuilt.get(word, 0) + c * a
+    assert {w: c for w, c in rebuilt.items() if c} == element
+
+
+def test_non_lie_polynomial_is_rejected():
+    with pytest.raises(
+        ValueError, match=r"element must be a Lie polynomial, but its smallest word 'AB' is not Lyndon|'BA'"
+    ):
+        lyndon_coordinates({(1, 0): Fraction(1)})
+
+
+@pytest.mark.parametrize("basis", BASES)
+def test_every_basis_has_witt_many_elements_and_round_trips(basis):
+    series = bch(7)
+    for d in range(1, 8):
+        assert len(basis_trees(basis, 2, d)) == witt_dimension(2, d)
+    terms = change_of_basis(series.coordinates, basis, 2)
+    expanded: dict = {}
+    for tree, c in terms:  # oracle: expand to words and compare with the Lyndon expansion
+        for w, a in expand_tree(tree):
+            expanded[w] = expanded.get(w, 0) + c * a
+    assert {w: c for w, c in expanded.items() if c} == series.to_words()
+
+
+def test_hall_and_right_normed_low_degrees():
+    assert [tree_to_string(t) for t in basis_trees("hall", 2, 3)] == ["[[B,A],A]", "[[B,A],B]"]
+    assert [tree_to_string(t) for t in basis_trees("right-normed", 2, 4)] == [
+        "[A,[A,[A,B]]]", "[A,[B,[A,B]]]", "[B,[B,[A,B]]]"]  # fmt: skip
+
+
+PUBLISHED_BCH_5 = (
+    "A + B + 1/2 [A,B] + 1/12 [A,[A,B]] + 1/12 [[A,B],B] + 1/24 [A,[[A,B],B]] - 1/720 [A,[A,[A,[A,B]]]]"
+    " + 1/180 [A,[A,[[A,B],B]]] + 1/360 [[A,[A,B]],[A,B]] + 1/180 [A,[[[A,B],B],B]] + 1/120 [[A,B],[[A,B],B]]"
+    " - 1/720 [[[[A,B],B],B],B]"
+)
+
+
+def test_bch_matches_published_degree_5_table():
+    assert bch(5).to_text() == PUBLISHED_BCH_5
+
+
+def test_bch_ad_coefficients_are_bernoulli_numbers():
+    series = bch(12)
+    for k in range(1, 12):
+        expected = Fraction(sp.bernoulli(k) / sp.factorial(k))  # sympy uses B₁ = +1/2
+        assert series.coordinates.get((0,) * k + (1,), Fraction(0)) == expected
+
+
+def test_bch_nonzero_counts_match_published():
+    assert bch(10).nonzero_per_degree() == [2, 1, 2, 1, 6, 5, 18, 17, 55, 55]
+
+
+def test_bch_symmetry_relation():
+    # log(e^A e^B) = −log(e^{−B} e^{−A}): with A ↔ B swapped and signs flipped, degree d gets (−1)^{d+1}.
+    z = bch(7).to_words()
+    w = log_of_exponentials([(1, -1), (0, -1)], 7, 2).to_words()
+    assert z == {word: -c for word, c in w.items()}
+
+
+def test_symmetric_bch_even_degrees_vanish():
+    counts = symmetric_bch(8).nonzero_per_degree()
+    assert counts[1] == counts[3] == counts[5] == counts[7] == 0 and counts[2] > 0
+
+
+def test_zassenhaus_low_factors_and_ad_closed_form():
+    z = zassenhaus(6)
+    assert z.component(2).to_text() == "-1/2 [A,B]"
+    assert z.component(3).to_text() == "1/6 [A,[A,B]] - 1/3 [[A,B],B]"
+    for n in range(2, 7):
+        assert z.coordinates[(0,) * (n - 1) + (1,)] == Fraction((-1) ** (n + 1), int(sp.factorial(n)))
+
+
+def test_hausdorff_both_sign_conventions_against_expm(rng):
+    # Oracle: dense conjugation. e^{-A} B e^{A} ('-A') and e^{A} B e^{-A} ('+A') must not be confused.
+    a = 0.01 * rng.standard_normal((5, 5))  # ‖2·ad_A‖⁹/9! ≈ 1e-15: truncation below rounding
+    b = rng.standard_normal((5, 5))
+    for form, exact in (
+        ("-A", scipy.linalg.expm(-a) @ b @ scipy.linalg.expm(a)),
+        ("+A", scipy.linalg.expm(a) @ b @ scipy.linalg.expm(-a)),
+    ):
+        np.testing.assert_allclose(hausdorff(9, form).evaluate(a, b), exact, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("series", "factors"),
+    [(bch(6), lambda a, b: [a, b]), (commutator_log(6), lambda a, b: [a, b, -a, -b])],
+)
+def test_series_against_logm(series, factors, rng):
+    # Oracle: scipy logm(expm·expm); at ε = 0.005 the omitted degree-7 terms are ~1e-15.
+    a, b = (0.005 * rng.standard_normal((4, 4)) for _ in range(2))
+    product = np.eye(4)
+    for f in factors(a, b):
+        product = product @ scipy.linalg.expm(f)
+    np.testing.assert_allclose(series.evaluate(a, b), np.real(scipy.linalg.logm(product)), rtol=0, atol=1e-13)
+
+
+def test_evaluation_is_batched(rng, backend):
+    a = rng.standard_normal((3, 4, 4)) * 0.1
+    b = rng.standard_normal((3, 4, 4)) * 0.1
+    series = bch(4)
+    batched = to_numpy(series.evaluate(to_backend(a, backend), to_backend(b, backend)))
+    looped = np.stack([series.evaluate(x, y) for x, y in zip(a, b, strict=True)])
+    np.testing.assert_allclose(batched, looped, rtol=1e-14, atol=1e-16)
+
+
+def test_three_factor_series_reduces_to_bch():
+    three = bch_many(3, 5).coordinates
+    assert {w: c for w, c in three.items() if 2 not in w} == bch(5).coordinates
+
+
+def test_renderers_and_json_contract():
+    series = bch(3)
+    assert series.to_latex() == r"A + B + \frac{1}{2} [A,B] + \frac{1}{12} [A,[A,B]] + \frac{1}{12} [[A,B],B]"
+    doc = series.to_json()
+    assert doc["series"] == "bch" and doc["degree"] == 3 and doc["basis"] == "lyndon"
+    assert doc["terms"][2] == {"bracket": "[A,B]", "coefficient": "1/2", "degree": 2}
+    A, B = sp.symbols("A B", commutative=False)
+    assert sp.expand(bch(2).to_sympy() - (A + B + (A * B - B * A) / 2)) == 0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"degree must be a positive integer, got 0"):
+        bch(0)
+    with pytest.raises(ValueError, match=r"degree must be a positive integer, got 2.5"):
+        zassenhaus(2.5)
+    with pytest.raises(ValueError, match=r"basis must be one of 'lyndon', 'hall', 'right-normed', got 'foo'"):
+        bch(2).terms("foo")
+    with pytest.raises(ValueError, match=r"n_factors must be an integer in \[2, 26\], got 1"):
+        bch_many(1, 3)
+    with pytest.raises(ValueError, match=r"form must be '-A' \(e\^\(-A\) B e\^A\) or '\+A'"):
+        hausdorff(3, form="A")
+    with pytest.raises(ValueError, match=r"matrices must be one per generator \(2\), got 1"):
+        bch(2).evaluate(np.eye(2))
+    with pytest.raises(ValueError, match=r"matrices\[1\] must be a square matrix"):
+        bch(2).evaluate(np.eye(2), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"matrices must share one shape, got \(2, 2\) for matrices\[0\] and \(3, 3\)"):
+        bch(2).evaluate(np.eye(2), np.eye(3))
+    with pytest.raises(ValueError, match=r"matrices\[0\] must be finite"):
+        bch(2).evaluate(np.full((2, 2), np.nan), np.eye(2))
+    with pytest.raises(ValueError, match=r"word must be a Lyndon word of length ≥ 2, got 'BA'"):
+        standard_factorization((1, 0))
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_mixed_libraries_in_evaluation():
+    import torch
+
+    with pytest.raises(TypeError, match=r"inputs mix array libraries"):
+        bch(2).evaluate(np.eye(2), torch.eye(2, dtype=torch.float64))
+
+
+def test_cli_series_json_contract(capsys):
+    assert main(["derive", "bch", "--degree", "3", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [t["bracket"] for t in doc["terms"]] == ["A", "B", "[A,B]", "[A,[A,B]]", "[[A,B],B]"]
+    assert [t["coefficient"] for t in doc["terms"]] == ["1", "1", "1/2", "1/12", "1/12"]
+
+
+def test_cli_series_in_other_bases(capsys):
+    assert main(["derive", "zassenhaus", "--degree", "3", "--basis", "hall"]) == 0
+    assert capsys.readouterr().out.strip() == "A + B + 1/2 [B,A] + 1/6 [[B,A],A] + 1/3 [[B,A],B]"
+    assert main(["derive", "bch3", "--degree", "2", "--basis", "right-normed"]) == 0
+    assert capsys.readouterr().out.strip() == "A + B + C + 1/2 [A,B] + 1/2 [A,C] + 1/2 [B,C]"
+
+
+def test_cli_series_bad_degree(capsys):
+    assert main(["derive", "bch", "--degree", "0"]) == 2
+    assert "--degree must be a positive integer, got 0" in capsys.readouterr().err
+
+
+def test_format_word():
+    assert format_word((0, 1, 2)) == "ABC"
