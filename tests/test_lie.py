@@ -92,9 +92,7 @@ lie_elements = st.lists(st.integers(-3, 3), min_size=1, max_size=5).map(
 def test_bracket_laws(x, y, z):
     # Antisymmetry and Jacobi in the free associative algebra (exact arithmetic: equality, not tolerance).
     xy, yx = bracket(x, y), bracket(y, x)
-    assert {w: c + yx.get(w, 0) for w, c in xy.items() if c + yx.get(w, 0)} == {
-        w: c for w, c in yx.items() if w not in xy
-    }
+    assert all(xy.get(w, 0) + yx.get(w, 0) == 0 for w in set(xy) | set(yx))
     total: dict = {}
     for part in (bracket(x, bracket(y, z)), bracket(y, bracket(z, x)), bracket(z, bracket(x, y))):
         for w, c in part.items():
@@ -116,9 +114,7 @@ def test_bracket_of_basis_elements_stays_in_the_span(u, v):
 
 
 def test_non_lie_polynomial_is_rejected():
-    with pytest.raises(
-        ValueError, match=r"element must be a Lie polynomial, but its smallest word 'AB' is not Lyndon|'BA'"
-    ):
+    with pytest.raises(ValueError, match=r"element must be a Lie polynomial, but its smallest word 'BA' is not Lyndon"):
         lyndon_coordinates({(1, 0): Fraction(1)})
 
 
