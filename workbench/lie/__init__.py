@@ -17,6 +17,10 @@ commutator_log          -- log(e^A e^B e^{-A} e^{-B})
 zassenhaus              -- e^{A+B} = e^A e^B e^{C_2} e^{C_3} ⋯
 hausdorff               -- e^{-A} B e^{A} (form '-A') or e^{A} B e^{-A} (form '+A')
 log_of_exponentials     -- log of any product of exponentials of scaled generators
+magnus                  -- exact Ω(h) for A(t) = Σ t^j X_j, a Lie series with powers of h
+magnus_omega            -- numeric Ω(h) on matrices, warning outside ∫‖A‖ < π
+magnus_integrals        -- Ω_n for abstract A(t) as sympy nested integrals over the simplex
+integrate_noncommutative -- evaluate those integrals once a polynomial A(t) is substituted
 """
 
 from workbench.lie._bases import (
@@ -28,6 +32,7 @@ from workbench.lie._bases import (
     lyndon_tree,
     tree_to_string,
 )
+from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
 from workbench.lie._series import (
     SERIES,
     LieSeries,
@@ -60,12 +65,16 @@ __all__ = [
     "expand_tree",
     "format_word",
     "hausdorff",
+    "integrate_noncommutative",
     "is_lyndon",
     "log_of_exponentials",
     "lyndon_coordinates",
     "lyndon_factorization",
     "lyndon_tree",
     "lyndon_words",
+    "magnus",
+    "magnus_integrals",
+    "magnus_omega",
     "standard_factorization",
     "symmetric_bch",
     "tree_to_string",

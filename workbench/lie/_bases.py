@@ -91,18 +91,22 @@ def multidegree(word: Word, n_letters: int) -> tuple[int, ...]:
 
 
 @cache
-def expand_tree(tree: Tree) -> tuple[tuple[Word, Fraction], ...]:
-    """Expand a bracket tree into words (memoised; a tuple so that it can be cached).
+def expand_tree(tree: Tree) -> tuple[tuple[Word, int], ...]:
+    """Expand a bracket tree into words with integer coefficients (memoised, hence a tuple).
 
     Examples
     --------
-    >>> [(format_word(w), int(c)) for w, c in expand_tree((0, (0, 1)))]
+    >>> [(format_word(w), c) for w, c in expand_tree((0, (0, 1)))]
     [('AAB', 1), ('ABA', -2), ('BAA', 1)]
     """
     if isinstance(tree, int):
-        return (((tree,), Fraction(1)),)
-    expanded = bracket(dict(expand_tree(tree[0])), dict(expand_tree(tree[1])))
-    return tuple(sorted(expanded.items()))
+        return (((tree,), 1),)
+    out: dict[Word, int] = defaultdict(int)
+    for u, a in expand_tree(tree[0]):
+        for v, b in expand_tree(tree[1]):
+            out[u + v] += a * b
+            out[v + u] -= a * b
+    return tuple(sorted((w, c) for w, c in out.items() if c))
 
 
 def tree_to_string(tree: Tree, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str:

@@ -1,0 +1,260 @@
+r"""Magnus expansion of :math:`Y' = A(t)Y`, :math:`Y(0) = I`: :math:`Y(t) = e^{\Omega(t)}`.
+
+The terms follow the Bernoulli recursion (Klarsfeld–Oteo 1989; Blanes, Casas, Oteo & Ros,
+*Phys. Rep.* 470 (2009), eqs. 43–44), with :math:`B_1 = -\tfrac12`:
+
+.. math::
+
+    \Omega_1 = \int_0^t A,\qquad
+    \Omega_n = \sum_{j=1}^{n-1} \frac{B_j}{j!} \int_0^t S_n^{(j)}(\tau)\,d\tau,
+
+    S_n^{(1)} = [\Omega_{n-1}, A],\quad
+    S_n^{(j)} = \sum_{m=1}^{n-j} [\Omega_m, S_{n-m}^{(j-1)}]\ (2 \le j \le n-1).
+
+Two realisations share it:
+
+* :func:`magnus_integrals` — for an abstract noncommutative :math:`A(t)`, each :math:`\Omega_n` as
+  sympy nested integrals over the time simplex (unevaluated; substitute a concrete ``A`` and call
+  ``doit()``);
+* :func:`magnus` — the exact specialisation to polynomial generators
+  :math:`A(t) = \sum_j t^j X_j` on :math:`[0, h]`: every word :math:`w` in the letters
+  :math:`X_j` carries the power :math:`h^{\mathrm{wt}(w)}` with :math:`\mathrm{wt}(X_j) = j + 1`, so
+  :math:`\Omega(h)` is a Lie series with exact rational coefficients, computed in the free algebra.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from fractions import Fraction
+
+import numpy as np
+
+from workbench._backend import namespace, to_numpy
+from workbench._validation import as_array, check_in_range, check_square
+from workbench.lie._bases import bracket, lyndon_coordinates
+from workbench.lie._series import LieSeries, _check_degree
+
+__all__ = ["integrate_noncommutative", "magnus", "magnus_integrals", "magnus_omega"]
+
+
+def _bernoulli(j: int) -> Fraction:
+    import sympy as sp
+
+    value = sp.bernoulli(j)
+    if j == 1:  # the recursion uses B₁ = −1/2; sympy ≥ 1.12 returns +1/2
+        value = -abs(value)
+    return Fraction(int(value.p), int(value.q))
+
+
+def _weight(word) -> int:
+    return sum(letter + 1 for letter in word)
+
+
+def _add(x: dict, y: dict, scale: Fraction = Fraction(1)) -> dict:
+    out = dict(x)
+    for w, c in y.items():
+        value = out.get(w, Fraction(0)) + scale * c
+        if value:
+            out[w] = value
+        else:
+            out.pop(w, None)
+    return out
+
+
+def magnus(order: int, n_terms: int = 2) -> LieSeries:
+    r"""Exact Magnus exponent :math:`\Omega(h)` for :math:`A(t) = \sum_{j<k} t^j X_j` through :math:`h^{\text{order}}`.
+
+    The generators are named ``A, B, C, …`` for :math:`X_0, X_1, X_2, …` (so ``A(t) = A + tB`` for
+    ``n_terms=2``).  Coordinates are the coefficients at :math:`h = 1`; the term of a word of weight
+    :math:`k` carries :math:`h^k`, so evaluate with :func:`magnus_omega` (which scales
+    :math:`X_j \to h^{j+1} X_j`).
+
+    Examples
+    --------
+    >>> magnus(3).to_text()
+    'A + 1/2 B - 1/12 [A,B]'
+    """
+    order = _check_degree(order)
+    if isinstance(n_terms, bool) or not isinstance(n_terms, int) or not 1 <= n_terms <= order:
+        raise ValueError(f"n_terms must be an integer in [1, order={order}], got {n_terms!r}")
+    letters = [((j,), Fraction(1)) for j in range(n_terms)]
+
+    def truncate(element: dict) -> dict:
+        return {w: c for w, c in element.items() if _weight(w) <= order}
+
+    def integrate(integrand: dict) -> dict:
+        # Integrand words carry τ^{wt−1}; ∫₀ᵗ τ^{wt−1} dτ = t^{wt}/wt.
+        return {w: c / _weight(w) for w, c in integrand.items()}
+
+    a_of_t = dict(letters)  # X_j with τ^j = τ^{wt−1}
+    omegas = {1: integrate(a_of_t)}
+    s_terms: dict[tuple[int, int], dict] = {}
+    for n in range(2, order + 1):
+        total: dict = {}
+        for j in range(1, n):
+            if j == 1:
+                s = truncate(bracket(omegas[n - 1], a_of_t))
+            else:
+                s = {}
+                for m in range(1, n - j + 1):
+                    previous = s_terms.get((n - m, j - 1), {})
+                    if previous:
+                        s = _add(s, truncate(bracket(omegas[m], previous)))
+            s_terms[(n, j)] = s
+            if s:
+                total = _add(total, integrate(s), _bernoulli(j) / _factorial(j))
+        omegas[n] = total
+    omega: dict = defaultdict(Fraction)
+    for part in omegas.values():
+        for w, c in part.items():
+            omega[w] += c
+    coordinates = lyndon_coordinates({w: c for w, c in omega.items() if c})
+    return LieSeries("magnus", n_terms, order, coordinates)
+
+
+def _factorial(j: int) -> int:
+    out = 1
+    for i in range(2, j + 1):
+        out *= i
+    return out
+
+
+def magnus_omega(coefficients, h, order: int = 4):
+    r"""Numeric :math:`\Omega(h)` for :math:`A(t) = \sum_j t^j X_j`, truncated at :math:`h^{\text{order}}`.
+
+    Warns (``RuntimeWarning``) when :math:`\int_0^h \lVert A(t)\rVert_2\,dt \ge \pi`, outside the
+    guaranteed convergence domain of the Magnus series (Moan & Niesen 2008).
+
+    Parameters
+    ----------
+    coefficients : sequence of arrays, shape=[n, n]
+        :math:`X_0, X_1, …` (numpy or torch).
+    h : float
+        Step length, :math:`h \ge 0`.
+    order : int
+        Truncation order in :math:`h`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> E12, E23 = np.eye(3, k=1) * [[1], [0], [0]], np.eye(3, k=1) * [[0], [1], [0]]
+    >>> omega = magnus_omega([E12, E23], h=2.0, order=3)  # exact: [E12, E23] = E13 is central
+    >>> omega.tolist()
+    [[0.0, 2.0, -0.6666666666666666], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
+    """
+    h = check_in_range("h", h, 0.0)
+    matrices = [as_array(f"coefficients[{j}]", x) for j, x in enumerate(coefficients)]
+    if not matrices:
+        raise ValueError("coefficients must hold at least one matrix X_0, got none")
+    namespace(*matrices)
+    for j, m in enumerate(matrices):
+        check_square(f"coefficients[{j}]", m)
+        if tuple(m.shape) != tuple(matrices[0].shape):
+            raise ValueError(f"coefficients must share one shape, got {tuple(matrices[0].shape)} and {tuple(m.shape)}")
+    _warn_outside_convergence(matrices, h)
+    series = magnus(order, len(matrices)) if len(matrices) <= order else magnus(order, order)
+    scaled = [h ** (j + 1) * m for j, m in enumerate(matrices[: series.n_letters])]
+    return series.evaluate(*scaled)
+
+
+def _warn_outside_convergence(matrices, h: float) -> None:
+    from scipy.integrate import quad
+
+    host = [to_numpy(m) for m in matrices]
+    if host[0].ndim != 2:
+        return  # batched input: the bound is checked per matrix by the caller if needed
+
+    def norm(t):
+        return np.linalg.norm(sum(t**j * m for j, m in enumerate(host)), 2)
+
+    integral, _ = quad(norm, 0.0, h, limit=200)
+    if integral >= np.pi:
+        warnings.warn(
+            f"∫₀^h ‖A(t)‖₂ dt = {integral:.4g} ≥ π: outside the guaranteed convergence domain of the "
+            "Magnus series; shorten h or split the interval",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def magnus_integrals(n: int):
+    r"""The Magnus term :math:`\Omega_n(t)` for an abstract noncommutative :math:`A(t)`, as sympy integrals.
+
+    Returns ``(expression, A, t)``: ``A`` is the undefined noncommutative sympy function and ``t`` the
+    upper limit.  Substitute a concrete ``A`` (``expression.replace(A, ...)``) and evaluate with
+    :func:`integrate_noncommutative` (sympy's own ``doit`` cannot integrate noncommutative integrands).
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> omega2, A, t = magnus_integrals(2)
+    >>> X, Y = sp.symbols("X Y", commutative=False)
+    >>> s = sp.Symbol("s")
+    >>> concrete = integrate_noncommutative(omega2.replace(A, sp.Lambda(s, X + s * Y)))
+    >>> sp.expand(concrete - (-t**3 / 12) * (X * Y - Y * X))
+    0
+    """
+    import sympy as sp
+
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 4:
+        raise ValueError(f"n must be an integer in [1, 4] (nested integrals grow fast), got {n!r}")
+    A = sp.Function("A", commutative=False)
+    t = sp.Symbol("t", positive=True)
+    counter = iter(range(1, 10_000))
+
+    def fresh():
+        return sp.Symbol(f"tau{next(counter)}", positive=True)
+
+    def comm(x, y):
+        return sp.expand(x * y - y * x)
+
+    def omega(k, upper):
+        s = fresh()
+        if k == 1:
+            return sp.Integral(A(s), (s, 0, upper))
+        total = sp.Integer(0)
+        for j in range(1, k):
+            integrand = S(k, j, s)
+            if integrand != 0:
+                b = _bernoulli(j)
+                weight = sp.Rational(b.numerator, b.denominator) / sp.factorial(j)
+                total += weight * sp.Integral(integrand, (s, 0, upper))
+        return total
+
+    def S(k, j, s):
+        if j == 1:
+            return comm(omega(k - 1, s), A(s))
+        total = sp.Integer(0)
+        for m in range(1, k - j + 1):
+            total += comm(omega(m, s), S(k - m, j - 1, s))
+        return total
+
+    return omega(n, t), A, t
+
+
+def integrate_noncommutative(expr):
+    """Evaluate every ``Integral`` in ``expr`` whose integrand is polynomial in noncommutative symbols.
+
+    Each term of the expanded integrand is split into its commutative factor (integrated by sympy) and
+    its noncommutative factor (constant in the integration variable), innermost integrals first.
+    """
+    import sympy as sp
+
+    def evaluate(node):
+        if not node.args:
+            return node
+        node = node.func(*[evaluate(arg) for arg in node.args]) if not isinstance(node, sp.Integral) else node
+        if isinstance(node, sp.Integral):
+            integrand = sp.expand(evaluate(node.function))
+            for limits in node.limits:
+                variable, low, high = limits
+                total = sp.Integer(0)
+                for term in sp.Add.make_args(integrand):
+                    commutative, noncommutative = term.args_cnc()
+                    total += sp.integrate(sp.Mul(*commutative), (variable, low, high)) * sp.Mul(*noncommutative)
+                integrand = sp.expand(total)
+            return integrand
+        return node
+
+    return sp.expand(evaluate(expr))
