@@ -81,7 +81,8 @@ def test_derive_latex(capsys):
     [
         (["check", "--area", "nope"], "workbench check: error: area must be one of"),
         (["check", "no.such.identity"], "workbench check: error: name must be an identity or a dotted prefix"),
-        (["derive", "bch"], "workbench derive: error: name must be a catalogue identity, got 'bch'"),
+        (["derive", "nope"], "workbench derive: error: name must be a series (bch, symmetric-bch, bch3, commutator"),
+        (["derive", "markov.dirichlet_form.gauss", "--format", "json"], "apply to series, not to catalogue identities"),
         (["lab", "--dir", "/nonexistent"], "workbench lab: error: --dir must be a folder of course notebooks"),
     ],
 )
