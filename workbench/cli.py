@@ -183,6 +183,28 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     return 0 if all(s.holds is not False for s in steps) else 1
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from importlib.metadata import entry_points
+
+    found = {e.name: e for e in entry_points(group="workbench.benchmarks")}
+    if args.name not in found:
+        raise ValueError(f"name must be one of {', '.join(sorted(found))}, got {args.name!r}")
+    options = {}
+    if args.max_degree is not None:
+        options["max_degree"] = args.max_degree
+    report = found[args.name].load().run(**options)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    table = Table(title=report["title"], caption=report.get("notes"))
+    for column in report["columns"]:
+        table.add_column(column, justify="right")
+    for row in report["rows"]:
+        table.add_row(*(escape(str(x)) for x in row))
+    _console().print(table)
+    return 0
+
+
 def _notebook_dir(requested: str | None) -> Path:
     if requested:
         path = Path(requested)
@@ -252,6 +274,11 @@ def _parser() -> argparse.ArgumentParser:
     p_derive.add_argument("--basis", choices=("lyndon", "hall", "right-normed"), default="lyndon")
     p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
 
+    p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
+    p_bench.add_argument("name", help="bch, rank1")
+    p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
+
     p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
     return parser
@@ -270,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_check(args)
         if args.command == "derive":
             return _cmd_derive(args)
+        if args.command == "bench":
+            return _cmd_bench(args)
         return _cmd_lab(args, extra)
     except (ValueError, TypeError, CatalogueError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
