@@ -1,7 +1,7 @@
 """Attention Geometry Workbench: the operator geometry of attention, derived and checked.
 
 Layers (independent unless stated): ``markov`` (kernels, Markov operators, Dirichlet forms),
-``expmv`` (exp(tA)·B), ``continuum`` (symbolic limits and expansions); ``catalogue`` discovers the
+``expmv`` (exp(tA)·B), ``continuum`` (symbolic limits and expansions), ``lie`` (exact Lie series); ``catalogue`` discovers the
 identities that tie them to the seed papers, and ``cli`` runs them.
 
 catalogue  -- Identity records, discovery (entry points ``workbench.derivations``), check runner
@@ -9,6 +9,7 @@ markov     -- gauss_kernel, markov_operator, softmax_operator, markov_semigroup,
               dirichlet_form
 expmv      -- phi1, expm_rank1, expmv_rank1
 continuum  -- softmax_first_order, softmax_series
+lie        -- exact free Lie algebra: bases, bch, symmetric_bch, bch_many, zassenhaus, hausdorff, magnus
 
 torch is never imported here; numeric functions accept numpy arrays or torch tensors per call.
 """
