@@ -109,7 +109,10 @@ fig, ax = plt.subplots(figsize=(5.5, 3.5))
 for degree in (2, 3, 4, 5, 6):
     truncated = bch(degree)
     errors = [
-        np.linalg.norm(truncated.evaluate(e * A0, e * B0) - scipy.linalg.logm(scipy.linalg.expm(e * A0) @ scipy.linalg.expm(e * B0)))
+        np.linalg.norm(
+            truncated.evaluate(e * A0, e * B0)
+            - scipy.linalg.logm(scipy.linalg.expm(e * A0) @ scipy.linalg.expm(e * B0))
+        )
         for e in eps
     ]
     slope = fit_rate(eps, errors)

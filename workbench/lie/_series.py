@@ -30,10 +30,10 @@ from workbench.lie._bases import (
     change_of_basis,
     expand_tree,
     lyndon_coordinates,
-    lyndon_coordinates_from_lyndon_words,
     tree_degree,
     tree_to_string,
 )
+from workbench.lie._fast import increasing_product_log_coefficients, lyndon_coordinates_from_values
 from workbench.lie._words import Word, lyndon_words
 
 __all__ = [
@@ -257,11 +257,16 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     n_letters = used if n_letters is None else n_letters
     if min(letter for letter, _ in factors) < 0 or n_letters < used:
         raise ValueError(f"factor letters must lie in 0..{n_letters - 1}, got {[f[0] for f in factors]}")
+    # Fast path: one exponential per generator, in alphabet order, unit scales (BCH, multi-factor BCH).
+    increasing = factors == tuple((letter, Fraction(1)) for letter in range(n_letters))
     coordinates: dict[Word, Fraction] = {}
     for d in range(1, degree + 1):
-        values = {w: _log_coefficient(w, factors) for w in lyndon_words(n_letters, d)}
-        coordinates.update(lyndon_coordinates_from_lyndon_words(values))
-    return LieSeries(name, n_letters, degree, {w: c for w, c in coordinates.items() if c})
+        if increasing:
+            values = increasing_product_log_coefficients(n_letters, d)
+        else:
+            values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
+        coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
+    return LieSeries(name, n_letters, degree, coordinates)
 
 
 def bch(degree: int) -> LieSeries:
