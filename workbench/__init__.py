@@ -1,8 +1,8 @@
 """Attention Geometry Workbench: the operator geometry of attention, derived and checked.
 
 Layers (independent unless stated): ``markov`` (kernels, Markov operators, Dirichlet forms),
-``expmv`` (exp(tA)·B), ``continuum`` (symbolic limits and expansions), ``lie`` (exact Lie series); ``catalogue`` discovers the
-identities that tie them to the seed papers, and ``cli`` runs them.
+``expmv`` (exp(tA)·B), ``continuum`` (symbolic limits and expansions), ``lie`` (exact Lie series);
+``catalogue`` discovers the identities that tie them to the seed papers, and ``cli`` runs them.
 
 catalogue  -- Identity records, discovery (entry points ``workbench.derivations``), check runner
 markov     -- gauss_kernel, markov_operator, softmax_operator, markov_semigroup, reversible_stationary_law,
