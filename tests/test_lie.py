@@ -1,6 +1,6 @@
 import json
 from fractions import Fraction
-from itertools import product
+from itertools import pairwise, product
 
 import numpy as np
 import pytest
@@ -287,7 +287,8 @@ def test_format_word():
 
 def test_magnus_linear_generator_low_terms():
     # Ω(h) for A(t) = A + tB: hA + h²/2 B − h³/12 [A,B] (the Ω₂ integral done by hand), then h⁵ terms.
-    assert magnus(5).to_text() == "A + 1/2 B - 1/12 [A,B] + 1/240 [[A,B],B] + 1/720 [A,[A,[A,B]]]"
+    assert magnus(5).to_text() == "h A + 1/2 h^2 B - 1/12 h^3 [A,B] + 1/240 h^5 [[A,B],B] + 1/720 h^5 [A,[A,[A,B]]]"
+    assert [t["h_power"] for t in magnus(3).to_json()["terms"]] == [1, 2, 3]
 
 
 def test_magnus_commuting_generator_is_the_integral(rng):
@@ -323,3 +324,15 @@ def test_magnus_bad_input():
         magnus(3, 4)
     with pytest.raises(ValueError, match=r"n must be an integer in \[1, 4\]"):
         magnus_integrals(5)
+
+
+def test_bch_closed_form_when_bracket_is_proportional(rng):
+    # [X, Y] = sY (the affine group): log(e^X e^Y) = X + s/(1 − e^{−s}) Y in closed form, whose Taylor
+    # coefficients are the B_n/n! of the ad_X^n Y terms; the degree-N truncation misses O(s^N).
+    s = 0.3
+    x = np.diag([s, 0.0])
+    y = np.array([[0.0, 0.7], [0.0, 0.0]])
+    exact = x + s / (1 - np.exp(-s)) * y
+    errors = [np.abs(bch(n).evaluate(x, y) - exact).max() for n in (2, 4, 6, 8)]
+    assert errors[-1] < 1e-9
+    assert all(later < earlier * 0.2 for earlier, later in pairwise(errors))

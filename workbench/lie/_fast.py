@@ -179,12 +179,11 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     scaled = [v.numerator * (denominator // v.denominator) for v in values]
     coordinates: dict[Word, Fraction] = {}
     for members, block in lyndon_triangular_blocks(n_letters, degree):
-        solution: list[int] = []
+        solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
         for a, position in enumerate(members):
-            row = block[a, :a]
-            nonzero = np.flatnonzero(row)
-            total = scaled[position] - sum(int(row[b]) * solution[b] for b in nonzero)
-            solution.append(total)  # block[a, a] = 1
+            nonzero = np.flatnonzero(block[a, :a])
+            total = scaled[position] - int(np.dot(block[a, nonzero].astype(object), solution[nonzero]))
+            solution[a] = total  # block[a, a] = 1
             if total:
                 coordinates[words[position]] = Fraction(total, denominator)
     return coordinates

@@ -67,13 +67,13 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
 
     The generators are named ``A, B, C, …`` for :math:`X_0, X_1, X_2, …` (so ``A(t) = A + tB`` for
     ``n_terms=2``).  Coordinates are the coefficients at :math:`h = 1`; the term of a word of weight
-    :math:`k` carries :math:`h^k`, so evaluate with :func:`magnus_omega` (which scales
-    :math:`X_j \to h^{j+1} X_j`).
+    :math:`k` carries :math:`h^k` (shown by the renderers, ``h_power`` in JSON).  ``evaluate`` works at
+    :math:`h = 1`; :func:`magnus_omega` evaluates at any :math:`h` by scaling :math:`X_j \to h^{j+1} X_j`.
 
     Examples
     --------
     >>> magnus(3).to_text()
-    'A + 1/2 B - 1/12 [A,B]'
+    'h A + 1/2 h^2 B - 1/12 h^3 [A,B]'
     """
     order = _check_degree(order)
     if isinstance(n_terms, bool) or not isinstance(n_terms, int) or not 1 <= n_terms <= order:
@@ -110,7 +110,7 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
         for w, c in part.items():
             omega[w] += c
     coordinates = lyndon_coordinates({w: c for w, c in omega.items() if c})
-    return LieSeries("magnus", n_terms, order, coordinates)
+    return LieSeries("magnus", n_terms, order, coordinates, tuple(range(1, n_terms + 1)))
 
 
 def _factorial(j: int) -> int:

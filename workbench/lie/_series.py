@@ -77,6 +77,20 @@ class LieSeries:
     n_letters: int
     degree: int
     coordinates: dict[Word, Fraction] = field(repr=False)
+    letter_weights: tuple[int, ...] | None = None  # Magnus: X_j carries h^{j+1}
+
+    def _h_power(self, tree: Tree) -> int | None:
+        if self.letter_weights is None:
+            return None
+        return sum(self.letter_weights[i] for i in _tree_letters(tree))
+
+    def _label(self, tree: Tree, latex: bool = False) -> str:
+        power = self._h_power(tree)
+        text = tree_to_string(tree, NAMES[: self.n_letters])
+        if power is None:
+            return text
+        h = "h" if power == 1 else (f"h^{{{power}}}" if latex else f"h^{power}")
+        return f"{h} {text}"
 
     def terms(self, basis: str = "lyndon") -> list[tuple[Tree, Fraction]]:
         """``(bracket tree, coefficient)`` pairs in ``basis``, by degree, zero terms omitted."""
@@ -85,7 +99,7 @@ class LieSeries:
     def component(self, degree: int) -> LieSeries:
         """The homogeneous part of the given degree (for Zassenhaus: the factor ``C_n``)."""
         part = {w: c for w, c in self.coordinates.items() if len(w) == degree}
-        return LieSeries(f"{self.name}[{degree}]", self.n_letters, self.degree, part)
+        return LieSeries(f"{self.name}[{degree}]", self.n_letters, self.degree, part, self.letter_weights)
 
     def nonzero_per_degree(self) -> list[int]:
         """Number of nonzero Lyndon-basis coefficients in degrees ``1..degree``."""
@@ -105,13 +119,14 @@ class LieSeries:
             "generators": list(names),
             "terms": [
                 {"bracket": tree_to_string(t, names), "coefficient": str(c), "degree": tree_degree(t)}
+                | ({} if self.letter_weights is None else {"h_power": self._h_power(t)})
                 for t, c in self.terms(basis)
             ],
         }
 
     def to_text(self, basis: str = "lyndon") -> str:
         """Plain text, e.g. ``A + B + 1/2 [A,B] + 1/12 [A,[A,B]] + …``."""
-        return _render(self.terms(basis), lambda c: str(abs(c)), lambda t: tree_to_string(t), "0")
+        return _render(self.terms(basis), lambda c: str(abs(c)), self._label, "0")
 
     def to_latex(self, basis: str = "lyndon") -> str:
         r"""LaTeX with our own bracket printer (arguments are never reordered), e.g. ``\frac{1}{2}[A,B]``."""
@@ -120,7 +135,7 @@ class LieSeries:
             c = abs(c)
             return str(c.numerator) if c.denominator == 1 else rf"\frac{{{c.numerator}}}{{{c.denominator}}}"
 
-        return _render(self.terms(basis), coefficient, tree_to_string, "0")
+        return _render(self.terms(basis), coefficient, lambda t: self._label(t, latex=True), "0")
 
     def to_words(self) -> dict[Word, Fraction]:
         """The series expanded in the free associative algebra (all words)."""
@@ -185,6 +200,10 @@ def _render(terms, coefficient, bracket, zero: str) -> str:
     first_sign, first = pieces[0]
     text = ("-" if first_sign == "-" else "") + first
     return text + "".join(f" {s} {p}" for s, p in pieces[1:])
+
+
+def _tree_letters(tree: Tree) -> Word:
+    return (tree,) if isinstance(tree, int) else _tree_letters(tree[0]) + _tree_letters(tree[1])
 
 
 def _lyndon_tree(word: Word) -> Tree:
@@ -420,3 +439,12 @@ SERIES = {
     "zassenhaus": zassenhaus,
     "hausdorff": hausdorff,
 }
+
+
+def _magnus_linear(degree: int) -> LieSeries:
+    from workbench.lie._magnus import magnus
+
+    return magnus(degree, 2 if degree >= 2 else 1)
+
+
+SERIES["magnus"] = _magnus_linear
