@@ -336,3 +336,25 @@ def test_bch_closed_form_when_bracket_is_proportional(rng):
     errors = [np.abs(bch(n).evaluate(x, y) - exact).max() for n in (2, 4, 6, 8)]
     assert errors[-1] < 1e-9
     assert all(later < earlier * 0.2 for earlier, later in pairwise(errors))
+
+
+@pytest.mark.parametrize(
+    ("factors", "engine"),
+    [
+        ([(0, 1), (1, 1)], lambda d: bch(d)),
+        ([(0, Fraction(1, 2)), (1, 1), (0, Fraction(1, 2))], lambda d: symmetric_bch(d)),
+        ([(0, 1), (1, 1), (0, -1), (1, -1)], lambda d: commutator_log(d)),
+    ],
+)
+def test_engine_against_full_word_expansion(factors, engine):
+    # Independent algorithm: expand log(Π e^{s X}) over *all* words in truncated exact arithmetic, then
+    # decompose by repeatedly removing the smallest word (Lyndon triangularity); the engine instead
+    # uses Goldberg coefficients of Lyndon words only and a vectorised triangular solve.
+    from workbench.lie._series import _truncated_exp, _truncated_log, _truncated_product
+
+    degree = 7
+    product = {(): Fraction(1)}
+    for letter, scale in factors:
+        product = _truncated_product(product, _truncated_exp({(letter,): Fraction(scale)}, degree), degree)
+    words = _truncated_log(product, degree)
+    assert lyndon_coordinates(words) == engine(degree).coordinates

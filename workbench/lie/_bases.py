@@ -137,31 +137,6 @@ def lyndon_tree(word: Word) -> Tree:
     return (lyndon_tree(u), lyndon_tree(v))
 
 
-@cache
-def _lyndon_restricted_expansion(word: Word) -> tuple[tuple[Word, Fraction], ...]:
-    # Coefficients of P_w on the Lyndon words strictly larger than w (P_w = w + larger words).
-    return tuple((u, c) for u, c in expand_tree(lyndon_tree(word)) if u > word and is_lyndon(u))
-
-
-def lyndon_coordinates_from_lyndon_words(values: dict[Word, Fraction]) -> dict[Word, Fraction]:
-    """Lyndon-basis coordinates of a Lie polynomial known only on its Lyndon-word coefficients.
-
-    The matrix ``(P_w, u)`` over Lyndon words ``u, w`` is unitriangular (``P_w = w + larger words``),
-    so the coordinates follow by forward substitution in increasing lexicographic order.  The input
-    must be the word coefficients of a *Lie* polynomial; nothing else is consulted.
-    """
-    residual = dict(values)
-    coordinates: dict[Word, Fraction] = {}
-    for w in sorted(residual):
-        c = residual.get(w, Fraction(0))
-        if not c:
-            continue
-        coordinates[w] = c
-        for u, a in _lyndon_restricted_expansion(w):
-            residual[u] = residual.get(u, Fraction(0)) - c * a
-    return coordinates
-
-
 def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
     """Decompose a Lie polynomial (given as words) in the Lyndon basis.
 
