@@ -25,6 +25,7 @@ from functools import cache
 
 import numpy as np
 
+from workbench.lie._bases import multidegree
 from workbench.lie._words import Word, lyndon_words, standard_factorization
 
 __all__ = ["increasing_product_log_coefficients", "lyndon_coordinates_from_values", "lyndon_triangular_blocks"]
@@ -85,13 +86,6 @@ def increasing_product_log_coefficients(n_letters: int, degree: int) -> list[Fra
     return [Fraction(v, denominator_total) for v in numerator]
 
 
-def _letter_counts(word: Word, n_letters: int) -> tuple[int, ...]:
-    counts = [0] * n_letters
-    for letter in word:
-        counts[letter] += 1
-    return tuple(counts)
-
-
 @cache
 def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """``T[u, w] = (P_w, u)`` over the Lyndon words of ``degree``, as its diagonal blocks.
@@ -108,12 +102,11 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     targets_all = _word_array(n_letters, degree)
     by_length = {ell: lyndon_words(n_letters, ell) for ell in range(1, n + 1)}
     counts_by_length = {
-        ell: np.array([_letter_counts(v, n_letters) for v in by_length[ell]]).reshape(-1, n_letters)
-        for ell in by_length
+        ell: np.array([multidegree(v, n_letters) for v in by_length[ell]]).reshape(-1, n_letters) for ell in by_length
     }
     blocks: dict[tuple[int, ...], list[int]] = {}
     for k, w in enumerate(words):
-        blocks.setdefault(_letter_counts(w, n_letters), []).append(k)
+        blocks.setdefault(multidegree(w, n_letters), []).append(k)
     result = []
     for block, members in blocks.items():
         target_counts = np.array(block)

@@ -31,6 +31,7 @@ from workbench.lie._bases import (
     expand_tree,
     lyndon_coordinates,
     tree_degree,
+    tree_letters,
     tree_to_string,
 )
 from workbench.lie._fast import increasing_product_log_coefficients, lyndon_coordinates_from_values
@@ -82,7 +83,7 @@ class LieSeries:
     def _h_power(self, tree: Tree) -> int | None:
         if self.letter_weights is None:
             return None
-        return sum(self.letter_weights[i] for i in _tree_letters(tree))
+        return sum(self.letter_weights[i] for i in tree_letters(tree))
 
     def _label(self, tree: Tree, latex: bool = False) -> str:
         power = self._h_power(tree)
@@ -200,10 +201,6 @@ def _render(terms, coefficient, bracket, zero: str) -> str:
     first_sign, first = pieces[0]
     text = ("-" if first_sign == "-" else "") + first
     return text + "".join(f" {s} {p}" for s, p in pieces[1:])
-
-
-def _tree_letters(tree: Tree) -> Word:
-    return (tree,) if isinstance(tree, int) else _tree_letters(tree[0]) + _tree_letters(tree[1])
 
 
 def _lyndon_tree(word: Word) -> Tree:
