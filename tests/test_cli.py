@@ -99,3 +99,16 @@ def test_bad_scale_is_rejected_by_the_parser():
 def test_console_script_and_module_agree():
     out = subprocess.run(["workbench", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("workbench 0.")
+
+
+def test_bench_bch_small_json():
+    out = run("bench", "bch", "--max-degree", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert [row[0] for row in report["rows"]] == [2, 3]
+    assert all(row[-1].endswith("agree: yes") for row in report["rows"])
+
+
+def test_bench_unknown_name(capsys):
+    assert main(["bench", "nope"]) == 2
+    assert "workbench bench: error: name must be one of bch, rank1, got 'nope'" in capsys.readouterr().err
