@@ -31,7 +31,14 @@ def test_discovery_finds_the_repository_catalogue():
     assert EXPECTED <= names
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+ALL_NAMES = sorted(i.name for i in discover())
+
+
+def test_the_lie_catalogue_is_registered():
+    assert {"lie.bch.series", "lie.zassenhaus", "lie.hausdorff", "lie.magnus.polynomial"} <= set(ALL_NAMES)
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
 def test_every_identity_passes_symbolically_and_numerically(name):
     identity = select(discover(), name=name)
     results = run_checks(identity, seed=7, backends=BACKENDS)
@@ -109,7 +116,7 @@ def test_entry_point_objects_must_be_identities():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", ALL_NAMES)
 def test_every_identity_passes_at_large_scale(name):
     # The sizes users and benchmarks run (`workbench check --scale large`); ~30 s in all on 2 cores.
     results = run_checks(select(discover(), name=name), seed=11, scale="large", backends=BACKENDS, symbolic=False)
