@@ -358,3 +358,9 @@ def test_engine_against_full_word_expansion(factors, engine):
         product = _truncated_product(product, _truncated_exp({(letter,): Fraction(scale)}, degree), degree)
     words = _truncated_log(product, degree)
     assert lyndon_coordinates(words) == engine(degree).coordinates
+
+
+@pytest.mark.slow
+def test_bch_degree_18_counts_exercise_the_big_integer_path():
+    # Degrees above 17 run the Goldberg recursion on Python integers (int64 would overflow there).
+    assert bch(18).nonzero_per_degree()[-4:] == [2181, 2181, 7710, 7709]
