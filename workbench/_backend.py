@@ -88,6 +88,8 @@ def namespace(*arrays: Any):
     >>> namespace(np.ones(3), 2.0).__name__
     'array_api_compat.numpy'
     """
+    if all(isinstance(x, (np.ndarray, np.generic, float, int)) or x is None for x in arrays):
+        return _numpy_namespace()  # fast path: the common all-numpy call
     kinds: dict[str, str] = {}
     for position, x in enumerate(arrays):
         if x is None or isinstance(x, (bool, int, float, complex, list, tuple)):
@@ -113,6 +115,10 @@ def namespace(*arrays: Any):
         import array_api_compat.torch as xp_torch
 
         return xp_torch
+    return _numpy_namespace()
+
+
+def _numpy_namespace():
     import array_api_compat.numpy as xp_numpy
 
     return xp_numpy
