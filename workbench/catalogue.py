@@ -134,6 +134,13 @@ class Verification:
     identity says otherwise) and ``tolerance`` its allowed size.  For an asymptotic identity
     ``rate`` is the fitted slope, ``expected_rate`` its predicted value, and ``residual`` is
     ``|rate - expected_rate|``.
+
+    Examples
+    --------
+    >>> Verification.from_residual(1e-15, 1e-12, n=4).passed
+    True
+    >>> Verification.from_rate([0.1, 0.01], [1e-2, 1e-4], expected=2.0, tolerance=0.05).rate
+    2.0
     """
 
     residual: float
@@ -288,6 +295,11 @@ def select(identities: Iterable[Identity], name: str | None = None, area: str | 
     ------
     ValueError
         If the filter matches nothing; the message lists what exists.
+
+    Examples
+    --------
+    >>> sorted({i.area for i in select(discover(), name="structure")})
+    ['structure']
     """
     identities = list(identities)
     chosen = identities
@@ -411,6 +423,12 @@ def run_checks(
     list of Result
         A failing check, or one that raised, is a ``Result`` with ``passed=False``; the
         runner itself never raises for a broken identity.
+
+    Examples
+    --------
+    >>> results = run_checks(select(discover(), name="expmv.rank_one"), seed=1)
+    >>> [(r.backend, r.passed) for r in results]
+    [('sympy', True), ('numpy', True)]
     """
     check_choice("scale", scale, SCALES)
     results = []

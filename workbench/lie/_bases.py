@@ -73,7 +73,13 @@ def bracket(x: FreeElement, y: FreeElement) -> FreeElement:
 
 
 def tree_degree(tree: Tree) -> int:
-    """Number of letters in a bracket tree."""
+    """Number of letters in a bracket tree.
+
+    Examples
+    --------
+    >>> tree_degree(((0, 1), 1))
+    3
+    """
     return 1 if isinstance(tree, int) else tree_degree(tree[0]) + tree_degree(tree[1])
 
 
@@ -83,7 +89,13 @@ def tree_letters(tree: Tree) -> Word:
 
 
 def multidegree(word: Word, n_letters: int) -> tuple[int, ...]:
-    """How many times each letter occurs in ``word``."""
+    """How many times each letter occurs in ``word``.
+
+    Examples
+    --------
+    >>> multidegree((0, 1, 1), 2)
+    (1, 2)
+    """
     counts = [0] * n_letters
     for letter in word:
         counts[letter] += 1

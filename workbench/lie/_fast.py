@@ -41,7 +41,13 @@ def _word_array(n_letters: int, degree: int) -> np.ndarray:
 
 
 def increasing_product_log_coefficients(n_letters: int, degree: int) -> list[Fraction]:
-    """Coefficients of the Lyndon words of ``degree`` in ``log(e^{X_0} ⋯ e^{X_{r-1}})``, in Lyndon order."""
+    """Coefficients of the Lyndon words of ``degree`` in ``log(e^{X_0} ⋯ e^{X_{r-1}})``, in Lyndon order.
+
+    Examples
+    --------
+    >>> [str(c) for c in increasing_product_log_coefficients(2, 3)]  # AAB, ABB in log(e^A e^B)
+    ['1/12', '1/12']
+    """
     words = _word_array(n_letters, degree)
     m, n = words.shape
     dtype = np.int64 if n <= INT64_SAFE_DEGREE else object
@@ -93,7 +99,14 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     Returns ``(members, block)`` pairs: ``members`` are positions in Lyndon order of the words of one
     multidegree, and ``block[a, b] = (P_{members[b]}, members[a])`` (int32: a bracket monomial of degree
     ``n`` has coefficients summing to at most ``2^{n−1}`` in absolute value, so int32 is exact below
-    degree 31).  Each block is lower unitriangular.  At level ``ℓ`` only
+    degree 31).  Each block is lower unitriangular.
+
+    Examples
+    --------
+    >>> [block.tolist() for _, block in lyndon_triangular_blocks(2, 4)]  # AAAB | AABB | ABBB
+    [[[1]], [[1]], [[1]]]
+
+    At level ``ℓ`` only
     the Lyndon words ``v`` whose letter counts fit inside a length-``ℓ`` factor of the block's targets
     are carried (``c(u) − (n − ℓ) ≤ c(v) ≤ c(u)``), a set closed under standard factorisation.
     """
@@ -164,6 +177,12 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     ``values`` are its coefficients on the Lyndon words of ``degree`` (Lyndon order).  Each diagonal
     block of ``T`` is lower unitriangular, so forward substitution with Python integers over the common
     denominator is exact.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> lyndon_coordinates_from_values(2, 2, [Fraction(1, 2)])  # ½ AB + … = ½ [A,B]
+    {(0, 1): Fraction(1, 2)}
     """
     words = lyndon_words(n_letters, degree)
     if not any(values):

@@ -238,6 +238,13 @@ def integrate_noncommutative(expr):
 
     Each term of the expanded integrand is split into its commutative factor (integrated by sympy) and
     its noncommutative factor (constant in the integration variable), innermost integrals first.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> s, X = sp.Symbol("s"), sp.Symbol("X", commutative=False)
+    >>> integrate_noncommutative(sp.Integral(s * X, (s, 0, 2)))
+    2*X
     """
     import sympy as sp
 

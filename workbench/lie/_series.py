@@ -72,6 +72,17 @@ class LieSeries:
         Truncation degree: every term of degree ≤ ``degree`` is exact and present.
     coordinates : dict
         ``{Lyndon word: Fraction}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.linalg import expm, logm
+    >>> series = bch(6)
+    >>> series.terms("hall")[2]  # (tree, coefficient): ½[A,B] = −½[B,A]
+    ((1, 0), Fraction(-1, 2))
+    >>> A, B = 0.01 * np.eye(2, k=1), 0.01 * np.eye(2, k=-1)
+    >>> bool(np.allclose(series.evaluate(A, B), logm(expm(A) @ expm(B)), atol=1e-15))
+    True
     """
 
     name: str
