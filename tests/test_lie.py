@@ -50,10 +50,25 @@ def test_lyndon_counts_match_oeis_and_witt():
     assert [len(lyndon_words(3, n)) for n in range(1, 6)] == [3, 3, 8, 18, 48]  # OEIS A027376
 
 
+def _is_lyndon_by_rotations(word):
+    # The definition, independent of Duval: strictly smaller than every proper rotation.
+    return all(word < word[i:] + word[:i] for i in range(1, len(word)))
+
+
 def test_lyndon_words_agree_with_brute_force():
-    for n in range(1, 9):
-        brute = sorted(w for w in product(range(2), repeat=n) if is_lyndon(w))
-        assert list(lyndon_words(2, n)) == brute
+    for letters, top in ((2, 10), (3, 6)):
+        for n in range(1, top + 1):
+            words = list(product(range(letters), repeat=n))
+            brute = sorted(w for w in words if _is_lyndon_by_rotations(w))
+            assert list(lyndon_words(letters, n)) == brute
+            assert [w for w in words if is_lyndon(w)] == [w for w in words if _is_lyndon_by_rotations(w)]
+
+
+def test_standard_factorization_is_the_longest_lyndon_suffix():
+    for n in range(2, 11):
+        for w in lyndon_words(2, n):
+            longest = next(i for i in range(1, n) if _is_lyndon_by_rotations(w[i:]))
+            assert standard_factorization(w) == (w[:longest], w[longest:])
 
 
 @settings(max_examples=200, deadline=None)

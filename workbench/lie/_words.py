@@ -36,13 +36,14 @@ def format_word(word: Word, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str:
 def is_lyndon(word: Word) -> bool:
     """Whether ``word`` is strictly smaller than each of its proper rotations (a Lyndon word).
 
+    Equivalently, its Chen–Fox–Lyndon factorisation has a single factor (checked in linear time).
+
     Examples
     --------
     >>> is_lyndon((0, 0, 1)), is_lyndon((0, 1, 0)), is_lyndon((0, 1, 0, 1))
     (True, False, False)
     """
-    n = len(word)
-    return n > 0 and all(word < word[i:] + word[:i] for i in range(1, n))
+    return len(word) > 0 and len(lyndon_factorization(word)) == 1
 
 
 def lyndon_factorization(word: Word) -> list[Word]:
@@ -110,10 +111,9 @@ def standard_factorization(word: Word) -> tuple[Word, Word]:
     """
     if len(word) < 2 or not is_lyndon(word):
         raise ValueError(f"word must be a Lyndon word of length ≥ 2, got {format_word(word)!r}")
-    for i in range(1, len(word)):
-        if is_lyndon(word[i:]):
-            return word[:i], word[i:]
-    raise AssertionError("unreachable: the last letter is always a Lyndon suffix")
+    # The longest proper Lyndon suffix of a Lyndon word is its lexicographically smallest proper suffix.
+    start = min(range(1, len(word)), key=lambda i: word[i:])
+    return word[:start], word[start:]
 
 
 def mobius(n: int) -> int:
