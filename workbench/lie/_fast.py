@@ -113,10 +113,19 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     words = lyndon_words(n_letters, degree)
     n = degree
     targets_all = _word_array(n_letters, degree)
+    # Global plan, once per degree: for every Lyndon word v of length ℓ ≥ 2, the length p of the left
+    # factor of its standard factorisation and the positions of both factors in their own levels.
     by_length = {ell: lyndon_words(n_letters, ell) for ell in range(1, n + 1)}
-    counts_by_length = {
+    counts = {
         ell: np.array([multidegree(v, n_letters) for v in by_length[ell]]).reshape(-1, n_letters) for ell in by_length
     }
+    left_len, left_pos, right_pos = {}, {}, {}
+    for ell in range(2, n + 1):
+        factors = [standard_factorization(v) for v in by_length[ell]]
+        left_len[ell] = np.array([len(x) for x, _ in factors])
+        left_pos[ell] = np.array([_position(n_letters, x) for x, _ in factors])
+        right_pos[ell] = np.array([_position(n_letters, y) for _, y in factors])
+    letters = np.array([v[0] for v in by_length[1]])
     blocks: dict[tuple[int, ...], list[int]] = {}
     for k, w in enumerate(words):
         blocks.setdefault(multidegree(w, n_letters), []).append(k)
@@ -125,28 +134,27 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
         target_counts = np.array(block)
         allowed, local = {}, {}
         for ell in range(1, n + 1):
-            c = counts_by_length[ell]
-            ok = np.all((c <= target_counts) & (c >= target_counts - (n - ell)), axis=1)
-            allowed[ell] = np.flatnonzero(ok)
-            local[ell] = {int(g): k for k, g in enumerate(allowed[ell])}
+            c = counts[ell]
+            allowed[ell] = np.flatnonzero(np.all((c <= target_counts) & (c >= target_counts - (n - ell)), axis=1))
+            local[ell] = np.full(len(by_length[ell]), -1)
+            local[ell][allowed[ell]] = np.arange(len(allowed[ell]))
         plan = {}
         for ell in range(2, n + 1):
-            groups: dict[int, tuple[list[int], list[int], list[int]]] = {}
-            for k, g in enumerate(allowed[ell]):
-                x, y = standard_factorization(by_length[ell][g])
-                entry = groups.setdefault(len(x), ([], [], []))
-                entry[0].append(k)
-                entry[1].append(local[len(x)][_position(n_letters, x)])
-                entry[2].append(local[len(y)][_position(n_letters, y)])
-            plan[ell] = [(p, np.array(a), np.array(b), np.array(c)) for p, (a, b, c) in groups.items()]
-        columns = np.array([local[n][k] for k in members])
+            lengths = left_len[ell][allowed[ell]]
+            plan[ell] = []
+            for p in np.unique(lengths):
+                out = np.flatnonzero(lengths == p)
+                chosen = allowed[ell][out]
+                p = int(p)
+                plan[ell].append((p, out, local[p][left_pos[ell][chosen]], local[ell - p][right_pos[ell][chosen]]))
+        columns = local[n][np.array(members)]
         matrix = np.zeros((len(members), len(members)), dtype=np.int32)
+        first_letters = letters[allowed[1]]
         for start in range(0, len(members), CHUNK):
             rows = members[start : start + CHUNK]
             chunk = targets_all[rows]
             size = len(rows)
-            letters = np.array([by_length[1][g][0] for g in allowed[1]])
-            levels = {1: (chunk[:, None, :] == letters[None, :, None]).astype(np.int32)}
+            levels = {1: (chunk[:, None, :] == first_letters[None, :, None]).astype(np.int32)}
             for ell in range(2, n + 1):
                 span = n - ell + 1
                 level = np.zeros((size, len(allowed[ell]), span), dtype=np.int32)
