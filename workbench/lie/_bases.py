@@ -46,15 +46,6 @@ FreeElement = dict[Word, Fraction]
 BASES = ("lyndon", "hall", "right-normed")
 
 
-def multiply(x: FreeElement, y: FreeElement) -> FreeElement:
-    """Concatenation product in the free associative algebra."""
-    out: dict[Word, Fraction] = defaultdict(Fraction)
-    for u, a in x.items():
-        for v, b in y.items():
-            out[u + v] += a * b
-    return {w: c for w, c in out.items() if c}
-
-
 def bracket(x: FreeElement, y: FreeElement) -> FreeElement:
     """Commutator ``[x, y] = xy − yx`` in the free associative algebra.
 

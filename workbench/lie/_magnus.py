@@ -24,6 +24,7 @@ Two realisations share it:
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import defaultdict
 from fractions import Fraction
@@ -103,7 +104,7 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
                         s = _add(s, truncate(bracket(omegas[m], previous)))
             s_terms[(n, j)] = s
             if s:
-                total = _add(total, integrate(s), _bernoulli(j) / _factorial(j))
+                total = _add(total, integrate(s), _bernoulli(j) / math.factorial(j))
         omegas[n] = total
     omega: dict = defaultdict(Fraction)
     for part in omegas.values():
@@ -111,13 +112,6 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
             omega[w] += c
     coordinates = lyndon_coordinates({w: c for w, c in omega.items() if c})
     return LieSeries("magnus", n_terms, order, coordinates, tuple(range(1, n_terms + 1)))
-
-
-def _factorial(j: int) -> int:
-    out = 1
-    for i in range(2, j + 1):
-        out *= i
-    return out
 
 
 def magnus_omega(coefficients, h, order: int = 4):

@@ -30,6 +30,7 @@ from workbench.lie._bases import (
     change_of_basis,
     expand_tree,
     lyndon_coordinates,
+    lyndon_tree,
     tree_degree,
     tree_letters,
     tree_to_string,
@@ -153,7 +154,7 @@ class LieSeries:
         """The series expanded in the free associative algebra (all words)."""
         out: dict[Word, Fraction] = defaultdict(Fraction)
         for w, c in self.coordinates.items():
-            for u, a in expand_tree(_lyndon_tree(w)):
+            for u, a in expand_tree(lyndon_tree(w)):
                 out[u] += c * a
         return {u: c for u, c in out.items() if c}
 
@@ -212,12 +213,6 @@ def _render(terms, coefficient, bracket, zero: str) -> str:
     first_sign, first = pieces[0]
     text = ("-" if first_sign == "-" else "") + first
     return text + "".join(f" {s} {p}" for s, p in pieces[1:])
-
-
-def _lyndon_tree(word: Word) -> Tree:
-    from workbench.lie._bases import lyndon_tree
-
-    return lyndon_tree(word)
 
 
 @cache
