@@ -20,6 +20,7 @@ from workbench._backend import namespace
 
 __all__ = [
     "as_array",
+    "as_sparse",
     "check_choice",
     "check_finite",
     "check_in_range",
@@ -29,6 +30,7 @@ __all__ = [
     "check_row_stochastic",
     "check_square",
     "check_symmetric",
+    "is_sparse",
 ]
 
 
@@ -89,6 +91,53 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
         raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {shape}")
     check_finite(name, x)
     return x
+
+
+def is_sparse(x) -> bool:
+    """Return whether ``x`` is a scipy sparse matrix or array (without importing scipy.sparse).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse
+    >>> is_sparse(scipy.sparse.eye(2)), is_sparse(np.eye(2))
+    (True, False)
+    """
+    return type(x).__module__.startswith("scipy.sparse")
+
+
+def as_sparse(name: str, x):
+    """Return a scipy sparse matrix as a float64 CSR array with finite stored entries.
+
+    Duplicate entries are summed and explicit zeros dropped, so ``.data`` holds the support.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse
+    >>> as_sparse("K", scipy.sparse.coo_array(([1.0, np.inf], ([0, 1], [0, 1])))).nnz
+    Traceback (most recent call last):
+        ...
+    ValueError: K must be finite, got 1 non-finite entry (first at index (1, 1))
+    """
+    import scipy.sparse
+
+    if not is_sparse(x):
+        raise TypeError(f"{name} must be a scipy sparse matrix, got {type(x).__name__}")
+    if x.dtype.kind == "c":
+        raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
+    csr = scipy.sparse.csr_array(x, dtype=np.float64)
+    csr.sum_duplicates()
+    bad = ~np.isfinite(csr.data)
+    if bad.any():
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        first = int(np.argmax(bad))
+        count = int(bad.sum())
+        plural = "entry" if count == 1 else "entries"
+        raise ValueError(
+            f"{name} must be finite, got {count} non-finite {plural} "
+            f"(first at index ({int(rows[first])}, {int(csr.indices[first])}))"
+        )
+    csr.eliminate_zeros()
+    return csr
 
 
 def check_finite(name: str, x) -> None:
@@ -171,6 +220,15 @@ def check_nonnegative(name: str, x) -> None:
         ...
     ValueError: K must be entrywise nonnegative, got minimum -0.5 at index (0, 1)
     """
+    if is_sparse(x):
+        coo = x.tocoo()
+        if coo.nnz and coo.data.min() < 0:
+            k = int(np.argmin(coo.data))
+            raise ValueError(
+                f"{name} must be entrywise nonnegative, got minimum {coo.data[k]:.6g} "
+                f"at index ({int(coo.row[k])}, {int(coo.col[k])})"
+            )
+        return
     if _size(x) == 0 or float(namespace(x).min(x)) >= 0:  # device-side pass; host only to explain
         return
     host = np.asarray(_to_host(x))

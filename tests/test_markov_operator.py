@@ -1,0 +1,249 @@
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse
+from conftest import HAS_TORCH
+
+from workbench._backend import to_backend, to_numpy
+from workbench.markov._markov_operator import MarkovOperator, doob_transform
+from workbench.markov._kernels import gauss_kernel
+
+
+def random_stochastic(rng, n, density=1.0):
+    weights = rng.random((n, n)) * (rng.random((n, n)) < density)
+    weights += np.diag(np.full(n, 0.1))  # aperiodic and every row nonempty
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def random_symmetric_kernel(rng, n):
+    w = rng.random((n, n))
+    return w + w.T
+
+
+def dense_stationary(P):
+    # Oracle: the left Perron vector from a dense eigendecomposition of Pᵀ.
+    w, v = np.linalg.eig(P.T)
+    pi = np.real(v[:, np.argmin(np.abs(w - 1))])
+    return pi / pi.sum()
+
+
+# ---- stationary law, adjoint, currents ------------------------------------------------------
+
+
+def test_stationary_law_of_a_nonreversible_chain_matches_the_perron_vector(rng, backend):
+    # Oracle: dense eigenvector of Pᵀ at eigenvalue 1; tolerance 1e-12 (a linear solve of a
+    # well-conditioned 30×30 system).
+    P = random_stochastic(rng, 30)
+    op = MarkovOperator(to_backend(P, backend))
+    np.testing.assert_allclose(to_numpy(op.stationary), dense_stationary(P), rtol=1e-12)
+    assert op.reversibility_residual > 0.1 and not op.is_reversible
+
+
+def test_sparse_and_dense_operators_agree(rng):
+    # Oracle: the dense route on the same matrix; rounding only.
+    P = random_stochastic(rng, 40, density=0.2)
+    dense, sparse = MarkovOperator(P), MarkovOperator(scipy.sparse.csr_array(P))
+    np.testing.assert_allclose(sparse.stationary, dense.stationary, rtol=1e-11)
+    np.testing.assert_allclose(sparse.adjoint.toarray(), dense.adjoint, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(sparse.current.toarray(), dense.current, atol=1e-16)
+    assert math.isclose(sparse.reversibility_residual, dense.reversibility_residual, rel_tol=1e-12)
+
+
+def test_kernel_route_gives_the_degree_law_exactly(rng):
+    # Oracle: π = K1/1ᵀK1 for symmetric K (detailed balance π_i P_ij = K_ij/1ᵀK1), against the
+    # linear-solve route on the same P.
+    K = random_symmetric_kernel(rng, 25)
+    op = MarkovOperator.from_kernel(K)
+    np.testing.assert_allclose(op.stationary, K.sum(1) / K.sum(), rtol=1e-15)
+    np.testing.assert_allclose(MarkovOperator(op.P).stationary, op.stationary, rtol=1e-12)
+    assert op.is_reversible and op.reversibility_residual < 1e-15
+
+
+def test_adjoint_is_the_pi_adjoint_and_current_is_divergence_free(rng):
+    # Oracles: ⟨f, Pg⟩_π = ⟨P*f, g⟩_π by definition; J1 = πᵀP − π = 0 at stationarity;
+    # ε_rev ≤ √2 because ⟨A, Aᵀ⟩ ≥ 0 for a nonnegative flux.
+    P = random_stochastic(rng, 20)
+    op = MarkovOperator(P)
+    pi = op.stationary
+    f, g = rng.standard_normal(20), rng.standard_normal(20)
+    assert math.isclose(np.sum(pi * f * (P @ g)), np.sum(pi * (op.adjoint @ f) * g), rel_tol=1e-12)
+    np.testing.assert_allclose(op.adjoint.sum(axis=1), 1.0, atol=1e-13)
+    np.testing.assert_allclose(op.current.sum(axis=1), 0.0, atol=1e-15)
+    np.testing.assert_allclose(op.flux.sum(), 1.0, rtol=1e-14)
+    assert op.reversibility_residual <= math.sqrt(2)
+
+
+def test_one_way_cycle_attains_the_maximal_residual():
+    # Oracle: a deterministic rotation has A ⟂ Aᵀ, so ε_rev = ‖A − Aᵀ‖/‖A‖ = √2 exactly.
+    op = MarkovOperator(np.roll(np.eye(5), 1, axis=1))
+    assert math.isclose(op.reversibility_residual, math.sqrt(2), rel_tol=1e-14)
+
+
+def test_reducible_chain_with_one_closed_class_has_zero_mass_on_transient_states():
+    # Oracle: state 0 leaks into the closed 2-cycle {1, 2} whose law is (½, ½).
+    P = np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+    op = MarkovOperator(P)
+    np.testing.assert_allclose(op.stationary, [0.0, 0.5, 0.5], atol=1e-15)
+    with pytest.raises(ValueError, match="transient states"):
+        op.adjoint
+
+
+def test_disconnected_chain_says_the_law_is_not_unique():
+    P = scipy.linalg_block = np.kron(np.eye(2), np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match=r"not unique: P has 2 closed communicating classes \(vertices \[0, 1\]; \[2, 3\]\)"):
+        MarkovOperator(P).stationary
+    with pytest.raises(ValueError, match="not unique"):
+        MarkovOperator(scipy.sparse.csr_array(P)).stationary
+
+
+# ---- Doob transforms and α-normalisation ------------------------------------------------------
+
+
+def test_doob_transform_is_reversible_with_law_h_times_kh(rng, backend):
+    # Oracle: the definition diag(Kh)⁻¹ K diag(h) and the closed form π ∝ h ⊙ Kh, checked by the
+    # stationarity residual of the independent linear-solve route.
+    K, h = random_symmetric_kernel(rng, 15), rng.random(15) + 0.1
+    op = doob_transform(to_backend(K, backend), to_backend(h, backend))
+    expected_P = (K * h[None, :]) / (K @ h)[:, None]
+    np.testing.assert_allclose(to_numpy(op.P), expected_P, rtol=1e-14)
+    pi = h * (K @ h)
+    np.testing.assert_allclose(to_numpy(op.stationary), pi / pi.sum(), rtol=1e-14)
+    np.testing.assert_allclose(to_numpy(op.stationary) @ expected_P, to_numpy(op.stationary), rtol=1e-13)
+    assert op.is_reversible
+
+
+def test_doob_transform_of_a_nonsymmetric_kernel_solves_for_the_law(rng):
+    K, h = rng.random((12, 12)) + 0.01, rng.random(12) + 0.1
+    op = doob_transform(K, h)
+    np.testing.assert_allclose(op.P, (K * h) / (K @ h)[:, None], rtol=1e-14)
+    np.testing.assert_allclose(op.stationary @ op.P, op.stationary, atol=1e-15)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+def test_alpha_normalisation_is_the_doob_transform_with_h_q_to_minus_alpha(rng, alpha):
+    # Oracle: attention-geometry-math §A.2 [DERIVED]: P^(α) = P_h with h = q^{-α}, q = K1.
+    K = random_symmetric_kernel(rng, 18)
+    by_alpha, by_doob = MarkovOperator.from_kernel(K, alpha), doob_transform(K, K.sum(1) ** -alpha)
+    np.testing.assert_allclose(by_alpha.P, by_doob.P, rtol=1e-13)
+    np.testing.assert_allclose(by_alpha.stationary, by_doob.stationary, rtol=1e-13)
+
+
+# ---- spectra ----------------------------------------------------------------------------------
+
+
+GRAPH_SPECTRA = [
+    # Closed forms of the random-walk eigenvalues μ = 1 − λ(normalised Laplacian).
+    ("cycle C_12", nx.cycle_graph(12), sorted((math.cos(2 * math.pi * k / 12) for k in range(12)), reverse=True)),
+    ("path P_9", nx.path_graph(9), [math.cos(math.pi * k / 8) for k in range(9)]),
+    ("hypercube Q_4", nx.hypercube_graph(4), sorted((1 - 2 * bin(v).count("1") / 4 for v in range(16)), reverse=True)),
+    ("complete K_7", nx.complete_graph(7), [1.0] + [-1 / 6] * 6),
+]
+
+
+@pytest.mark.parametrize(("name", "graph", "expected"), GRAPH_SPECTRA, ids=[g[0] for g in GRAPH_SPECTRA])
+def test_random_walk_spectra_of_graphs_match_closed_forms(name, graph, expected):
+    # Oracle: closed-form spectra (Chung, Spectral Graph Theory §1.2); rounding of eigh only.
+    op = MarkovOperator.from_networkx(graph)
+    np.testing.assert_allclose(op.spectrum(op.n).values, expected, atol=1e-13)
+
+
+def test_reversible_eigenpairs_are_pi_orthonormal_and_start_with_the_constant(rng, backend):
+    # Oracle: the eigen-equation residual ‖Pψ − μψ‖ and the Gram matrix in ⟨·,·⟩_π.
+    K = random_symmetric_kernel(rng, 30)
+    op = MarkovOperator.from_kernel(to_backend(K, backend), alpha=0.5)
+    spectrum = op.spectrum(6)
+    mu, psi, P, pi = (to_numpy(x) for x in (spectrum.values, spectrum.vectors, op.P, op.stationary))
+    np.testing.assert_allclose(P @ psi, psi * mu, atol=1e-12)
+    np.testing.assert_allclose(psi.T @ (pi[:, None] * psi), np.eye(6), atol=1e-12)
+    np.testing.assert_allclose(psi[:, 0], 1.0, rtol=1e-12)
+    assert np.all(np.diff(mu) <= 0)
+
+
+def test_sparse_shift_invert_spectrum_matches_dense_eigh(rng):
+    # Oracle: dense eigh of the same operator (the sparse matrix stores every entry).
+    x = rng.standard_normal((200, 2))
+    K = gauss_kernel(x, 2.0)
+    dense = MarkovOperator.from_kernel(K, alpha=1.0).spectrum(8)
+    sparse = MarkovOperator.from_kernel(scipy.sparse.csr_array(K), alpha=1.0).spectrum(8)
+    np.testing.assert_allclose(sparse.values, dense.values, atol=1e-10)
+    np.testing.assert_allclose(np.abs(sparse.vectors.T @ dense.vectors * (1 / 200)).diagonal() > 0, True)
+
+
+def test_nonreversible_spectrum_satisfies_the_eigen_equation(rng):
+    P = random_stochastic(rng, 15)
+    spectrum = MarkovOperator(P).spectrum(4)
+    np.testing.assert_allclose(P @ spectrum.vectors, spectrum.vectors * spectrum.values, atol=1e-12)
+    assert abs(spectrum.values[0] - 1) < 1e-12
+
+
+def test_diffusion_distance_equals_euclidean_distance_in_the_full_diffusion_map(rng):
+    # Oracle: D_t(i,j)² = Σ_l (P^t_il − P^t_jl)²/π_l from the dense matrix power (Coifman–Lafon 2006, Prop. 1).
+    K = random_symmetric_kernel(rng, 25)
+    op = MarkovOperator.from_kernel(K)
+    t = 3
+    coordinates = op.diffusion_map(op.n - 1, t=t)
+    Pt = np.linalg.matrix_power(op.P, t)
+    direct = ((Pt[:, None, :] - Pt[None, :, :]) ** 2 / op.stationary).sum(-1)
+    embedded = ((coordinates[:, None, :] - coordinates[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(embedded, direct, atol=1e-12)
+
+
+@pytest.mark.parametrize("neighbours", [None, {"k": 12}, {"radius": 0.6}], ids=["dense", "knn", "radius"])
+def test_nystrom_reproduces_the_diffusion_map_at_training_points(rng, neighbours):
+    # Oracle: at x = x_i the extension formula is the eigen-equation itself; rounding only.
+    x = rng.standard_normal((150, 2))
+    op = MarkovOperator.from_points(x, beta=3.0, alpha=0.5, **(neighbours or {}))
+    np.testing.assert_allclose(op.nystrom(x[:40], 3, t=2), op.diffusion_map(3, t=2)[:40], atol=1e-10)
+
+
+def test_nystrom_extends_circle_harmonics_to_new_angles():
+    # Oracle: on a uniform circle ψ₁, ψ₂ span {cos θ, sin θ}; the extension at new angles must lie
+    # in that span (least-squares residual 1e-6 relative: bias O(1/n) of the discretisation).
+    theta = 2 * np.pi * np.arange(300) / 300
+    op = MarkovOperator.from_points(np.column_stack([np.cos(theta), np.sin(theta)]), beta=50.0, alpha=1.0)
+    new = np.linspace(0.01, 6.2, 37)
+    extended = op.nystrom(np.column_stack([np.cos(new), np.sin(new)]), 2, t=0)
+    basis = np.column_stack([np.cos(new), np.sin(new)])
+    coefficients, *_ = np.linalg.lstsq(basis, extended, rcond=None)
+    residual = np.linalg.norm(basis @ coefficients - extended) / np.linalg.norm(extended)
+    assert residual < 1e-6
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch not installed")
+def test_torch_and_numpy_spectra_agree(rng):
+    K = random_symmetric_kernel(rng, 20)
+    a = MarkovOperator.from_kernel(K, 1.0).diffusion_map(4, t=2)
+    b = MarkovOperator.from_kernel(to_backend(K, "torch:cpu"), 1.0).diffusion_map(4, t=2)
+    np.testing.assert_allclose(to_numpy(b), a, atol=1e-12)
+
+
+# ---- bad input --------------------------------------------------------------------------------
+
+
+def test_bad_input_is_refused_with_named_messages(rng):
+    with pytest.raises(ValueError, match=r"transition must be row-stochastic .* got row 1 summing to 0.9"):
+        MarkovOperator(np.array([[0.5, 0.5], [0.2, 0.7]]))
+    with pytest.raises(ValueError, match="transition must be row-stochastic .* got row 0 summing to 2"):
+        MarkovOperator(scipy.sparse.csr_array(np.array([[1.0, 1.0], [0.5, 0.5]])))
+    with pytest.raises(ValueError, match=r"transition must be entrywise nonnegative, got minimum -0.5 at index \(0, 1\)"):
+        MarkovOperator(scipy.sparse.csr_array(np.array([[1.5, -0.5], [0.5, 0.5]])))
+    with pytest.raises(ValueError, match="kernel must be finite"):
+        MarkovOperator.from_kernel(np.array([[1.0, np.nan], [1.0, 1.0]]))
+    with pytest.raises(ValueError, match="kernel must have positive row sums .* got row 1 summing to 0"):
+        MarkovOperator.from_kernel(np.array([[1.0, 0.0], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\], got 1.5"):
+        MarkovOperator.from_kernel(np.eye(2), alpha=1.5)
+    with pytest.raises(ValueError, match="h must be entrywise positive, got minimum -1"):
+        doob_transform(np.ones((2, 2)), np.array([1.0, -1.0]))
+    op = MarkovOperator(random_stochastic(rng, 5))
+    with pytest.raises(ValueError, match=r"count must be an integer in \[1, 5\], got 0"):
+        op.spectrum(0)
+    with pytest.raises(ValueError, match="diffusion_map needs a reversible operator .* ε_rev = "):
+        op.diffusion_map(2)
+    with pytest.raises(ValueError, match="nystrom needs an operator built by MarkovOperator.from_points"):
+        MarkovOperator.from_kernel(np.ones((3, 3))).nystrom(np.zeros((1, 2)))
+    bipartite = MarkovOperator.from_networkx(nx.cycle_graph(6))  # μ = −1 is in the spectrum
+    with pytest.raises(ValueError, match=r"t must be an integer when P has negative eigenvalues .*got 0.5"):
+        bipartite.diffusion_map(5, t=0.5)

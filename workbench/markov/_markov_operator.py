@@ -1,0 +1,653 @@
+r"""A finite Markov operator with its stationary law, adjoint, currents and spectral data.
+
+:class:`MarkovOperator` holds a row-stochastic :math:`\mathsf P` (dense numpy or torch, or scipy
+sparse) and computes on demand, with caching, what the seed paper reads off an operator: the
+stationary law :math:`\pi`, the :math:`\pi`-adjoint :math:`\mathsf P^*`, the flux
+:math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P`, the detailed-balance residual
+:math:`\varepsilon_{\mathrm{rev}}`, the spectrum (through the symmetric conjugate when reversible),
+the diffusion map and its Nyström extension.
+
+References
+----------
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §5, §7; attention-geometry-math §A.2, §A.5, §A.7.
+R. R. Coifman and S. Lafon, "Diffusion maps", Appl. Comput. Harmon. Anal. 21 (2006) 5–30.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import array_api_compat
+import numpy as np
+
+from workbench._backend import namespace, to_numpy
+from workbench._validation import (
+    as_array,
+    as_sparse,
+    check_in_range,
+    check_matching,
+    check_nonnegative,
+    check_row_stochastic,
+    check_square,
+    is_sparse,
+)
+
+__all__ = ["MarkovOperator", "Spectrum", "doob_transform"]
+
+#: Relative detailed-balance residual below which an operator given as a matrix counts as reversible:
+#: a few hundred ulps, the rounding of diag(π)P for a reversible P with π from a linear solve.
+REVERSIBLE_RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    r"""Leading eigenpairs :math:`\mathsf P\psi_k = \mu_k\psi_k`, ordered by decreasing :math:`\mu_k`.
+
+    For a reversible operator the :math:`\mu_k` are real and the :math:`\psi_k` (columns of
+    ``vectors``) are :math:`\pi`-orthonormal, :math:`\sum_i \pi_i\psi_k(i)\psi_l(i) = \delta_{kl}`,
+    with :math:`\psi_0 = \mathbf 1`; generator eigenvalues are :math:`\lambda_k = 1 - \mu_k`.
+    """
+
+    values: object
+    vectors: object
+
+
+def _row_sums(matrix):
+    if is_sparse(matrix):
+        return np.asarray(matrix.sum(axis=1)).ravel()
+    return namespace(matrix).sum(matrix, axis=-1)
+
+
+def _scale_rows(d, matrix):
+    if is_sparse(matrix):
+        import scipy.sparse
+
+        return scipy.sparse.diags_array(d) @ matrix
+    return d[:, None] * matrix
+
+
+def _scale_columns(matrix, d):
+    if is_sparse(matrix):
+        import scipy.sparse
+
+        return matrix @ scipy.sparse.diags_array(d)
+    return matrix * d[None, :]
+
+
+def _transpose(matrix):
+    return matrix.T.tocsr() if is_sparse(matrix) else namespace(matrix).matrix_transpose(matrix)
+
+
+def _frobenius(matrix) -> float:
+    if is_sparse(matrix):
+        return float(np.sqrt(np.sum(matrix.data**2)))
+    xp = namespace(matrix)
+    return float(xp.sqrt(xp.sum(matrix * matrix)))
+
+
+def _validated_kernel(kernel):
+    if is_sparse(kernel):
+        kernel = as_sparse("kernel", kernel)
+    else:
+        kernel = as_array("kernel", kernel, ndim=2)
+    check_square("kernel", kernel)
+    check_nonnegative("kernel", kernel)
+    degree = _row_sums(kernel)
+    smallest = float(to_numpy(degree).min()) if degree.shape[0] else 1.0
+    if smallest <= 0.0:
+        vertex = int(np.argmin(to_numpy(degree)))
+        raise ValueError(
+            f"kernel must have positive row sums (every vertex needs a neighbour), got row {vertex} summing to 0"
+        )
+    return kernel, degree
+
+
+def _is_symmetric(kernel, rtol: float = 1e-12) -> bool:
+    if is_sparse(kernel):
+        gap = abs(kernel - kernel.T)
+        return gap.nnz == 0 or float(gap.max()) <= rtol * float(abs(kernel).max())
+    xp = namespace(kernel)
+    return float(xp.max(xp.abs(kernel - xp.matrix_transpose(kernel)))) <= rtol * float(xp.max(xp.abs(kernel)))
+
+
+def _closed_classes(matrix) -> list[np.ndarray]:
+    """Closed communicating classes of the chain: strongly connected components nothing leaves."""
+    import scipy.sparse
+    from scipy.sparse.csgraph import connected_components
+
+    support = matrix if is_sparse(matrix) else scipy.sparse.csr_array(to_numpy(matrix))
+    count, labels = connected_components(support, directed=True, connection="strong")
+    coo = support.tocoo()
+    leaving = labels[coo.row] != labels[coo.col]
+    open_classes = set(labels[coo.row[leaving]].tolist())
+    return [np.flatnonzero(labels == c) for c in range(count) if c not in open_classes]
+
+
+class MarkovOperator:
+    r"""A row-stochastic operator :math:`\mathsf P` on :math:`n` states and what it determines.
+
+    Functions act from the left, :math:`(\mathsf P f)_i = \sum_j \mathsf P_{ij} f_j`; generators are
+    :math:`\mathsf L = I - \mathsf P` (positive, :attr:`generator`) and :math:`\mathcal L =
+    \mathsf P - I` (negative, :attr:`negative_generator`).  Build one from a matrix, from a
+    nonnegative kernel (:meth:`from_kernel`, with Coifman–Lafon α-normalisation), from a point cloud
+    (:meth:`from_points`) or from a networkx graph (:meth:`from_networkx`).
+
+    Parameters
+    ----------
+    transition : array or scipy sparse, shape=[n, n]
+        Row-stochastic (checked to ``atol``), dense numpy/torch or scipy sparse (stored as CSR).
+    stationary : array, shape=[n], optional
+        A known stationary law; otherwise it is computed on first use.
+    atol : float
+        Tolerance of the row-sum check.
+
+    References
+    ----------
+    Attention Geometry §2, §5, §7: :math:`\mathsf P = \operatorname{diag}(\mathsf K\mathbf 1)^{-1}\mathsf K`,
+    :math:`\mathsf P^* = \operatorname{diag}(\pi)^{-1}\mathsf P^\top\operatorname{diag}(\pi)`,
+    :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P` (attention-geometry-math §A.2, §A.5, §A.7).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> op = MarkovOperator(np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.5, 0.0, 0.5]]))
+    >>> op.stationary.round(12).tolist()  # doubly stochastic: uniform law
+    [0.333333333333, 0.333333333333, 0.333333333333]
+    >>> op.reversibility_residual  # a one-way walk around a 3-cycle: every bond carries current, ‖J‖ = ‖A‖
+    1.0
+    """
+
+    def __init__(self, transition, *, stationary=None, atol: float = 1e-10):
+        if is_sparse(transition):
+            transition = as_sparse("transition", transition)
+            check_square("transition", transition)
+            check_nonnegative("transition", transition)
+            sums = _row_sums(transition)
+            worst = int(np.argmax(np.abs(sums - 1.0))) if sums.size else 0
+            if sums.size and abs(sums[worst] - 1.0) > atol:
+                raise ValueError(
+                    f"transition must be row-stochastic (rows summing to 1 within {atol:g}), "
+                    f"got row {worst} summing to {sums[worst]:.6g}"
+                )
+        else:
+            transition = as_array("transition", transition, ndim=2)
+            check_row_stochastic("transition", transition, atol=atol)
+        self._P = transition
+        self._kernel = None  # a symmetric kernel with P = rownorm(kernel), when known
+        self._sampling = None  # (points, beta, alpha, k, radius, q) when built from points
+        self.nodes = None  # vertex labels when built from a graph
+        if stationary is not None:
+            stationary = as_array("stationary", stationary, ndim=1)
+            if not is_sparse(transition):
+                namespace(stationary, transition)  # one array library per call
+            check_matching("stationary", stationary.shape[0], "transition rows", self.n)
+            check_nonnegative("stationary", stationary)
+            self.__dict__["stationary"] = stationary / namespace(stationary).sum(stationary)
+
+    # ---- construction ------------------------------------------------------------------------
+
+    @classmethod
+    def from_kernel(cls, kernel, alpha: float = 0.0) -> MarkovOperator:
+        r"""Row-normalise a nonnegative kernel after Coifman–Lafon α-normalisation.
+
+        .. math::
+
+            q = \mathsf K\mathbf 1,\quad \mathsf K^{(\alpha)} = \operatorname{diag}(q)^{-\alpha}\,\mathsf K\,
+            \operatorname{diag}(q)^{-\alpha},\quad \mathsf P = \operatorname{diag}(\mathsf K^{(\alpha)}\mathbf 1)^{-1}
+            \mathsf K^{(\alpha)} .
+
+        This is the Doob transform of :math:`\mathsf K` with :math:`h = q^{-\alpha}`.  For a symmetric
+        kernel, :math:`\mathsf P` is reversible and :math:`\pi = \mathsf K^{(\alpha)}\mathbf 1 /
+        \mathbf 1^\top\mathsf K^{(\alpha)}\mathbf 1` exactly; α = 0 is the graph random walk, ½ the
+        Fokker–Planck and 1 the Laplace–Beltrami normalisation.
+
+        Parameters
+        ----------
+        kernel : array or scipy sparse, shape=[n, n]
+            Nonnegative with positive row sums.
+        alpha : float
+            In [0, 1].
+
+        References
+        ----------
+        Attention Geometry §2 [CODE: DMAE eager_map.py]; attention-geometry-math §A.2.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> K = np.array([[1.0, 1.0], [1.0, 3.0]])
+        >>> op = MarkovOperator.from_kernel(K)
+        >>> op.stationary.tolist(), op.is_reversible
+        ([0.3333333333333333, 0.6666666666666666], True)
+        """
+        alpha = check_in_range("alpha", alpha, 0.0, 1.0)
+        kernel, degree = _validated_kernel(kernel)
+        if alpha:
+            h = degree ** (-alpha)
+            kernel = _scale_columns(_scale_rows(h, kernel), h)
+            degree = _row_sums(kernel)
+        op = cls.__new__(cls)
+        op._P = _scale_rows(1.0 / degree, kernel)
+        op._sampling = None
+        op.nodes = None
+        if _is_symmetric(kernel):
+            op._kernel = kernel
+            op.__dict__["stationary"] = degree / (degree.sum() if is_sparse(kernel) else namespace(degree).sum(degree))
+        else:
+            op._kernel = None
+        return op
+
+    @classmethod
+    def from_points(
+        cls, points, beta=None, *, alpha: float = 0.0, k: int | None = None, radius: float | None = None
+    ) -> MarkovOperator:
+        r"""The Markov operator of the Gauss kernel :math:`\mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}`.
+
+        Dense when neither ``k`` nor ``radius`` is given; otherwise a sparse kernel on the ``k``
+        nearest neighbours (symmetrised) or on pairs within ``radius``.  ``beta=None`` takes the
+        median heuristic :math:`\beta = 1/\operatorname{median}\,d^2_{ij}`.  The points are kept for
+        :meth:`nystrom`.
+
+        Parameters
+        ----------
+        points : array, shape=[n, d]
+        beta : float, optional
+            Inverse bandwidth, :math:`\beta > 0` (no factor 2 or 4 in the exponent).
+        alpha : float
+            Coifman–Lafon normalisation, in [0, 1].
+        k, radius : optional
+            Sparse neighbourhoods (at most one of them).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> theta = 2 * np.pi * np.arange(200) / 200
+        >>> op = MarkovOperator.from_points(np.column_stack([np.cos(theta), np.sin(theta)]), beta=400.0)
+        >>> mu = op.spectrum(3).values
+        >>> bool(np.allclose(4 * 400.0 * (1 - mu[1:]), 1.0, atol=0.01))  # 4β(1 − μ₁) ≈ k² = 1 on the circle
+        True
+        """
+        from workbench.markov._kernels import gauss_kernel, gauss_kernel_sparse
+
+        points = as_array("points", points, ndim=2)
+        alpha = check_in_range("alpha", alpha, 0.0, 1.0)
+        if beta is None:
+            from workbench.markov._bandwidth import median_bandwidth
+
+            beta = median_bandwidth(to_numpy(points))
+        beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
+        if k is None and radius is None:
+            kernel = gauss_kernel(points, beta)
+        else:
+            if array_api_compat.is_torch_array(points):
+                raise TypeError("sparse kernels (k or radius) are built with scipy: pass points as a numpy array")
+            kernel = gauss_kernel_sparse(points, beta, k=k, radius=radius)
+        op = cls.from_kernel(kernel, alpha)
+        op._sampling = (points, beta, alpha, k, radius, _row_sums(kernel))
+        return op
+
+    @classmethod
+    def from_networkx(cls, graph, *, weight: str | None = "weight", nodelist=None) -> MarkovOperator:
+        r"""The random walk :math:`\mathsf P_{xy} = w_{xy}/\sum_z w_{xz}` on a weighted (di)graph.
+
+        An undirected graph gives a reversible walk with :math:`\pi_x \propto \deg_w(x)`; a directed
+        graph gives :math:`\pi` by a linear solve.  Vertex labels are kept in :attr:`nodes`.
+
+        Examples
+        --------
+        >>> import networkx as nx
+        >>> op = MarkovOperator.from_networkx(nx.star_graph(3))
+        >>> op.stationary.tolist()  # degree 3 at the hub, 1 at each leaf, over 2|E| = 6
+        [0.5, 0.16666666666666666, 0.16666666666666666, 0.16666666666666666]
+        """
+        from workbench.markov._graphs import graph_weights
+
+        weights, nodes = graph_weights(graph, weight=weight, nodelist=nodelist)
+        op = cls.from_kernel(weights)
+        op.nodes = list(nodes)
+        return op
+
+    # ---- the operator and its generators ----------------------------------------------------
+
+    @property
+    def P(self):
+        """The transition matrix (dense array or scipy sparse CSR)."""
+        return self._P
+
+    @property
+    def n(self) -> int:
+        """The number of states."""
+        return int(self._P.shape[0])
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether :attr:`P` is stored as a scipy sparse matrix."""
+        return is_sparse(self._P)
+
+    def _identity(self):
+        if self.is_sparse:
+            import scipy.sparse
+
+            return scipy.sparse.eye_array(self.n, format="csr")
+        xp = namespace(self._P)
+        return xp.eye(self.n, dtype=self._P.dtype, device=array_api_compat.device(self._P))
+
+    @property
+    def generator(self):
+        r"""The positive generator :math:`\mathsf L = I - \mathsf P`."""
+        return self._identity() - self._P
+
+    @property
+    def negative_generator(self):
+        r"""The negative generator :math:`\mathcal L = \mathsf P - I` (rows sum to zero)."""
+        return self._P - self._identity()
+
+    def __matmul__(self, f):
+        """Apply :math:`\\mathsf P` to a function (or a block of functions) on the states."""
+        return self._P @ f
+
+    # ---- stationary law, adjoint, flux, current ---------------------------------------------
+
+    @cached_property
+    def stationary(self):
+        r"""The stationary law :math:`\pi` (:math:`\pi^\top\mathsf P = \pi^\top`, :math:`\sum_i\pi_i = 1`).
+
+        Exact from the degrees for an operator built from a symmetric kernel.  Otherwise it solves
+        :math:`(I - \mathsf P)^\top\pi = 0` with one equation replaced by :math:`\mathbf 1^\top\pi = 1`
+        (the equations sum to zero, so any one is redundant when :math:`\pi` is unique).  Raises
+        ``ValueError`` when :math:`\pi` is not unique (more than one closed class).
+        """
+        classes = _closed_classes(self._P)
+        if len(classes) > 1:
+            shown = "; ".join(str(c[:5].tolist())[:-1] + (", ...]" if c.size > 5 else "]") for c in classes[:3])
+            raise ValueError(
+                f"the stationary law is not unique: P has {len(classes)} closed communicating classes "
+                f"(vertices {shown}{'; ...' if len(classes) > 3 else ''}); restrict P to one class"
+            )
+        system = _transpose(self.generator)
+        if self.is_sparse:
+            from scipy.sparse.linalg import spsolve
+
+            system = system.tolil()
+            system[-1, :] = np.ones(self.n)
+            rhs = np.zeros(self.n)
+            rhs[-1] = 1.0
+            pi = spsolve(system.tocsc(), rhs)
+        else:
+            xp = namespace(self._P)
+            ones = xp.ones((1, self.n), dtype=self._P.dtype, device=array_api_compat.device(self._P))
+            system = xp.concat([system[:-1, :], ones], axis=0)
+            rhs = xp.zeros(self.n, dtype=self._P.dtype, device=array_api_compat.device(self._P))
+            rhs[-1] = 1.0
+            pi = xp.linalg.solve(system, rhs)
+        xp = namespace(pi)
+        pi = xp.where(pi < 0, xp.zeros_like(pi), pi)  # rounding-level negatives off the closed class
+        return pi / xp.sum(pi)
+
+    @cached_property
+    def adjoint(self):
+        r"""The :math:`\pi`-adjoint :math:`\mathsf P^* = \operatorname{diag}(\pi)^{-1}\mathsf P^\top\operatorname{diag}(\pi)`.
+
+        Defined where :math:`\pi > 0`; raises ``ValueError`` for transient states.
+        """  # noqa: E501
+        pi = self.stationary
+        if float(namespace(pi).min(pi)) <= 0.0:
+            raise ValueError("the π-adjoint needs π > 0 everywhere, but P has transient states (π_i = 0)")
+        return _scale_columns(_scale_rows(1.0 / pi, _transpose(self._P)), pi)
+
+    @cached_property
+    def flux(self):
+        r"""The flux :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P` (probability per step along each edge)."""
+        return _scale_rows(self.stationary, self._P)
+
+    @cached_property
+    def current(self):
+        r"""The stationary current :math:`\mathsf J = \mathsf A - \mathsf A^\top`; :math:`\mathsf J\mathbf 1 = 0`."""
+        return self.flux - _transpose(self.flux)
+
+    @cached_property
+    def reversibility_residual(self) -> float:
+        r"""The detailed-balance residual :math:`\varepsilon_{\mathrm{rev}} = \lVert \mathsf A - \mathsf A^\top\rVert_F / \lVert\mathsf A\rVert_F \in [0, \sqrt2]`."""  # noqa: E501
+        return _frobenius(self.current) / _frobenius(self.flux)
+
+    @property
+    def is_reversible(self) -> bool:
+        """Whether detailed balance holds (exactly for a symmetric kernel; to 1e-10 relative otherwise)."""
+        return self._kernel is not None or self.reversibility_residual <= REVERSIBLE_RTOL
+
+    # ---- spectral data -----------------------------------------------------------------------
+
+    def _symmetric_conjugate(self):
+        r"""The symmetric :math:`S = \Pi^{1/2}\mathsf P\,\Pi^{-1/2}`, similar to :math:`\mathsf P` when reversible."""
+        if self._kernel is not None:
+            degree = _row_sums(self._kernel)
+            root = degree**0.5 if self.is_sparse else namespace(degree).sqrt(degree)
+            return _scale_columns(_scale_rows(1.0 / root, self._kernel), 1.0 / root)
+        pi = self.stationary
+        root = pi**0.5 if self.is_sparse else namespace(pi).sqrt(pi)
+        s = _scale_columns(_scale_rows(root, self._P), 1.0 / root)
+        return 0.5 * (s + _transpose(s))
+
+    def spectrum(self, count: int = 10) -> Spectrum:
+        r"""The ``count`` leading eigenpairs :math:`\mathsf P\psi_k = \mu_k\psi_k`.
+
+        Reversible operators use the symmetric conjugate :math:`S = \Pi^{1/2}\mathsf P\Pi^{-1/2}`
+        (:math:`Su = \mu u \Rightarrow \psi = \Pi^{-1/2}u`): dense ``eigh``, or for sparse
+        operators shift-invert Lanczos at :math:`\sigma = 1 + 10^{-6}` (plain Lanczos stalls on the
+        clustered top of a diffusion spectrum).  Eigenvectors are :math:`\pi`-orthonormal, with the
+        sign making each one's largest-magnitude entry positive.  Non-reversible operators return
+        complex pairs ordered by decreasing real part, each of unit :math:`\pi`-norm.
+
+        Parameters
+        ----------
+        count : int
+            How many, :math:`1 \le` count :math:`\le n` (sparse: :math:`< n`).
+
+        Returns
+        -------
+        Spectrum
+        """
+        limit = self.n - 1 if self.is_sparse else self.n
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= limit:
+            raise ValueError(f"count must be an integer in [1, {limit}], got {count!r}")
+        count = int(count)
+        cached = self.__dict__.get("_spectrum")
+        if cached is not None and cached.values.shape[0] >= count:
+            return Spectrum(cached.values[:count], cached.vectors[:, :count])
+        if not self.is_reversible:
+            spectrum = self._nonreversible_spectrum(count)
+        else:
+            s = self._symmetric_conjugate()
+            if self.is_sparse:
+                from scipy.sparse.linalg import eigsh
+
+                v0 = np.sqrt(to_numpy(self.stationary))  # the top eigenvector: Lanczos starts next to it
+                mu, u = eigsh(s, k=count, sigma=1.0 + 1e-6, which="LM", v0=v0)
+            elif array_api_compat.is_torch_array(s):
+                import torch
+
+                mu, u = torch.linalg.eigh(s)
+                mu, u = mu[-count:], u[:, -count:]
+            else:
+                import scipy.linalg
+
+                mu, u = scipy.linalg.eigh(s, subset_by_index=[self.n - count, self.n - 1])
+            xp = namespace(mu)
+            order = xp.flip(xp.argsort(mu))
+            mu, u = mu[order], u[:, order]
+            pi = self.stationary
+            root = np.sqrt(pi) if self.is_sparse else namespace(pi).sqrt(pi)
+            psi = u / root[:, None]
+            peak = xp.take_along_axis(psi, xp.argmax(xp.abs(psi), axis=0)[None, :], axis=0)
+            spectrum = Spectrum(mu, psi * xp.sign(peak))
+        self.__dict__["_spectrum"] = spectrum
+        return spectrum
+
+    def _nonreversible_spectrum(self, count: int) -> Spectrum:
+        if self.is_sparse:
+            from scipy.sparse.linalg import eigs
+
+            mu, psi = eigs(self._P, k=count, which="LR")
+        elif array_api_compat.is_torch_array(self._P):
+            import torch
+
+            mu, psi = torch.linalg.eig(self._P)
+        else:
+            mu, psi = np.linalg.eig(self._P)
+        xp = namespace(mu)
+        order = xp.flip(xp.argsort(xp.real(mu)))[:count]
+        mu, psi = mu[order], psi[:, order]
+        pi = self.stationary
+        pi = xp.astype(pi, psi.dtype) if not self.is_sparse else pi
+        norms = xp.sqrt(xp.sum(pi[:, None] * xp.abs(psi) ** 2, axis=0))
+        return Spectrum(mu, psi / norms)
+
+    def diffusion_map(self, n_components: int = 2, t: float = 1.0):
+        r"""Diffusion coordinates :math:`\Psi_t(i) = (\mu_1^t\psi_1(i), \dots, \mu_m^t\psi_m(i))`.
+
+        The constant :math:`\psi_0` is skipped.  With all :math:`n - 1` components, Euclidean distance
+        in these coordinates is the diffusion distance
+        :math:`D_t(i,j)^2 = \sum_l (\mathsf P^t_{il} - \mathsf P^t_{jl})^2/\pi_l`.
+
+        Parameters
+        ----------
+        n_components : int
+            Number of coordinates :math:`m`.
+        t : float
+            Diffusion time, :math:`t \ge 0`; a non-integer :math:`t` needs :math:`\mu_k \ge 0`.
+
+        Returns
+        -------
+        array, shape=[n, n_components]
+
+        References
+        ----------
+        Coifman & Lafon (2006), §2–3; attention-geometry-math §A.2 (spectral computation [CODE: DMAE]).
+        """
+        if not self.is_reversible:
+            raise ValueError(
+                "diffusion_map needs a reversible operator (real spectrum), got one with "
+                f"ε_rev = {self.reversibility_residual:.3g}"
+            )
+        t = check_in_range("t", t, 0.0)
+        spectrum = self.spectrum(n_components + 1)
+        mu, psi = spectrum.values[1:], spectrum.vectors[:, 1:]
+        xp = namespace(mu)
+        if t != int(t) and float(xp.min(mu)) < 0:
+            raise ValueError(
+                f"t must be an integer when P has negative eigenvalues (μ down to {float(xp.min(mu)):.3g}), got {t}"
+            )
+        return psi * (mu**t)[None, :]
+
+    def nystrom(self, points, n_components: int = 2, t: float = 1.0):
+        r"""Extend the diffusion map to new points: :math:`\psi_k(x) = \mu_k^{-1}\sum_j\mathsf P(x, x_j)\,\psi_k(j)`.
+
+        :math:`\mathsf P(x,\cdot)` is the same α-normalised Gauss kernel against the training points
+        (:math:`q(x) = \sum_j \mathsf K(x, x_j)`, :math:`\mathsf K^{(\alpha)}(x, x_j) =
+        \mathsf K(x,x_j)\,q(x)^{-\alpha}q_j^{-\alpha}`, then row-normalised), with the same sparsity
+        rule; at a training point it reproduces :math:`\psi_k` exactly.  Only for operators built
+        by :meth:`from_points`.
+
+        Parameters
+        ----------
+        points : array, shape=[m, d]
+        n_components, t
+            As in :meth:`diffusion_map`.
+
+        Returns
+        -------
+        array, shape=[m, n_components]
+        """
+        if self._sampling is None:
+            raise ValueError("nystrom needs an operator built by MarkovOperator.from_points")
+        train, beta, alpha, k, radius, q = self._sampling
+        points = as_array("points", points, ndim=2)
+        namespace(points, train)
+        check_matching("points columns", points.shape[1], "training dimension", train.shape[1])
+        cross = self._cross_kernel(points, train, beta, k, radius)
+        q_new = _row_sums(cross)
+        if float(to_numpy(q_new).min()) <= 0.0:
+            raise ValueError("some new points have no training neighbour within the kernel's support")
+        if alpha:
+            cross = _scale_columns(_scale_rows(q_new ** (-alpha), cross), q ** (-alpha))
+        transition = _scale_rows(1.0 / _row_sums(cross), cross)
+        coordinates = self.diffusion_map(n_components, t)
+        mu = self.spectrum(n_components + 1).values[1:]
+        return (transition @ coordinates) / mu[None, :]
+
+    @staticmethod
+    def _cross_kernel(points, train, beta, k, radius):
+        if k is None and radius is None:
+            xp = namespace(points)
+            diff = points[:, None, :] - train[None, :, :]
+            return xp.exp(-beta * xp.sum(diff * diff, axis=-1))
+        import scipy.sparse
+        from scipy.spatial import cKDTree
+
+        tree = cKDTree(train)
+        if k is not None:
+            distance, index = tree.query(points, k=k + 1, workers=-1)  # k neighbours plus the point itself
+            rows = np.repeat(np.arange(points.shape[0]), k + 1)
+            values = np.exp(-beta * distance.ravel() ** 2)
+            return scipy.sparse.csr_array((values, (rows, index.ravel())), shape=(points.shape[0], train.shape[0]))
+        pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")
+        cross = scipy.sparse.csr_array(
+            (np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(points.shape[0], train.shape[0])
+        )
+        exact = np.flatnonzero(np.isin(np.arange(points.shape[0]), pairs.row, invert=True))
+        if exact.size:  # zero distances are not stored by sparse_distance_matrix: add the coincident points
+            hit_distance, hit = tree.query(points[exact], k=1)
+            keep = hit_distance == 0
+            cross = cross + scipy.sparse.csr_array(
+                (np.ones(int(keep.sum())), (exact[keep], hit[keep])), shape=cross.shape
+            )
+        return cross
+
+
+def doob_transform(kernel, h) -> MarkovOperator:
+    r"""The Doob h-transform :math:`\mathsf P_h = \operatorname{diag}(\mathsf K h)^{-1}\mathsf K\operatorname{diag}(h)`.
+
+    Destination reweighting by :math:`h > 0`, then row normalisation (in logits: score
+    :math:`+ \log h_j`).  For symmetric :math:`\mathsf K`, :math:`\pi^{(h)}_i\mathsf P_{h,ij} \propto
+    h_i\mathsf K_{ij}h_j` is symmetric, so :math:`\mathsf P_h` is reversible with
+    :math:`\pi^{(h)} \propto h\odot\mathsf K h` (returned exactly, as the operator of the symmetric
+    kernel :math:`h_i\mathsf K_{ij}h_j`).  Coifman–Lafon α-normalisation is the case
+    :math:`h = (\mathsf K\mathbf 1)^{-\alpha}`.
+
+    Parameters
+    ----------
+    kernel : array or scipy sparse, shape=[n, n]
+        Nonnegative with positive row sums.
+    h : array, shape=[n]
+        Positive.
+
+    Returns
+    -------
+    MarkovOperator
+
+    References
+    ----------
+    Attention Geometry §4 [SEED]; attention-geometry-math §A.4 (Doob h-transform) and §A.2
+    (α-normalisation as a Doob transform [DERIVED]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.array([[1.0, 2.0], [2.0, 1.0]]); h = np.array([1.0, 3.0])
+    >>> op = doob_transform(K, h)
+    >>> op.P.tolist()  # rows of K diag(h), normalised
+    [[0.14285714285714285, 0.8571428571428571], [0.4, 0.6]]
+    >>> bool(np.allclose(op.stationary, h * (K @ h) / np.sum(h * (K @ h))))
+    True
+    """
+    kernel, _ = _validated_kernel(kernel)
+    h = as_array("h", h, ndim=1)
+    if not is_sparse(kernel):
+        namespace(kernel, h)
+    check_matching("kernel rows", kernel.shape[0], "h", h.shape[0])
+    if float(namespace(h).min(h)) <= 0.0:
+        raise ValueError(f"h must be entrywise positive, got minimum {float(namespace(h).min(h)):.6g}")
+    if _is_symmetric(kernel):
+        return MarkovOperator.from_kernel(_scale_columns(_scale_rows(h, kernel), h))
+    return MarkovOperator.from_kernel(_scale_columns(kernel, h))
