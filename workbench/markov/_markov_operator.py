@@ -39,6 +39,9 @@ __all__ = ["MarkovOperator", "Spectrum", "doob_transform"]
 #: a few hundred ulps, the rounding of diag(π)P for a reversible P with π from a linear solve.
 REVERSIBLE_RTOL = 1e-10
 
+#: Sparse operators on at most this many states are diagonalised densely (faster than shift-invert there).
+DENSE_EIGEN_LIMIT = 500
+
 
 @dataclass(frozen=True)
 class Spectrum:
@@ -439,18 +442,20 @@ class MarkovOperator:
         sign making each one's largest-magnitude entry positive.  Non-reversible operators return
         complex pairs ordered by decreasing real part, each of unit :math:`\pi`-norm.
 
+        Sparse operators with at most :data:`DENSE_EIGEN_LIMIT` states, or asked for half their
+        spectrum or more, are diagonalised densely.
+
         Parameters
         ----------
         count : int
-            How many, :math:`1 \le` count :math:`\le n` (sparse: :math:`< n`).
+            How many, :math:`1 \le` count :math:`\le n`.
 
         Returns
         -------
         Spectrum
         """
-        limit = self.n - 1 if self.is_sparse else self.n
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= limit:
-            raise ValueError(f"count must be an integer in [1, {limit}], got {count!r}")
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= self.n:
+            raise ValueError(f"count must be an integer in [1, {self.n}], got {count!r}")
         count = int(count)
         cached = self.__dict__.get("_spectrum")
         if cached is not None and cached.values.shape[0] >= count:
@@ -459,7 +464,9 @@ class MarkovOperator:
             spectrum = self._nonreversible_spectrum(count)
         else:
             s = self._symmetric_conjugate()
-            if self.is_sparse:
+            if self.is_sparse and (self.n <= DENSE_EIGEN_LIMIT or 2 * count >= self.n):
+                s = s.toarray()  # Lanczos cannot return (nearly) all eigenpairs; dense eigh is exact and cheap here
+            if is_sparse(s):
                 from scipy.sparse.linalg import eigsh
 
                 v0 = np.sqrt(to_numpy(self.stationary))  # the top eigenvector: Lanczos starts next to it
@@ -477,7 +484,7 @@ class MarkovOperator:
             order = xp.flip(xp.argsort(mu))
             mu, u = mu[order], u[:, order]
             pi = self.stationary
-            root = np.sqrt(pi) if self.is_sparse else namespace(pi).sqrt(pi)
+            root = namespace(pi).sqrt(pi)
             psi = u / root[:, None]
             peak = xp.take_along_axis(psi, xp.argmax(xp.abs(psi), axis=0)[None, :], axis=0)
             spectrum = Spectrum(mu, psi * xp.sign(peak))
@@ -485,10 +492,12 @@ class MarkovOperator:
         return spectrum
 
     def _nonreversible_spectrum(self, count: int) -> Spectrum:
-        if self.is_sparse:
+        if self.is_sparse and self.n > DENSE_EIGEN_LIMIT and 2 * count < self.n:
             from scipy.sparse.linalg import eigs
 
             mu, psi = eigs(self._P, k=count, which="LR")
+        elif self.is_sparse:
+            mu, psi = np.linalg.eig(self._P.toarray())
         elif array_api_compat.is_torch_array(self._P):
             import torch
 
@@ -586,23 +595,27 @@ class MarkovOperator:
         from scipy.spatial import cKDTree
 
         tree = cKDTree(train)
+        m = points.shape[0]
         if k is not None:
-            distance, index = tree.query(points, k=k + 1, workers=-1)  # k neighbours plus the point itself
-            rows = np.repeat(np.arange(points.shape[0]), k + 1)
-            values = np.exp(-beta * distance.ravel() ** 2)
-            return scipy.sparse.csr_array((values, (rows, index.ravel())), shape=(points.shape[0], train.shape[0]))
-        pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")
-        cross = scipy.sparse.csr_array(
-            (np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(points.shape[0], train.shape[0])
-        )
-        exact = np.flatnonzero(np.isin(np.arange(points.shape[0]), pairs.row, invert=True))
-        if exact.size:  # zero distances are not stored by sparse_distance_matrix: add the coincident points
-            hit_distance, hit = tree.query(points[exact], k=1)
-            keep = hit_distance == 0
-            cross = cross + scipy.sparse.csr_array(
-                (np.ones(int(keep.sum())), (exact[keep], hit[keep])), shape=cross.shape
+            # The training kernel keeps j ~ i when either is among the other's k nearest (union).  The
+            # same rule for a new x: j among x's k nearest training points, or x within j's own k-th
+            # neighbour distance r_k(j).  At a training point this is exactly its kernel row.
+            distance, index = tree.query(points, k=k + 1, workers=-1)
+            nearest = scipy.sparse.csr_array(
+                (np.ones(m * (k + 1)), (np.repeat(np.arange(m), k + 1), index.ravel())), shape=(m, train.shape[0])
             )
-        return cross
+            reach = tree.query(train, k=k + 1, workers=-1)[0][:, -1]
+            within = cKDTree(points).sparse_distance_matrix(tree, float(reach.max()), output_type="coo_matrix")
+            keep = within.data <= reach[within.col]
+            within = scipy.sparse.csr_array(
+                (np.ones(int(keep.sum())), (within.row[keep], within.col[keep])), shape=nearest.shape
+            )
+            pattern = (nearest + within).tocoo()
+            diff = points[pattern.row] - train[pattern.col]
+            values = np.exp(-beta * np.einsum("ij,ij->i", diff, diff))
+            return scipy.sparse.csr_array((values, (pattern.row, pattern.col)), shape=nearest.shape)
+        pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")  # keeps d = 0
+        return scipy.sparse.csr_array((np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0]))
 
 
 def doob_transform(kernel, h) -> MarkovOperator:
