@@ -35,10 +35,32 @@ cycle_basis                -- a fundamental cycle basis of the support
 cycle_affinities           -- Σ log(P_ij / P_ji) around each cycle
 kolmogorov_residual        -- max |affinity|: zero iff reversible (Kolmogorov criterion)
 hodge_split                -- antisymmetric edge field = exact (φ_i - φ_j) + divergence-free
+
+Bakry–Émery calculus and curvature (functions of jump rates W: ℒf_i = Σ_j W_ij (f_j - f_i))
+carre_du_champ             -- Γ(f,g)_i = ½ Σ_j W_ij (f_j - f_i)(g_j - g_i)
+gamma2                     -- Γ₂(f,g) = ½[ℒΓ(f,g) - Γ(f,ℒg) - Γ(g,ℒf)]
+hessian_form               -- ½[Γ(g,Γ(f,h)) + Γ(h,Γ(f,g)) - Γ(f,Γ(g,h))] → ħ² Hess f(∇g,∇h)
+stationary_current         -- J = diag(π)P - Pᵀdiag(π)
+circulation                -- Ω_π(f,g) = ½ Σ J_ij f_i g_j
+hatano_nelson              -- flux A = Ā ⊙ e^θ, Ā = √(A ⊙ Aᵀ), θ = ½ log(A/Aᵀ)
+gauge_gradients            -- D_K, D_Q with ½ D_Qᵀ D_K = diag(Ā1) - A   [RECON]
+bakry_emery_curvature      -- exact K_∞(x): largest K with Γ₂(f)(x) ≥ K Γ(f)(x)
+ollivier_ricci             -- κ(x,y) = 1 - W₁(m_x, m_y)/d(x,y) (POT)
 """
 
+from workbench.markov._bakry_emery import (
+    GaugeGradients,
+    carre_du_champ,
+    circulation,
+    gamma2,
+    gauge_gradients,
+    hatano_nelson,
+    hessian_form,
+    stationary_current,
+)
 from workbench.markov._bandwidth import BandwidthSweep, bandwidth_sweep, median_bandwidth
 from workbench.markov._beurling_deny import BeurlingDenyParts, beurling_deny_scan, beurling_deny_split, killing_measure
+from workbench.markov._curvature import bakry_emery_curvature, ollivier_ricci
 from workbench.markov._cycles import (
     HodgeDecomposition,
     cycle_affinities,
@@ -64,6 +86,7 @@ __all__ = [
     "BeurlingDenyParts",
     "Circle",
     "FlatTorus",
+    "GaugeGradients",
     "HodgeDecomposition",
     "Interval",
     "MarkovOperator",
@@ -71,24 +94,33 @@ __all__ = [
     "Sphere",
     "SwissRoll",
     "alpha_normalize",
+    "bakry_emery_curvature",
     "bandwidth_sweep",
     "beurling_deny_scan",
     "beurling_deny_split",
+    "carre_du_champ",
+    "circulation",
     "cycle_affinities",
     "cycle_basis",
     "dirichlet_form",
     "doob_transform",
+    "gamma2",
+    "gauge_gradients",
     "gauss_kernel",
     "gauss_kernel_sparse",
     "graph_weights",
+    "hatano_nelson",
+    "hessian_form",
     "hodge_split",
     "killing_measure",
     "kolmogorov_residual",
     "markov_operator",
     "markov_semigroup",
     "median_bandwidth",
+    "ollivier_ricci",
     "reversible_stationary_law",
     "softmax_operator",
     "squared_distances",
+    "stationary_current",
     "support_graph",
 ]

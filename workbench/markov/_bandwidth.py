@@ -32,7 +32,7 @@ from scipy.spatial.distance import pdist
 
 from workbench._backend import to_numpy
 from workbench._validation import as_array
-from workbench.markov._kernels import _neighbour_pattern, _pair_squared_distances
+from workbench.markov._kernels import _neighbour_pairs, _pair_squared_distances
 
 __all__ = ["BandwidthSweep", "bandwidth_sweep", "median_bandwidth"]
 
@@ -225,13 +225,9 @@ def bandwidth_sweep(points, betas=None, *, k=None, seed=None) -> BandwidthSweep:
     n = points.shape[0]
     if k is not None:
         k = _check_integer("k", k, 1, n - 1)
-        i, j = _neighbour_pattern(points, k)
-        off = i != j  # the pattern lists both (i, j) and (j, i), and the diagonal
-        pair_d2 = _pair_squared_distances(points, i[off], j[off])
-        pair_weight = 1.0
+        pair_d2 = _pair_squared_distances(points, *_neighbour_pairs(points, k))
     else:
-        pair_d2 = pdist(points, "sqeuclidean")  # i < j only
-        pair_weight = 2.0
+        pair_d2 = pdist(points, "sqeuclidean")
     if betas is None:
         betas = _default_betas(points, seed)
     else:
@@ -243,7 +239,8 @@ def bandwidth_sweep(points, betas=None, *, k=None, seed=None) -> BandwidthSweep:
         betas = np.sort(betas)
         if np.any(np.diff(betas) == 0):
             raise ValueError(f"betas must be distinct, got {betas[np.argmax(np.diff(betas) == 0)]:g} twice")
-    sums = np.array([n + pair_weight * np.exp(-beta * pair_d2).sum() for beta in betas])
+    # pairs i < j, each once: S = n (diagonal) + 2 Σ_{i<j} K_ij
+    sums = np.array([n + 2.0 * np.exp(-beta * pair_d2).sum() for beta in betas])
     slopes = np.gradient(np.log(sums), -np.log(betas))
     best = int(np.argmax(slopes))
     return BandwidthSweep(

@@ -103,8 +103,8 @@ def gauss_kernel(points, beta):
     return xp.exp(-beta * d2)
 
 
-def _neighbour_pattern(points, k=None, radius=None):
-    """Coordinates (i, j) of the symmetric neighbour graph plus the diagonal, in CSR order.
+def _neighbour_pairs(points, k=None, radius=None):
+    """The edges {i, j}, i < j, of the k-nearest-neighbour or fixed-radius graph, each listed once.
 
     kNN: j among the k nearest neighbours of i (self excluded) or i among those of j (union).
     Radius: ‖x_i - x_j‖ <= radius.  Uses :class:`scipy.spatial.cKDTree`.
@@ -112,21 +112,18 @@ def _neighbour_pattern(points, k=None, radius=None):
     n = points.shape[0]
     tree = cKDTree(points)
     if radius is not None:
-        pairs = tree.query_pairs(radius, output_type="ndarray")  # i < j with ‖x_i - x_j‖ <= radius
-        rows, cols = pairs[:, 0], pairs[:, 1]
-    else:
-        _, index = tree.query(points, k=k + 1, workers=-1)
-        index = index.reshape(n, k + 1)
-        # Drop self from each row.  With duplicate points self may tie with a twin and not come
-        # first, or not appear at all; then the farthest of the k + 1 is dropped, leaving exactly k.
-        is_self = index == np.arange(n)[:, None]
-        is_self[~is_self.any(axis=1), -1] = True
-        rows, cols = np.repeat(np.arange(n), k), index[~is_self]
-    # Union symmetrisation on a 0/1 pattern (values are attached afterwards, so no double counting).
-    pattern = scipy.sparse.coo_array((np.ones(rows.size), (rows, cols)), shape=(n, n)).tocsr()
-    pattern = pattern + pattern.T + scipy.sparse.eye_array(n, format="csr")
-    pattern.sort_indices()
-    return np.repeat(np.arange(n), np.diff(pattern.indptr)), pattern.indices.copy()
+        pairs = tree.query_pairs(radius, output_type="ndarray")  # i < j, each pair once
+        return pairs[:, 0], pairs[:, 1]
+    _, index = tree.query(points, k=k + 1, workers=-1)
+    index = index.reshape(n, k + 1)
+    # Drop self from each row.  With duplicate points self may tie with a twin and not come first,
+    # or not appear at all; then the farthest of the k + 1 is dropped, leaving exactly k.
+    is_self = index == np.arange(n)[:, None]
+    is_self[~is_self.any(axis=1), -1] = True
+    rows, cols = np.repeat(np.arange(n), k), index[~is_self]
+    # Union symmetrisation: an undirected edge found from both ends is kept once.
+    edges = np.unique(np.minimum(rows, cols) * n + np.maximum(rows, cols))
+    return edges // n, edges % n
 
 
 def _pair_squared_distances(points, i, j):
@@ -194,10 +191,17 @@ def gauss_kernel_sparse(points, beta, *, k=None, radius=None):
         raise ValueError(f"k must be an integer in [1, n - 1] = [1, {n - 1}] for n = {n} points, got {k!r}")
     if radius is not None:
         radius = check_in_range("radius", radius, 0.0, low_inclusive=False)
-    i, j = _neighbour_pattern(points, None if k is None else int(k), radius)
+    i, j = _neighbour_pairs(points, None if k is None else int(k), radius)
     values = np.exp(-beta * _pair_squared_distances(points, i, j))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(i, minlength=n))])
-    return scipy.sparse.csr_array((values, j, indptr), shape=(n, n))
+    diagonal = np.arange(n)
+    # Both triangles and the diagonal in one COO -> CSR conversion: it keeps explicit zeros (a CSR sum
+    # U + Uᵀ would drop underflowed entries) and leaves the indices sorted.
+    rows = np.concatenate([i, j, diagonal])
+    cols = np.concatenate([j, i, diagonal])
+    data = np.concatenate([values, values, np.ones(n)])
+    kernel = scipy.sparse.csr_array((data, (rows, cols)), shape=(n, n))
+    kernel.sort_indices()
+    return kernel
 
 
 def _sparse_degree(name, kernel):
