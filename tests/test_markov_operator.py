@@ -7,8 +7,8 @@ import scipy.sparse
 from conftest import HAS_TORCH
 
 from workbench._backend import to_backend, to_numpy
-from workbench.markov._markov_operator import MarkovOperator, doob_transform
 from workbench.markov._kernels import gauss_kernel
+from workbench.markov._markov_operator import MarkovOperator, doob_transform
 
 
 def random_stochastic(rng, n, density=1.0):
@@ -87,15 +87,17 @@ def test_reducible_chain_with_one_closed_class_has_zero_mass_on_transient_states
     op = MarkovOperator(P)
     np.testing.assert_allclose(op.stationary, [0.0, 0.5, 0.5], atol=1e-15)
     with pytest.raises(ValueError, match="transient states"):
-        op.adjoint
+        _ = op.adjoint
 
 
 def test_disconnected_chain_says_the_law_is_not_unique():
     P = np.kron(np.eye(2), np.full((2, 2), 0.5))
-    with pytest.raises(ValueError, match=r"not unique: P has 2 closed communicating classes \(vertices \[0, 1\]; \[2, 3\]\)"):
-        MarkovOperator(P).stationary
+    with pytest.raises(
+        ValueError, match=r"not unique: P has 2 closed communicating classes \(vertices \[0, 1\]; \[2, 3\]\)"
+    ):
+        _ = MarkovOperator(P).stationary
     with pytest.raises(ValueError, match="not unique"):
-        MarkovOperator(scipy.sparse.csr_array(P)).stationary
+        _ = MarkovOperator(scipy.sparse.csr_array(P)).stationary
 
 
 # ---- Doob transforms and α-normalisation ------------------------------------------------------
@@ -228,24 +230,26 @@ def test_torch_and_numpy_spectra_agree(rng):
 def test_bad_input_is_refused_with_named_messages(rng):
     with pytest.raises(ValueError, match=r"transition must be row-stochastic .* got row 1 summing to 0.9"):
         MarkovOperator(np.array([[0.5, 0.5], [0.2, 0.7]]))
-    with pytest.raises(ValueError, match="transition must be row-stochastic .* got row 0 summing to 2"):
+    with pytest.raises(ValueError, match=r"transition must be row-stochastic .* got row 0 summing to 2"):
         MarkovOperator(scipy.sparse.csr_array(np.array([[1.0, 1.0], [0.5, 0.5]])))
-    with pytest.raises(ValueError, match=r"transition must be entrywise nonnegative, got minimum -0.5 at index \(0, 1\)"):
+    with pytest.raises(
+        ValueError, match=r"transition must be entrywise nonnegative, got minimum -0.5 at index \(0, 1\)"
+    ):
         MarkovOperator(scipy.sparse.csr_array(np.array([[1.5, -0.5], [0.5, 0.5]])))
     with pytest.raises(ValueError, match="kernel must be finite"):
         MarkovOperator.from_kernel(np.array([[1.0, np.nan], [1.0, 1.0]]))
-    with pytest.raises(ValueError, match="kernel must have positive row sums .* got row 1 summing to 0"):
+    with pytest.raises(ValueError, match=r"kernel must have positive row sums .* got row 1 summing to 0"):
         MarkovOperator.from_kernel(np.array([[1.0, 0.0], [0.0, 0.0]]))
     with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\], got 1.5"):
         MarkovOperator.from_kernel(np.eye(2), alpha=1.5)
-    with pytest.raises(ValueError, match="h must be entrywise positive, got minimum -1"):
+    with pytest.raises(ValueError, match=r"h must be entrywise positive, got minimum -1"):
         doob_transform(np.ones((2, 2)), np.array([1.0, -1.0]))
     op = MarkovOperator(random_stochastic(rng, 5))
     with pytest.raises(ValueError, match=r"count must be an integer in \[1, 5\], got 0"):
         op.spectrum(0)
-    with pytest.raises(ValueError, match="diffusion_map needs a reversible operator .* ε_rev = "):
+    with pytest.raises(ValueError, match=r"diffusion_map needs a reversible operator .* ε_rev = "):
         op.diffusion_map(2)
-    with pytest.raises(ValueError, match="nystrom needs an operator built by MarkovOperator.from_points"):
+    with pytest.raises(ValueError, match=r"nystrom needs an operator built by MarkovOperator\.from_points"):
         MarkovOperator.from_kernel(np.ones((3, 3))).nystrom(np.zeros((1, 2)))
     bipartite = MarkovOperator.from_networkx(nx.cycle_graph(6))  # μ = −1 is in the spectrum
     with pytest.raises(ValueError, match=r"t must be an integer when P has negative eigenvalues .*got 0.5"):

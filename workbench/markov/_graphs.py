@@ -30,6 +30,8 @@ __all__ = ["graph_weights"]
 
 def _check_edge_weights(graph, weight, nodes) -> None:
     """Every edge weight among ``nodes`` must be a finite nonnegative real (absent means 1)."""
+    if weight is None:  # networkx then weighs every edge 1
+        return
     edges = graph.edges(nbunch=None, data=weight, default=1)
     for edge in edges:
         u, v, w = edge[0], edge[1], edge[-1]
@@ -66,8 +68,8 @@ def graph_weights(graph, *, weight="weight", nodelist=None):
     Parameters
     ----------
     graph : networkx.Graph, DiGraph, MultiGraph or MultiDiGraph
-    weight : str
-        Edge attribute holding the weight.
+    weight : str or None
+        Edge attribute holding the weight; ``None`` weighs every edge 1.
     nodelist : sequence, optional
         Vertex order of the rows and columns (and the vertex set: edges to other vertices are
         dropped).  Default: ``list(graph)``.
@@ -151,8 +153,9 @@ def graph_weights(graph, *, weight="weight", nodelist=None):
             consequence = f"{closed} closed classes, so the stationary law is not unique"
         else:
             transient = adjacency.shape[0] - recurrent
+            vertices = "vertex" if transient == 1 else "vertices"
             consequence = (
-                f"one closed class and {transient} transient vertices, so the stationary law is unique "
+                f"one closed class and {transient} transient {vertices}, so the stationary law is unique "
                 "but vanishes on the transient vertices"
             )
         warnings.warn(

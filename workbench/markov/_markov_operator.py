@@ -347,7 +347,7 @@ class MarkovOperator:
         return self._P - self._identity()
 
     def __matmul__(self, f):
-        """Apply :math:`\\mathsf P` to a function (or a block of functions) on the states."""
+        r"""Apply :math:`\\mathsf P` to a function (or a block of functions) on the states."""
         return self._P @ f
 
     # ---- stationary law, adjoint, flux, current ---------------------------------------------
@@ -600,7 +600,7 @@ class MarkovOperator:
             # The training kernel keeps j ~ i when either is among the other's k nearest (union).  The
             # same rule for a new x: j among x's k nearest training points, or x within j's own k-th
             # neighbour distance r_k(j).  At a training point this is exactly its kernel row.
-            distance, index = tree.query(points, k=k + 1, workers=-1)
+            _, index = tree.query(points, k=k + 1, workers=-1)
             nearest = scipy.sparse.csr_array(
                 (np.ones(m * (k + 1)), (np.repeat(np.arange(m), k + 1), index.ravel())), shape=(m, train.shape[0])
             )
@@ -615,7 +615,9 @@ class MarkovOperator:
             values = np.exp(-beta * np.einsum("ij,ij->i", diff, diff))
             return scipy.sparse.csr_array((values, (pattern.row, pattern.col)), shape=nearest.shape)
         pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")  # keeps d = 0
-        return scipy.sparse.csr_array((np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0]))
+        return scipy.sparse.csr_array(
+            (np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0])
+        )
 
 
 def doob_transform(kernel, h) -> MarkovOperator:
