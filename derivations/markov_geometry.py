@@ -256,8 +256,9 @@ def _verify_current(rng, scale, backend) -> Verification:
     Oracles: J1 = 0 at stationarity; Ω_π ≡ 0 for a reversible operator (a Doob transform of a
     symmetric kernel) and Ω_π ≠ 0 for a head with a free link; ⟨f, ½(P − P*)g⟩_π = Ω_π(f,g).
 
-    Tolerance 1e-13 relative to ‖A‖_max for J1 and to ½Σ|A_ij f_i g_j| for Ω_π (rounding of n² terms);
-    the free-link circulation must exceed 1e-3.
+    Tolerance 1e-12 relative to max π for J1 and to ½Σ|A_ij f_i g_j| for Ω_π, and on ε_rev of the
+    exact link: π comes from a linear solve (observed ≈ 3e-14 at n = 60).  The free link must have
+    ε_rev > 0.01.
     """
     n = by_scale(scale, 60, 600)
     free, _ = _head(rng, n, beta=1.0)
@@ -268,8 +269,8 @@ def _verify_current(rng, scale, backend) -> Verification:
         op = MarkovOperator(p_np)
         p, pi = to_backend(p_np, backend), to_backend(to_numpy(op.stationary), backend)
         current = to_numpy(stationary_current(p, pi))
-        scale_ = float(np.max(to_numpy(op.flux)))
-        worst = max(worst, float(np.max(np.abs(current.sum(1)))) / scale_)
+        # (J1)_i = π_i − (πᵀP)_i: the stationarity residual of the solved π, relative to max π.
+        worst = max(worst, float(np.max(np.abs(current.sum(1)))) / float(np.max(to_numpy(op.stationary))))
         omega = as_float(circulation(p, to_backend(f, backend), to_backend(g, backend), pi))
         via_adjoint = float(np.sum(op.stationary * f * ((op.P - op.adjoint) @ g)) / 2)
         size = 0.5 * float(np.sum(np.abs(to_numpy(op.flux)) * np.abs(f)[:, None] * np.abs(g)[None, :]))
@@ -277,10 +278,10 @@ def _verify_current(rng, scale, backend) -> Verification:
         if reversible:
             worst = max(worst, abs(omega) / size, op.reversibility_residual)
         else:
-            smallest_free = min(smallest_free, abs(omega))
-    if smallest_free < 1e-3:
+            smallest_free = min(smallest_free, op.reversibility_residual)
+    if smallest_free < 1e-2:  # the free link must be visibly non-reversible, else the check proves nothing
         worst = math.inf
-    return Verification.from_residual(worst, 1e-13, n=n)
+    return Verification.from_residual(worst, 1e-12, n=n)
 
 
 # ---- cycles: affinities and the Kolmogorov criterion ---------------------------------------------
@@ -345,8 +346,8 @@ def _derive_gauge() -> list[Step]:
         ),
         claim(
             "J_ij = A_ij − A_ji = 2Ā sinh θ",
-            (abar * sp.exp(theta) - abar * sp.exp(-theta)).rewrite(sp.sinh),
-            2 * abar * sp.sinh(theta),
+            abar * sp.exp(theta) - abar * sp.exp(-theta),
+            (2 * abar * sp.sinh(theta)).rewrite(sp.exp),
         ),
     ]
 

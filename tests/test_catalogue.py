@@ -42,7 +42,8 @@ def test_the_lie_catalogue_is_registered():
 def test_every_identity_passes_symbolically_and_numerically(name):
     identity = select(discover(), name=name)
     results = run_checks(identity, seed=7, backends=BACKENDS)
-    assert [r.backend for r in results] == ["sympy", *BACKENDS]
+    expected = [b for b in BACKENDS if b.split(":", 1)[0] in identity[0].backends]  # numpy-only checks skip torch
+    assert [r.backend for r in results] == ["sympy", *expected]
     for r in results:
         assert r.passed, (r.backend, r.residual, r.tolerance, r.error)
         assert r.residual is not None and r.residual <= r.tolerance
