@@ -303,6 +303,8 @@ def test_graph_weights_directed_self_loops_default_weights_and_custom_attribute(
     W, nodes = graph_weights(G, weight="w")
     assert nodes == ["a", "b"]
     np.testing.assert_array_equal(W.toarray(), [[0.0, 2.0], [1.0, 3.0]])
+    W, _ = graph_weights(G, weight=None)  # every edge weighs 1
+    np.testing.assert_array_equal(W.toarray(), [[0.0, 1.0], [1.0, 1.0]])
 
 
 def test_graph_weights_nodelist_permutes_and_multigraph_edges_add():
@@ -333,7 +335,7 @@ def test_graph_weights_warn_when_the_stationary_law_is_not_unique():
         graph_weights(nx.Graph([(0, 1), (2, 3)]))
     with pytest.warns(
         UserWarning,
-        match=r"graph is not strongly connected .* one closed class and 1 transient vertices, so the stationary law is unique",
+        match=r"graph is not strongly connected .* one closed class and 1 transient vertex, so the stationary law is unique",
     ):
         graph_weights(nx.DiGraph([(0, 1), (1, 2), (2, 1)]))
     with pytest.warns(UserWarning, match=r"2 closed classes, so the stationary law is not unique"):
