@@ -112,7 +112,7 @@ def test_support_graph_rejects_bad_matrices():
         support_graph(sp.csr_array(np.array([[1.1, -0.1], [0.5, 0.5]])))
     with pytest.raises(ValueError, match=r"P must be a square matrix \(shape \[\.\.\., n, n\]\), got shape \(2, 3\)"):
         support_graph(np.ones((2, 3)))
-    with pytest.raises(ValueError, match=r"P must be a square matrix \(shape \[n, n\]\), got shape \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"P must be a square matrix \(shape \[\.\.\., n, n\]\), got shape \(2, 3\)"):
         support_graph(sp.csr_array(np.ones((2, 3))))
     with pytest.raises(ValueError, match=r"P must be finite, got 1 non-finite entry \(first at index \(1, 0\)\)"):
         support_graph(sp.csr_array(np.array([[0.0, 1.0], [np.nan, 0.0]])))

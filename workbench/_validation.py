@@ -105,10 +105,11 @@ def is_sparse(x) -> bool:
     return type(x).__module__.startswith("scipy.sparse")
 
 
-def as_sparse(name: str, x):
-    """Return a scipy sparse matrix as a float64 CSR array with finite stored entries.
+def as_sparse(name: str, x, *, keep_zeros: bool = False):
+    """Return a scipy sparse matrix as a private float64 CSR array with finite stored entries.
 
-    Duplicate entries are summed and explicit zeros dropped, so ``.data`` holds the support.
+    Duplicate entries are summed and indices sorted.  Explicit zeros are dropped, so ``.data`` holds
+    the support, unless ``keep_zeros`` (a stored zero can carry meaning, e.g. a zero distance).
 
     Examples
     --------
@@ -124,8 +125,9 @@ def as_sparse(name: str, x):
         raise TypeError(f"{name} must be a scipy sparse matrix, got {type(x).__name__}")
     if x.dtype.kind == "c":
         raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
-    csr = scipy.sparse.csr_array(x, dtype=np.float64)
+    csr = scipy.sparse.csr_array(x, dtype=np.float64, copy=True)
     csr.sum_duplicates()
+    csr.sort_indices()
     bad = ~np.isfinite(csr.data)
     if bad.any():
         rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
@@ -136,7 +138,8 @@ def as_sparse(name: str, x):
             f"{name} must be finite, got {count} non-finite {plural} "
             f"(first at index ({int(rows[first])}, {int(csr.indices[first])}))"
         )
-    csr.eliminate_zeros()
+    if not keep_zeros:
+        csr.eliminate_zeros()
     return csr
 
 
@@ -251,9 +254,14 @@ def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
     check_square(name, x)
     if _size(x) == 0:
         return
-    xp = namespace(x)
-    gap = float(xp.max(xp.abs(x - xp.matrix_transpose(x))))
-    scale = float(xp.max(xp.abs(x)))
+    if is_sparse(x):
+        difference = abs(x - x.T)
+        gap = float(difference.max()) if difference.nnz else 0.0
+        scale = float(abs(x).max()) if x.nnz else 0.0
+    else:
+        xp = namespace(x)
+        gap = float(xp.max(xp.abs(x - xp.matrix_transpose(x))))
+        scale = float(xp.max(xp.abs(x)))
     if gap > rtol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             f"{name} must be symmetric, got max |{name} - {name}^T| = {gap:.6g} "

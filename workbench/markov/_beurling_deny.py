@@ -33,10 +33,8 @@ import array_api_compat
 import numpy as np
 
 from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, check_in_range, check_matching, check_nonnegative
+from workbench._validation import as_array, check_in_range, check_matching, check_nonnegative, check_symmetric
 from workbench.markov._cycles import (
-    _check_nonnegative,
-    _check_symmetric,
     _lookup,
     _square_matrix,
     _symmetry_gap,
@@ -79,10 +77,10 @@ def _bond_energies(kernel, distances, f, killing):
         raise ValueError(f"kernel and distances must have the same shape, got {tuple(K.shape)} and {tuple(D.shape)}")
     n = int(K.shape[0])
     check_matching("kernel rows", n, "f", f.shape[0])
-    _check_nonnegative("kernel", K, k_sparse)
-    _check_symmetric("kernel", K, k_sparse)
-    _check_nonnegative("distances", D, d_sparse)
-    _check_symmetric("distances", D, d_sparse)
+    check_nonnegative("kernel", K)
+    check_symmetric("kernel", K)
+    check_nonnegative("distances", D)
+    check_symmetric("distances", D)
     if killing is not None:
         check_matching("kernel rows", n, "killing", killing.shape[0])
         check_nonnegative("killing", killing)
@@ -297,7 +295,7 @@ def killing_measure(P, pi, *, tol=1e-10):
     True
     """
     P, sparse = _square_matrix("P", P)
-    _check_nonnegative("P", P, sparse)
+    check_nonnegative("P", P)
     pi = as_array("pi", pi, ndim=1)
     if not sparse:
         namespace(P, pi)  # rejects mixing numpy and torch
