@@ -195,12 +195,34 @@ def test_diffusion_distance_equals_euclidean_distance_in_the_full_diffusion_map(
     np.testing.assert_allclose(embedded, direct, atol=1e-12)
 
 
-@pytest.mark.parametrize("neighbours", [None, {"k": 12}, {"radius": 0.6}], ids=["dense", "knn", "radius"])
-def test_nystrom_reproduces_the_diffusion_map_at_training_points(rng, neighbours):
+@pytest.mark.parametrize("zero_diagonal", [False, True], ids=["self-loops", "no-self-loops"])
+@pytest.mark.parametrize("neighbours", [None, {"k": 12}, {"radius": 1.0}], ids=["dense", "knn", "radius"])
+def test_nystrom_reproduces_the_diffusion_map_at_training_points(rng, neighbours, zero_diagonal):
     # Oracle: at x = x_i the extension formula is the eigen-equation itself; rounding only.
     x = rng.standard_normal((150, 2))
-    op = MarkovOperator.from_points(x, beta=3.0, alpha=0.5, **(neighbours or {}))
+    op = MarkovOperator.from_points(x, beta=3.0, alpha=0.5, zero_diagonal=zero_diagonal, **(neighbours or {}))
     np.testing.assert_allclose(op.nystrom(x[:40], 3, t=2), op.diffusion_map(3, t=2)[:40], atol=1e-10)
+
+
+def test_zero_diagonal_drops_exactly_the_self_weights(rng):
+    # Oracle: the dense kernel minus the identity, normalised by hand.
+    x = rng.standard_normal((30, 2))
+    K = gauss_kernel(x, 2.0) - np.eye(30)
+    for kwargs in ({}, {"radius": 100.0}):
+        op = MarkovOperator.from_points(x, 2.0, zero_diagonal=True, **kwargs)
+        P = op.P.toarray() if op.is_sparse else op.P
+        np.testing.assert_allclose(P, K / K.sum(1, keepdims=True), rtol=1e-14)
+
+
+def test_default_scales_follow_the_neighbourhood(rng):
+    # Oracles: the definitions — dense: 1/median d²_ij; kNN: 1/median of the squared k-th neighbour
+    # distance (brute-force sort); radius: 9/r².
+    x = rng.standard_normal((80, 2))
+    d2 = ((x[:, None] - x[None]) ** 2).sum(-1)
+    assert MarkovOperator.from_points(x)._sampling[1] == pytest.approx(1 / np.median(d2[np.triu_indices(80, 1)]))
+    kth = np.sort(d2, axis=1)[:, 5]  # column 0 is the point itself
+    assert MarkovOperator.from_points(x, k=5)._sampling[1] == pytest.approx(1 / np.median(kth), rel=1e-12)
+    assert MarkovOperator.from_points(x, radius=0.5)._sampling[1] == pytest.approx(36.0)
 
 
 def test_nystrom_extends_circle_harmonics_to_new_angles():

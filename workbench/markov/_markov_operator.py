@@ -243,14 +243,29 @@ class MarkovOperator:
 
     @classmethod
     def from_points(
-        cls, points, beta=None, *, alpha: float = 0.0, k: int | None = None, radius: float | None = None
+        cls,
+        points,
+        beta=None,
+        *,
+        alpha: float = 0.0,
+        k: int | None = None,
+        radius: float | None = None,
+        zero_diagonal: bool = False,
     ) -> MarkovOperator:
         r"""The Markov operator of the Gauss kernel :math:`\mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}`.
 
         Dense when neither ``k`` nor ``radius`` is given; otherwise a sparse kernel on the ``k``
-        nearest neighbours (symmetrised) or on pairs within ``radius``.  ``beta=None`` takes the
-        median heuristic :math:`\beta = 1/\operatorname{median}\,d^2_{ij}`.  The points are kept for
-        :meth:`nystrom`.
+        nearest neighbours (symmetrised) or on pairs within ``radius``.  ``beta=None`` picks a scale
+        that matches the neighbourhood: the median heuristic :math:`1/\operatorname{median}_{i<j} d^2_{ij}`
+        for the dense kernel (the DMAE convention); :math:`1/\operatorname{median}_i d^2_{i,(k)}` with
+        :math:`d_{i,(k)}` the distance to the k-th neighbour, so the kernel is :math:`\approx e^{-1}` at
+        the edge of a typical neighbourhood; :math:`9/r^2` for a radius graph (truncation at
+        :math:`e^{-9}`).  A global median is a poor default for a kNN graph: on a Swiss roll it is
+        wider than the gap between turns, and every kNN weight is then close to 1.
+
+        ``zero_diagonal=True`` drops the self-weight :math:`\mathsf K_{ii} = 1` (``zero_diag`` in the
+        seed's DMAE code): with few neighbours it makes the walk lazy, shrinking Γ and the generator
+        by about :math:`1/\deg`.  The points are kept for :meth:`nystrom`.
 
         Parameters
         ----------
@@ -261,6 +276,8 @@ class MarkovOperator:
             Coifman–Lafon normalisation, in [0, 1].
         k, radius : optional
             Sparse neighbourhoods (at most one of them).
+        zero_diagonal : bool
+            Remove the self-loops before normalising.
 
         Examples
         --------
@@ -275,19 +292,22 @@ class MarkovOperator:
 
         points = as_array("points", points, ndim=2)
         alpha = check_in_range("alpha", alpha, 0.0, 1.0)
+        sparse = k is not None or radius is not None
+        if sparse and array_api_compat.is_torch_array(points):
+            raise TypeError("sparse kernels (k or radius) are built with scipy: pass points as a numpy array")
         if beta is None:
-            from workbench.markov._bandwidth import median_bandwidth
-
-            beta = median_bandwidth(to_numpy(points))
+            beta = _default_beta(points, k, radius)
         beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-        if k is None and radius is None:
-            kernel = gauss_kernel(points, beta)
-        else:
-            if array_api_compat.is_torch_array(points):
-                raise TypeError("sparse kernels (k or radius) are built with scipy: pass points as a numpy array")
-            kernel = gauss_kernel_sparse(points, beta, k=k, radius=radius)
+        kernel = gauss_kernel_sparse(points, beta, k=k, radius=radius) if sparse else gauss_kernel(points, beta)
+        if zero_diagonal:
+            if sparse:
+                kernel.setdiag(0.0)
+                kernel.eliminate_zeros()
+            else:
+                xp = namespace(kernel)
+                kernel = kernel - xp.eye(kernel.shape[0], dtype=kernel.dtype, device=array_api_compat.device(kernel))
         op = cls.from_kernel(kernel, alpha)
-        op._sampling = (points, beta, alpha, k, radius, _row_sums(kernel))
+        op._sampling = (points, beta, alpha, k, radius, _row_sums(kernel), zero_diagonal)
         return op
 
     @classmethod
@@ -570,11 +590,13 @@ class MarkovOperator:
         """
         if self._sampling is None:
             raise ValueError("nystrom needs an operator built by MarkovOperator.from_points")
-        train, beta, alpha, k, radius, q = self._sampling
+        train, beta, alpha, k, radius, q, zero_diagonal = self._sampling
         points = as_array("points", points, ndim=2)
         namespace(points, train)
         check_matching("points columns", points.shape[1], "training dimension", train.shape[1])
         cross = self._cross_kernel(points, train, beta, k, radius)
+        if zero_diagonal:  # a new point that coincides with a training point does not weigh itself
+            cross = _drop_coincident(cross, points, train)
         q_new = _row_sums(cross)
         if float(to_numpy(q_new).min()) <= 0.0:
             raise ValueError("some new points have no training neighbour within the kernel's support")
@@ -618,6 +640,44 @@ class MarkovOperator:
         return scipy.sparse.csr_array(
             (np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0])
         )
+
+
+def _default_beta(points, k, radius) -> float:
+    """The scale ``from_points`` uses when none is given (see its docstring)."""
+    from workbench.markov._bandwidth import median_bandwidth
+
+    if k is None and radius is None:
+        return median_bandwidth(to_numpy(points))
+    if radius is not None:
+        return 9.0 / check_in_range("radius", radius, 0.0, low_inclusive=False) ** 2
+    from scipy.spatial import cKDTree
+
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < points.shape[0]:
+        raise ValueError(f"k must be an integer in [1, n - 1] = [1, {points.shape[0] - 1}], got {k!r}")
+    distance = cKDTree(points).query(points, k=int(k) + 1, workers=-1)[0][:, -1]
+    typical = float(np.median(distance**2))
+    if typical <= 0.0:
+        raise ValueError(f"cannot choose beta: the median distance to the {k}-th neighbour is 0 (duplicated points)")
+    return 1.0 / typical
+
+
+def _drop_coincident(cross, points, train):
+    """Zero the cross-kernel entries of new points that coincide with a training point."""
+    from scipy.spatial import cKDTree
+
+    distance, index = cKDTree(to_numpy(train)).query(to_numpy(points), k=1)
+    hits = np.flatnonzero(distance == 0.0)
+    if hits.size == 0:
+        return cross
+    if is_sparse(cross):
+        cross = cross.tolil()
+        cross[hits, index[hits]] = 0.0
+        return cross.tocsr()
+    xp = namespace(cross)
+    mask = np.zeros(tuple(cross.shape), dtype=bool)
+    mask[hits, index[hits]] = True
+    keep = xp.asarray(~mask, device=array_api_compat.device(cross))
+    return xp.where(keep, cross, xp.zeros_like(cross))
 
 
 def doob_transform(kernel, h) -> MarkovOperator:
