@@ -102,7 +102,8 @@ def is_sparse(x) -> bool:
     >>> is_sparse(scipy.sparse.eye(2)), is_sparse(np.eye(2))
     (True, False)
     """
-    return type(x).__module__.startswith("scipy.sparse")
+    module = type(x).__module__
+    return module.startswith("scipy.sparse") and not module.startswith("scipy.sparse.linalg")
 
 
 def as_sparse(name: str, x, *, keep_zeros: bool = False):
