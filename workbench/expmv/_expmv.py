@@ -1,0 +1,152 @@
+r"""The front door: :math:`e^{tA}B` by the method the structure of :math:`A` allows.
+
+``expmv`` never forms :math:`e^{tA}`; it applies it to a block of vectors with one of
+
+* ``"uniformization"`` — Markov generators (rows sum to 0, rates ≥ 0), :math:`t \ge 0`: a Poisson
+  mixture of powers of the stochastic :math:`I + A/q`, so probabilities stay probabilities;
+* ``"chebyshev"`` — symmetric :math:`A` with a spectral interval: Bessel-weighted Chebyshev series;
+* ``"krylov"`` — Lanczos (symmetric) or Arnoldi with a-posteriori error control and time stepping;
+* ``"taylor"`` — truncated Taylor with scaling, the Al-Mohy–Higham selection (the general case);
+
+and picks one (``method="auto"``) from what it can prove about :math:`A`.
+
+References
+----------
+lie-exponential-roadmap (seed): "never form dense exp(A); only exp(A)v".
+A. H. Al-Mohy and N. J. Higham, SIAM J. Sci. Comput. 33 (2011) 488–511.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import array_api_compat
+import numpy as np
+
+from workbench._backend import namespace
+from workbench._validation import as_array, check_choice, check_matching
+from workbench.expmv._linear import LinearMap, as_linear_map
+
+__all__ = ["METHODS", "expmv"]
+
+#: method name → (module, function); imported on first use.
+METHODS = {
+    "taylor": ("workbench.expmv._taylor", "expmv_taylor"),
+    "krylov": ("workbench.expmv._krylov", "expmv_krylov"),
+    "chebyshev": ("workbench.expmv._chebyshev", "expmv_chebyshev"),
+    "uniformization": ("workbench.expmv._uniformization", "expmv_uniformization"),
+}
+
+
+def _method(name: str):
+    module, function = METHODS[name]
+    return getattr(importlib.import_module(module), function)
+
+
+def choose_method(op: LinearMap, times) -> tuple[str, str]:
+    """Return ``(method, reason)`` for ``method="auto"``."""
+    if op.is_markov_generator() and min(times) >= 0:
+        return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
+    if op.is_symmetric():
+        return "chebyshev", "A is symmetric: Chebyshev series on its Gershgorin interval"
+    if op.kind == "linear-operator":
+        return "krylov", "A is only known through its action: Arnoldi with a-posteriori error control"
+    return "taylor", "general A: truncated Taylor with Al-Mohy–Higham scaling"
+
+
+def _default_tolerance(b) -> float:
+    """Unit roundoff of ``b``'s floating type: 2⁻⁵³ for float64, 2⁻²⁴ for float32."""
+    name = str(b.dtype)
+    return 2.0**-24 if "float32" in name else 2.0**-53
+
+
+def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return_info: bool = False, **options):
+    r"""The action :math:`e^{tA}B` of the matrix exponential, without forming :math:`e^{tA}`.
+
+    Parameters
+    ----------
+    A : array, scipy sparse, LinearOperator, torch tensor (dense or sparse) or structured, shape=[n, n]
+        The operator.  numpy/scipy operators need numpy ``B``; torch operators need torch ``B``.
+    B : array, shape=[n] or [n, k]
+        A vector or a block of columns (float64 or float32; the result has its dtype and device).
+    t : float or 1-D array
+        A time, or a grid of times (then the result is stacked along a new first axis; the grid is
+        walked in order, each step reusing the previous result).
+    method : {'auto', 'taylor', 'krylov', 'chebyshev', 'uniformization'}
+        ``'auto'`` chooses from what :math:`A` is (see :func:`choose_method`) and says why in the info.
+    tol : float, optional
+        Target relative accuracy (default: the unit roundoff of ``B``'s dtype).  What each method
+        guarantees is stated in its docstring; a method that cannot meet it warns
+        (:class:`~workbench.expmv.AccuracyWarning`).
+    return_info : bool
+        Also return a dict: ``method``, ``reason``, ``matvecs`` (block products with A) and the
+        method's own diagnostics (per time for a grid).
+    **options
+        Passed to the method (e.g. ``interval=(a, b)`` for Chebyshev, ``m`` for Krylov).
+
+    Returns
+    -------
+    array, or (array, dict)
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.linalg
+    >>> A = np.array([[-1.0, 1.0], [2.0, -2.0]])  # a Markov generator
+    >>> y, info = expmv(A, np.ones(2), t=3.0, return_info=True)
+    >>> info["method"], bool(np.allclose(y, 1.0))   # probabilities stay probabilities
+    ('uniformization', True)
+    >>> bool(np.allclose(expmv(A, np.eye(2)[:, 0], t=0.5, method="taylor"), scipy.linalg.expm(0.5 * A)[:, 0]))
+    True
+    """
+    op = as_linear_map(A)
+    vector = False
+    b = as_array("B", B, min_ndim=1)
+    if b.ndim == 1:
+        vector = True
+        b = b[:, None]
+    elif b.ndim != 2:
+        raise ValueError(f"B must be a vector or a block of columns (shape [n] or [n, k]), got shape {tuple(b.shape)}")
+    check_matching("A", op.n, "B rows", b.shape[0])
+    if op.kind in ("dense",):
+        namespace(op.a, b)
+    elif op.kind in ("scipy-sparse", "linear-operator") and array_api_compat.is_torch_array(b):
+        raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
+    elif op.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
+        raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
+    times = np.atleast_1d(np.asarray(t, dtype=float))
+    if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
+        raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")
+    if tol is None:
+        tol = _default_tolerance(b)
+    elif not (isinstance(tol, (int, float)) and 0.0 < float(tol) < 1.0):
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    check_choice("method", method, ("auto", *METHODS))
+    reason = "requested"
+    if method == "auto":
+        method, reason = choose_method(op, times.tolist())
+    run = _method(method)
+
+    xp = namespace(b)
+    results, infos = [], []
+    current, now = b, 0.0
+    for target in times.tolist():
+        step, now = target - now, target
+        info = {"matvecs": 0}
+        if step != 0.0:
+            current, info = run(op, current, step, tol=float(tol), **options)
+        infos.append(info)
+        results.append(current[:, 0] if vector else current)
+    out = results[0] if np.ndim(t) == 0 else xp.stack(results, axis=0)
+    if not return_info:
+        return out
+    summary = {
+        "method": method,
+        "reason": reason,
+        "matvecs": int(sum(i.get("matvecs", 0) for i in infos)),
+        "tol": float(tol),
+    }
+    if np.ndim(t) == 0:
+        summary.update({k: v for k, v in infos[0].items() if k not in summary})
+    else:
+        summary["steps"] = infos
+    return out, summary
