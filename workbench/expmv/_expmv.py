@@ -113,6 +113,10 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
     elif op.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
         raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
+    if op.kind in ("dense", "torch-sparse", "scipy-sparse") and str(op.dtype) != str(b.dtype):
+        raise TypeError(
+            f"A and B must have the same floating type, got A {op.dtype} and B {b.dtype}; convert one of them"
+        )
     times = np.atleast_1d(np.asarray(t, dtype=float))
     if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")

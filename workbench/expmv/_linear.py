@@ -26,6 +26,13 @@ class AccuracyWarning(UserWarning):
     """An ``expmv`` method could not meet the requested tolerance; the message says what to change."""
 
 
+def _is_linear_operator(a) -> bool:
+    """A scipy LinearOperator, or a subclass defined anywhere (checked without importing scipy eagerly)."""
+    return any(
+        cls.__name__ == "LinearOperator" and cls.__module__.startswith("scipy.sparse.linalg") for cls in type(a).__mro__
+    )
+
+
 def _is_torch_sparse(a) -> bool:
     if not array_api_compat.is_torch_array(a):
         return False
@@ -103,9 +110,7 @@ class LinearMap:
             if self.kind == "structured":
                 value = float(self.a.one_norm())
             elif self.kind == "linear-operator":
-                from scipy.sparse.linalg import onenormest
-
-                value = float(onenormest(self.a))
+                value = _one_norm_of_action(self.a)
             elif self.kind == "dense":
                 xp = namespace(self.a)
                 value = float(xp.max(xp.sum(xp.abs(self.a), axis=0))) if self.n else 0.0
@@ -178,6 +183,27 @@ class LinearMap:
         return self._facts["gershgorin"]
 
 
+def _one_norm_of_action(a) -> float:
+    r""":math:`\lVert A\rVert_1` of a LinearOperator: Higham–Tisseur estimate, or a lower bound without ``rmatvec``.
+
+    ``onenormest`` needs products with :math:`A^\top`; an operator that only defines ``matvec`` gets
+    :math:`\max_x \lVert Ax\rVert_1/\lVert x\rVert_1` over the unit vectors :math:`e_1, e_n` and
+    eight seeded sign vectors (a lower bound, as the estimate is).
+    """
+    from scipy.sparse.linalg import onenormest
+
+    try:
+        return float(onenormest(a))
+    except (NotImplementedError, TypeError, ValueError):
+        n = int(a.shape[0])
+        rng = np.random.default_rng(0)
+        probes = np.zeros((n, 10))
+        probes[0, 0] = probes[-1, 1] = 1.0
+        probes[:, 2:] = rng.choice([-1.0, 1.0], size=(n, 8)) / n
+        images = np.column_stack([a.matvec(probes[:, j]) for j in range(probes.shape[1])])
+        return float(np.max(np.abs(images).sum(axis=0) / np.abs(probes).sum(axis=0)))
+
+
 def as_linear_map(a, name: str = "A") -> LinearMap:
     """Wrap ``a`` (dense numpy/torch, scipy sparse, torch sparse CSR/COO, LinearOperator, structured) as a :class:`LinearMap`.
 
@@ -202,7 +228,7 @@ def as_linear_map(a, name: str = "A") -> LinearMap:
         if not bool(torch.isfinite(a.values()).all()):
             raise ValueError(f"{name} must be finite, got non-finite stored entries")
         kind = "torch-sparse"
-    elif type(a).__module__.startswith("scipy.sparse.linalg"):
+    elif _is_linear_operator(a):
         kind = "linear-operator"
     elif hasattr(a, "matmat") and hasattr(a, "shape") and not hasattr(a, "__array__"):
         kind = "structured"
