@@ -52,7 +52,7 @@ def test_a_time_grid_walks_forward_and_matches_separate_calls(rng):
     a, b = symmetric(rng, 30), rng.standard_normal((30, 2))
     grid = np.array([0.0, 0.25, 1.0, 3.0])
     stacked, info = expmv(a, b, grid, return_info=True)
-    assert stacked.shape == (4, 30, 2) and len(info["steps"]) == 4
+    assert stacked.shape == (4, 30, 2) and len(info["per_time"]) == 4
     for k, t in enumerate(grid):
         np.testing.assert_allclose(stacked[k], scipy.linalg.expm(t * a) @ b, rtol=1e-11, atol=1e-12)
 
@@ -103,6 +103,8 @@ def test_bad_input_is_refused_with_named_messages(rng):
         expmv(a, np.ones(4), t=np.nan)
     with pytest.raises(ValueError, match="Markov generator"):
         expmv(a, np.ones(4), method="uniformization")
+    with pytest.raises(ValueError, match=r"a grid of times must be nondecreasing .* got \[5.0, 1.0\]"):
+        expmv(a, np.ones(4), t=[5.0, 1.0])
     with pytest.raises(ValueError, match="B must be a vector or a block of columns"):
         expmv(a, np.ones((4, 2, 2)))
 

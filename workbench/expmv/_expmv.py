@@ -44,7 +44,12 @@ def _method(name: str):
 
 
 def choose_method(op: LinearMap, times) -> tuple[str, str]:
-    """Return ``(method, reason)`` for ``method="auto"``."""
+    """Return ``(method, reason)`` for ``method="auto"``.
+
+    A Markov generator goes to uniformization even when it is symmetric and Chebyshev would need fewer
+    products (≈ √(qt) against qt): the guarantee that probabilities stay nonnegative and sum to one
+    comes first; pass ``method="chebyshev"`` for speed.
+    """
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
     if op.is_symmetric():
@@ -70,8 +75,8 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     B : array, shape=[n] or [n, k]
         A vector or a block of columns (float64 or float32; the result has its dtype and device).
     t : float or 1-D array
-        A time, or a grid of times (then the result is stacked along a new first axis; the grid is
-        walked in order, each step reusing the previous result).
+        A time, or a nondecreasing grid of times (then the result is stacked along a new first axis;
+        the grid is walked in order from 0, each step reusing the previous result).
     method : {'auto', 'taylor', 'krylov', 'chebyshev', 'uniformization'}
         ``'auto'`` chooses from what :math:`A` is (see :func:`choose_method`) and says why in the info.
     tol : float, optional
@@ -80,7 +85,7 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         (:class:`~workbench.expmv.AccuracyWarning`).
     return_info : bool
         Also return a dict: ``method``, ``reason``, ``matvecs`` (block products with A) and the
-        method's own diagnostics (per time for a grid).
+        method's own diagnostics (for a grid: a list of them under ``per_time``).
     **options
         Passed to the method (e.g. ``interval=(a, b)`` for Chebyshev, ``m`` for Krylov).
 
@@ -120,6 +125,8 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     times = np.atleast_1d(np.asarray(t, dtype=float))
     if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")
+    if np.any(np.diff(times) < 0):
+        raise ValueError(f"a grid of times must be nondecreasing (it is walked step by step), got {times.tolist()}")
     if tol is None:
         tol = _default_tolerance(b)
     elif not (isinstance(tol, (int, float)) and 0.0 < float(tol) < 1.0):
@@ -152,5 +159,7 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     if np.ndim(t) == 0:
         summary.update({k: v for k, v in infos[0].items() if k not in summary})
     else:
-        summary["steps"] = infos
+        summary["per_time"] = infos
+    if summary.get("error_estimate") is not None:
+        summary["error_estimate"] = float(summary["error_estimate"])
     return out, summary
