@@ -311,7 +311,9 @@ banded = BandedMatrix.from_scipy(ring_generator(n, closed=False))
 grid = 4.0 ** np.arange(7) * (1 if SMALL else 100)
 source = n // 5
 profiles, info = expmv(banded, point_mass(n, source), grid, return_info=True)
-print(f"shape {profiles.shape}, method {info['method']!r}, products per step:", [s["matvecs"] for s in info["per_time"]])
+print(
+    f"shape {profiles.shape}, method {info['method']!r}, products per step:", [s["matvecs"] for s in info["per_time"]]
+)
 print(f"mass: max over the grid of |Σ y − 1| = {np.abs(profiles.sum(axis=1) - 1).max():.1e}")
 one_shot = expmv(banded, point_mass(n, source), grid[-1])
 print(f"grid's last row vs one call at t = {grid[-1]:g}: {np.abs(profiles[-1] - one_shot).max():.1e}")
