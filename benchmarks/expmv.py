@@ -76,7 +76,7 @@ def _cases(sizes):
     for n in sizes:
         yield "path heat e^{−tL}", n, 200.0, lambda n=n: -path_laplacian(n), {}
     for n in sizes:
-        side = int(round(np.sqrt(n)))
+        side = round(np.sqrt(n))
         yield "grid heat e^{−tL}", side * side, 50.0, lambda side=side: -grid_laplacian(side), {}
     for n in sizes[:2]:
         yield "kNN random walk e^{tQ}", n, 10.0, lambda n=n: knn_generator(n), {}
