@@ -127,7 +127,8 @@ class BandedMatrix:
             raise ValueError(f"matrix must be a square matrix (shape [n, n]), got shape {tuple(matrix.shape)}")
         dia = scipy.sparse.dia_array(scipy.sparse.csr_array(matrix))  # CSR first: sums duplicate offsets
         n = matrix.shape[0]
-        data = np.zeros((len(dia.offsets), n), dtype=np.result_type(dia.data.dtype, np.float64))
+        dtype = dia.data.dtype if np.issubdtype(dia.data.dtype, np.floating) else np.float64
+        data = np.zeros((len(dia.offsets), n), dtype=dtype)
         for r, o in enumerate(dia.offsets):
             lo, hi = _valid_rows(n, int(o))
             width = min(hi + o, dia.data.shape[1]) - (lo + o)  # scipy may store fewer than n columns
