@@ -35,6 +35,7 @@ METHODS = {
     "krylov": ("workbench.expmv._krylov", "expmv_krylov"),
     "chebyshev": ("workbench.expmv._chebyshev", "expmv_chebyshev"),
     "uniformization": ("workbench.expmv._uniformization", "expmv_uniformization"),
+    "kronecker": ("workbench.expmv._banded", "expmv_kronecker"),
 }
 
 
@@ -50,6 +51,8 @@ def choose_method(op: LinearMap, times) -> tuple[str, str]:
     products (≈ √(qt) against qt): the guarantee that probabilities stay nonnegative and sum to one
     comes first; pass ``method="chebyshev"`` for speed.
     """
+    if op.kind == "structured" and type(op.a).__name__ == "KroneckerSum":
+        return "kronecker", "A is a Kronecker sum: e^{t(A⊕B)} = e^{tA} ⊗ e^{tB} on the factors"
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
     if op.is_symmetric():
@@ -77,7 +80,7 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     t : float or 1-D array
         A time, or a nondecreasing grid of times (then the result is stacked along a new first axis;
         the grid is walked in order from 0, each step reusing the previous result).
-    method : {'auto', 'taylor', 'krylov', 'chebyshev', 'uniformization'}
+    method : {'auto', 'taylor', 'krylov', 'chebyshev', 'uniformization', 'kronecker'}
         ``'auto'`` chooses from what :math:`A` is (see :func:`choose_method`) and says why in the info.
     tol : float, optional
         Target relative accuracy (default: the unit roundoff of ``B``'s dtype).  What each method

@@ -148,8 +148,10 @@ class LinearMap:
             self._facts["symmetric"] = bool(value)
         return self._facts["symmetric"]
 
-    def is_markov_generator(self, atol: float = 1e-10) -> bool:
+    def is_markov_generator(self, atol: float | None = None) -> bool:
         r"""Whether :math:`A` has nonnegative off-diagonal rates and zero row sums (to ``atol`` × max rate)."""
+        if atol is None:  # rounding of a row sum: ~1e-16 per entry in float64, ~1e-7 in float32
+            atol = 1e-5 if "float32" in str(self.dtype) else 1e-10
         if "markov" not in self._facts:
             if self.kind == "structured":
                 value = bool(self.a.is_markov_generator()) if hasattr(self.a, "is_markov_generator") else False
