@@ -260,9 +260,9 @@ plt.show()
 # of radius $t\lVert A\rVert$ — and uniformization about $qt + O(\sqrt{qt})$ (the Poisson window).
 # Krylov adapts to the spectrum and sits in between, paying per step for its basis.
 #
-# `method="auto"` chose uniformization for this operator in section 1: $-\mathsf L$ is a Markov
-# generator and $t \ge 0$, and `auto` puts exact structure first.  When only the heat profile
-# matters, `method="chebyshev"` is cheaper by the factor in this plot.
+# `method="auto"` picks Chebyshev for this operator: $-\mathsf L$ is symmetric, and the factor in
+# this plot is the reason.  $-\mathsf L$ is also a Markov generator; when exact nonnegativity and
+# row sums matter more than speed, `method="uniformization"` gives them by construction.
 #
 # One oddity shows at the loose end: Taylor's count is not monotone in `tol` (compare the first
 # columns of the table).  Its $(m, s)$ selection minimises the planned cost $m\cdot s$, but each step stops early

@@ -47,16 +47,19 @@ def _method(name: str):
 def choose_method(op: LinearMap, times) -> tuple[str, str]:
     """Return ``(method, reason)`` for ``method="auto"``.
 
-    A Markov generator goes to uniformization even when it is symmetric and Chebyshev would need fewer
-    products (≈ √(qt) against qt): the guarantee that probabilities stay nonnegative and sum to one
-    comes first; pass ``method="chebyshev"`` for speed.
+    Symmetric operators go to Chebyshev, symmetric Markov generators (heat kernels e^{−tL}) included:
+    its degree grows like √(t·width) where uniformization needs ≈ qt products (172 against 580 for
+    the path Laplacian at t = 200), and its error is within ``tol`` in norm, but nonnegativity then
+    holds only to rounding.  Non-symmetric generators go to uniformization, whose results are
+    nonnegative with exact row sums by construction; pass ``method="uniformization"`` to get that
+    guarantee for a symmetric generator too.
     """
     if op.kind == "structured" and type(op.a).__name__ == "KroneckerSum":
         return "kronecker", "A is a Kronecker sum: e^{t(A⊕B)} = e^{tA} ⊗ e^{tB} on the factors"
+    if op.is_symmetric():
+        return "chebyshev", "A is symmetric: Chebyshev series on its spectral interval"
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
-    if op.is_symmetric():
-        return "chebyshev", "A is symmetric: Chebyshev series on its Gershgorin interval"
     if op.kind == "linear-operator":
         return "krylov", "A is only known through its action: Arnoldi with a-posteriori error control"
     return "taylor", "general A: truncated Taylor with Al-Mohy–Higham scaling"
