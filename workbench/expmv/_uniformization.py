@@ -327,7 +327,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
             f"expmv_uniformization: a column of the result is {1 / max(ratios):.2g} times its input in max-norm "
             f"(the mean-zero part has decayed), so its relative accuracy is only about {estimate:.1g} (requested "
             f"tol {tol:.1g}); the bound ‖y_j - e^(tQ)b_j‖_∞ ≤ {bound + unit * math.sqrt(right + 1):.1g}·‖b_j‖_∞ "
-            "holds. Subtract the stationary mean from B first, or use float64",
+            "holds. Subtract the stationary mean from B first" + (", or use float64" if unit > 2.0**-53 else ""),
             AccuracyWarning,
             stacklevel=2,
         )
