@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any
 
 import array_api_compat
@@ -24,6 +24,7 @@ __all__ = [
     "check_choice",
     "check_finite",
     "check_in_range",
+    "check_integer",
     "check_markov_generator",
     "check_matching",
     "check_nonnegative",
@@ -366,6 +367,28 @@ def check_in_range(
     if not math.isfinite(value) or too_low or too_high:
         raise ValueError(f"{name} must be in {interval}, got {value!r}")
     return value
+
+
+def check_integer(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """Return ``value`` as an int after checking it is an integer (not a bool) in ``[low, high]``.
+
+    Raises ``TypeError`` for a non-integer and ``ValueError`` for one out of range.
+
+    Examples
+    --------
+    >>> check_integer("m", 30, 1, 100)
+    30
+    >>> check_integer("k", 0, 1)
+    Traceback (most recent call last):
+        ...
+    ValueError: k must be an integer >= 1, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    if value < low or (high is not None and value > high):
+        expected = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
 
 
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:

@@ -52,7 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from workbench._backend import namespace, to_numpy
-from workbench._validation import check_in_range
+from workbench._validation import check_in_range, check_integer
 from workbench.expmv._linear import AccuracyWarning, LinearMap
 
 __all__ = ["expmv_krylov"]
@@ -298,9 +298,9 @@ def expmv_krylov(
     xp = namespace(B)
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     t = check_in_range("t", t)
-    m = _check_int("m", m, 1, 500)
-    max_steps = _check_int("max_steps", max_steps, 1, 10**7)
-    max_rejections = _check_int("max_rejections", max_rejections, 0, 10**4)
+    m = check_integer("m", m, 1, 500)
+    max_steps = check_integer("max_steps", max_steps, 1, 10**7)
+    max_rejections = check_integer("max_rejections", max_rejections, 0, 10**4)
     eps = 2.0**-24 if "float32" in str(B.dtype) else 2.0**-53
     tol = max(tol, eps)
     n, k = int(B.shape[0]), int(B.shape[1])
@@ -418,11 +418,3 @@ def expmv_krylov(
     if w is B:
         w = xp.asarray(B, copy=True)
     return w, info
-
-
-def _check_int(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value}")
-    return int(value)

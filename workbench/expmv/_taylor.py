@@ -61,7 +61,7 @@ import array_api_compat
 import numpy as np
 
 from workbench._backend import namespace, to_numpy
-from workbench._validation import check_choice, check_in_range
+from workbench._validation import check_choice, check_in_range, check_integer
 from workbench.expmv._linear import LinearMap
 
 __all__ = ["expmv_taylor", "taylor_theta"]
@@ -204,16 +204,8 @@ def taylor_theta(tol: float = 2.0**-53, m_max: int = 55) -> np.ndarray:
     9.9
     """
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    m_max = _check_int("m_max", m_max, 1, 100)
+    m_max = check_integer("m_max", m_max, 1, 100)
     return np.array(_theta_cached(tol, m_max))
-
-
-def _check_int(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not low <= int(value) <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value}")
-    return int(value)
 
 
 # ---- facts about A: shift, norm bound, power norms ------------------------------------------------------
@@ -560,8 +552,8 @@ def expmv_taylor(
     """
     xp = namespace(B)
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    m_max = _check_int("m_max", m_max, 1, 100)
-    p_max = _check_int("p_max", p_max, 1, 20)
+    m_max = check_integer("m_max", m_max, 1, 100)
+    p_max = check_integer("p_max", p_max, 1, 20)
     while p_max > 1 and p_max * (p_max - 1) - 1 > m_max:
         p_max -= 1  # α_p needs a degree m ≥ p(p-1) - 1
     check_choice("power_norms", power_norms, ("auto", "exact", "estimate", "off"))

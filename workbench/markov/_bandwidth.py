@@ -23,7 +23,6 @@ T. Berry and J. Harlim, Variable bandwidth diffusion kernels, Appl. Comput. Harm
 from __future__ import annotations
 
 import math
-from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -31,7 +30,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import pdist
 
 from workbench._backend import to_numpy
-from workbench._validation import as_array
+from workbench._validation import as_array, check_integer
 from workbench.markov._kernels import _neighbour_pairs, _pair_squared_distances
 
 __all__ = ["BandwidthSweep", "bandwidth_sweep", "median_bandwidth"]
@@ -45,16 +44,6 @@ def _check_points(points) -> np.ndarray:
     if points.shape[0] < 2:
         raise ValueError(f"points must hold at least 2 points (rows), got shape {points.shape}")
     return points
-
-
-def _check_integer(name: str, value, low: int, high: int | None = None) -> int:
-    ok = not isinstance(value, bool) and isinstance(value, Integral) and value >= low
-    if ok and high is not None:
-        ok = value <= high
-    if not ok:
-        expected = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
-    return int(value)
 
 
 def median_bandwidth(points, *, max_points=2000, seed=None) -> float:
@@ -97,7 +86,7 @@ def median_bandwidth(points, *, max_points=2000, seed=None) -> float:
     0.25
     """
     points = _check_points(points)
-    max_points = _check_integer("max_points", max_points, 2)
+    max_points = check_integer("max_points", max_points, 2)
     if points.shape[0] > max_points:
         chosen = np.random.default_rng(seed).choice(points.shape[0], size=max_points, replace=False)
         points = points[chosen]
@@ -224,7 +213,7 @@ def bandwidth_sweep(points, betas=None, *, k=None, seed=None) -> BandwidthSweep:
     points = _check_points(points)
     n = points.shape[0]
     if k is not None:
-        k = _check_integer("k", k, 1, n - 1)
+        k = check_integer("k", k, 1, n - 1)
         pair_d2 = _pair_squared_distances(points, *_neighbour_pairs(points, k))
     else:
         pair_d2 = pdist(points, "sqeuclidean")

@@ -35,12 +35,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 import scipy.special
 
-from workbench._validation import as_array, check_choice, check_in_range
+from workbench._validation import as_array, check_choice, check_in_range, check_integer
 
 __all__ = ["Circle", "FlatTorus", "Interval", "Sphere", "SwissRoll"]
 
@@ -55,12 +54,6 @@ def _generator(seed) -> np.random.Generator:
         return np.random.default_rng(seed)
     except TypeError as exc:
         raise TypeError(f"seed must be None, an int or a numpy Generator, got {type(seed).__name__}") from exc
-
-
-def _check_count(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _check_points(points, ambient_dimension: int, manifold: str) -> np.ndarray:
@@ -200,7 +193,7 @@ class Circle:
         Rejection: propose :math:`\theta \sim U[0, 2\pi)`, accept with probability
         :math:`(1 + a\cos\theta)/(1 + |a|)`; the first ``n`` accepted proposals are exact draws.
         """
-        n = _check_count("n", n)
+        n = check_integer("n", n, 1)
         rng = _generator(seed)
         a = self.density_amplitude
         if a == 0.0:
@@ -220,7 +213,7 @@ class Circle:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` eigenvalues of :math:`-\Delta`: :math:`(k/r)^2`, multiplicity 2 for :math:`k \ge 1`."""
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         return _repeat_by_multiplicity(lambda k: (k / self.radius) ** 2, lambda k: 1 if k == 0 else 2, count)
 
     def density(self, points) -> np.ndarray:
@@ -265,7 +258,7 @@ class Circle:
         True
         """
         beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         if self.density_amplitude != 0.0:
             raise ValueError(
                 "kernel_spectrum needs the uniform circle (density_amplitude = 0), "
@@ -315,7 +308,7 @@ class Sphere:
     radius: float = 1.0
 
     def __post_init__(self):
-        object.__setattr__(self, "dim", _check_count("dim", self.dim))
+        object.__setattr__(self, "dim", check_integer("dim", self.dim, 1))
         object.__setattr__(self, "radius", check_in_range("radius", self.radius, 0.0, low_inclusive=False))
 
     @property
@@ -336,13 +329,13 @@ class Sphere:
 
     def sample(self, n: int, seed=None) -> np.ndarray:
         """``n`` uniform points, ``shape=[n, d + 1]``."""
-        n = _check_count("n", n)
+        n = check_integer("n", n, 1)
         g = _generator(seed).standard_normal((n, self.dim + 1))
         return self.radius * g / np.linalg.norm(g, axis=1, keepdims=True)
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` eigenvalues of :math:`-\Delta`: :math:`l(l+d-1)/r^2` with harmonic multiplicity."""
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         d, r2 = self.dim, self.radius**2
         return _repeat_by_multiplicity(
             lambda degree: degree * (degree + d - 1) / r2, lambda degree: _harmonic_multiplicity(d, degree), count
@@ -384,7 +377,7 @@ class Sphere:
         True
         """
         beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         return _gauss_kernel_sphere_eigenvalues(beta, self.radius, self.dim, count)
 
 
@@ -430,7 +423,7 @@ class FlatTorus:
     side: float = 2.0 * math.pi
 
     def __post_init__(self):
-        object.__setattr__(self, "dim", _check_count("dim", self.dim))
+        object.__setattr__(self, "dim", check_integer("dim", self.dim, 1))
         object.__setattr__(self, "side", check_in_range("side", self.side, 0.0, low_inclusive=False))
 
     @property
@@ -450,7 +443,7 @@ class FlatTorus:
 
     def sample_angles(self, n: int, seed=None) -> np.ndarray:
         r"""``n`` uniform angle vectors :math:`\theta \in [0, 2\pi)^d`, ``shape=[n, d]``."""
-        n = _check_count("n", n)
+        n = check_integer("n", n, 1)
         return _generator(seed).uniform(0.0, 2.0 * math.pi, size=(n, self.dim))
 
     def sample(self, n: int, seed=None) -> np.ndarray:
@@ -464,7 +457,7 @@ class FlatTorus:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Eigenvalues of :math:`-\Delta`: :math:`(2\pi/s)^2\lVert k\rVert^2`, :math:`k\in\mathbb Z^d`."""
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         return _lowest_lattice_values([(2.0 * math.pi / self.side) ** 2] * self.dim, count, signed=True)
 
     def density(self, points) -> np.ndarray:
@@ -509,12 +502,12 @@ class Interval:
 
     def sample(self, n: int, seed=None) -> np.ndarray:
         """``n`` uniform points, ``shape=[n, 1]``."""
-        n = _check_count("n", n)
+        n = check_integer("n", n, 1)
         return _generator(seed).uniform(0.0, self.length, size=(n, 1))
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` Neumann eigenvalues :math:`(\pi k/L)^2`, :math:`k = 0, 1, \dots`."""
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         return (math.pi * np.arange(count) / self.length) ** 2
 
     def density(self, points) -> np.ndarray:
@@ -638,7 +631,7 @@ class SwissRoll:
 
     def sample_parameters(self, n: int, seed=None) -> np.ndarray:
         r"""``n`` pairs :math:`(t, h)`, ``shape=[n, 2]``, drawn as set by ``sampling``."""
-        n = _check_count("n", n)
+        n = check_integer("n", n, 1)
         rng = _generator(seed)
         u = rng.uniform(0.0, 1.0, size=n)
         h = rng.uniform(0.0, self.height, size=n)
@@ -661,7 +654,7 @@ class SwissRoll:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` Neumann eigenvalues :math:`(\pi m/\ell)^2 + (\pi k/H)^2`, :math:`m, k \ge 0`."""
-        count = _check_count("count", count)
+        count = check_integer("count", count, 1)
         weights = [(math.pi / self.arc_length) ** 2, (math.pi / self.height) ** 2]
         return _lowest_lattice_values(weights, count, signed=False)
 
