@@ -9,6 +9,7 @@ import scipy.sparse
 import scipy.sparse.linalg
 import scipy.special
 from conftest import HAS_TORCH
+from expmv_matrices import markov, nonnormal, path_laplacian, relerr, symmetric
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -24,32 +25,6 @@ from workbench.expmv._taylor import (
 )
 
 # ---- helpers ---------------------------------------------------------------------------------------
-
-
-def markov(rng, n, scale=1.0):
-    q = scale * rng.random((n, n))
-    np.fill_diagonal(q, 0.0)
-    return q - np.diag(q.sum(axis=1))
-
-
-def symmetric(rng, n):
-    a = rng.standard_normal((n, n))
-    return (a + a.T) / 2
-
-
-def nonnormal(rng, n):
-    return rng.standard_normal((n, n)) + 3 * np.triu(rng.standard_normal((n, n)), 1)
-
-
-def path_laplacian(n):
-    """−L of the path graph: (Lf)_i = Σ_{j~i} (f_j − f_i); symmetric negative semidefinite."""
-    return scipy.sparse.diags_array(
-        [np.ones(n - 1), np.r_[-1.0, -2.0 * np.ones(n - 2), -1.0], np.ones(n - 1)], offsets=[-1, 0, 1], format="csr"
-    )
-
-
-def relerr(y, exact):
-    return np.linalg.norm(to_numpy(y) - exact) / np.linalg.norm(exact)
 
 
 def run(a, b, t, **options):
