@@ -1,4 +1,4 @@
-"""The ``workbench`` command line: list, check, derive, lab.
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, lab.
 
 The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md;
 tests drive :func:`main` directly and through a subprocess.
@@ -205,6 +205,99 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+MODELS = ("minilm",)
+
+
+def _cmd_diagnose(args: argparse.Namespace) -> int:
+    from workbench.attention import diagnose, load_minilm, plot_diagnosis
+
+    if args.model not in MODELS:
+        raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {args.model!r}")
+    try:
+        model = load_minilm(args.model_dir)
+    except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
+        raise ValueError(str(exc)) from exc
+    report = diagnose(model, args.text, model_name=args.model)
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        plot_diagnosis(report, args.plot)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    console = _console()
+    console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
+    layers = Table(title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)")
+    for column in (
+        "layer",
+        "H̄",
+        "e^H̄",
+        "ε_rev(A_eff)",
+        "ρ_skew",
+        "δ_orth",
+        "d_A→next",
+        "‖A_eff‖_F",
+        "Ḡ diag/off",
+        "ℰ_c/‖X‖²_π",
+        "corners",
+    ):
+        layers.add_column(column, justify="right")
+    for r in report.layers:
+        corners = " ".join(f"{k}:{v}" for k, v in r.corners.items() if v)
+        layers.add_row(
+            str(r.layer),
+            *(
+                _format_number(x)
+                for x in (
+                    r.entropy,
+                    r.effective_neighbours,
+                    r.eps_rev,
+                    r.rho_skew,
+                    r.delta_orth,
+                    r.drift,
+                    r.a_eff_norm,
+                    r.gram_diagonal_ratio,
+                    r.energy_ratio,
+                )
+            ),
+            corners,
+        )
+    console.print(layers)
+    heads = Table(
+        title="per head (inertia +/−/0 of the bias-augmented bond: generically (d_h, d_h, ·) when W_Q ≠ W_K, "
+        "so read the negative mass)"
+    )
+    for column in (
+        "layer",
+        "head",
+        "H̄",
+        "e^H̄",
+        "ε_rev",
+        "ρ_skew",
+        "δ_orth(M_h)",
+        "inertia",
+        "neg. mass",
+        "nearest corner (TV)",
+        "reads as",
+    ):
+        heads.add_column(column, justify="right")
+    for r in report.heads:
+        heads.add_row(
+            str(r.layer),
+            str(r.head),
+            *(_format_number(x) for x in (r.entropy, r.effective_neighbours, r.eps_rev, r.rho_skew, r.delta_orth)),
+            "/".join(str(c) for c in r.inertia),
+            _format_number(r.negative_mass),
+            f"{r.nearest_constrained} ({r.corner_distance:.2f})",
+            r.corner,
+        )
+    console.print(heads)
+    if args.plot:
+        console.print(f"figure written to {args.plot}")
+    return 0
+
+
 def _notebook_dir(requested: str | None) -> Path:
     if requested:
         path = Path(requested)
@@ -279,6 +372,13 @@ def _parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
 
+    p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
+    p_diagnose.add_argument("--model", default="minilm", help="the pretrained model (minilm: all-MiniLM-L6-v2)")
+    p_diagnose.add_argument("--text", required=True, help="the text to run the model on")
+    p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_diagnose.add_argument("--plot", help="write heatmaps of A_eff and the mean transport Gram matrix to this file")
+    p_diagnose.add_argument("--model-dir", help="read the model files from this folder instead of the package")
+
     p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
     return parser
@@ -299,6 +399,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_derive(args)
         if args.command == "bench":
             return _cmd_bench(args)
+        if args.command == "diagnose":
+            return _cmd_diagnose(args)
         return _cmd_lab(args, extra)
     except (ValueError, TypeError, CatalogueError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)

