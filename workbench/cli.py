@@ -278,6 +278,8 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         "δ_orth(M_h)",
         "inertia",
         "neg. mass",
+        "prev-tok",
+        "induction",
         "nearest corner (TV)",
         "reads as",
     ):
@@ -289,6 +291,8 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
             *(_format_number(x) for x in (r.entropy, r.effective_neighbours, r.eps_rev, r.rho_skew, r.delta_orth)),
             "/".join(str(c) for c in r.inertia),
             _format_number(r.negative_mass),
+            _format_number(r.previous_token),
+            _format_number(r.induction),
             f"{r.nearest_constrained} ({r.corner_distance:.2f})",
             r.corner,
         )

