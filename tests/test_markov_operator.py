@@ -276,3 +276,21 @@ def test_bad_input_is_refused_with_named_messages(rng):
     bipartite = MarkovOperator.from_networkx(nx.cycle_graph(6))  # μ = −1 is in the spectrum
     with pytest.raises(ValueError, match=r"t must be an integer when P has negative eigenvalues .*got 0.5"):
         bipartite.diffusion_map(5, t=0.5)
+
+
+def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
+    # A sharp attention head (β ≈ 15 on an ordered Swiss-roll context): by its support it has one closed class,
+    # but transitions underflow to ~1e-323 and the linear system is singular in floating
+    # point.  The error must say so instead of surfacing LAPACK's "Singular matrix".
+    from workbench.attention import family_operator
+    from workbench.markov import SwissRoll
+
+    points = SwissRoll().sample(64, seed=9)
+    points = points[np.argsort(np.hypot(points[:, 0], points[:, 2]))][:, [0, 2]]
+    points = (points - points.mean(0)) / points.std()
+    rng = np.random.default_rng(9)
+    X = points @ rng.standard_normal((2, 16))
+    W_Q, W_K = 0.7 * rng.standard_normal((16, 4)), 0.7 * rng.standard_normal((16, 4))
+    P = family_operator(X @ W_Q, X @ W_K, "ATTN", beta=14.67799267622069)
+    with pytest.raises(ValueError, match=r"the stationary law is numerically undetermined: .*\(smallest positive transition"):
+        _ = MarkovOperator(P).stationary

@@ -403,7 +403,17 @@ class MarkovOperator:
             system = xp.concat([system[:-1, :], ones], axis=0)
             rhs = xp.zeros(self.n, dtype=self._P.dtype, device=array_api_compat.device(self._P))
             rhs[-1] = 1.0
-            pi = xp.linalg.solve(system, rhs)
+            try:
+                pi = xp.linalg.solve(system, rhs)
+            except (np.linalg.LinAlgError, RuntimeError) as error:  # torch raises a RuntimeError subclass
+                # One closed class by support, but transitions that underflow (sharp softmax rows)
+                # make the system singular in floating point: π is not determined to working precision.
+                smallest = float(xp.min(xp.where(self._P > 0, self._P, xp.ones_like(self._P))))
+                raise ValueError(
+                    "the stationary law is numerically undetermined: P has one closed class but its system is "
+                    f"singular in floating point (smallest positive transition {smallest:.3g}); lower the "
+                    "inverse temperature or pass the stationary law explicitly"
+                ) from error
         xp = namespace(pi)
         pi = xp.where(pi < 0, xp.zeros_like(pi), pi)  # rounding-level negatives off the closed class
         return pi / xp.sum(pi)
