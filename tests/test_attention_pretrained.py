@@ -16,6 +16,7 @@ from workbench.attention import (
     circuit_scores,
     diagnose,
     effective_connection,
+    holonomy_deviation,
     load_minilm,
     minilm_path,
     orthogonality_deviation,
@@ -108,6 +109,11 @@ def test_layer_readings_against_dense_references(model, report):
     dense = orthogonality_deviation(O_eff, weights=A_eff, mask=pairs)
     assert report.layers[layer].delta_orth == pytest.approx(dense, rel=1e-9)
     assert report.layers[layer].eps_rev == pytest.approx(reversibility_residual(A_eff), rel=1e-12)
+    # loop defect: the dense holonomy of O_eff around the consecutive-token triangles
+    t = np.flatnonzero(content)
+    triangles = [(a, b, c, a) for a, b, c in zip(t, t[1:], t[2:], strict=False)]
+    dense_loops = holonomy_deviation(O_eff, triangles, remove_scale=True).mean()
+    assert report.layers[layer].loop_inconsistency == pytest.approx(dense_loops, rel=1e-9)
     assert report.heads[12 * layer + 3].eps_rev == pytest.approx(reversibility_residual(A[3]), rel=1e-12)
 
 

@@ -240,6 +240,7 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         "‖A_eff‖_F",
         "Ḡ diag/off",
         "ℰ_c/‖X‖²_π",
+        "loop defect",
         "corners",
     ):
         layers.add_column(column, justify="right")
@@ -259,6 +260,7 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
                     r.a_eff_norm,
                     r.gram_diagonal_ratio,
                     r.energy_ratio,
+                    r.loop_inconsistency,
                 )
             ),
             corners,

@@ -18,8 +18,10 @@ Per head (layer :math:`\ell`, head :math:`h`, on the layer's actual input :math:
 Per layer: the same entropy, :math:`\varepsilon_{\mathrm{rev}}` of the effective walk :math:`A_{\mathrm{eff}}`,
 :math:`\delta_{\mathrm{orth}}` of the effective transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of
 non-special tokens), the drift :math:`d_A` to the next layer on the same pairs [SEED §B.6],
-:math:`\lVert A_{\mathrm{eff}}\rVert_F`, the diagonal dominance of the mean transport Gram matrix (the seed's
-Figure 2(b) reading) and the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
+:math:`\lVert A_{\mathrm{eff}}\rVert_F`, the loop inconsistency (scale-free holonomy defect of
+:math:`O^{\mathrm{eff}}` around triangles of consecutive tokens [RECON §B.6]), the diagonal dominance of
+the mean transport Gram matrix (the seed's Figure 2(b) reading) and the connection-energy ratio
+:math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
 
 References
 ----------
@@ -38,6 +40,7 @@ from workbench.attention._connection import (
     effective_connection_energy,
     effective_transport_gram,
     geometric_drift,
+    holonomy_deviation,
     orthogonality_deviation,
 )
 from workbench.attention._diagnostics import (
@@ -89,6 +92,7 @@ class LayerReading:
     a_eff_norm: float
     gram_diagonal_ratio: float
     energy_ratio: float
+    loop_inconsistency: float  # mean ‖Hol/s − I‖_F/√d over triangles of consecutive non-special tokens
     corners: dict[str, int] = field(default_factory=dict)
 
 
@@ -210,6 +214,7 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
                 a_eff_norm=float(np.linalg.norm(A_eff)),
                 gram_diagonal_ratio=float(diagonal / off),
                 energy_ratio=energy / float(np.sum(pi * np.sum(X * X, axis=1))),
+                loop_inconsistency=_loop_inconsistency(A, M, np.flatnonzero(content)),
                 corners=corners,
             )
         )
@@ -251,6 +256,25 @@ def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.n
     ids = np.concatenate([half, half])
     attention = model.trace_ids(ids).attention
     return previous_token_score(attention), induction_score(attention, ids)
+
+
+def _loop_inconsistency(A: np.ndarray, M: np.ndarray, tokens: np.ndarray) -> float:
+    """Mean scale-free holonomy defect of O_eff around the triangles (t, t+1, t+2) of consecutive tokens.
+
+    Only the three transports of each triangle are formed (O_eff_ij = Σ_h w_h(i,j) M_h), never the n²d² array.
+    NaN when there are fewer than three tokens.
+    """
+    values = []
+    for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        vertices = (a, b, c)
+        blocks = np.zeros((3, 3, *M.shape[1:]))
+        for x in range(3):
+            for y in range(3):
+                if x != y:
+                    weights = A[:, vertices[x], vertices[y]]
+                    blocks[x, y] = np.tensordot(weights / weights.sum(), M, axes=1)
+        values.append(float(holonomy_deviation(blocks, [(0, 1, 2, 0)], remove_scale=True)[0]))
+    return float(np.mean(values)) if values else math.nan
 
 
 def _stationary(A: np.ndarray) -> np.ndarray:
