@@ -32,7 +32,6 @@ bond/link split", "Distance form with site potentials", "Exact link ⇔ Doob ⇔
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import array_api_compat
@@ -41,6 +40,7 @@ import numpy as np
 from workbench._backend import namespace
 from workbench._validation import as_array, check_in_range, check_integer, check_matching, check_square
 from workbench.markov import hodge_split
+from workbench.markov._cycles import _cycle_edges, _segment_sums
 
 __all__ = [
     "DestinationTilt",
@@ -555,35 +555,6 @@ def triangle_cycles(n):
     return [(0, i, j, 0) for i in range(1, n) for j in range(i + 1, n)]
 
 
-def _cycle_index(cycles, n):
-    """Sources and targets of every step, as [n_cycles, longest] index arrays padded with a dummy step."""
-    if isinstance(cycles, (str, bytes)) or not isinstance(cycles, Sequence):
-        raise TypeError(f"cycles must be a sequence of vertex sequences, got {type(cycles).__name__}")
-    steps = []
-    for c, cycle in enumerate(cycles):
-        try:
-            vertices = np.asarray(cycle)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"cycles[{c}] must be a sequence of vertex indices, got {cycle!r}") from exc
-        if vertices.ndim != 1 or (vertices.size and vertices.dtype.kind not in "iu"):
-            raise TypeError(f"cycles[{c}] must be a sequence of integer vertex indices, got {cycle!r}")
-        vertices = vertices.astype(np.intp)
-        if vertices.size >= 2 and vertices[0] == vertices[-1]:
-            vertices = vertices[:-1]  # closed form (i_0, ..., i_{k-1}, i_0): the closing step is implied
-        if vertices.size < 2:
-            raise ValueError(f"cycles[{c}] must visit at least 2 vertices, got {cycle!r}")
-        if vertices.min() < 0 or vertices.max() >= n:
-            raise ValueError(f"cycles[{c}] must hold vertex indices in [0, {n}), got {cycle!r}")
-        steps.append((vertices, np.roll(vertices, -1)))
-    longest = max((s.size for s, _ in steps), default=0)
-    sources = np.zeros((len(steps), longest), dtype=np.intp)
-    targets = np.zeros((len(steps), longest), dtype=np.intp)
-    valid = np.zeros((len(steps), longest), dtype=bool)  # cycles shorter than the longest are padded
-    for c, (s, t) in enumerate(steps):
-        sources[c, : s.size], targets[c, : t.size], valid[c, : s.size] = s, t, True
-    return sources, targets, valid
-
-
 def link_holonomy(link, cycles=None):
     r"""Holonomy of a link around cycles, :math:`\oint_\gamma\mathcal A = \sum_m\mathcal A_{i_m i_{m+1}}`.
 
@@ -631,14 +602,13 @@ def link_holonomy(link, cycles=None):
     n = int(link.shape[0])
     if cycles is None:
         cycles = triangle_cycles(n)
-    sources, targets, valid = _cycle_index(cycles, n)
+    sources, targets, starts = _cycle_edges(cycles, n)  # the parser of markov.cycle_affinities
     xp = namespace(link)
     device = array_api_compat.device(link)
-    if sources.shape[0] == 0:
+    if starts.size == 0:
         return xp.zeros(0, dtype=link.dtype, device=device)
     steps = link[xp.asarray(sources, device=device), xp.asarray(targets, device=device)]
-    steps = xp.where(xp.asarray(valid, device=device), steps, xp.zeros_like(steps))
-    return xp.sum(steps, axis=-1)
+    return _segment_sums(steps, starts)
 
 
 def is_exact_link(link, rtol=1e-10):
