@@ -58,6 +58,7 @@ import numpy as np
 
 from workbench._backend import namespace, to_numpy
 from workbench._validation import (
+    _shape,
     as_array,
     check_choice,
     check_in_range,
@@ -95,10 +96,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------------
 # Validation helpers
 # --------------------------------------------------------------------------------------------------
-
-
-def _shape(x) -> tuple[int, ...]:
-    return tuple(int(s) for s in x.shape)
 
 
 def _walk(name: str, A):

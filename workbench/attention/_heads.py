@@ -44,7 +44,7 @@ import array_api_compat
 import numpy as np
 
 from workbench._backend import namespace, to_backend, to_numpy
-from workbench._validation import as_array, check_choice, check_in_range, check_integer
+from workbench._validation import _shape, as_array, check_choice, check_in_range, check_integer
 from workbench.markov import MarkovOperator, softmax_operator
 
 __all__ = [
@@ -58,10 +58,6 @@ __all__ = [
 
 
 # ---- masks and the masked row softmax --------------------------------------------------------------
-
-
-def _shape(x) -> tuple[int, ...]:
-    return tuple(int(s) for s in x.shape)
 
 
 def _is_bool(x) -> bool:
