@@ -15,12 +15,14 @@ Per head (layer :math:`\ell`, head :math:`h`, on the layer's actual input :math:
   distance; the head is called by that corner when the distance is at most 0.1, and ATTN otherwise (the
   rule of :func:`~workbench.attention.nearest_corner`, a workbench choice).
 
-Per layer: the same entropy, :math:`\varepsilon_{\mathrm{rev}}` of the effective walk :math:`A_{\mathrm{eff}}`,
+Per layer: the same entropy, :math:`\varepsilon_{\mathrm{rev}}` of the effective walk :math:`A_{\mathrm{eff}}`
+(on all tokens, and among the non-special tokens with rows renormalised: in an encoder the ``[CLS]``/``[SEP]``
+sinks carry most of :math:`\pi` and hide the current of the rest),
 :math:`\delta_{\mathrm{orth}}` of the effective transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of
 non-special tokens), the drift :math:`d_A` to the next layer on the same pairs [SEED §B.6],
-:math:`\lVert A_{\mathrm{eff}}\rVert_F`, the loop inconsistency (scale-free holonomy defect of
-:math:`O^{\mathrm{eff}}` around triangles of consecutive tokens [RECON §B.6]), the diagonal dominance of
-the mean transport Gram matrix (the seed's Figure 2(b) reading) and the connection-energy ratio
+:math:`\lVert A_{\mathrm{eff}}\rVert_F` (all pairs, sinks included), the loop inconsistency (scale-free
+holonomy defect of :math:`O^{\mathrm{eff}}` around triangles of consecutive tokens [RECON §B.6]), the diagonal
+dominance of the mean transport Gram matrix (the seed's Figure 2(b) reading) and the connection-energy ratio
 :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
 
 References
@@ -86,6 +88,7 @@ class LayerReading:
     entropy: float
     effective_neighbours: float
     eps_rev: float
+    eps_rev_content: float  # ε_rev of A_eff restricted to non-special tokens (rows renormalised)
     rho_skew: float
     delta_orth: float
     drift: float | None
@@ -212,6 +215,7 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
                 entropy=entropy,
                 effective_neighbours=math.exp(entropy),
                 eps_rev=reversibility_residual(A_eff),
+                eps_rev_content=_content_reversibility(A_eff, content),
                 rho_skew=float(np.mean([r.rho_skew for r in readings])),
                 delta_orth=gram.mean,
                 drift=None,
@@ -260,6 +264,14 @@ def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.n
     ids = np.concatenate([half, half])
     attention = model.trace_ids(ids).attention
     return previous_token_score(attention), induction_score(attention, ids)
+
+
+def _content_reversibility(A_eff: np.ndarray, content: np.ndarray) -> float:
+    """ε_rev of the walk among non-special tokens: [CLS]/[SEP] sinks hold most of π and hide the current."""
+    if content.sum() < 2:
+        return math.nan
+    walk = A_eff[np.ix_(content, content)]
+    return reversibility_residual(walk / walk.sum(axis=1, keepdims=True))
 
 
 def _loop_inconsistency(A: np.ndarray, M: np.ndarray, tokens: np.ndarray) -> float:
