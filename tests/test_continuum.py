@@ -4,7 +4,7 @@ import sympy as sp
 
 from workbench._backend import to_backend, to_numpy
 from workbench.catalogue import fit_rate
-from workbench.continuum import softmax_first_order, softmax_series
+from workbench.continuum import softmax_first_order, softmax_second_order, softmax_series
 from workbench.markov import softmax_operator
 
 
@@ -60,3 +60,16 @@ def test_first_order_bad_arguments():
 def test_series_zeroth_coefficient_is_uniform():
     _, (c0,) = softmax_series(2, 5, 0)
     assert c0 == sp.ones(2, 5) / 5
+
+
+def test_second_order_matches_the_symbolic_series(rng):
+    # Oracle: the sympy Taylor coefficients C₀ + βC₁ + β²C₂ of softmax_series, evaluated at random scores.
+    symbols, coefficients = softmax_series(2, 3, 2)
+    values = rng.standard_normal((2, 3))
+    beta = 0.37
+    subs = {symbols[i, j]: values[i, j] for i in range(2) for j in range(3)}
+    series = sum((c.subs(subs) * beta**k for k, c in enumerate(coefficients)), sp.zeros(2, 3))
+    np.testing.assert_allclose(softmax_second_order(values, beta), np.array(series, dtype=float), rtol=1e-13)
+    np.testing.assert_allclose(softmax_second_order(values, beta).sum(axis=1), 1.0, rtol=1e-14)
+    with pytest.raises(ValueError, match="beta must be"):
+        softmax_second_order(values, -1.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from workbench._backend import namespace
 from workbench._validation import as_array, check_in_range
 
-__all__ = ["softmax_first_order", "softmax_series"]
+__all__ = ["softmax_first_order", "softmax_second_order", "softmax_series"]
 
 
 def softmax_first_order(scores, beta):
@@ -44,6 +44,56 @@ def softmax_first_order(scores, beta):
     n_keys = scores.shape[-1]
     centred = scores - xp.mean(scores, axis=-1, keepdims=True)
     return 1.0 / n_keys + (beta / n_keys) * centred
+
+
+def softmax_second_order(scores, beta):
+    r"""Second-order small-β softmax: the first-order form plus :math:`\beta^2 C_2`.
+
+    With the row-centred scores :math:`\tilde S = S(I - N^{-1}\mathbf 1\mathbf 1^\top)` and the row variance
+    :math:`v_i = N^{-1}\sum_j \tilde S_{ij}^2`,
+
+    .. math::
+
+        C_2 = \frac1{2N}\bigl(\tilde S^{\odot 2} - v\,\mathbf 1^\top\bigr),
+
+    so :math:`\operatorname{softmax}_\beta(S) = N^{-1}\mathbf 1\mathbf 1^\top + \beta N^{-1}\tilde S + \beta^2 C_2
+    + O(\beta^3)`.  Like the first order, it depends on the scores only through their row-centred part (a
+    source potential still drops out); the rows of :math:`C_2` sum to zero.  Derivation: expand
+    :math:`e^{\beta s_{ij}}` and :math:`(\sum_l e^{\beta s_{il}})^{-1}` to second order; checked against
+    :func:`softmax_series` by sympy in ``continuum.softmax.second_order``.
+
+    Parameters
+    ----------
+    scores : array, shape=[..., n, N]
+    beta : float
+        Inverse temperature, :math:`\beta \ge 0`.
+
+    Returns
+    -------
+    array, shape=[..., n, N]
+
+    References
+    ----------
+    Attention Geometry §A.9 (first order) [SEED]; the second order is [DERIVED] here.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> S = np.array([[0.0, 1.0, 3.0]])
+    >>> exact = np.exp(1e-2 * S) / np.exp(1e-2 * S).sum()
+    >>> float(np.abs(softmax_first_order(S, 1e-2) - exact).max())  # O(β²) remainder  # doctest: +ELLIPSIS
+    2.40...e-05
+    >>> float(np.abs(softmax_second_order(S, 1e-2) - exact).max())  # O(β³) remainder  # doctest: +ELLIPSIS
+    2.17...e-07
+    """
+    scores = as_array("scores", scores, min_ndim=2)
+    beta = check_in_range("beta", beta, 0.0)
+    xp = namespace(scores)
+    n_keys = scores.shape[-1]
+    centred = scores - xp.mean(scores, axis=-1, keepdims=True)
+    variance = xp.mean(centred * centred, axis=-1, keepdims=True)
+    second = (centred * centred - variance) / (2 * n_keys)
+    return 1.0 / n_keys + (beta / n_keys) * centred + beta**2 * second
 
 
 def softmax_series(n_queries, n_keys, order, symbol="s"):
