@@ -3,8 +3,40 @@
 softmax_first_order  -- N⁻¹11ᵀ + (β/N) S (I − N⁻¹11ᵀ), the small-β softmax
 softmax_second_order -- + β² (S̃^{∘2} − v1ᵀ)/(2N), S̃ the row-centred scores, v their row variance
 softmax_series       -- sympy Taylor coefficients C_k of softmax_β(S) in β
+
+Riemannian geometry in coordinates (sympy; Attention Geometry §4, §5)
+RiemannianMetric     -- G_ab(x): inverse, √g, Christoffel, Riemann, Ricci, Δ_G, ∇, Hess, ‖Hess f‖²
+diffusion_generator  -- ℒf = ħΔ_G f − 2⟨dΦ, df⟩_G (the Bakry–Émery sign; ℒ = −𝒞_{dΦ})
+witten_generator     -- 𝒞_A f = −ħΔ_G f + 2⟨A, df⟩_G (the seed's positive convention)
+bakry_emery_gamma    -- Γ(f,g) = ½[ℒ(fg) − fℒg − gℒf]
+bakry_emery_gamma2   -- Γ₂(f) = ½[ℒΓ(f,f) − 2Γ(f,ℒf)]
+bochner_gamma2       -- ħ²‖Hess f‖² + ħ²Ric(∇f,∇f) + 2ħ HessΦ(∇f,∇f)
+witten_potential     -- |dΦ|²_G/ħ − Δ_GΦ (ground-state conjugation e^{−Φ/ħ}𝒞e^{Φ/ħ} = −ħΔ_G + it)
+formal_adjoint       -- the Lebesgue adjoint 𝒞_A^†ρ (stationarity of μ = e^{−2Φ/ħ}√g)
 """
 
+from workbench.continuum._riemann import (
+    RiemannianMetric,
+    bakry_emery_gamma,
+    bakry_emery_gamma2,
+    bochner_gamma2,
+    diffusion_generator,
+    formal_adjoint,
+    witten_generator,
+    witten_potential,
+)
 from workbench.continuum._softmax import softmax_first_order, softmax_second_order, softmax_series
 
-__all__ = ["softmax_first_order", "softmax_second_order", "softmax_series"]
+__all__ = [
+    "RiemannianMetric",
+    "bakry_emery_gamma",
+    "bakry_emery_gamma2",
+    "bochner_gamma2",
+    "diffusion_generator",
+    "formal_adjoint",
+    "softmax_first_order",
+    "softmax_second_order",
+    "softmax_series",
+    "witten_generator",
+    "witten_potential",
+]
