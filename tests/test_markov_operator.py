@@ -292,5 +292,7 @@ def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
     X = points @ rng.standard_normal((2, 16))
     W_Q, W_K = 0.7 * rng.standard_normal((16, 4)), 0.7 * rng.standard_normal((16, 4))
     P = family_operator(X @ W_Q, X @ W_K, "ATTN", beta=14.67799267622069)
-    with pytest.raises(ValueError, match=r"the stationary law is numerically undetermined: .*\(smallest positive transition"):
+    with pytest.raises(
+        ValueError, match=r"the stationary law is numerically undetermined: .*\(smallest positive transition"
+    ):
         _ = MarkovOperator(P).stationary

@@ -8,7 +8,8 @@ catalogue  -- Identity records, discovery (entry points ``workbench.derivations`
 markov     -- gauss_kernel, markov_operator, softmax_operator, markov_semigroup, reversible_stationary_law,
               dirichlet_form
 expmv      -- phi1, expm_rank1, expmv_rank1
-continuum  -- softmax_first_order, softmax_series
+continuum  -- small-β softmax, kernel-moment expansions, Cauchy–Green, Riemannian geometry in coordinates
+attention  -- heads as Markov operators, bond/link split, DMAP/DMTN/ATAP/ATTN, connection walk, MiniLM
 lie        -- exact free Lie algebra: bases, bch, symmetric_bch, bch_many, zassenhaus, hausdorff, magnus
 
 torch is never imported here; numeric functions accept numpy arrays or torch tensors per call.

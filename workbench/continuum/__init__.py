@@ -4,6 +4,12 @@ softmax_first_order  -- N⁻¹11ᵀ + (β/N) S (I − N⁻¹11ᵀ), the small-β
 softmax_second_order -- + β² (S̃^{∘2} − v1ᵀ)/(2N), S̃ the row-centred scores, v their row variance
 softmax_series       -- sympy Taylor coefficients C_k of softmax_β(S) in β
 
+Kernel moments (Attention Geometry §3, §4; Coifman–Lafon)
+kernel_generator_expansion -- P_β f − f = Σ_k c_k β⁻ᵏ for K_β = exp(−β(y−x)ᵀG(y−x)), α-normalised:
+                              4β(I − P_β)f → −[Δ_G f + 2(1−α)⟨∇log q, ∇f⟩_G], and c₂
+KernelExpansion      -- its steps, coefficients, generator
+cauchy_green_estimator -- D_i = 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → G⁻¹ (features: (J_FᵀJ_F)⁻¹)
+
 Riemannian geometry in coordinates (sympy; Attention Geometry §4, §5)
 RiemannianMetric     -- G_ab(x): inverse, √g, Christoffel, Riemann, Ricci, Δ_G, ∇, Hess, ‖Hess f‖²
 diffusion_generator  -- ℒf = ħΔ_G f − 2⟨dΦ, df⟩_G (the Bakry–Émery sign; ℒ = −𝒞_{dΦ})
@@ -15,6 +21,7 @@ witten_potential     -- |dΦ|²_G/ħ − Δ_GΦ (ground-state conjugation e^{−
 formal_adjoint       -- the Lebesgue adjoint 𝒞_A^†ρ (stationarity of μ = e^{−2Φ/ħ}√g)
 """
 
+from workbench.continuum._kernel_moments import KernelExpansion, cauchy_green_estimator, kernel_generator_expansion
 from workbench.continuum._riemann import (
     RiemannianMetric,
     bakry_emery_gamma,
@@ -28,12 +35,15 @@ from workbench.continuum._riemann import (
 from workbench.continuum._softmax import softmax_first_order, softmax_second_order, softmax_series
 
 __all__ = [
+    "KernelExpansion",
     "RiemannianMetric",
     "bakry_emery_gamma",
     "bakry_emery_gamma2",
     "bochner_gamma2",
+    "cauchy_green_estimator",
     "diffusion_generator",
     "formal_adjoint",
+    "kernel_generator_expansion",
     "softmax_first_order",
     "softmax_second_order",
     "softmax_series",

@@ -1,0 +1,310 @@
+r"""Continuum limits of Gauss-kernel Markov operators: the generator limit and the Cauchy–Green metric.
+
+Source: Attention Geometry §3 (Cauchy–Green, :math:`2\hbar\beta\,\mathrm{Cov} \to \hbar\mathcal G^{ab}`) and §4
+(:math:`4\hbar\beta(I - \mathcal P_\beta)`) [SEED fragments]; the α-drift of the generator is [RECON,
+Coifman & Lafon 2006] (attention-geometry-math §A.3, §A.4).  Kernel everywhere:
+:math:`K_\beta(x,y) = \exp(-\beta\,(y-x)^\top G\,(y-x))`, i.e. ``gauss_kernel`` of the points mapped by
+:math:`u \mapsto u L` with :math:`G = LL^\top`.  The symbolic side is
+:func:`workbench.continuum.kernel_generator_expansion`; the numeric side measures the bias rate in
+:math:`1/\beta` on quadrature nodes (not random samples), so that sampling variance does not hide it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from derivations._common import by_scale
+from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_generator_expansion
+from workbench.markov import Circle, MarkovOperator, alpha_normalize, gauss_kernel, gauss_kernel_sparse, markov_operator
+
+__all__ = ["IDENTITIES", "circle_generator_errors", "feature_metric_errors", "plane_generator_errors"]
+
+ALPHAS = (0.0, 0.5, 1.0)  # graph Laplacian, Fokker–Planck, Laplace–Beltrami
+
+
+# ---- generator limit ------------------------------------------------------------------------
+
+
+def _derive_generator() -> list[Step]:
+    steps = []
+    general = kernel_generator_expansion(d=1, order=2)
+    steps += general.steps
+    for alpha in ALPHAS:
+        fixed = kernel_generator_expansion(d=1, order=1, alpha=alpha)
+        steps += [Step(f"α = {alpha}: ", fixed.generator), *[s for s in fixed.steps if s.holds is not None][-2:]]
+    steps += kernel_generator_expansion(d=2, order=1).steps  # general symmetric 2×2 metric, symbolic α
+    return steps
+
+
+def _quantile_nodes(amplitude, n):
+    r"""θ_j = F⁻¹((j + ½)/n) for the Circle density (1 + a cos θ)/2π: a quadrature rule for that density.
+
+    The midpoint rule in s = F(θ) is spectrally accurate for smooth periodic integrands, so the discrete
+    kernel sums reproduce ∫K(x,y)q(y)… to rounding once the node spacing is below the kernel width.
+    """
+    s = (np.arange(n) + 0.5) / n
+    theta = 2 * math.pi * s
+    for _ in range(60):  # Newton on F(θ) = (θ + a sin θ)/2π, F' ≥ (1 − |a|)/2π > 0
+        theta -= (theta + amplitude * np.sin(theta) - 2 * math.pi * s) / (1 + amplitude * np.cos(theta))
+    return theta
+
+
+def circle_generator_errors(betas, alpha, *, radius=1.3, amplitude=0.5, limit_alpha=None, resolution=1.6):
+    r"""Max over nodes of :math:`|4\beta(I - \mathsf P^{(\alpha)}_\beta)f - \mathcal C f|`, f = cos θ, for each β.
+
+    The Circle of ``radius`` r with density :math:`(1 + a\cos\theta)/2\pi`; in θ-coordinates the chordal
+    kernel :math:`\exp(-\beta\lVert x - y\rVert^2)` has metric :math:`G = r^2` to leading order.  The
+    continuum :math:`\mathcal C f = -[\Delta_G f + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G]` is the
+    sympy ``generator`` of :func:`kernel_generator_expansion` with α = ``limit_alpha`` (default ``alpha``;
+    a different value is the negative control).  Nodes: density quantiles, spacing ≤ σ/``resolution``.
+    """
+    limit_alpha = alpha if limit_alpha is None else limit_alpha
+    expansion = kernel_generator_expansion(d=1, order=1, alpha=limit_alpha)
+    x = expansion.symbols["x"][0]
+    exact = expansion.generator.subs(
+        {expansion.symbols["f"]: sp.cos(x), expansion.symbols["q"]: 1 + amplitude * sp.cos(x)}
+    ).doit()
+    exact = sp.lambdify(x, exact.subs(expansion.symbols["G"][0, 0], radius**2), "numpy")
+    circle = Circle(radius=radius, density_amplitude=amplitude)  # validates r > 0 and |a| < 1
+    radius, amplitude = circle.radius, circle.density_amplitude
+    errors, sizes = [], []
+    for beta in betas:
+        sigma = 1.0 / (radius * math.sqrt(2 * beta))  # kernel standard deviation in θ
+        n = math.ceil(resolution * 2 * math.pi / ((1 - abs(amplitude)) * sigma))
+        theta = _quantile_nodes(amplitude, n)
+        points = radius * np.column_stack([np.cos(theta), np.sin(theta)])
+        p = markov_operator(alpha_normalize(gauss_kernel(points, beta), alpha))
+        f = np.cos(theta)
+        discrete = 4 * beta * (f - p @ f)
+        errors.append(float(np.max(np.abs(discrete - exact(theta)))))
+        sizes.append(n)
+    return np.array(errors), sizes
+
+
+PLANE_METRIC = ((1.5, 0.5), (0.5, 1.0))
+PLANE_AMPLITUDES = (0.3, -0.25)
+PLANE_CENTRE = (0.4, -0.3)
+
+
+def _stretched_nodes(amplitude, centre, half_width, spacing):
+    r"""Nodes x_j = F⁻¹(s_j), F(x) = x + a sin x, s_j equispaced: the midpoint rule for ∫φ(x)(1 + a cos x)dx.
+
+    Only a window around ``centre`` is laid out; the integrands used decay (Gaussian) well inside it.
+    """
+    lo, hi = centre - half_width, centre + half_width
+    s = np.arange(lo + amplitude * math.sin(lo), hi + amplitude * math.sin(hi), spacing) + spacing / 2
+    x = s.copy()
+    for _ in range(60):
+        x -= (x + amplitude * np.sin(x) - s) / (1 + amplitude * np.cos(x))
+    return x
+
+
+def plane_generator_errors(betas, alpha, *, limit_alpha=None, metric=PLANE_METRIC, resolution=1.2):
+    r""":math:`|4\beta(I - \mathsf P^{(\alpha)}_\beta)f - \mathcal C f|` at one point of the plane, general G.
+
+    Kernel :math:`\exp(-\beta\,(y-x)^\top G\,(y-x))` (``gauss_kernel`` of the points times :math:`L`,
+    :math:`G = LL^\top`), product density :math:`q \propto (1 + a_0\cos x_0)(1 + a_1\cos x_1)` laid out
+    as product quantile nodes in a square of half-width 9σ_max around the centre (the centre row of
+    :math:`\mathsf P` and the degrees it uses are then exact to :math:`e^{-20}`), f = sin x₀ cos 2x₁.  The
+    oracle is the ``generator`` of the d = 2 general-metric :func:`kernel_generator_expansion`.
+    """
+    limit_alpha = alpha if limit_alpha is None else limit_alpha
+    metric = np.asarray(metric, dtype=float)
+    expansion = _plane_expansion()
+    x0s, x1s = expansion.symbols["x"]
+    a0, a1 = PLANE_AMPLITUDES
+    subs = {
+        expansion.symbols["f"]: sp.sin(x0s) * sp.cos(2 * x1s),
+        expansion.symbols["q"]: (1 + a0 * sp.cos(x0s)) * (1 + a1 * sp.cos(x1s)),
+    }
+    g = expansion.symbols["G"]
+    values = {g[0, 0]: metric[0, 0], g[0, 1]: metric[0, 1], g[1, 1]: metric[1, 1]}
+    values[expansion.symbols["alpha"]] = limit_alpha
+    limit = expansion.generator.subs(subs).doit().subs(values)
+    lam = np.linalg.eigvalsh(metric)
+    chol = np.linalg.cholesky(metric)  # G = L Lᵀ, uᵀGu = ‖u L‖² for row vectors u
+    errors = []
+    for beta in betas:
+        sigma_min, sigma_max = 1 / math.sqrt(2 * beta * lam[-1]), 1 / math.sqrt(2 * beta * lam[0])
+        axes = [
+            _stretched_nodes(a, c, 9 * sigma_max, sigma_min * (1 - abs(a)) / resolution)
+            for a, c in zip(PLANE_AMPLITUDES, PLANE_CENTRE, strict=True)
+        ]
+        grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+        centre = int(np.argmin(np.sum((grid - PLANE_CENTRE) ** 2, axis=1)))
+        p_row = markov_operator(alpha_normalize(gauss_kernel(grid @ chol, beta), alpha))[centre]
+        f = np.sin(grid[:, 0]) * np.cos(2 * grid[:, 1])
+        exact = float(limit.subs({x0s: grid[centre, 0], x1s: grid[centre, 1]}))  # at the node nearest the centre
+        errors.append(abs(4 * beta * (f[centre] - p_row @ f) - exact))
+    return np.array(errors)
+
+
+_PLANE_CACHE = {}
+
+
+def _plane_expansion():
+    if "expansion" not in _PLANE_CACHE:
+        _PLANE_CACHE["expansion"] = kernel_generator_expansion(d=2, order=1)
+    return _PLANE_CACHE["expansion"]
+
+
+def _verify_generator(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the sympy generator of ``kernel_generator_expansion`` (α = 0, ½, 1), (i) d = 1 on the Circle r = 1.3
+    with density ∝ 1 + ½cos θ, at density-quantile nodes (deterministic quadrature, so the error is the
+    O(1/β) bias alone; ``rng`` is unused), (ii) d = 2 with the general metric G = [[1.5, 0.5], [0.5, 1]] and a
+    product density, at one point of the plane (:func:`plane_generator_errors`).  The worst fitted slope in
+    1/β over the three α and two cases must be 1 within 0.05 (the O(β⁻²) term bends the fit by ≈ c₂/(c₁β):
+    measured deviations ≤ 0.001 on the circle, ≈ 0.01 in the plane at "small").
+    """
+    betas = np.array(by_scale(scale, [100.0, 200.0, 400.0, 800.0], [200.0, 400.0, 800.0, 1600.0, 3200.0]))
+    worst, rates, nodes = None, {}, None
+    for alpha in ALPHAS:
+        errors, nodes = circle_generator_errors(betas, alpha)
+        for case, errs in (("circle", errors), ("plane", plane_generator_errors(betas, alpha))):
+            result = Verification.from_rate(1 / betas, errs, expected=1.0, tolerance=0.05)
+            rates[f"{case} alpha={alpha}"] = round(result.rate, 4)
+            if worst is None or result.residual > worst.residual:
+                worst = result
+    sizes = {"circle_nodes": nodes, "rates": rates}
+    return Verification(worst.residual, worst.tolerance, worst.passed, sizes, worst.rate, 1.0)
+
+
+# ---- Cauchy–Green metric ----------------------------------------------------------------------
+
+
+def _derive_cauchy_green() -> list[Step]:
+    d = 2
+    beta = sp.Symbol("beta", positive=True)
+    g = sp.Matrix(2, 2, lambda a, b: sp.Symbol(f"g_{min(a, b)}{max(a, b)}", real=True))
+    t = sp.Matrix(sp.symbols("t0:2", real=True))
+    u = sp.Matrix(sp.symbols("u0:2", real=True))
+    cometric = g.inv()
+    mu = cometric * t / (2 * beta)
+    mgf = sp.exp((t.T * cometric * t)[0] / (4 * beta))
+    second = sp.Matrix(d, d, lambda a, b: sp.diff(mgf, t[a], t[b]).subs({t[0]: 0, t[1]: 0}))
+    x = sp.symbols("x0:2", real=True)
+    s = sp.Symbol("s")
+    feature = sp.Matrix([sp.Function(f"F{k}")(*x) for k in range(3)])
+    moved = feature.subs({x[0]: x[0] + s * u[0], x[1]: x[1] + s * u[1]}, simultaneous=True)
+    dist2 = ((moved - feature).T * (moved - feature))[0]
+    # Taylor coefficients in s by differentiation (sympy's series cannot collect mixed derivatives)
+    coeff = [sp.expand((sp.diff(dist2, s, k).subs(s, 0) / sp.factorial(k)).doit()) for k in range(3)]
+    jac = feature.jacobian(x)
+    return [
+        Step("kernel K_β(x, y) = exp(−β (y−x)ᵀ G (y−x)), G symmetric positive definite", g),
+        claim(
+            "completing the square: −β uᵀGu + tᵀu = −β(u−μ)ᵀG(u−μ) + tᵀG⁻¹t/(4β), μ = G⁻¹t/(2β)",
+            (-beta * u.T * g * u + t.T * u)[0],
+            (-beta * (u - mu).T * g * (u - mu))[0] + (t.T * cometric * t)[0] / (4 * beta),
+        ),
+        claim("Gaussian covariance E[u uᵀ] = ∂²_t exp(tᵀG⁻¹t/(4β))|₀ = G⁻¹/(2β)", second, cometric / (2 * beta)),
+        claim("so 2ħβ E[u uᵀ] = ħ G⁻¹ = ħ G^{ab} (the factor 2 of 2ħβ undoes 1/(2β))", 2 * beta * second, cometric),
+        claim("features F: ℝ² → ℝ³: ‖F(x+su) − F(x)‖² has no s⁰ or s¹ term", coeff[0] + coeff[1]),
+        claim(
+            "… and its s² term is uᵀ J_Fᵀ J_F u: the kernel on features sees the pulled-back metric G = JᵀJ",
+            coeff[2],
+            sp.expand((u.T * jac.T * jac * u)[0]),
+        ),
+        Step(
+            "leading order in x-coordinates: 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → (J_FᵀJ_F)⁻¹; the cubic and "
+            "quartic terms of ‖F(y) − F(x)‖² shift it by O(1/β) (odd orders vanish by symmetry)",
+            (jac.T * jac),
+        ),
+    ]
+
+
+def _lattice(centre, spacing, reach):
+    grid = np.arange(-reach, reach + 1)
+    a, b = (v.ravel() for v in np.meshgrid(grid, grid, indexing="ij"))
+    index = int(np.flatnonzero((a == 0) & (b == 0))[0])
+    return np.column_stack([centre[0] + spacing * a, centre[1] + spacing * b]), index
+
+
+PARABOLOID_CENTRE = np.array([0.3, -0.2])
+
+
+def paraboloid(x):
+    """F(x) = (x₀, x₁, x₀² + x₁²): J_FᵀJ_F = I + 4 x xᵀ."""
+    return np.column_stack([x[:, 0], x[:, 1], x[:, 0] ** 2 + x[:, 1] ** 2])
+
+
+def flat_metric_error(beta, metric):
+    """Relative Frobenius error of the estimator against G⁻¹ at the centre of a lattice, kernel exp(−β uᵀGu)."""
+    metric = np.asarray(metric, dtype=float)
+    lam = np.linalg.eigvalsh(metric)
+    spacing = 0.4 / math.sqrt(beta * lam[-1])
+    reach = math.ceil(6.5 / (spacing * math.sqrt(beta * lam[0])))
+    points, centre = _lattice(np.zeros(2), spacing, reach)
+    chol = np.linalg.cholesky(metric)  # G = L Lᵀ, uᵀGu = ‖u L‖² for row vectors u
+    kernel = gauss_kernel_sparse(points @ chol, beta, radius=6.0 / math.sqrt(beta))
+    tensor = cauchy_green_estimator(points, MarkovOperator.from_kernel(kernel).P, beta)[centre]
+    exact = np.linalg.inv(metric)
+    return float(np.linalg.norm(tensor - exact) / np.linalg.norm(exact))
+
+
+def feature_metric_errors(betas, *, target=None):
+    """Relative errors of the estimator at x₀ = (0.3, −0.2) against (JᵀJ)⁻¹ (or ``target``), paraboloid features."""
+    x0 = PARABOLOID_CENTRE
+    cauchy_green = np.eye(2) + 4 * np.outer(x0, x0)
+    exact = np.linalg.inv(cauchy_green) if target is None else np.asarray(target, dtype=float)
+    lam = np.linalg.eigvalsh(cauchy_green)
+    errors = []
+    for beta in betas:
+        spacing = 0.4 / math.sqrt(beta * lam[-1])
+        reach = math.ceil(6.5 / (spacing * math.sqrt(beta * lam[0])))
+        points, centre = _lattice(x0, spacing, reach)
+        kernel = gauss_kernel_sparse(paraboloid(points), beta, radius=6.0 / math.sqrt(beta))
+        tensor = cauchy_green_estimator(points, MarkovOperator.from_kernel(kernel).P, beta)[centre]
+        errors.append(float(np.linalg.norm(tensor - exact) / np.linalg.norm(exact)))
+    return np.array(errors)
+
+
+def _verify_cauchy_green(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: (i) flat plane, kernel exp(−β uᵀGu) with G = [[2, 0.6], [0.6, 1]] on a lattice of spacing
+    0.4/√(βλ_max): the estimator equals G⁻¹ to 1e-9 relative (uniform lattice: no bias, spectrally
+    accurate quadrature; a failure makes the check fail); (ii) paraboloid features F(x) = (x, |x|²), kernel
+    exp(−β‖F(y) − F(x)‖²), estimator in x-coordinates against (J_FᵀJ_F)⁻¹ at x₀ = (0.3, −0.2): fitted bias
+    slope in 1/β must be 1 within 0.05 (lattices are deterministic; ``rng`` is unused).
+    """
+    betas = np.array(by_scale(scale, [200.0, 400.0, 800.0, 1600.0], [200.0, 400.0, 800.0, 1600.0, 3200.0, 6400.0]))
+    errors = feature_metric_errors(betas)
+    flat = flat_metric_error(400.0, [[2.0, 0.6], [0.6, 1.0]])
+    if not flat <= 1e-9:
+        errors = np.full_like(errors, np.inf)
+    return Verification.from_rate(1 / betas, errors, expected=1.0, tolerance=0.05, flat_error=flat)
+
+
+IDENTITIES = [
+    Identity(
+        name="continuum.kernel.generator_limit",
+        area="continuum",
+        statement=r"4\hbar\beta(I - \mathcal P^{(\alpha)}_\beta)f = -\hbar\bigl[\Delta_G f"
+        r" + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\bigr] + O(\beta^{-1}),"
+        r"\ K_\beta = e^{-\beta(y-x)^\top G(y-x)}",
+        source="Attention Geometry §4, 4ħβ(I − 𝒫_β) [SEED fragment]; α-drift [RECON, Coifman–Lafon 2006] "
+        "(attention-geometry-math §A.4)",
+        derive=_derive_generator,
+        verify=_verify_generator,
+        backends=("numpy",),
+        asymptotic=True,
+    ),
+    Identity(
+        name="continuum.cauchy_green.metric",
+        area="continuum",
+        statement=r"2\hbar\beta\textstyle\sum_j\mathsf P_{ij}(x_j - x_i)(x_j - x_i)^\top \to \hbar G^{-1},"
+        r"\ G = J_F^\top J_F\ \text{for}\ K = e^{-\beta\lVert F(y) - F(x)\rVert^2}",
+        source="Attention Geometry §3 [SEED]; estimator and J_FᵀJ_F reading [RECON] (attention-geometry-math §A.3)",
+        derive=_derive_cauchy_green,
+        verify=_verify_cauchy_green,
+        backends=("numpy",),
+        asymptotic=True,
+    ),
+]

@@ -1,0 +1,142 @@
+"""Tests for the kernel-moment expansion, the Cauchy–Green estimator and their catalogue identities."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from derivations.continuum_kernel import (
+    IDENTITIES,
+    circle_generator_errors,
+    feature_metric_errors,
+)
+from workbench.catalogue import fit_rate
+from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_generator_expansion
+from workbench.markov import alpha_normalize, gauss_kernel, markov_operator
+
+BY_NAME = {identity.name: identity for identity in IDENTITIES}
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_derivation_steps_all_hold(name):
+    steps = BY_NAME[name].derive()
+    assert steps and all(step.holds is not False for step in steps)
+    assert sum(step.holds is True for step in steps) >= 4
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_verify_passes_at_small_scale(name, rng):
+    # Oracle: the fitted bias rate 1 in 1/β (tolerance 0.05, stated in each verify docstring).
+    result = BY_NAME[name].verify(rng, "small", "numpy")
+    assert result.passed, result
+    assert abs(result.rate - 1.0) <= 0.05
+
+
+def test_diagonal_metric_in_two_dimensions_gives_the_same_first_coefficient():
+    expansion = kernel_generator_expansion(d=2, order=1, diagonal_metric=True)
+    assert all(step.holds is not False for step in expansion.steps)
+    x0, x1 = expansion.symbols["x"]
+    f, q, g = expansion.symbols["f"], expansion.symbols["q"], expansion.symbols["G"]
+    alpha = expansion.symbols["alpha"]
+    expected = sum(
+        (f.diff(xa, 2) + 2 * (1 - alpha) * sp.log(q).diff(xa) * f.diff(xa)) / (4 * g[a, a])
+        for a, xa in enumerate((x0, x1))
+    )
+    assert sp.simplify(expansion.coefficients[0] - expected) == 0
+
+
+def test_second_order_coefficient_predicts_the_bias_on_a_line():
+    # Oracle: the sympy β⁻² coefficient c₂ (d = 1, constant metric g).  On a line (no chordal correction)
+    # β²·[(P_β f − f) − c₁/β] → c₂; density-quantile nodes far from the ends, β = 2000, so the remainder
+    # O(β⁻¹) relative is below 1%; tolerance 2%.
+    amplitude, g, alpha, beta = 0.4, 1.7, 0.5, 2000.0
+    expansion = kernel_generator_expansion(d=1, order=2, alpha=alpha)
+    x = expansion.symbols["x"][0]
+    subs = {expansion.symbols["f"]: sp.sin(2 * x), expansion.symbols["q"]: 1 + amplitude * sp.cos(x)}
+    c1, c2 = (sp.lambdify(x, c.subs(subs).doit().subs(expansion.symbols["G"][0, 0], g)) for c in expansion.coefficients)
+    # quantile nodes of q ∝ 1 + a cos x on [0, 2π], used as points of a line (not a circle)
+    n = 6000
+    s = (np.arange(n) + 0.5) / n
+    nodes = 2 * math.pi * s
+    for _ in range(60):
+        nodes -= (nodes + amplitude * np.sin(nodes) - 2 * math.pi * s) / (1 + amplitude * np.cos(nodes))
+    p = markov_operator(alpha_normalize(gauss_kernel(math.sqrt(g) * nodes[:, None], beta), alpha))
+    f = np.sin(2 * nodes)
+    inner = np.abs(nodes - math.pi) < 1.0  # ≥ 2 away from the ends, ≫ the kernel width 0.01
+    measured = beta**2 * ((p @ f - f) - c1(nodes) / beta)
+    np.testing.assert_allclose(measured[inner], c2(nodes[inner]), rtol=0, atol=0.02 * np.max(np.abs(c2(nodes[inner]))))
+
+
+def test_negative_control_wrong_alpha_fails():
+    # The α = 0 operator against the α = 1 limit: the drift 2⟨∇log q, ∇f⟩ is missing, so the error stays O(1).
+    betas = np.array([100.0, 200.0, 400.0])
+    errors, _ = circle_generator_errors(betas, 0.0, limit_alpha=1.0)
+    assert abs(fit_rate(1 / betas, errors)) < 0.1 and errors.min() > 0.1
+
+
+def test_negative_control_wrong_metric_fails():
+    # The estimator converges to (JᵀJ)⁻¹, not to JᵀJ: against JᵀJ the error does not decay.
+    x0 = np.array([0.3, -0.2])
+    betas = np.array([200.0, 400.0, 800.0])
+    errors = feature_metric_errors(betas, target=np.eye(2) + 4 * np.outer(x0, x0))
+    assert abs(fit_rate(1 / betas, errors)) < 0.1 and errors.min() > 0.1
+
+
+def test_estimator_dense_equals_sparse_and_closed_form(rng):
+    # Oracle: the defining sum 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ written as a loop; dense ≡ sparse.
+    import scipy.sparse
+
+    points = rng.standard_normal((30, 3))
+    p = markov_operator(gauss_kernel(points, 0.7))
+    loop = np.array(
+        [
+            2 * 0.7 * sum(p[i, j] * np.outer(points[j] - points[i], points[j] - points[i]) for j in range(30))
+            for i in range(30)
+        ]
+    )
+    np.testing.assert_allclose(cauchy_green_estimator(points, p, 0.7), loop, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        cauchy_green_estimator(points, scipy.sparse.csr_array(p), 0.7), loop, rtol=1e-13, atol=1e-15
+    )
+
+
+def test_expansion_bad_input():
+    with pytest.raises(ValueError, match=r"d must be an integer in \[1, 3\], got 4"):
+        kernel_generator_expansion(d=4)
+    with pytest.raises(ValueError, match=r"order must be an integer in \[1, 4\], got 0"):
+        kernel_generator_expansion(order=0)
+    with pytest.raises(TypeError, match=r"alpha must be a number or a sympy expression, got object"):
+        kernel_generator_expansion(alpha=object())
+
+
+def test_estimator_bad_input():
+    points = np.zeros((3, 2))
+    p = np.full((3, 3), 1 / 3)
+    with pytest.raises(ValueError, match=r"beta must be in \(0, inf\), got 0.0"):
+        cauchy_green_estimator(points, p, 0.0)
+    with pytest.raises(ValueError, match=r"P must have shape \(3, 3\) to match points, got \(2, 2\)"):
+        cauchy_green_estimator(points, np.full((2, 2), 0.5), 1.0)
+    with pytest.raises(ValueError, match=r"P must be row-stochastic .* got row 0 summing to 0.5"):
+        cauchy_green_estimator(points, np.diag([0.5, 1.0, 1.0]), 1.0)
+    with pytest.raises(ValueError, match=r"points must be a 2-dimensional array, got shape \(3,\)"):
+        cauchy_green_estimator(np.zeros(3), p, 1.0)
+    import scipy.sparse
+
+    with pytest.raises(ValueError, match=r"P must be row-stochastic .* got row 1 summing to 2"):
+        cauchy_green_estimator(points, scipy.sparse.csr_array(np.diag([1.0, 2.0, 1.0])), 1.0)
+
+
+def test_three_dimensional_diagonal_metric_steps_hold():
+    # Oracle: sympy decides every claim (moments, Taylor average, c₁) for d = 3 with diagonal G.
+    expansion = kernel_generator_expansion(d=3, order=1, diagonal_metric=True)
+    assert all(step.holds is not False for step in expansion.steps)
+    assert sum(step.holds is True for step in expansion.steps) >= 5
+
+
+def test_catalogue_runner_accepts_the_identities():
+    # Oracle: the catalogue's own runner (symbolic + numpy) reports every row passed.
+    from workbench.catalogue import run_checks
+
+    results = run_checks(IDENTITIES, scale="small")
+    assert results and all(r.passed for r in results), [r for r in results if not r.passed]
