@@ -10,6 +10,13 @@ kernel_generator_expansion -- P_β f − f = Σ_k c_k β⁻ᵏ for K_β = exp(�
 KernelExpansion      -- its steps, coefficients, generator
 cauchy_green_estimator -- D_i = 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → G⁻¹ (features: (J_FᵀJ_F)⁻¹)
 
+Nonlocal limits (Attention Geometry §6–§8: Beurling–Deny, Courrège, Varadhan)
+circle_log_heat_kernel, sphere_log_heat_kernel -- log p_t of ħΔ on S¹ (images / Fourier) and S² (Legendre, mpmath)
+varadhan_remainder   -- −4ħt log p_t − d² − 2mħt log(4πħt) → 0 as t → 0
+diffusive_jump_rate  -- λ_β = 4ħβ(β/π)^{m/2}: the Gauss jump rate whose local energy → ħ∫|∇f|²
+JumpKernel, circle_jump_kernel -- Gauss + remote jump form with killing on the circle grid (for beurling_deny_split)
+circle_courrege_operator -- 4ħβ(I − P_β) (tilted by e^{−Φ/ħ}) + remote jumps + killing → the Courrège generator
+
 Riemannian geometry in coordinates (sympy; Attention Geometry §4, §5)
 RiemannianMetric     -- G_ab(x): inverse, √g, Christoffel, Riemann, Ricci, Δ_G, ∇, Hess, ‖Hess f‖²
 diffusion_generator  -- ℒf = ħΔ_G f − 2⟨dΦ, df⟩_G (the Bakry–Émery sign; ℒ = −𝒞_{dΦ})
@@ -22,6 +29,15 @@ formal_adjoint       -- the Lebesgue adjoint 𝒞_A^†ρ (stationarity of μ = 
 """
 
 from workbench.continuum._kernel_moments import KernelExpansion, cauchy_green_estimator, kernel_generator_expansion
+from workbench.continuum._nonlocal import (
+    JumpKernel,
+    circle_courrege_operator,
+    circle_jump_kernel,
+    circle_log_heat_kernel,
+    diffusive_jump_rate,
+    sphere_log_heat_kernel,
+    varadhan_remainder,
+)
 from workbench.continuum._riemann import (
     RiemannianMetric,
     bakry_emery_gamma,
@@ -35,18 +51,25 @@ from workbench.continuum._riemann import (
 from workbench.continuum._softmax import softmax_first_order, softmax_second_order, softmax_series
 
 __all__ = [
+    "JumpKernel",
     "KernelExpansion",
     "RiemannianMetric",
     "bakry_emery_gamma",
     "bakry_emery_gamma2",
     "bochner_gamma2",
     "cauchy_green_estimator",
+    "circle_courrege_operator",
+    "circle_jump_kernel",
+    "circle_log_heat_kernel",
     "diffusion_generator",
+    "diffusive_jump_rate",
     "formal_adjoint",
     "kernel_generator_expansion",
     "softmax_first_order",
     "softmax_second_order",
     "softmax_series",
+    "sphere_log_heat_kernel",
+    "varadhan_remainder",
     "witten_generator",
     "witten_potential",
 ]

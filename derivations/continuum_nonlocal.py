@@ -1,0 +1,433 @@
+r"""Nonlocal continuum limits: Varadhan's short-time formula and the Beurling–Deny scaling of a jump form.
+
+Source: Attention Geometry §8, Varadhan :math:`\lim_{t\to0}-4\hbar t\log p_t(x,y) = d_{\mathcal G}(x,y)^2`
+[SEED fragment], and §6, the Beurling–Deny split under critical rate scaling λ_β [RECON]
+(attention-geometry-math §A.5 "Also", §A.6).  Numeric side: :mod:`workbench.continuum._nonlocal`.
+
+* ``continuum.varadhan.short_time`` — heat kernel of ħΔ (∂_t p = ħΔp).  Flat m-space:
+  −4ħt log p_t = d² + 2mħt log(4πħt) exactly (the prefactor correction, → 0 like t log t).  Unit S²:
+  the remainder −4ħt log p_t − d² − 4ħt log(4πħt) is −2ħt log(θ/sin θ) + O(t²) (van Vleck factor
+  (θ/sin θ)^{1/2}); the fitted exponent of what is left after subtracting it is 2 in t.
+* ``continuum.beurling_deny.scaling`` — J_β(x,y) = λ_β exp(−β|x−y|²) with λ_β = 4ħβ(β/π)^{m/2}
+  (∝ β^{(m+2)/2}), plus a fixed remote kernel n and killing κ: the local part → ħ∫|∇f|² with bias
+  O(1/β), the remote kernel survives as the jump part, the killing part is exact.
+* ``continuum.courrege.generator`` — 4ħβ(I − P_β) of the Gauss kernel tilted by the destination weight
+  e^{−Φ/ħ}, plus a symmetric remote kernel n and killing c, tends pointwise to the Courrège generator
+  −ħf'' + 2Φ'f' − ∫[f(y) − f(x) − χ(|y−x|)(y−x)f'(x)]n dy + cf on the circle (A = dΦ): the local part by
+  ``kernel_generator_expansion`` (bias O(1/β)), the nonlocal and killing parts exactly (symmetric n, so
+  the compensator integrates to zero).
+
+Scale: kernel :math:`K_\beta(x,y) = \exp(-\beta\lvert y-x\rvert^2)` (G = I); ħ is a free positive constant
+(ħ = 1/(4β₀) for a kernel of fixed width β₀ in the seed's convention); only ħt enters the heat kernels.
+
+Not covered: Varadhan on a sampled graph semigroup (markov_semigroup on a fine cycle); Beurling–Deny in
+symbolic d numerically (the grid check is d = 1; the local constant is derived for symbolic d); the
+Courrège generator with a coexact (non-gradient) drift, an x-dependent or non-symmetric jump kernel
+(where the compensator no longer vanishes), or on sampled rather than grid points.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from derivations._common import by_scale
+from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.continuum._kernel_moments import kernel_generator_expansion
+from workbench.continuum._nonlocal import (
+    circle_courrege_operator,
+    circle_jump_kernel,
+    circle_log_heat_kernel,
+    sphere_log_heat_kernel,
+    varadhan_remainder,
+)
+from workbench.markov import beurling_deny_split, killing_measure
+
+__all__ = ["IDENTITIES", "courrege_errors", "jump_form_errors", "sphere_varadhan_errors"]
+
+
+# ---- Varadhan ---------------------------------------------------------------------------------
+
+
+def _derive_varadhan() -> list[Step]:
+    t, hbar, r, m = sp.symbols("t hbar r m", positive=True)
+    theta = sp.Symbol("theta", positive=True)
+    flat = (4 * sp.pi * hbar * t) ** (-m / 2) * sp.exp(-(r**2) / (4 * hbar * t))
+    radial_laplacian = sp.diff(flat, r, 2) + (m - 1) / r * sp.diff(flat, r)
+    log_flat = sp.expand_log(sp.log(flat), force=True)
+    correction = 2 * m * hbar * t * sp.log(4 * sp.pi * hbar * t)
+    steps = [
+        Step("heat kernel of ħΔ in m flat dimensions (∂_t p = ħΔp), r = |x − y|", flat),
+        claim("it solves ∂_t p = ħ(∂_r² + (m−1)/r ∂_r)p (symbolic m)", sp.diff(flat, t) - hbar * radial_laplacian),
+        claim(
+            "−4ħt log p_t = r² + 2mħt log(4πħt) exactly (prefactor correction; the 4 of 4ħt undoes 1/(4ħt))",
+            sp.expand(-4 * hbar * t * log_flat),
+            sp.expand(r**2 + sp.expand_log(correction, force=True)),
+        ),
+        claim("the correction 2mħt log(4πħt) → 0 as t → 0 (like t log t): Varadhan", sp.limit(correction, t, 0)),
+        claim(
+            "m = 1 (the line): −4ħt log p_t − r² = 2ħt log(4πħt)",
+            sp.expand(-4 * hbar * t * log_flat.subs(m, 1) - r**2),
+            sp.expand(sp.expand_log(correction.subs(m, 1), force=True)),
+        ),
+        claim(
+            "unit circle, 0 < θ < π: the nearest image wins, e^{−(2π−θ)²/4ħt} / e^{−θ²/4ħt} = e^{−π(π−θ)/ħt}",
+            ((2 * sp.pi - theta) ** 2 - theta**2) / (4 * hbar * t),
+            sp.pi * (sp.pi - theta) / (hbar * t),
+        ),
+    ]
+    # unit sphere: p ≈ (4πħt)⁻¹ e^{−θ²/4ħt} u₀(θ); (∂_t − ħΔ)p / [(4πħt)⁻¹e^{…}] in powers of 1/t
+    u0 = sp.sqrt(theta / sp.sin(theta))
+    gauss = sp.exp(-(theta**2) / (4 * hbar * t)) / (4 * sp.pi * hbar * t)
+    ansatz = gauss * u0
+    sphere_laplacian = sp.diff(ansatz, theta, 2) + sp.cot(theta) * sp.diff(ansatz, theta)
+    residual = sp.expand(sp.simplify((sp.diff(ansatz, t) - hbar * sphere_laplacian) / gauss))
+    tau = sp.Symbol("tau", positive=True)  # τ = 1/t
+    residual_tau = sp.expand(residual.subs(t, 1 / tau))
+    remainder = -4 * hbar * t * sp.log(ansatz) - theta**2 - 4 * hbar * t * sp.log(4 * sp.pi * hbar * t)
+    steps += [
+        Step("unit S², geodesic distance θ: ansatz p = (4πħt)⁻¹ e^{−θ²/(4ħt)} u₀(θ), u₀ = (θ/sin θ)^{1/2}", ansatz),
+        claim("eikonal order t⁻² of (∂_t − ħΔ_{S²})p / gauss vanishes", residual_tau.coeff(tau, 2)),
+        claim("transport order t⁻¹ vanishes for the van Vleck factor u₀ = (θ/sin θ)^{1/2}", residual_tau.coeff(tau, 1)),
+        claim(
+            "so −4ħt log p_t − θ² − 4ħt log(4πħt) = −2ħt log(θ/sin θ) + O(t²) (m = 2 prefactor term 4ħt log)",
+            sp.expand(sp.expand_log(remainder, force=True)),
+            sp.expand(sp.expand_log(-2 * hbar * t * sp.log(theta / sp.sin(theta)), force=True)),
+        ),
+        Step(
+            "the O(t²) term is −4ħ²t²u₁/u₀ (next heat coefficient): after subtracting −2ħt log(θ/sin θ) the "
+            "remainder vanishes with exponent 2 in t; without the subtraction, with exponent 1",
+            sp.Integer(2),
+        ),
+    ]
+    return steps
+
+
+SPHERE_ANGLES = (1.0, 2.0)
+
+
+def sphere_varadhan_errors(times, theta, *, hbar=1.0, van_vleck=True, dimension=2):
+    r"""|Varadhan remainder| on the unit S² at geodesic distance θ, optionally minus −2ħt log(θ/sin θ).
+
+    The remainder is :func:`varadhan_remainder` of :func:`sphere_log_heat_kernel` with ``dimension``
+    (2 is right; another value is a negative control).  With ``van_vleck`` the predicted first-order term
+    :math:`-2\hbar t\log(\theta/\sin\theta)` is subtracted, leaving :math:`O(t^2)`.
+    """
+    errors = []
+    for t in times:
+        rem = varadhan_remainder(sphere_log_heat_kernel(theta, t, hbar), theta, t, hbar, dimension)
+        if van_vleck:
+            rem += 2 * hbar * t * math.log(theta / math.sin(theta))
+        errors.append(abs(rem))
+    return np.array(errors)
+
+
+def _circle_gate(times, hbar, theta=1.0):
+    """Worst violation of the exact circle facts: images = Fourier series, remainder ≤ image bound."""
+    worst = 0.0
+    for t in times:
+        images = circle_log_heat_kernel(theta, t, hbar)
+        fourier = circle_log_heat_kernel(theta, t, hbar, method="fourier")
+        remainder = abs(varadhan_remainder(images, theta, t, hbar, 1))
+        bound = 8 * hbar * t * math.exp(-math.pi * (math.pi - theta) / (hbar * t)) + 1e-13
+        worst = max(worst, abs(images - fourier) / 1e-10, remainder / bound)
+    return worst
+
+
+def _verify_varadhan(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the exact S² heat kernel (Legendre series in mpmath, enough digits for its cancellation) at
+    θ = 1 and 2, ħ = 1, ħt = 0.02 … 0.0025 ("small") or … 0.000625 ("large").  Fitted: the exponent in t of
+    |−4ħt log p_t − θ² − 4ħt log(4πħt) + 2ħt log(θ/sin θ)|, predicted 2; tolerance 0.05 (the O(t³) term
+    bends the fit by ≈ c₃t/c₂: measured deviations ≤ 0.002).  Also fitted, tolerance 0.1: the exponent of
+    the remainder without the van Vleck term, predicted 1 (measured ≈ 1.03, bent by the t² term).
+    Gate: on the unit circle (θ = 1) the image sum and the Fourier series agree to 1e-10 in log p and the
+    flat remainder is below the image bound 8ħt e^{−π(π−θ)/ħt}; a violation fails the check.
+    Deterministic series; ``rng`` is unused.
+    """
+    times = np.array(by_scale(scale, [0.02, 0.01, 0.005, 0.0025], [0.02, 0.01, 0.005, 0.0025, 0.00125, 0.000625]))
+    hbar = 1.0
+    worst, rates = None, {}
+    for theta in SPHERE_ANGLES:
+        for van_vleck, expected, tolerance in ((True, 2.0, 0.05), (False, 1.0, 0.1)):
+            errors = sphere_varadhan_errors(times, theta, hbar=hbar, van_vleck=van_vleck)
+            result = Verification.from_rate(times, errors, expected=expected, tolerance=tolerance)
+            rates[f"theta={theta} van_vleck={van_vleck}"] = round(result.rate, 4)
+            if worst is None or result.residual / result.tolerance > worst.residual / worst.tolerance:
+                worst = result
+    gate = _circle_gate(times[:3], hbar)
+    passed = bool(worst.passed and gate <= 1.0)
+    sizes = {"rates": rates, "circle_gate": float(gate)}
+    return Verification(worst.residual, worst.tolerance, passed, sizes, worst.rate, worst.expected_rate)
+
+
+# ---- Beurling–Deny ----------------------------------------------------------------------------
+
+
+def _derive_beurling_deny() -> list[Step]:
+    beta, hbar, k, nu, r, kappa0, rho = sp.symbols("beta hbar k nu r kappa_0 rho", positive=True)
+    d = sp.Symbol("d", positive=True, integer=True)
+    u, x, a, b = sp.symbols("u x a b", real=True)
+    rate1 = 4 * hbar * beta * sp.sqrt(beta / sp.pi)
+    rate_d = 4 * hbar * beta * (beta / sp.pi) ** (d / 2)
+    second = sp.integrate(u**2 * sp.exp(-beta * u**2), (u, -sp.oo, sp.oo))
+    zeroth = sp.integrate(sp.exp(-beta * u**2), (u, -sp.oo, sp.oo))
+    cosine = sp.integrate((1 - sp.cos(k * u)) * sp.exp(-beta * u**2), (u, -sp.oo, sp.oo))
+    local = rate1 / 2 * 2 * sp.pi * cosine  # ½ λ_β ∫dx ∫(1 − cos ku) e^{−βu²} du on the circle, f = cos kx
+    k_int = sp.Symbol("k", integer=True, positive=True)  # f = cos kx must be 2π-periodic
+    limit = (hbar * sp.integrate(sp.diff(sp.cos(k_int * x), x) ** 2, (x, 0, 2 * sp.pi))).subs(k_int, k)
+    eps = sp.Symbol("epsilon", positive=True)  # ε = 1/β
+    bias = sp.series(local.subs(beta, 1 / eps), eps, 0, 2).removeO()
+    remote = nu * (1 - sp.cos(u)) ** 2
+    remote_energy = sp.pi * sp.integrate(sp.expand((1 - sp.cos(2 * u)) * remote), (u, -sp.pi, sp.pi))
+    shed_series = sp.series((1 - sp.cos(k * u)) * remote, u, 0, 10).removeO()
+    shed = sp.pi * sp.integrate(shed_series, (u, -r, r))
+    kappa = kappa0 * (1 + sp.sin(x) / 2)
+    return [
+        Step("jump rate J_β(x,y) = λ_β e^{−β|x−y|²} (kernel K_β = exp(−β|y−x|²), G = I), d = 1", rate1),
+        claim(
+            "Gaussian moments: ∫e^{−βu²} = √(π/β), ∫u²e^{−βu²} = √π/(2β^{3/2})",
+            sp.Matrix([zeroth, second]),
+            sp.Matrix([sp.sqrt(sp.pi / beta), sp.sqrt(sp.pi) / (2 * beta ** sp.Rational(3, 2))]),
+        ),
+        claim("local constant: ½λ_β∫u²e^{−βu²}du = ħ, with λ_β = 4ħβ√(β/π) ∝ β^{3/2}", rate1 / 2 * second, hbar),
+        claim(
+            "any d: ½λ_β∫u_a²e^{−β|u|²}d^du = ½λ_β (π/β)^{(d−1)/2}√π/(2β^{3/2}) = ħ for λ_β = 4ħβ(β/π)^{d/2}"
+            " ∝ β^{(d+2)/2}",
+            sp.powsimp(rate_d / 2 * (sp.pi / beta) ** ((d - 1) / 2) * second, force=True),
+            hbar,
+        ),
+        claim(
+            "x-average: ∫₀^{2π}(cos a − cos(a+b))² da = 2π(1 − cos b)",
+            sp.integrate(sp.expand_trig((sp.cos(a) - sp.cos(a + b)) ** 2), (a, 0, 2 * sp.pi)),
+            2 * sp.pi * (1 - sp.cos(b)),
+        ),
+        claim(
+            "∫(1 − cos ku)e^{−βu²}du = √(π/β)(1 − e^{−k²/(4β)})",
+            cosine,
+            sp.sqrt(sp.pi / beta) * (1 - sp.exp(-(k**2) / (4 * beta))),
+        ),
+        claim(
+            "unit circle, f = cos kx: local energy = 4πħβ(1 − e^{−k²/(4β)}) exactly",
+            local,
+            4 * sp.pi * hbar * beta * (1 - sp.exp(-(k**2) / (4 * beta))),
+        ),
+        claim("→ ħ∫(f')² = ħπk² as β → ∞ (integer k)", sp.limit(local, beta, sp.oo), limit),
+        claim(
+            "bias: local − ħπk² = −ħπk⁴/(8β) + O(β⁻²): predicted exponent 1 in 1/β",
+            bias,
+            hbar * sp.pi * k**2 - hbar * sp.pi * k**4 * eps / 8,
+        ),
+        claim(
+            "critical scaling: at a fixed bond length ρ > 0 the Gauss rate λ_β e^{−βρ²} → 0 (no jump part)",
+            sp.limit(rate1 * sp.exp(-beta * rho**2), beta, sp.oo),
+        ),
+        claim(
+            "remote kernel n(u) = ν(1 − cos u)², f = cos 2x: jump energy π∫(1 − cos 2u)n du = 5π²ν/2, β-free",
+            remote_energy,
+            5 * sp.pi**2 * nu / 2,
+        ),
+        claim(
+            "remote bonds inside the locality radius r carry πνk²r⁷/28 + O(r⁹): at r = c/√β the jump part "
+            "reaches its limit with exponent 7/2 in 1/β",
+            sp.expand(shed),
+            sp.pi * nu * k**2 * r**7 / 28 - sp.pi * nu * k**2 * r**9 * (k**2 + 2) / 432,
+        ),
+        claim(
+            "killing κ = κ₀(1 + ½ sin x), f = cos 2x: ∫κf² = πκ₀ (the trapezoid rule is exact here)",
+            sp.integrate(kappa * sp.cos(2 * x) ** 2, (x, 0, 2 * sp.pi)),
+            sp.pi * kappa0,
+        ),
+    ]
+
+
+HBAR, WAVENUMBER, NU, KAPPA0, RADIUS_C = 0.25, 2, 0.3, 0.2, 7.0
+
+
+def _remote(u):
+    return NU * (1 - np.cos(u)) ** 2
+
+
+def _killing(x):
+    return KAPPA0 * (1 + 0.5 * np.sin(x))
+
+
+def jump_form_errors(betas, *, n=None, limit_hbar=HBAR):
+    r"""Errors of the Beurling–Deny split of the circle jump form against its β → ∞ limit, for each β.
+
+    Form: :func:`circle_jump_kernel` with ħ = 0.25, remote n(u) = 0.3(1 − cos u)², killing
+    κ = 0.2(1 + ½ sin x), f = cos 2x, split by :func:`beurling_deny_split` at r = 7/√β (the Gaussian beyond
+    it is e^{−49}).  Returns (local errors |local − ħ'πk²| with ħ' = ``limit_hbar`` (a wrong value is the
+    negative control), jump errors |jump − 5π²ν/2|, worst exact-check violation / tolerance): the exact
+    checks are the total against 4πħβ(1 − e^{−k²/4β}) + 5π²ν/2 + πκ₀ (1e-10 relative), the killing part
+    = πκ₀ (1e-12 relative), and
+    :func:`killing_measure` of the sub-Markov operator K/(K1 + hκ) returning hκ (1e-12).
+    """
+    k = WAVENUMBER
+    local_err, jump_err, gate = [], [], 0.0
+    for beta in betas:
+        size = n if n is not None else max(256, 2 ** math.ceil(math.log2(math.sqrt(200 * beta))))
+        jk = circle_jump_kernel(size, beta, HBAR, remote=_remote, killing=_killing)
+        f = np.cos(k * jk.points)
+        parts = beurling_deny_split(jk.kernel, jk.distances, RADIUS_C / math.sqrt(beta), f, killing=jk.killing)
+        # total = Gauss part (closed form) + whole remote energy + killing: no split error enters
+        total_exact = 4 * math.pi * HBAR * beta * -math.expm1(-(k**2) / (4 * beta)) + 5 * math.pi**2 * NU / 2
+        total_exact += math.pi * KAPPA0
+        pi = jk.kernel.sum(axis=1) + jk.killing
+        kappa = killing_measure(jk.kernel / pi[:, None], pi)
+        gate = max(
+            gate,
+            abs(parts.total - total_exact) / (1e-10 * total_exact),
+            abs(parts.killing - math.pi * KAPPA0) / (1e-12 * math.pi * KAPPA0),
+            float(np.max(np.abs(kappa - jk.killing))) / 1e-12,
+        )
+        local_err.append(abs(parts.local - limit_hbar * math.pi * k**2))
+        jump_err.append(abs(parts.jump - 5 * math.pi**2 * NU / 2))
+    return np.array(local_err), np.array(jump_err), gate
+
+
+def _verify_beurling_deny(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the sympy limits (local ħπk², jump 5π²ν/2, killing πκ₀) on a uniform grid of the unit circle,
+    n ≥ √(200β) (trapezoid sums spectrally accurate: aliasing e^{−n²/4β} ≤ e^{−50}).  Fitted in 1/β:
+    the local error, predicted exponent 1, tolerance 0.05 (the β⁻² term bends it by ≈ k²/(12β): measured
+    0.99); the jump error (remote bonds shed into the ball r = 7/√β), predicted 7/2, tolerance 0.15 (the
+    r⁹ term bends it by ≈ (k² + 2)r²/12: measured ≈ 3.46 at "small").  Gate (failing it fails the check):
+    total = 4πħβ(1 − e^{−k²/4β}) + 5π²ν/2 + πκ₀ to 1e-10, killing part exact to 1e-12, killing_measure
+    recovers hκ.
+    Deterministic grid; ``rng`` is unused.
+    """
+    betas = np.array(by_scale(scale, [400.0, 800.0, 1600.0, 3200.0], [400.0, 800.0, 1600.0, 3200.0, 6400.0]))
+    local_err, jump_err, gate = jump_form_errors(betas)
+    local = Verification.from_rate(1 / betas, local_err, expected=1.0, tolerance=0.05)
+    jump = Verification.from_rate(1 / betas, jump_err, expected=3.5, tolerance=0.15)
+    worst = local if local.residual / local.tolerance >= jump.residual / jump.tolerance else jump
+    sizes = {"local_rate": round(local.rate, 4), "jump_rate": round(jump.rate, 4), "gate": float(gate)}
+    passed = bool(local.passed and jump.passed and gate <= 1.0)
+    return Verification(worst.residual, worst.tolerance, passed, sizes, worst.rate, worst.expected_rate)
+
+
+# ---- Courrège ---------------------------------------------------------------------------------
+
+PHI_AMPLITUDE, KILL_AMPLITUDE = 0.2, 0.3
+
+
+def _courrege_limit():
+    """The sympy Courrège generator applied to f = cos 2x: (x, 𝒞f, local part, nonlocal part, steps)."""
+    x, u, hbar, nu = sp.symbols("x u hbar nu", real=True)
+    f = sp.cos(2 * x)
+    phi = PHI_AMPLITUDE * sp.sin(x)
+    expansion = kernel_generator_expansion(d=1, order=1, alpha=0)
+    xs, fs, qs, g = expansion.symbols["x"][0], expansion.symbols["f"], expansion.symbols["q"], expansion.symbols["G"]
+    tilted = hbar * expansion.generator.subs({fs: f.subs(x, xs), qs: sp.exp(-phi.subs(x, xs) / hbar)})
+    tilted = sp.simplify(tilted.doit().subs(g[0, 0], 1).subs(xs, x))
+    witten = -hbar * sp.diff(f, x, 2) + 2 * sp.diff(phi, x) * sp.diff(f, x)
+    remote = nu * (1 - sp.cos(u)) ** 2
+    jump_integrand = sp.expand_trig(f.subs(x, x + u) - f)
+    nonlocal_part = -sp.integrate(sp.expand(jump_integrand * remote), (u, -sp.pi, sp.pi))
+    killing = KAPPA0 * (1 + sp.sin(x) / 2)
+    steps = [
+        Step("Courrège generator 𝒞f = −ħf'' + 2⟨A, f'⟩ − ∫[f(x+u) − f(x) − χ(|u|)u f'(x)] n(|u|) du + c f", witten),
+        claim(
+            "tilted Gauss part (K_β = exp(−β(y−x)²), G = 1, destination weight e^{−Φ/ħ}): "
+            "ħ·lim 4β(I − P_β)f = −ħf'' + 2Φ'f', i.e. A = dΦ (from kernel_generator_expansion, α = 0)",
+            tilted,
+            witten,
+        ),
+        claim(
+            "compensator: ∫_{−1}^{1} u n(|u|) du = 0 for the symmetric n = ν(1 − cos u)² (χ = 1_{|u|<1}), so "
+            "the remote sum Σ_j h n(d_ij)(f_i − f_j) is the Courrège integral",
+            sp.integrate(sp.expand(u * remote), (u, -1, 1)),
+        ),
+        claim(
+            "f = cos 2x: −∫[f(x+u) − f(x)] n du = (5πν/2) cos 2x (the sin 2x sin 2u part is odd)",
+            nonlocal_part,
+            5 * sp.pi * nu / 2 * f,
+        ),
+    ]
+    return x, hbar, nu, tilted + nonlocal_part + killing * f, steps
+
+
+def _derive_courrege() -> list[Step]:
+    return _courrege_limit()[-1]
+
+
+def courrege_errors(betas, *, hbar=HBAR, drop_drift=False):
+    r"""max_i |(𝖫f)_i − 𝒞f(x_i)| for :func:`circle_courrege_operator`, f = cos 2x, each β.
+
+    Data: Φ = 0.2 sin x, remote n(u) = 0.3(1 − cos u)², killing c = 0.2(1 + ½ sin x), ħ = 0.25, grid
+    n ≥ √(200β).  The oracle 𝒞f is the sympy limit of :func:`_courrege_limit`; ``drop_drift`` builds 𝖫
+    without the tilt (negative control: the 2Φ'f' term is then missing and the error does not decay).
+    """
+    x, hbar_s, nu_s, limit, _ = _courrege_limit()
+    exact = sp.lambdify(x, limit.subs({hbar_s: hbar, nu_s: NU}), "numpy")
+    errors = []
+    for beta in betas:
+        size = max(256, 2 ** math.ceil(math.log2(math.sqrt(200 * beta))))
+        potential = None if drop_drift else (lambda y: PHI_AMPLITUDE * np.sin(y))
+        points, L = circle_courrege_operator(size, beta, hbar, potential=potential, remote=_remote, killing=_killing)
+        errors.append(float(np.max(np.abs(L @ np.cos(2 * points) - exact(points)))))
+    return np.array(errors)
+
+
+def _verify_courrege(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the sympy Courrège generator of ``_courrege_limit`` (tilted Gauss part from
+    ``kernel_generator_expansion``, remote integral and killing in closed form) at every grid node.  The
+    remote and killing parts are exact on the grid to rounding (spectral trapezoid), so the error is the
+    O(1/β) bias of the tilted Gauss part: fitted exponent in 1/β, predicted 1, tolerance 0.05 (the β⁻² term
+    bends the fit by ≈ c₂/(c₁β): measured 0.998).  Gate (failing it fails the check): at β = 400 the
+    remote + killing part of 𝖫 (𝖫 minus the same operator without them) applied to f equals
+    (5πν/2 + c) cos 2x to 1e-10.  Deterministic grid; ``rng`` is unused.
+    """
+    betas = np.array(by_scale(scale, [200.0, 400.0, 800.0, 1600.0], [200.0, 400.0, 800.0, 1600.0, 3200.0]))
+    result = Verification.from_rate(1 / betas, courrege_errors(betas), expected=1.0, tolerance=0.05)
+    x, full = circle_courrege_operator(512, 400.0, HBAR, remote=_remote, killing=_killing)
+    _, bare = circle_courrege_operator(512, 400.0, HBAR)
+    f = np.cos(2 * x)
+    gate = float(np.max(np.abs((full - bare) @ f - (5 * math.pi * NU / 2 + _killing(x)) * f))) / 1e-10
+    sizes = {"gate": gate}
+    return Verification(result.residual, result.tolerance, bool(result.passed and gate <= 1.0), sizes, result.rate, 1.0)
+
+
+IDENTITIES = [
+    Identity(
+        name="continuum.varadhan.short_time",
+        area="continuum",
+        statement=r"-4\hbar t\log p_t(x,y) = d(x,y)^2 + 2m\hbar t\log(4\pi\hbar t) - 4\hbar t\log u_0(x,y)"
+        r" + O(t^2),\ \partial_t p = \hbar\Delta p",
+        source="Attention Geometry §8, Varadhan [SEED fragment]; prefactor and van Vleck terms [DERIVED] "
+        "(attention-geometry-math §A.5 'Also')",
+        derive=_derive_varadhan,
+        verify=_verify_varadhan,
+        backends=("numpy",),
+        asymptotic=True,
+    ),
+    Identity(
+        name="continuum.beurling_deny.scaling",
+        area="continuum",
+        statement=r"\tfrac12\iint(f(x)-f(y))^2\bigl[4\hbar\beta(\beta/\pi)^{m/2}e^{-\beta|x-y|^2} + n(x-y)\bigr]"
+        r" + \int\kappa f^2 \to \hbar\int|\nabla f|^2 + \tfrac12\iint(f(x)-f(y))^2 n + \int\kappa f^2",
+        source="Attention Geometry §6, Beurling–Deny with critical rate scaling [RECON] (attention-geometry-math §A.6)",
+        derive=_derive_beurling_deny,
+        verify=_verify_beurling_deny,
+        backends=("numpy",),
+        asymptotic=True,
+    ),
+    Identity(
+        name="continuum.courrege.generator",
+        area="continuum",
+        statement=r"4\hbar\beta(I - \mathsf P^{e^{-\Phi/\hbar}}_\beta)f + \textstyle\sum_j h\,n(d_{ij})(f_i - f_j) + c f"
+        r" \to -\hbar f'' + 2\Phi'f' - \int[f(y) - f(x) - \chi(|y-x|)(y-x)f'(x)]n\,dy + cf",
+        source="Attention Geometry §7, Courrège form [RECON, standard] (attention-geometry-math §A.7)",
+        derive=_derive_courrege,
+        verify=_verify_courrege,
+        backends=("numpy",),
+        asymptotic=True,
+    ),
+]
