@@ -112,6 +112,6 @@ def test_bench_bch_small_json():
 def test_bench_unknown_name(capsys):
     assert main(["bench", "nope"]) == 2
     assert (
-        "workbench bench: error: name must be one of bch, diffusion-map, expmv, rank1, got 'nope'"
+        "workbench bench: error: name must be one of bch, diffusion-map, expmv, rank1, transport-gram, got 'nope'"
         in capsys.readouterr().err
     )
