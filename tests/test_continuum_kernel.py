@@ -9,6 +9,7 @@ import sympy as sp
 from derivations.continuum_kernel import (
     IDENTITIES,
     circle_generator_errors,
+    circle_sampling_rms,
     feature_metric_errors,
 )
 from workbench.catalogue import fit_rate
@@ -16,6 +17,7 @@ from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_g
 from workbench.markov import alpha_normalize, gauss_kernel, markov_operator
 
 BY_NAME = {identity.name: identity for identity in IDENTITIES}
+BIAS_RATES = sorted(name for name in BY_NAME if name != "continuum.kernel.variance_rate")
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
@@ -25,7 +27,7 @@ def test_derivation_steps_all_hold(name):
     assert sum(step.holds is True for step in steps) >= 4
 
 
-@pytest.mark.parametrize("name", sorted(BY_NAME))
+@pytest.mark.parametrize("name", BIAS_RATES)
 def test_verify_passes_at_small_scale(name, rng):
     # Oracle: the fitted bias rate 1 in 1/β (tolerance 0.05, stated in each verify docstring).
     result = BY_NAME[name].verify(rng, "small", "numpy")
@@ -140,3 +142,30 @@ def test_catalogue_runner_accepts_the_identities():
 
     results = run_checks(IDENTITIES, scale="small")
     assert results and all(r.passed for r in results), [r for r in results if not r.passed]
+
+
+def test_variance_rate_verify_passes_at_small_scale(rng):
+    # Oracle: slope −½ in N at β = 40 (tolerance 0.15: seed spread ±0.043 about −0.54, see the verify docstring).
+    result = BY_NAME["continuum.kernel.variance_rate"].verify(rng, "small", "numpy")
+    assert result.passed, result
+    assert abs(result.rate + 0.5) <= 0.15 and result.sizes["bias"] < 0.1
+
+
+def test_variance_amplitude_matches_the_delta_method_at_alpha_zero(rng):
+    # Oracle: the derived constant, RMS² = 2^{3/2} √π β^{3/2} / (r N) (α = 0, f = cos θ, E_x over the density).
+    # Seed spread of the ratio with 6 samples ≈ 4 %; tolerance 15 %.
+    beta, n, radius = 40.0, 3200, 1.3
+    predicted = math.sqrt(2**1.5 * math.sqrt(math.pi) * beta**1.5 / (radius * n))
+    rms = circle_sampling_rms([n], rng, beta=beta, alpha=0.0, seeds=6, radius=radius)[0]
+    assert abs(rms / predicted - 1) < 0.15
+
+
+def test_sampling_rms_bad_input(rng):
+    with pytest.raises(ValueError, match=r"sizes must be an integer >= 2, got 1"):
+        circle_sampling_rms([1], rng)
+    with pytest.raises(ValueError, match=r"beta must be in \(0, inf\), got 0.0"):
+        circle_sampling_rms([10], rng, beta=0.0)
+    with pytest.raises(ValueError, match=r"seeds must be an integer >= 1, got 0"):
+        circle_sampling_rms([10], rng, seeds=0)
+    with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\], got 2.0"):
+        circle_sampling_rms([10], rng, alpha=2.0)
