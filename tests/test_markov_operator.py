@@ -282,8 +282,7 @@ def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
     # A sharp attention head (β ≈ 15 on an ordered Swiss-roll context): by its support it has one closed class,
     # but transitions underflow to ~1e-323 and the linear system is singular in floating
     # point.  The error must say so instead of surfacing LAPACK's "Singular matrix".
-    from workbench.attention import family_operator
-    from workbench.markov import SwissRoll
+    from workbench.markov import SwissRoll, softmax_operator
 
     points = SwissRoll().sample(64, seed=9)
     points = points[np.argsort(np.hypot(points[:, 0], points[:, 2]))][:, [0, 2]]
@@ -291,7 +290,7 @@ def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
     rng = np.random.default_rng(9)
     X = points @ rng.standard_normal((2, 16))
     W_Q, W_K = 0.7 * rng.standard_normal((16, 4)), 0.7 * rng.standard_normal((16, 4))
-    P = family_operator(X @ W_Q, X @ W_K, "ATTN", beta=14.67799267622069)
+    P = softmax_operator((X @ W_Q) @ (X @ W_K).T, beta=14.67799267622069)  # a plain attention head
     with pytest.raises(
         ValueError, match=r"the stationary law is numerically undetermined: .*\(smallest positive transition"
     ):
