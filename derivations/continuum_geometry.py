@@ -15,8 +15,9 @@ Scale: ħ is the scale of §A.3–§A.4; for a Gauss kernel K_β(x,y) = exp(−�
 4ħβ(I − 𝒫_β) → 𝒞 holds with ħ = 1/(4β).  Here ħ stays a free positive symbol: every identity is exact
 in ħ, no kernel is sampled.
 
-Not covered: the discrete Γ₂ of ``workbench.markov.gamma2`` on sampled spheres against this continuum
-Bochner value (the sphere's Ricci term) — left for a later rate check.
+The discrete counterpart — Γ₂ of a Gauss-kernel operator on nodes of the sphere and of the flat torus
+against this Bochner value, Ricci term included, as an O(1/β) rate — is
+``continuum.kernel.bochner_gamma2`` in :mod:`derivations.continuum_kernel`.
 """
 
 from __future__ import annotations

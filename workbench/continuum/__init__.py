@@ -10,6 +10,11 @@ kernel_generator_expansion -- P_β f − f = Σ_k c_k β⁻ᵏ for K_β = exp(�
 KernelExpansion      -- its steps, coefficients, generator
 cauchy_green_estimator -- D_i = 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → G⁻¹ (features: (J_FᵀJ_F)⁻¹)
 
+Sampled Bakry–Émery calculus (Attention Geometry §5, §8)
+kernel_calculus_at   -- ℒ_β f = 4β(P_β − I)f, Γ_β, Γ₂,β of the weighted Gauss kernel at chosen nodes (local
+                        sparse rows): → Δf, |∇f|², ‖Hess f‖² + Ric(∇f,∇f) with bias O(1/β)
+sphere_product_quadrature, torus_lattice -- weighted node sets of S² and of the flat torus
+
 Nonlocal limits (Attention Geometry §6–§8: Beurling–Deny, Courrège, Varadhan)
 circle_log_heat_kernel, sphere_log_heat_kernel -- log p_t of ħΔ on S¹ (images / Fourier) and S² (Legendre, mpmath)
 varadhan_remainder   -- −4ħt log p_t − d² − 2mħt log(4πħt) → 0 as t → 0
@@ -28,6 +33,12 @@ witten_potential     -- |dΦ|²_G/ħ − Δ_GΦ (ground-state conjugation e^{−
 formal_adjoint       -- the Lebesgue adjoint 𝒞_A^†ρ (stationarity of μ = e^{−2Φ/ħ}√g)
 """
 
+from workbench.continuum._kernel_calculus import (
+    KernelCalculus,
+    kernel_calculus_at,
+    sphere_product_quadrature,
+    torus_lattice,
+)
 from workbench.continuum._kernel_moments import KernelExpansion, cauchy_green_estimator, kernel_generator_expansion
 from workbench.continuum._nonlocal import (
     JumpKernel,
@@ -52,6 +63,7 @@ from workbench.continuum._softmax import softmax_first_order, softmax_second_ord
 
 __all__ = [
     "JumpKernel",
+    "KernelCalculus",
     "KernelExpansion",
     "RiemannianMetric",
     "bakry_emery_gamma",
@@ -64,11 +76,14 @@ __all__ = [
     "diffusion_generator",
     "diffusive_jump_rate",
     "formal_adjoint",
+    "kernel_calculus_at",
     "kernel_generator_expansion",
     "softmax_first_order",
     "softmax_second_order",
     "softmax_series",
     "sphere_log_heat_kernel",
+    "sphere_product_quadrature",
+    "torus_lattice",
     "varadhan_remainder",
     "witten_generator",
     "witten_potential",
