@@ -7,7 +7,7 @@ Bakry–Émery].  Everything is computed in coordinates with :mod:`workbench.con
 * ``continuum.bakry_emery.bochner`` — Γ and Γ₂ of ℒ = −𝒞_{dΦ} = ħΔ_G − 2⟨dΦ, d·⟩_G, computed from their
   definitions, equal Γ(f,g) = ħ⟨∇f,∇g⟩_G and the Bochner form
   Γ₂(f) = ħ²‖Hess f‖² + ħ²Ric(∇f,∇f) + 2ħ HessΦ(∇f,∇f) on flat ℝ², the round sphere and a surface of
-  revolution; the Hessian identity of §A.5 on the plane and the sphere.
+  revolution; the Hessian identity of §A.5 on all three.
 * ``continuum.witten.girsanov`` — divergence form, ground-state (Witten) conjugation and stationarity of
   μ = e^{−2Φ/ħ}dV_G for 𝒞_{dΦ}; a coexact drift keeps μ stationary and breaks μ-symmetry.
 
@@ -126,7 +126,7 @@ def _derive_bochner() -> list[Step]:
     ]
     steps += _bochner_steps("flat ℝ²", flat, hessian_identity=True)
     steps += _bochner_steps("sphere", round_, hessian_identity=True)
-    steps += _bochner_steps("surface of revolution", rev, hessian_identity=False)
+    steps += _bochner_steps("surface of revolution", rev, hessian_identity=True)
     return steps
 
 
