@@ -1,4 +1,4 @@
-"""The ``workbench`` command line: list, check, derive, bench, diagnose, lab.
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, experiment, lab.
 
 The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md;
 tests drive :func:`main` directly and through a subprocess.
@@ -317,6 +317,75 @@ def _notebook_dir(requested: str | None) -> Path:
     return path
 
 
+_AXIS_OPTIONS = {"operators": "--operator", "orders": "--order", "architectures": "--architecture"}
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    try:
+        from workbench.experiments import EXPERIMENTS
+    except ImportError as exc:  # torch missing: say what to install
+        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+
+    if args.name not in EXPERIMENTS:
+        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
+    experiment = EXPERIMENTS[args.name]
+    config = experiment.config.preset(args.preset)
+    overrides = {key: getattr(args, key) for key in ("steps", "seed") if getattr(args, key) is not None}
+    if overrides:
+        config = dataclasses.replace(config, **overrides)
+    selection = {}
+    for axis, option in _AXIS_OPTIONS.items():
+        chosen = getattr(args, axis)
+        if not chosen:
+            continue
+        if axis not in experiment.axes:
+            raise ValueError(f"{option} does not apply to the {args.name} experiment")
+        allowed = experiment.axes[axis]
+        for value in chosen:
+            if value not in allowed:
+                raise ValueError(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
+        selection[axis] = tuple(dict.fromkeys(chosen))
+    from workbench.experiments import run_directory
+
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(_positive(args.threads, "--threads"))
+    out = run_directory(args.name, args.preset, args.out)
+    results = experiment.run(config, out=out, progress=not args.no_progress and not args.json, **selection)
+    if args.json:
+        from workbench.experiments._runs import jsonable
+
+        print(json.dumps(jsonable(results), indent=1, ensure_ascii=False))
+    else:
+        print(experiment.table(results))
+        print(f"\nrun directory: {out}")
+    failed = [name for name, check in results.get("checks", {}).items() if not _check_passed(check)]
+    if failed:
+        print(f"workbench experiment: structural checks failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _positive(value: int, option: str) -> int:
+    if value < 1:
+        raise ValueError(f"{option} must be an integer >= 1, got {value}")
+    return value
+
+
+def _check_passed(check) -> bool:
+    """A check is a bool, or a dict with a boolean ``passed``.
+
+    Informational entries (``passed: None``, or ``meaningful: False`` such as the fidelity band of a barely
+    trained quick-preset model) never fail the run.
+    """
+    if isinstance(check, dict):
+        return check.get("passed") is not False or check.get("meaningful") is False
+    return check is not False
+
+
 def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     folder = _notebook_dir(args.dir)
     if shutil.which("jupyter") is None:
@@ -387,6 +456,26 @@ def _parser() -> argparse.ArgumentParser:
     p_diagnose.add_argument("--plot", help="write heatmaps of A_eff and the mean transport Gram matrix to this file")
     p_diagnose.add_argument("--model-dir", help="read the model files from this folder instead of the package")
 
+    p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
+    p_experiment.add_argument("name", help="swiss-sit or induction")
+    p_experiment.add_argument("--preset", choices=("quick", "paper"), default="quick", help="sizes (default quick)")
+    p_experiment.add_argument("--operator", dest="operators", action="append", help="only this operator (repeatable)")
+    p_experiment.add_argument("--order", dest="orders", action="append", help="swiss-sit: ffn-mhsa or mhsa-ffn")
+    p_experiment.add_argument(
+        "--architecture", dest="architectures", action="append", help="induction: attn-only or mlp"
+    )
+    p_experiment.add_argument("--steps", type=int, help="training steps (overrides the preset)")
+    p_experiment.add_argument("--seed", type=int, help="random seed (overrides the preset)")
+    p_experiment.add_argument("--out", help="run directory (default experiments/runs/NAME-PRESET-TIMESTAMP)")
+    p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_experiment.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads (default 1: fastest for these small models and safe on a shared machine)",
+    )
+
     p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
     return parser
@@ -409,6 +498,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_bench(args)
         if args.command == "diagnose":
             return _cmd_diagnose(args)
+        if args.command == "experiment":
+            return _cmd_experiment(args)
         return _cmd_lab(args, extra)
     except (ValueError, TypeError, CatalogueError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
