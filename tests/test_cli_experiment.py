@@ -23,6 +23,8 @@ from workbench.cli import main
         (["experiment", "induction", "--operator", "ATAP"], "--operator must be one of ATTN, DMTN, DMAP, got 'ATAP'"),
         (["experiment", "swiss-sit", "--steps", "0"], "steps must be an integer >= 1, got 0"),
         (["experiment", "swiss-sit", "--threads", "0"], "--threads must be an integer >= 1, got 0"),
+        (["experiment", "induction", "--set", "width=3"], "--set must be FIELD=VALUE with FIELD one of"),
+        (["experiment", "induction", "--set", "min_period=99"], "min_period must be an integer in [1, 8], got 99"),
     ],
 )
 def test_bad_arguments_exit_two_with_a_message(argv, message, capsys, tmp_path):
@@ -46,8 +48,9 @@ def test_swiss_sit_tiny_run_writes_its_run_directory(tmp_path, capsys):
 def test_induction_tiny_run_prints_the_table(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["experiment", "induction", "--operator", "DMAP", "--architecture", "attn-only", "--steps", "4"]
-    assert main([*argv, "--out", str(out), "--no-progress"]) == 0
+    assert main([*argv, "--set", "min_period=3", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
+    assert json.loads((out / "config.json").read_text())["min_period"] == 3
     assert "| DMAP | attn-only |" in text and f"run directory: {out}" in text
     assert (out / "results.json").is_file()
 

@@ -333,6 +333,17 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     experiment = EXPERIMENTS[args.name]
     config = experiment.config.preset(args.preset)
     overrides = {key: getattr(args, key) for key in ("steps", "seed") if getattr(args, key) is not None}
+    fields = {f.name for f in dataclasses.fields(config)}
+    for item in args.set or ():
+        key, sep, text = item.partition("=")
+        if not sep or key not in fields:
+            raise ValueError(f"--set must be FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}, got {item!r}")
+        try:
+            overrides[key] = json.loads(text)  # numbers, null, lists; anything else stays a string
+        except json.JSONDecodeError:
+            overrides[key] = text
+        if isinstance(overrides[key], list):
+            overrides[key] = tuple(overrides[key])
     if overrides:
         config = dataclasses.replace(config, **overrides)
     selection = {}
@@ -466,6 +477,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_experiment.add_argument("--steps", type=int, help="training steps (overrides the preset)")
     p_experiment.add_argument("--seed", type=int, help="random seed (overrides the preset)")
+    p_experiment.add_argument(
+        "--set", action="append", metavar="FIELD=VALUE", help="override any config field (repeatable; JSON values)"
+    )
     p_experiment.add_argument("--out", help="run directory (default experiments/runs/NAME-PRESET-TIMESTAMP)")
     p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")
