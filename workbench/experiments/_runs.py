@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the terminal bar: no notebook-widget dependency
 
 __all__ = ["jsonable", "progress", "run_directory", "save_json"]
 
