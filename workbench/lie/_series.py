@@ -35,7 +35,11 @@ from workbench.lie._bases import (
     tree_letters,
     tree_to_string,
 )
-from workbench.lie._fast import increasing_product_log_coefficients, lyndon_coordinates_from_values
+from workbench.lie._fast import (
+    bch_even_degree,
+    increasing_product_log_coefficients,
+    lyndon_coordinates_from_values,
+)
 from workbench.lie._words import Word, lyndon_words
 
 __all__ = [
@@ -283,6 +287,9 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     increasing = factors == tuple((letter, Fraction(1)) for letter in range(n_letters))
     coordinates: dict[Word, Fraction] = {}
     for d in range(1, degree + 1):
+        if increasing and n_letters == 2 and d % 2 == 0:
+            coordinates.update(bch_even_degree(coordinates, d))
+            continue
         if increasing:
             values = increasing_product_log_coefficients(n_letters, d)
         else:
