@@ -24,6 +24,7 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
+import scipy.sparse
 
 from workbench.lie._bases import multidegree
 from workbench.lie._words import Word, lyndon_words, standard_factorization
@@ -35,7 +36,7 @@ __all__ = [
     "lyndon_triangular_blocks",
 ]
 
-CHUNK = 256  # target words per vectorised batch (bounds memory to ~100 MB at degree 18)
+CHUNK = 512  # target words per vectorised batch (bounds the level arrays to ~100 MB at degree 19)
 
 
 @cache
@@ -140,80 +141,89 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
 
 
 @cache
-def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+def _factor_plan(n_letters: int, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # For every Lyndon word of this length (≥ 2): the length of the left factor of its standard
+    # factorisation and the positions of both factors among the Lyndon words of their own lengths.
+    factors = [standard_factorization(v) for v in lyndon_words(n_letters, length)]
+    left_len = np.array([len(x) for x, _ in factors])
+    left_pos = np.array([_position(n_letters, x) for x, _ in factors])
+    right_pos = np.array([_position(n_letters, y) for _, y in factors])
+    return left_len, left_pos, right_pos
+
+
+@cache
+def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, scipy.sparse.csr_array], ...]:
     """``T[u, w] = (P_w, u)`` over the Lyndon words of ``degree``, as its diagonal blocks.
 
     Returns ``(members, block)`` pairs: ``members`` are positions in Lyndon order of the words of one
-    multidegree, and ``block[a, b] = (P_{members[b]}, members[a])`` (int32: a bracket monomial of degree
-    ``n`` has coefficients summing to at most ``2^{n−1}`` in absolute value, so int32 is exact below
-    degree 31).  Each block is lower unitriangular.
+    multidegree, and ``block[a, b] = (P_{members[b]}, members[a])``, a sparse (CSR, int32) lower
+    unitriangular matrix.  int32 is exact: a bracket monomial of degree ``n`` has coefficients summing
+    to at most ``2^{n−1}`` in absolute value.
+
+    Only the Lyndon words reachable from the block's members by standard factorisation are carried at
+    each level (at degree 19 that halves the work against all words of fitting multidegree).
 
     Examples
     --------
-    >>> [block.tolist() for _, block in lyndon_triangular_blocks(2, 4)]  # AAAB | AABB | ABBB
+    >>> [block.toarray().tolist() for _, block in lyndon_triangular_blocks(2, 4)]  # AAAB | AABB | ABBB
     [[[1]], [[1]], [[1]]]
-
-    At level ``ℓ`` only
-    the Lyndon words ``v`` whose letter counts fit inside a length-``ℓ`` factor of the block's targets
-    are carried (``c(u) − (n − ℓ) ≤ c(v) ≤ c(u)``), a set closed under standard factorisation.
+    >>> lyndon_triangular_blocks(2, 5)[1][1].toarray().tolist()  # rows AAABB, AABAB: (P_AAABB, AABAB) = −2
+    [[1, 0], [-2, 1]]
     """
     words = lyndon_words(n_letters, degree)
     n = degree
     targets_all = _word_array(n_letters, degree)
-    # Global plan, once per degree: for every Lyndon word v of length ℓ ≥ 2, the length p of the left
-    # factor of its standard factorisation and the positions of both factors in their own levels.
-    by_length = {ell: lyndon_words(n_letters, ell) for ell in range(1, n + 1)}
-    counts = {
-        ell: np.array([multidegree(v, n_letters) for v in by_length[ell]]).reshape(-1, n_letters) for ell in by_length
-    }
-    left_len, left_pos, right_pos = {}, {}, {}
-    for ell in range(2, n + 1):
-        factors = [standard_factorization(v) for v in by_length[ell]]
-        left_len[ell] = np.array([len(x) for x, _ in factors])
-        left_pos[ell] = np.array([_position(n_letters, x) for x, _ in factors])
-        right_pos[ell] = np.array([_position(n_letters, y) for _, y in factors])
-    letters = np.array([v[0] for v in by_length[1]])
+    plans = {ell: _factor_plan(n_letters, ell) for ell in range(2, n + 1)}
+    letters = np.array([v[0] for v in lyndon_words(n_letters, 1)])
     blocks: dict[tuple[int, ...], list[int]] = {}
     for k, w in enumerate(words):
         blocks.setdefault(multidegree(w, n_letters), []).append(k)
     result = []
-    for block, members in blocks.items():
-        target_counts = np.array(block)
-        allowed, local = {}, {}
+    for members in blocks.values():
+        # Top-down: the words each level must carry, closed under standard factorisation.
+        needed = {ell: [] for ell in range(1, n + 1)}
+        needed[n] = [np.array(members)]
+        for ell in range(n, 1, -1):
+            here = needed[ell] = np.unique(np.concatenate(needed[ell])) if needed[ell] else np.zeros(0, int)
+            left_len, left_pos, right_pos = plans[ell]
+            lengths = left_len[here]
+            for p in np.unique(lengths):
+                chosen = here[lengths == p]
+                needed[int(p)].append(left_pos[chosen])
+                needed[ell - int(p)].append(right_pos[chosen])
+        needed[1] = np.unique(np.concatenate(needed[1])) if needed[1] else np.zeros(0, int)
+        local = {}
         for ell in range(1, n + 1):
-            c = counts[ell]
-            allowed[ell] = np.flatnonzero(np.all((c <= target_counts) & (c >= target_counts - (n - ell)), axis=1))
-            local[ell] = np.full(len(by_length[ell]), -1)
-            local[ell][allowed[ell]] = np.arange(len(allowed[ell]))
+            local[ell] = np.full(len(lyndon_words(n_letters, ell)), -1)
+            local[ell][needed[ell]] = np.arange(len(needed[ell]))
         plan = {}
         for ell in range(2, n + 1):
-            lengths = left_len[ell][allowed[ell]]
+            left_len, left_pos, right_pos = plans[ell]
+            lengths = left_len[needed[ell]]
             plan[ell] = []
             for p in np.unique(lengths):
                 out = np.flatnonzero(lengths == p)
-                chosen = allowed[ell][out]
+                chosen = needed[ell][out]
                 p = int(p)
-                plan[ell].append((p, out, local[p][left_pos[ell][chosen]], local[ell - p][right_pos[ell][chosen]]))
+                plan[ell].append((p, out, local[p][left_pos[chosen]], local[ell - p][right_pos[chosen]]))
         columns = local[n][np.array(members)]
-        matrix = np.zeros((len(members), len(members)), dtype=np.int32)
-        first_letters = letters[allowed[1]]
+        first_letters = letters[needed[1]]
+        pieces = []
+        # Layout [word v, offset, target]: gathering a factor's rows copies contiguous (offset × target) slabs.
         for start in range(0, len(members), CHUNK):
             rows = members[start : start + CHUNK]
-            chunk = targets_all[rows]
-            size = len(rows)
-            levels = {1: (chunk[:, None, :] == first_letters[None, :, None]).astype(np.int32)}
+            chunk = targets_all[rows].T  # [position, target]
+            levels = {1: (first_letters[:, None, None] == chunk[None, :, :]).astype(np.int32)}
             for ell in range(2, n + 1):
                 span = n - ell + 1
-                level = np.zeros((size, len(allowed[ell]), span), dtype=np.int32)
+                level = np.empty((len(needed[ell]), span, len(rows)), dtype=np.int32)
                 for p, out, xs, ys in plan[ell]:
                     q = ell - p
-                    fx, fy = levels[p], levels[q]
-                    level[:, out, :] = (
-                        fx[:, xs, 0:span] * fy[:, ys, p : p + span] - fy[:, ys, 0:span] * fx[:, xs, q : q + span]
-                    )
+                    fx, fy = levels[p][xs], levels[q][ys]
+                    level[out] = fx[:, 0:span] * fy[:, p : p + span] - fy[:, 0:span] * fx[:, q : q + span]
                 levels[ell] = level
-            matrix[start : start + size] = levels[n][:, columns, 0]
-        result.append((np.array(members), matrix))
+            pieces.append(scipy.sparse.csr_array(levels[n][columns, 0, :].T))
+        result.append((np.array(members), scipy.sparse.vstack(pieces, format="csr")))
     return tuple(result)
 
 
@@ -246,10 +256,14 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     scaled = [v.numerator * (denominator // v.denominator) for v in values]
     coordinates: dict[Word, Fraction] = {}
     for members, block in lyndon_triangular_blocks(n_letters, degree):
-        solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
-        for a, position in enumerate(members):
-            nonzero = np.flatnonzero(block[a, :a])
-            total = scaled[position] - int(np.dot(block[a, nonzero].astype(object), solution[nonzero]))
+        solution = [0] * len(members)  # Python integers: exact, unbounded
+        indptr, indices, data = block.indptr, block.indices, block.data.tolist()
+        for a, position in enumerate(members.tolist()):
+            total = scaled[position]
+            for k in range(indptr[a], indptr[a + 1]):
+                b = indices[k]
+                if b < a and solution[b]:
+                    total -= data[k] * solution[b]
             solution[a] = total  # block[a, a] = 1
             if total:
                 coordinates[words[position]] = Fraction(total, denominator)
