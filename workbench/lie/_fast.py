@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse
 
 from workbench.lie._bases import multidegree
-from workbench.lie._words import Word, lyndon_words, standard_factorization
+from workbench.lie._words import Word, lyndon_words
 
 __all__ = [
     "bch_even_degree",
@@ -141,27 +141,92 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
 
 
 @cache
-def _factor_plan(n_letters: int, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _codes(n_letters: int, length: int) -> dict[int, int]:
+    # Lyndon words of this length as base-r integers (first letter most significant) -> Lyndon position.
+    words = _word_array(n_letters, length)
+    codes = words @ (n_letters ** np.arange(length - 1, -1, -1, dtype=np.int64))
+    return {int(c): k for k, c in enumerate(codes)}
+
+
+@cache
+def _factor_plan(n_letters: int, length: int) -> tuple[list[int], list[int], list[int]]:
     # For every Lyndon word of this length (≥ 2): the length of the left factor of its standard
     # factorisation and the positions of both factors among the Lyndon words of their own lengths.
-    factors = [standard_factorization(v) for v in lyndon_words(n_letters, length)]
-    left_len = np.array([len(x) for x, _ in factors])
-    left_pos = np.array([_position(n_letters, x) for x, _ in factors])
-    right_pos = np.array([_position(n_letters, y) for _, y in factors])
+    # The right factor is the longest proper Lyndon suffix, found by integer-code lookups.
+    left_len, left_pos, right_pos = [], [], []
+    tables = [None] + [_codes(n_letters, ell) for ell in range(1, length)]
+    for code in _codes(n_letters, length):
+        for p in range(1, length):
+            modulus = n_letters ** (length - p)
+            suffix = tables[length - p].get(code % modulus)
+            if suffix is not None:
+                left_len.append(p)
+                left_pos.append(tables[p][code // modulus])
+                right_pos.append(suffix)
+                break
     return left_len, left_pos, right_pos
+
+
+def _evaluation_program(n_letters: int, degree: int, core_len: np.ndarray, core_pos: np.ndarray, core_off: np.ndarray):
+    r"""The straight-line programme that evaluates ``(P_v, s[o:o+|v|])`` for the requested cores.
+
+    Nodes are Lyndon words read at an offset of the target word, closed under the bracket recursion
+    :math:`(P_{xy}, s) = (P_x, s_{\le p})(P_y, s_{>p}) - (P_y, s_{\le q})(P_x, s_{>q})` and shared between
+    all the cores of a block; built top-down one length at a time with array operations.  Returns, per
+    length, the nodes' Lyndon positions and offsets; the four children of every composite node as
+    global node indices (nodes numbered by increasing length); and the global index of every core.
+    """
+    stride = degree + 1  # a node of one length is the integer key position·stride + offset
+    wanted = {ell: [] for ell in range(1, degree + 1)}
+    for ell in range(1, degree + 1):
+        chosen = core_len == ell
+        wanted[ell].append(core_pos[chosen] * stride + core_off[chosen])
+    keys, kids = {}, {}
+    for ell in range(degree, 1, -1):
+        here = keys[ell] = np.unique(np.concatenate(wanted[ell]))
+        left_len, left_pos, right_pos = (np.asarray(a) for a in _factor_plan(n_letters, ell))
+        pos, off = here // stride, here % stride
+        p = left_len[pos]
+        q, x, y = ell - p, left_pos[pos], right_pos[pos]
+        kids[ell] = (p, x * stride + off, q, y * stride + off + p, q, y * stride + off, p, x * stride + off + q)
+        for length, key in zip(kids[ell][0::2], kids[ell][1::2], strict=True):
+            for m in np.unique(length):
+                wanted[int(m)].append(key[length == m])
+    keys[1] = np.unique(np.concatenate(wanted[1]))
+    first = np.cumsum([0] + [len(keys[ell]) for ell in range(1, degree + 1)])  # global index of each length
+    children = np.zeros((first[-1], 4), dtype=np.int64)
+    for ell in range(2, degree + 1):
+        for j in range(4):
+            length, key = kids[ell][2 * j], kids[ell][2 * j + 1]
+            index = np.empty(len(key), dtype=np.int64)
+            for m in np.unique(length):
+                chosen = length == m
+                index[chosen] = first[m - 1] + np.searchsorted(keys[int(m)], key[chosen])
+            children[first[ell - 1] : first[ell], j] = index
+    core_index = np.empty(len(core_len), dtype=np.int64)
+    for m in np.unique(core_len):
+        chosen = core_len == m
+        core_index[chosen] = first[m - 1] + np.searchsorted(keys[int(m)], core_pos[chosen] * stride + core_off[chosen])
+    leaf_letter, leaf_offset = keys[1] // stride, keys[1] % stride
+    return first, children, core_index, leaf_letter, leaf_offset
 
 
 @cache
 def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, scipy.sparse.csr_array], ...]:
-    """``T[u, w] = (P_w, u)`` over the Lyndon words of ``degree``, as its diagonal blocks.
+    r"""``T[u, w] = (P_w, u)`` over the Lyndon words of ``degree``, as its diagonal blocks.
 
     Returns ``(members, block)`` pairs: ``members`` are positions in Lyndon order of the words of one
     multidegree, and ``block[a, b] = (P_{members[b]}, members[a])``, a sparse (CSR, int32) lower
     unitriangular matrix.  int32 is exact: a bracket monomial of degree ``n`` has coefficients summing
     to at most ``2^{n−1}`` in absolute value.
 
-    Only the Lyndon words reachable from the block's members by standard factorisation are carried at
-    each level (at degree 19 that halves the work against all words of fitting multidegree).
+    Two facts keep the work small.  (i) Let ``m`` be the smallest letter of the block; every target
+    ``u`` starts with ``m`` and does not end with it, so for ``w = m·y`` (standard factorisation)
+    :math:`(P_{my}, u_{o:}) = (P_y, u_{o+1:})` on every suffix, and a column ``w = m^k y`` is the
+    *core* ``y`` read at offset ``k``, masked to targets with at least ``k`` leading ``m``.  (ii) The
+    cores are evaluated by one shared straight-line programme over ``(word, offset)`` nodes (only the
+    offsets the recursion reaches), run for a batch of targets at once.  At degree 19 the largest block
+    needs 13,457 nodes per target, against 30k ``(word, offset)`` pairs for all offsets.
 
     Examples
     --------
@@ -173,57 +238,47 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     words = lyndon_words(n_letters, degree)
     n = degree
     targets_all = _word_array(n_letters, degree)
-    plans = {ell: _factor_plan(n_letters, ell) for ell in range(2, n + 1)}
-    letters = np.array([v[0] for v in lyndon_words(n_letters, 1)])
     blocks: dict[tuple[int, ...], list[int]] = {}
     for k, w in enumerate(words):
         blocks.setdefault(multidegree(w, n_letters), []).append(k)
     result = []
     for members in blocks.values():
-        # Top-down: the words each level must carry, closed under standard factorisation.
-        needed = {ell: [] for ell in range(1, n + 1)}
-        needed[n] = [np.array(members)]
-        for ell in range(n, 1, -1):
-            here = needed[ell] = np.unique(np.concatenate(needed[ell])) if needed[ell] else np.zeros(0, int)
-            left_len, left_pos, right_pos = plans[ell]
-            lengths = left_len[here]
-            for p in np.unique(lengths):
-                chosen = here[lengths == p]
-                needed[int(p)].append(left_pos[chosen])
-                needed[ell - int(p)].append(right_pos[chosen])
-        needed[1] = np.unique(np.concatenate(needed[1])) if needed[1] else np.zeros(0, int)
-        local = {}
-        for ell in range(1, n + 1):
-            local[ell] = np.full(len(lyndon_words(n_letters, ell)), -1)
-            local[ell][needed[ell]] = np.arange(len(needed[ell]))
-        plan = {}
-        for ell in range(2, n + 1):
-            left_len, left_pos, right_pos = plans[ell]
-            lengths = left_len[needed[ell]]
-            plan[ell] = []
-            for p in np.unique(lengths):
-                out = np.flatnonzero(lengths == p)
-                chosen = needed[ell][out]
-                p = int(p)
-                plan[ell].append((p, out, local[p][left_pos[chosen]], local[ell - p][right_pos[chosen]]))
-        columns = local[n][np.array(members)]
-        first_letters = letters[needed[1]]
-        pieces = []
-        # Layout [word v, offset, target]: gathering a factor's rows copies contiguous (offset × target) slabs.
+        smallest = words[members[0]][0]
+        core_len, core_pos, strips = [], [], []
+        for position in members:
+            length, pos, k = n, position, 0
+            while length > 1:
+                left_len, left_pos, right_pos = _factor_plan(n_letters, length)
+                if left_len[pos] != 1 or left_pos[pos] != smallest:
+                    break
+                length, pos, k = length - 1, right_pos[pos], k + 1
+            core_len.append(length)
+            core_pos.append(pos)
+            strips.append(k)
+        strips = np.array(strips)
+        first, children, core_index, leaf_letter, leaf_offset = _evaluation_program(
+            n_letters, n, np.array(core_len), np.array(core_pos), strips
+        )
+        rows, cols, data = [], [], []
         for start in range(0, len(members), CHUNK):
-            rows = members[start : start + CHUNK]
-            chunk = targets_all[rows].T  # [position, target]
-            levels = {1: (first_letters[:, None, None] == chunk[None, :, :]).astype(np.int32)}
-            for ell in range(2, n + 1):
-                span = n - ell + 1
-                level = np.empty((len(needed[ell]), span, len(rows)), dtype=np.int32)
-                for p, out, xs, ys in plan[ell]:
-                    q = ell - p
-                    fx, fy = levels[p][xs], levels[q][ys]
-                    level[out] = fx[:, 0:span] * fy[:, p : p + span] - fy[:, 0:span] * fx[:, q : q + span]
-                levels[ell] = level
-            pieces.append(scipy.sparse.csr_array(levels[n][columns, 0, :].T))
-        result.append((np.array(members), scipy.sparse.vstack(pieces, format="csr")))
+            stop = min(start + CHUNK, len(members))
+            targets = targets_all[members[start:stop]]
+            lead = np.argmax(targets != smallest, axis=1)  # leading copies of the smallest letter
+            values = np.empty((first[-1], stop - start), dtype=np.int32)
+            values[: first[1]] = targets.T[leaf_offset] == leaf_letter[:, None]
+            for length in range(2, n + 1):
+                lo, hi = first[length - 1], first[length]
+                c = children[lo:hi]
+                values[lo:hi] = values[c[:, 0]] * values[c[:, 1]] - values[c[:, 2]] * values[c[:, 3]]
+            # Lower triangle only: columns up to the last target of the batch.
+            block = values[core_index[:stop]].T * (lead[:, None] >= strips[None, :stop])
+            r, c = np.nonzero(block)
+            rows.append(r + start)
+            cols.append(c)
+            data.append(block[r, c])
+        shape = (len(members), len(members))
+        matrix = scipy.sparse.csr_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape)
+        result.append((np.array(members), matrix))
     return tuple(result)
 
 
@@ -256,15 +311,12 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     scaled = [v.numerator * (denominator // v.denominator) for v in values]
     coordinates: dict[Word, Fraction] = {}
     for members, block in lyndon_triangular_blocks(n_letters, degree):
-        solution = [0] * len(members)  # Python integers: exact, unbounded
-        indptr, indices, data = block.indptr, block.indices, block.data.tolist()
+        solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
+        indptr, indices, data = block.indptr, block.indices, block.data.astype(object)
         for a, position in enumerate(members.tolist()):
-            total = scaled[position]
-            for k in range(indptr[a], indptr[a + 1]):
-                b = indices[k]
-                if b < a and solution[b]:
-                    total -= data[k] * solution[b]
-            solution[a] = total  # block[a, a] = 1
+            lo, hi = indptr[a], indptr[a + 1] - 1  # the last entry of row a is the diagonal 1
+            total = scaled[position] - np.dot(data[lo:hi], solution[indices[lo:hi]]) if hi > lo else scaled[position]
+            solution[a] = total
             if total:
                 coordinates[words[position]] = Fraction(total, denominator)
     return coordinates
