@@ -48,19 +48,22 @@ def _word_array(n_letters: int, degree: int) -> np.ndarray:
 @cache
 def _run_polynomial(counts: tuple[int, ...]) -> tuple[int, ...]:
     # s!·Σ_{segmentations of X_0^{c_0}⋯X_{r−1}^{c_{r−1}} into k blocks} Π_blocks 1/Π c_b!, as the
-    # coefficients of x^k (integers: each term is a multinomial coefficient).
+    # coefficients of x^k.  ways[j][k] carries the factor j!, so every step multiplies by the integer
+    # j!/(i!·Π c_b!) = C(j, i)·multinomial(block counts).
     s = sum(counts)
     word = [letter for letter, c in enumerate(counts) for _ in range(c)]
-    ways = [[Fraction(0)] * (s + 1) for _ in range(s + 1)]  # ways[j][k]: prefix of length j in k blocks
-    ways[0][0] = Fraction(1)
+    ways = [[0] * (s + 1) for _ in range(s + 1)]
+    ways[0][0] = 1
     for j in range(1, s + 1):
         for i in range(j):
             block = word[i:j]
-            weight = Fraction(1, math.prod(math.factorial(block.count(a)) for a in set(block)))
+            weight = math.comb(j, i) * math.factorial(j - i)
+            for letter in set(block):
+                weight //= math.factorial(block.count(letter))
             for k in range(i + 1):
                 if ways[i][k]:
                     ways[j][k + 1] += ways[i][k] * weight
-    return tuple(int(c * math.factorial(s)) for c in ways[s])
+    return tuple(ways[s])
 
 
 def _multiply(p: list[int], q: tuple[int, ...]) -> list[int]:
@@ -95,10 +98,15 @@ def increasing_product_log_coefficients(n_letters: int, degree: int) -> list[Fra
     radix = n + 1  # a run's letter counts, as one mixed-radix integer per (word, run)
     code = np.zeros(m * n, dtype=np.int64)
     np.add.at(code, (np.arange(m)[:, None] * n + run_id).ravel(), (radix**words).ravel())
-    keys, inverse = np.unique(np.sort(code.reshape(m, n), axis=1), axis=0, return_inverse=True)
+    sorted_codes = np.sort(code.reshape(m, n), axis=1)
+    groups: dict[bytes, int] = {}
+    inverse = [groups.setdefault(row.tobytes(), len(groups)) for row in sorted_codes]
+    first_row = {}
+    for row_index, k in enumerate(inverse):
+        first_row.setdefault(k, row_index)
     lcm = math.lcm(*range(1, n + 1))
     by_key = []
-    for key in keys.tolist():
+    for key in (sorted_codes[first_row[k]].tolist() for k in range(len(groups))):
         poly, denominator = [1], 1
         for c in key:
             if c:
@@ -107,7 +115,7 @@ def increasing_product_log_coefficients(n_letters: int, degree: int) -> list[Fra
                 denominator *= math.factorial(sum(counts))
         numerator = sum((1 if k % 2 else -1) * (lcm // k) * a for k, a in enumerate(poly) if k and a)
         by_key.append(Fraction(numerator, lcm * denominator))  # Σ_k (−1)^{k+1}/k · [x^k] Π_runs
-    return [by_key[i] for i in inverse.ravel().tolist()]
+    return [by_key[i] for i in inverse]
 
 
 def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Fraction]:
@@ -131,13 +139,17 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
     >>> bch_even_degree({(0,): Fraction(1), (1,): Fraction(1)}, 2)  # ½[A,B]
     {(0, 1): Fraction(1, 2)}
     """
-    out: dict[Word, Fraction] = {}
-    for word, c in lower.items():
+    used = [(word, c) for word, c in lower.items() if len(word) < degree and word != (0,)]
+    if not used:
+        return {}
+    denominator = math.lcm(*(c.denominator for _, c in used)) * 2 ** (degree - 1) * math.factorial(degree - 1)
+    out: dict[Word, int] = {}
+    for word, c in used:  # exact integer numerators over one common denominator
         k = degree - len(word)
-        if k >= 1 and word != (0,):
-            key = (0,) * k + word
-            out[key] = out.get(key, Fraction(0)) - Fraction((-1) ** k, 2**k * math.factorial(k)) * c
-    return {w: c for w, c in out.items() if c}
+        key = (0,) * k + word
+        scale = denominator // (c.denominator * 2**k * math.factorial(k))
+        out[key] = out.get(key, 0) - (-1) ** k * c.numerator * scale
+    return {w: Fraction(v, denominator) for w, v in out.items() if v}
 
 
 @cache
