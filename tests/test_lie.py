@@ -375,7 +375,61 @@ def test_engine_against_full_word_expansion(factors, engine):
     assert lyndon_coordinates(words) == engine(degree).coordinates
 
 
+@pytest.mark.parametrize(("n_letters", "degree"), [(2, 9), (3, 6), (4, 4)])
+def test_triangular_blocks_against_bracket_expansion(n_letters, degree):
+    # Oracle: T[u, w] = (P_w, u) read off the full word expansion of the standard bracketing of w
+    # (workbench.lie._bases.expand_tree), independent of the engine's shared evaluation programme and
+    # of its "core" shortcut for columns m^k·y.  Exact integers, so equality.
+    from workbench.lie._bases import expand_tree
+    from workbench.lie._fast import lyndon_triangular_blocks
+
+    words = lyndon_words(n_letters, degree)
+    for members, block in lyndon_triangular_blocks(n_letters, degree):
+        dense = block.toarray()
+        for b, column in enumerate(members):
+            expansion = dict(expand_tree(lyndon_tree(words[column])))
+            expected = [expansion.get(words[row], 0) for row in members]
+            assert dense[:, b].tolist() == expected
+
+
+@pytest.mark.parametrize(("n_letters", "degree"), [(2, 10), (3, 6), (4, 5)])
+def test_run_multiset_coefficients_against_segmentation_sum(n_letters, degree):
+    # Oracle: the generic Goldberg dynamic programme over all blocks of each word (_log_coefficient,
+    # the path for arbitrary factor lists); the fast path groups words by the multiset of their runs.
+    from workbench.lie._fast import increasing_product_log_coefficients
+    from workbench.lie._series import _log_coefficient
+
+    factors = tuple((letter, Fraction(1)) for letter in range(n_letters))
+    expected = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, degree)]
+    assert increasing_product_log_coefficients(n_letters, degree) == expected
+
+
+def test_even_bch_degrees_from_the_lower_ones_equal_the_direct_solve():
+    # Oracle: the word coefficients of the even degree solved against T directly (what the engine does
+    # at odd degrees), against the relabelling Z_n = −Σ_k (−1/2)^k/k! ad_A^k Z_{n−k}.  Exact.
+    from workbench.lie._fast import (
+        bch_even_degree,
+        increasing_product_log_coefficients,
+        lyndon_coordinates_from_values,
+    )
+
+    series = bch(13)
+    for degree in range(2, 14, 2):
+        lower = {w: c for w, c in series.coordinates.items() if len(w) < degree}
+        direct = lyndon_coordinates_from_values(2, degree, increasing_product_log_coefficients(2, degree))
+        assert bch_even_degree(lower, degree) == direct
+
+
 @pytest.mark.slow
-def test_bch_degree_18_counts_exercise_the_big_integer_path():
-    # Degrees above 17 run the Goldberg recursion on Python integers (int64 would overflow there).
-    assert bch(18).nonzero_per_degree()[-4:] == [2181, 2181, 7710, 7709]
+def test_bch_degree_20_matches_the_published_counts():
+    # Published: 111,013 Lyndon-basis elements up to degree 20, 76,760 of them with nonzero BCH
+    # coefficient; per degree 2, 1, 2, 1, 6, 5, 18, 17, 55, 55, 186, 185, 630, 629, 2181, 2181, 7710,
+    # 7709, 27594, 27593.
+    series = bch(20)
+    counts = series.nonzero_per_degree()
+    assert counts[-6:] == [2181, 2181, 7710, 7709, 27594, 27593]
+    assert sum(counts) == 76760
+    assert sum(len(lyndon_words(2, d)) for d in range(1, 21)) == 111013
+    # Closed form: the coefficient of ad_A^{n−1}B (Lyndon word A^{n−1}B) is B_{n−1}/(n−1)!.
+    assert series.coordinates[(0,) * 18 + (1,)] == Fraction(43867, 798 * int(sp.factorial(18)))
+    assert (0,) * 19 + (1,) not in series.coordinates  # B_19 = 0

@@ -1,20 +1,23 @@
-r"""Vectorised exact kernels for the Lie-series engine (numpy integer arithmetic).
+r"""Exact kernels for the Lie-series engine (Python integers and numpy integer arithmetic).
 
-Two steps dominate the cost of a series in the Lyndon basis, and both are done here for all Lyndon
-words of one degree at once:
+Three steps give :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` in the Lyndon basis, one degree at a time:
 
-1. **Word coefficients** of :math:`\log(e^{X_0} e^{X_1} \cdots e^{X_{r-1}})` on Lyndon words
-   (Goldberg's segmentation sum).  Scaling by :math:`j!` makes the dynamic programme integral:
-   :math:`V_k[j] = \sum_{i<j} V_{k-1}[i]\binom{j}{i}\binom{j-i}{c_0,\dots,c_{r-1}}` over blocks
-   :math:`u_{i..j}` that are nondecreasing (of the form :math:`X_0^{c_0}\cdots X_{r-1}^{c_{r-1}}`), and the
-   coefficient is :math:`\frac{1}{n!}\sum_k \frac{(-1)^{k+1}}{k} V_k[n]`.
-2. **The unitriangular matrix** :math:`T_{uw} = (P_w, u)` over Lyndon words :math:`u, w` of degree
-   :math:`n`, by the bracket recursion on standard factorisations evaluated at every offset of every
-   target word: :math:`(P_{xy}, s) = (P_x, s_{<|x|})(P_y, s_{\ge|x|}) - (P_y, s_{<|y|})(P_x, s_{\ge|y|})`.
-   Its entries are integers (bracket expansions have integer coefficients).
+1. **Word coefficients** on the Lyndon words (Goldberg's segmentation sum).  Blocks of a segmentation
+   never cross a descent, so the sum factorises over the maximal nondecreasing runs of the word and
+   depends only on the multiset of their letter counts: one product of small integer polynomials per
+   multiset (:func:`increasing_product_log_coefficients`).
+2. **The unitriangular matrix** :math:`T_{uw} = (P_w, u)` over Lyndon words of one multidegree, by
+   the bracket recursion on standard factorisations,
+   :math:`(P_{xy}, s) = (P_x, s_{<|x|})(P_y, s_{\ge|x|}) - (P_y, s_{<|y|})(P_x, s_{\ge|y|})`, run as one
+   shared straight-line programme over the reachable ``(word, offset)`` nodes for a batch of target
+   words (:func:`lyndon_triangular_blocks`).  Entries are integers; the blocks are stored sparse.
+3. **Exact forward substitution** with Python integers over a common denominator
+   (:func:`lyndon_coordinates_from_values`).
 
-Lyndon coordinates then follow from an exact forward substitution with Python integers over the
-common denominator :math:`n!\,\operatorname{lcm}(1..n)`.
+For two letters the even BCH degrees need none of this (:func:`bch_even_degree`).  The ideas (a
+programme shared per multidegree, columns ``A^k y`` read as ``y`` at offset ``k``, even degrees from
+the symmetric series) follow H. Hofstätter's ``bch`` program (github.com/HaraldHofstaetter/BCH); the
+formulation here, vectorised over target words with numpy, is ours.
 """
 
 from __future__ import annotations
