@@ -21,13 +21,18 @@ def _fingerprint(words: dict[str, str]) -> str:
 
 
 def engine(degree: int, expand: bool) -> dict:
+    import resource
     import time
 
     from workbench.lie import bch
 
     start = time.perf_counter()
     series = bch(degree)
-    out = {"seconds": time.perf_counter() - start, "nonzero": sum(series.nonzero_per_degree())}
+    out = {
+        "seconds": time.perf_counter() - start,
+        "nonzero": sum(series.nonzero_per_degree()),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # whole interpreter, Linux KiB
+    }
     if expand:  # only where the baseline can be compared: word expansion is not part of the timing target
         out["words"] = _fingerprint({"".join("AB"[i] for i in w): str(c) for w, c in series.to_words().items()})
     return out
@@ -67,7 +72,7 @@ def run(max_degree: int = 12, baseline_limit: float = 60.0, engine_limit: float 
     for degree in range(2, max_degree + 1):
         ours = timed_in_fresh_process(engine, (degree, baseline_alive), engine_limit)
         if ours is None:
-            rows.append([degree, "> limit", "—", "—", "—"])
+            rows.append([degree, "> limit", "—", "—", "—", "—"])
             break
         _, result = ours
         seconds = result["seconds"]
@@ -83,13 +88,14 @@ def run(max_degree: int = 12, baseline_limit: float = 60.0, engine_limit: float 
         rows.append([
             degree,
             f"{seconds:.3f}",
+            f"{result['peak_mb']:.0f}",
             f"{base_seconds:.2f}" if base_seconds else f"> {baseline_limit:g}",
             ratio,
             f"{result['nonzero']} nonzero; agree: {agree}",
         ])  # fmt: skip
     return {
         "title": "BCH log(e^A e^B), Lyndon basis: exact engine vs naive sympy expansion",
-        "columns": ["degree", "engine s", "sympy s", "sympy/engine", "check"],
+        "columns": ["degree", "engine s", "engine peak MB", "sympy s", "sympy/engine", "check"],
         "rows": rows,
         "notes": f"{platform.machine()}, fresh interpreter per measurement; sympy abandoned past {baseline_limit:g} s",
     }

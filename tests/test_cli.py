@@ -112,6 +112,19 @@ def test_bench_bch_small_json():
 def test_bench_unknown_name(capsys):
     assert main(["bench", "nope"]) == 2
     assert (
-        "workbench bench: error: name must be one of bch, diffusion-map, expmv, rank1, transport-gram, got 'nope'"
+        "workbench bench: error: name must be one of bch, bch-fusion, diffusion-map, expmv, rank1, transport-gram, got 'nope'"
         in capsys.readouterr().err
     )
+
+
+def test_bench_bch_fusion_toggle_and_tables(monkeypatch, capsys):
+    # The seed's toggle: GAUGE_BCH_FUSION=0 skips the micro-experiment and says so; otherwise both tables
+    # (the fusion table and the residual-stack latency table) are printed.
+    monkeypatch.setenv("GAUGE_BCH_FUSION", "0")
+    assert main(["bench", "bch-fusion"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped (GAUGE_BCH_FUSION=0)" in out
+    monkeypatch.delenv("GAUGE_BCH_FUSION")
+    assert main(["bench", "bch-fusion"]) == 0
+    out = capsys.readouterr().out
+    assert "BCH fusion of 4 skew exponentials" in out and "Residual stack fusion" in out

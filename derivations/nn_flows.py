@@ -1,0 +1,341 @@
+r"""Structure by construction: Givens flows are orthogonal, commuting rotations are one exponential, SPD caps, symplecticity.
+
+Source: lie-exponential-roadmap (seed), "Structure by construction" and "GivensFlowMixer" / "SPD-MLP with Lipschitz
+control" (the layers of :mod:`workbench.nn._flows`).  Each guarantee is exact (to rounding) except the BCH defect of
+non-commuting rotations, which is checked by its rate: second order in the angles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import sympy as sp
+
+from derivations._common import EPS, by_scale, exp_series_coefficient, relative_error
+from workbench._backend import to_numpy
+from workbench.catalogue import Identity, Step, Verification, claim
+
+
+def _torch(backend: str):
+    import torch
+
+    device = backend.split(":", 1)[1] if ":" in backend else "cpu"
+    return torch, device
+
+
+# ---- sympy helpers -----------------------------------------------------------------------------------------
+
+
+def _unit(d: int, i: int, j: int) -> sp.Matrix:
+    r""":math:`E_{ij} - E_{ji}` in :math:`\mathbb R^{d\times d}`."""
+    return sp.Matrix(d, d, lambda r, c: 1 if (r, c) == (i, j) else (-1 if (r, c) == (j, i) else 0))
+
+
+def _rotation(d: int, i: int, j: int, theta) -> sp.Matrix:
+    r""":math:`G(i, j, \theta) = I + (\cos\theta - 1)(E_{ii} + E_{jj}) + \sin\theta (E_{ij} - E_{ji})`."""
+    k = _unit(d, i, j)
+    return sp.eye(d) - (sp.cos(theta) - 1) * k**2 + sp.sin(theta) * k
+
+
+def _trig(m: sp.Matrix) -> sp.Matrix:
+    """Rewrite complex exponentials (from ``Matrix.exp``) as cos/sin and simplify."""
+    return m.applyfunc(lambda e: sp.simplify(sp.expand_complex(e.rewrite(sp.cos))))
+
+
+# ---- nn.givens.orthogonal ----------------------------------------------------------------------------------
+
+
+def _derive_orthogonal() -> list[Step]:
+    theta, alpha, beta = sp.symbols("theta alpha beta", real=True)
+    g = _rotation(2, 0, 1, theta)
+    product = _rotation(3, 0, 1, alpha) * _rotation(3, 1, 2, beta)
+    return [
+        Step("G(θ) = I + (cos θ − 1)(E₀₀ + E₁₁) + sin θ (E₀₁ − E₁₀) on the (0, 1) plane", g),
+        claim("G(θ) = exp(θ(E₀₁ − E₁₀))", g, _trig((theta * _unit(2, 0, 1)).exp())),
+        claim("G(θ)ᵀG(θ) = I", (g.T * g).applyfunc(sp.simplify), sp.eye(2)),
+        claim("det G(θ) = 1", sp.simplify(g.det()), 1),
+        claim(
+            "overlapping planes in R³: (G(0, 1, α) G(1, 2, β))ᵀ (G(0, 1, α) G(1, 2, β)) = I",
+            (product.T * product).applyfunc(sp.simplify),
+            sp.eye(3),
+        ),
+    ]
+
+
+def _verify_orthogonal(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: QᵀQ = I and ‖Qx‖ = ‖x‖, Q from the fast indexed path (applied to the identity) for random matchings
+    plus random overlapping planes at angles uniform in [−π, π), three angle sets at once (batched).  float64.
+    Tolerance 1e-13: each coordinate meets O(d) rotations, each orthogonal to a few ulps (measured ~1e-15).
+    """
+    from workbench.nn._flows import givens_product, random_planes
+
+    torch, device = _torch(backend)
+    d = by_scale(scale, 32, 256)
+    planes = list(random_planes(d, d // 2, seed=int(rng.integers(2**31))))
+    extra = rng.choice(d, size=(d, 2))
+    planes += [(int(i), int(j)) for i, j in extra if i != j]
+    angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, (3, len(planes))), device=device)
+    w = givens_product(angles, planes, d)
+    eye = torch.eye(d, dtype=torch.float64, device=device)
+    qt = w.apply(eye[:, None, :].expand(d, 3, d)).transpose(0, 1)  # [3, d(columns), d]: row c is W e_c
+    gram_defect = float((qt @ qt.mT - eye).abs().max())
+    x = torch.as_tensor(rng.standard_normal((5, 3, d)), device=device)
+    norms = x.norm(dim=-1)
+    norm_defect = float(((w.apply(x).norm(dim=-1) - norms) / norms).abs().max())
+    return Verification.from_residual(max(gram_defect, norm_defect), 1e-13, d=d, planes=len(planes), batch=3)
+
+
+# ---- nn.givens.exp_commuting -------------------------------------------------------------------------------
+
+
+def _derive_exp_commuting() -> list[Step]:
+    a, b = sp.symbols("a b", real=True)
+    generator = a * _unit(4, 0, 1) + b * _unit(4, 2, 3)
+    product = _rotation(4, 0, 1, a) * _rotation(4, 2, 3, b)
+    return [
+        Step("A = a(E₀₁ − E₁₀) + b(E₂₃ − E₃₂): disjoint planes, block diagonal", generator),
+        claim("[a(E₀₁ − E₁₀), b(E₂₃ − E₃₂)] = 0 (disjoint planes commute)", _commutator(a, b), sp.zeros(4, 4)),
+        claim("G(0, 1, a) G(2, 3, b) = exp(A)", product, _trig(generator.exp())),
+    ]
+
+
+def _commutator(a, b) -> sp.Matrix:
+    x, y = a * _unit(4, 0, 1), b * _unit(4, 2, 3)
+    return x * y - y * x
+
+
+def _verify_exp_commuting(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: ``scipy.linalg.expm`` (Padé, Al-Mohy–Higham) of the generator A for one random perfect matching
+    (pairwise disjoint planes) at angles uniform in [−π, π); and, for a brick wall of min(d, 8) layers, the
+    product of the stages' exponentials Π_s expm(B_s) (each stage disjoint).  Relative Frobenius error,
+    tolerance 8·d·eps (1.4e-13 at d = 16, 1.7e-13 at d = 96 — measured 1.4e-14 and 2e-14: expm of a skew matrix
+    of norm ~π√d is accurate to a few ulps, and each coordinate meets ≤ 2·layers rotations).
+    """
+    from workbench.nn._flows import brick_planes, givens_product, random_planes
+
+    torch, device = _torch(backend)
+    d = by_scale(scale, 16, 96)
+    worst = 0.0
+    planes = random_planes(d, 1, seed=int(rng.integers(2**31)))
+    angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, len(planes)), device=device)
+    w = givens_product(angles, planes, d)
+    exact = scipy.linalg.expm(to_numpy(w.generator()))
+    worst = max(worst, relative_error(w.as_matrix(), exact))
+    eye = torch.eye(d, dtype=torch.float64, device=device)
+    worst = max(worst, relative_error(w.apply(eye).mT, exact))  # the fast path: rows W e_c, transposed
+    brick = brick_planes(d, min(d, 8))
+    angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, len(brick)), device=device)
+    w = givens_product(angles, brick, d)
+    staged = np.eye(d)
+    for b in w.stage_generators():
+        staged = staged @ scipy.linalg.expm(to_numpy(b))
+    worst = max(worst, relative_error(w.apply(eye).mT, staged))
+    return Verification.from_residual(worst, 8 * d * EPS, d=d, disjoint=len(planes), brick=len(brick))
+
+
+# ---- nn.givens.bch_defect ----------------------------------------------------------------------------------
+
+
+def _derive_bch_defect() -> list[Step]:
+    alpha, beta = sp.symbols("alpha beta", real=True)
+    x, y = alpha * _unit(3, 0, 1), beta * _unit(3, 1, 2)  # overlapping planes (0, 1) and (1, 2)
+    second_product = sum(
+        (exp_series_coefficient(x, k) * exp_series_coefficient(y, 2 - k) for k in range(3)), sp.zeros(3, 3)
+    )
+    second_exp = exp_series_coefficient(x + y, 2)
+    commutator = x * y - y * x
+    return [
+        Step("X = α(E₀₁ − E₁₀), Y = β(E₁₂ − E₂₁): planes sharing coordinate 1", commutator),
+        claim("[X, Y] ≠ 0: the entry (0, 2) of [X, Y] is αβ", commutator[0, 2], alpha * beta),
+        claim(
+            "t² coefficient of e^{tX}e^{tY} − e^{t(X+Y)} is ½[X, Y] (so the defect is O(ε²), BCH)",
+            (second_product - second_exp).applyfunc(sp.expand),
+            (commutator / 2).applyfunc(sp.expand),
+        ),
+    ]
+
+
+def _verify_bch_defect(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the BCH law log(e^{B_1}⋯e^{B_s}) = Σ B_s + ½Σ_{a<b}[B_a, B_b] + O(ε³), so the defect
+    ‖ΠG − e^{A}‖_F of a brick wall with angles εu is ∝ ε²: fitted log-log slope over ε ∈ [0.025, 0.2],
+    expected 2, tolerance 0.1 (the O(ε³) term bends the fit by ~ε).  Dense product vs ``torch.linalg.matrix_exp``.
+    """
+    from workbench.nn._flows import brick_planes, givens_product
+
+    torch, device = _torch(backend)
+    d = by_scale(scale, 6, 24)
+    planes = brick_planes(d, 3)
+    u = torch.as_tensor(rng.standard_normal(len(planes)), device=device)
+    eps = [0.2, 0.1, 0.05, 0.025]
+    errors = []
+    for e in eps:
+        w = givens_product(e * u, planes, d)
+        errors.append(float(torch.linalg.norm(w.as_matrix() - torch.linalg.matrix_exp(w.generator()))))
+    return Verification.from_rate(eps, errors, expected=2.0, tolerance=0.1, d=d, planes=len(planes))
+
+
+# ---- nn.spd.lipschitz --------------------------------------------------------------------------------------
+
+
+def _derive_spd() -> list[Step]:
+    a = sp.Symbol("a", real=True)
+    b, s, cap = sp.symbols("b s L", positive=True)
+    S = sp.Matrix([[a, b], [b, a]])
+    w = S.exp().applyfunc(sp.simplify)
+    closed = sp.exp(a) * sp.Matrix([[sp.cosh(b), sp.sinh(b)], [sp.sinh(b), sp.cosh(b)]])
+    lam = sp.Symbol("lambda")
+    return [
+        Step("S = [[a, b], [b, a]], b > 0 (symmetric)", S),
+        claim("exp(S) = e^a [[cosh b, sinh b], [sinh b, cosh b]]", w, closed.applyfunc(lambda e: e.rewrite(sp.exp))),
+        claim(
+            "the eigenvalues of exp(S) are e^{a+b} > 0 and e^{a−b} > 0 (SPD)",
+            sp.factor(sp.simplify((closed - lam * sp.eye(2)).det().rewrite(sp.exp))),
+            sp.factor((lam - sp.exp(a + b)) * (lam - sp.exp(a - b))),
+        ),
+        claim("Gershgorin bound max_i(S_ii + Σ_{j≠i}|S_ij|) = a + |b| = λ_max(S) (tight here)", a + sp.Abs(b), a + b),
+        claim(
+            "scaling: λ is an eigenvalue of S ⇒ sλ of sS, so λ_max(sS) ≤ s·b(S) = log L for s = log L / b(S)",
+            sp.simplify((s * S - s * (a + b) * sp.eye(2)).det()),
+            0,
+        ),
+        claim(
+            "W symmetric ⇒ ‖W‖₂ = λ_max(W) = e^{λ_max(S_L)} ≤ e^{log L} = L",
+            sp.exp(sp.log(cap)),
+            cap,
+        ),
+    ]
+
+
+def _verify_spd(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: ``torch.linalg.eigvalsh`` of W = exp(S_L) (an independent symmetric eigensolver) gives
+    ‖W‖₂ = λ_max(W) ≤ L and λ_min(W) > 0; and the ratio ‖Wx − Wy‖/‖x − y‖ ≤ L on random pairs.  Caps
+    L ∈ {1.5, 2, 10} with M scaled ×5 so the cap binds, for both bounds (Gershgorin, eigvalsh).  Residual:
+    max(0, ratio/L − 1); tolerance 1e-12 (matrix_exp rounding relative to ‖W‖).
+    """
+    from workbench.nn._flows import SPDMap
+
+    torch, device = _torch(backend)
+    d = by_scale(scale, 16, 128)
+    worst = 0.0
+    for bound in ("gershgorin", "eigvalsh"):
+        for cap in (1.5, 2.0, 10.0):
+            layer = SPDMap(d, lipschitz=cap, bound=bound).to(dtype=torch.float64, device=device)
+            with torch.no_grad():
+                layer.weight.copy_(torch.as_tensor(5 * rng.standard_normal((d, d)) / np.sqrt(d), device=device))
+                eigenvalues = torch.linalg.eigvalsh(layer.matrix())
+                x = torch.as_tensor(rng.standard_normal((64, d)), device=device)
+                y = torch.as_tensor(rng.standard_normal((64, d)), device=device)
+                ratio = float(((layer(x) - layer(y)).norm(dim=-1) / (x - y).norm(dim=-1)).max())
+            if float(eigenvalues.min()) <= 0.0:
+                return Verification.from_residual(np.inf, 1e-12, d=d)
+            worst = max(worst, float(eigenvalues.max()) / cap - 1.0, ratio / cap - 1.0)
+    return Verification.from_residual(max(worst, 0.0), 1e-12, d=d, caps=3, bounds=2)
+
+
+# ---- nn.symplectic.preserves_form --------------------------------------------------------------------------
+
+
+def _derive_symplectic() -> list[Step]:
+    h = sp.Symbol("h", real=True)
+    J2 = sp.Matrix([[0, 1], [-1, 0]])
+    w = _trig((J2 * h).exp())
+    symbols = sp.symbols("h0:10", real=True)
+    entries = iter(symbols)
+    H = sp.zeros(4, 4)
+    for i in range(4):
+        for j in range(i, 4):
+            H[i, j] = H[j, i] = next(entries)
+    J4 = sp.Matrix(sp.BlockMatrix([[sp.zeros(2), sp.eye(2)], [-sp.eye(2), sp.zeros(2)]]))
+    return [
+        claim("d = 2, H = h·I: exp(JH) is the rotation [[cos h, sin h], [−sin h, cos h]]", w, _rotation(2, 0, 1, h)),
+        claim("det exp(JH) = 1", sp.simplify(w.det()), 1),
+        claim("exp(JH)ᵀ J exp(JH) = J", (w.T * J2 * w).applyfunc(sp.simplify), J2),
+        claim("d = 4, H symmetric: (JH)ᵀJ + J(JH) = 0 (JH Hamiltonian)", (J4 * H).T * J4 + J4 * (J4 * H)),
+        claim("tr(JH) = 0, so det exp(JH) = e^{tr JH} = 1", (J4 * H).trace(), 0),
+    ]
+
+
+def _verify_symplectic(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the form itself, ‖WᵀJW − J‖_F / ‖W‖_F² (rounding of W scales with ‖W‖²), and |log det W|
+    from ``slogdet``.  H = (M + Mᵀ)/2 with M ~ N(0, 1/d); three draws.  Tolerance 16·d·eps (2.8e-14 at d = 8,
+    2.3e-13 at d = 64): log det is a sum of d rounded logarithms of LU pivots (measured 3.5e-15 and 6.5e-14);
+    the form defect itself is ~4e-16.
+    """
+    from workbench.nn._flows import SymplecticMap, symplectic_form
+
+    torch, device = _torch(backend)
+    d = by_scale(scale, 8, 64)
+    J = symplectic_form(d, dtype=torch.float64, device=device)
+    worst = 0.0
+    for _ in range(3):
+        layer = SymplecticMap(d).to(dtype=torch.float64, device=device)
+        with torch.no_grad():
+            layer.weight.copy_(torch.as_tensor(rng.standard_normal((d, d)) / np.sqrt(d), device=device))
+            w = layer.matrix()
+            form = float(torch.linalg.norm(w.mT @ J @ w - J)) / float(torch.linalg.norm(w)) ** 2
+            sign, logdet = torch.linalg.slogdet(w)
+        worst = max(worst, form, abs(float(logdet)), abs(float(sign) - 1.0))
+    return Verification.from_residual(worst, 16 * d * EPS, d=d, draws=3)
+
+
+IDENTITIES = [
+    Identity(
+        name="nn.givens.orthogonal",
+        area="nn",
+        statement=r"W = \prod_k G(i_k, j_k, \theta_k):\ W^\top W = I,\ \det W = 1,\ \lVert Wx\rVert = \lVert x\rVert",
+        source="lie-exponential-roadmap (seed): GivensFlowMixer, exact orthogonality; G(i, j, θ) [RECON]",
+        derive=_derive_orthogonal,
+        verify=_verify_orthogonal,
+        backends=("torch",),
+    ),
+    Identity(
+        name="nn.givens.exp_commuting",
+        area="nn",
+        statement=r"\{i_k, j_k\}\ \text{pairwise disjoint} \Rightarrow \prod_k G(i_k, j_k, \theta_k)"
+        r" = \exp\Bigl(\sum_k \theta_k (E_{i_kj_k} - E_{j_ki_k})\Bigr)",
+        source="lie-exponential-roadmap (seed): 'equivalent to exp(A) with A skew' (exact for commuting rotations)",
+        derive=_derive_exp_commuting,
+        verify=_verify_exp_commuting,
+        backends=("torch",),
+    ),
+    Identity(
+        name="nn.givens.bch_defect",
+        area="nn",
+        statement=r"\Bigl\lVert \prod_s e^{\varepsilon B_s} - e^{\varepsilon \sum_s B_s} \Bigr\rVert"
+        r" = \tfrac{\varepsilon^2}{2}\Bigl\lVert \sum_{a<b} [B_a, B_b] \Bigr\rVert + O(\varepsilon^3)",
+        source="lie-exponential-roadmap (seed): BCH, exp(A)exp(B) = exp(A + B + ½[A,B] + …), for overlapping planes",
+        derive=_derive_bch_defect,
+        verify=_verify_bch_defect,
+        backends=("torch",),
+        asymptotic=True,
+    ),
+    Identity(
+        name="nn.spd.lipschitz",
+        area="nn",
+        statement=r"W = e^{cS},\ c = \min\bigl(1, \log L / b(S)\bigr),\ b(S) \ge \lambda_{\max}(S)"
+        r" \Rightarrow W \succ 0,\ \lVert W \rVert_2 \le L",
+        source="lie-exponential-roadmap (seed): SPD-MLP with Lipschitz control; Gershgorin certificate [RECON]",
+        derive=_derive_spd,
+        verify=_verify_spd,
+        backends=("torch",),
+    ),
+    Identity(
+        name="nn.symplectic.preserves_form",
+        area="nn",
+        statement=r"H = H^\top,\ W = e^{JH} \Rightarrow W^\top J W = J,\ \det W = 1",
+        source="lie-exponential-roadmap (seed): symplectic updates via Hamiltonian generators",
+        derive=_derive_symplectic,
+        verify=_verify_symplectic,
+        backends=("torch",),
+    ),
+]

@@ -1,0 +1,310 @@
+r"""The log lens: principal logarithms of rotations and SPD maps, and the splits of a generator.
+
+Source: lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics" and "Branch cuts/logs"
+(:math:`S = \log W` for orthogonal maps with positive determinant or SPD maps, by a Schur principal log),
+and the generator-field section (the compact/diagonal/nilpotent :math:`(K, H, N)` knobs exponentiated in the
+fixed order :math:`\exp(K)\exp(H)\exp(N)`; the Cartan split).  The split formulas were lost in extraction
+and are reconstructed as the Lie-algebra Iwasawa decomposition [RECON].  The functions checked are in
+:mod:`workbench.nn._log_lens`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import sympy as sp
+
+from derivations._common import EPS, by_scale, relative_error
+from workbench._backend import to_backend
+from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.nn._log_lens import cartan_split, iwasawa_split, principal_log
+
+#: Largest rotation angle drawn for SO(d): the principal log is ill-conditioned as |θ| → π.
+MAX_ANGLE = 0.9 * np.pi
+
+
+def _random_orthogonal(rng, d: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.sign(np.diag(r))
+
+
+def _random_rotation_generator(rng, d: int) -> np.ndarray:
+    """A skew A = Q (⊕_k θ_k J) Qᵀ with |θ_k| < 0.9π, so log(e^A) = A is the principal log."""
+    blocks = np.zeros((d, d))
+    for k in range(d // 2):
+        theta = rng.uniform(-MAX_ANGLE, MAX_ANGLE)
+        blocks[2 * k + 1, 2 * k], blocks[2 * k, 2 * k + 1] = theta, -theta
+    q = _random_orthogonal(rng, d)
+    a = q @ blocks @ q.T
+    return (a - a.T) / 2
+
+
+def _random_spd_generator(rng, d: int) -> np.ndarray:
+    """A symmetric S with eigenvalues in [−2, 2], so e^S is SPD with condition number ≤ e⁴."""
+    q = _random_orthogonal(rng, d)
+    s = (q * rng.uniform(-2.0, 2.0, d)) @ q.T
+    return (s + s.T) / 2
+
+
+# ---- nn.log_lens.principal_log ---------------------------------------------------------------
+
+
+def _derive_principal_log() -> list[Step]:
+    theta = sp.Symbol("theta", real=True)
+    lam, x = sp.symbols("lambda x")
+    a, b = sp.symbols("a b", positive=True)
+    J = sp.Matrix([[0, -1], [1, 0]])
+    R = sp.Matrix([[sp.cos(theta), -sp.sin(theta)], [sp.sin(theta), sp.cos(theta)]])
+    exp_theta_j = (theta * J).exp().applyfunc(lambda e: sp.simplify(e.rewrite(sp.cos)))
+    mercator = sum((-1) ** (k + 1) * x**k / k for k in range(1, 9))
+    return [
+        Step("J = [[0, −1], [1, 0]], R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]", R),
+        claim("e^{θJ} = R(θ): θJ is a logarithm of the rotation", exp_theta_j, R),
+        claim("θJ is skew-symmetric", (theta * J).T + theta * J),
+        claim(
+            "the eigenvalues of θJ are ±iθ (det(λ − θJ) = λ² + θ²): inside the strip |Im λ| < π iff |θ| < π, "
+            "so θJ is the principal log for |θ| < π",
+            (lam * sp.eye(2) - theta * J).det(),
+            lam**2 + theta**2,
+        ),
+        claim(
+            "SPD: exp(diag(log a, log b)) = diag(a, b) for a, b > 0 (log through the eigenvalues)",
+            sp.diag(sp.log(a), sp.log(b)).exp(),
+            sp.diag(a, b),
+        ),
+        claim(
+            "near the identity: log(1 + x) = Σ_{k≥1} (−1)^{k+1} x^k / k (Mercator) through x^8",
+            sp.series(sp.log(1 + x), x, 0, 9).removeO(),
+            mercator,
+        ),
+    ]
+
+
+def _verify_principal_log(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: for W = e^A with A skew (angles |θ| < 0.9π) or symmetric (eigenvalues in [−2, 2]) the
+    principal log is A itself, so log W is compared with the generator it came from, and
+    ``scipy.linalg.expm(log W)`` with W; near the identity (‖W − I‖₂ = 0.5) the round trip alone.  The
+    structure must be exact: (S + Sᵀ) = 0 for rotations, S = Sᵀ for SPD, bit for bit.
+    Tolerance 1e-12 relative (Frobenius): the logs are computed by orthogonal transformations (Schur,
+    eigh) at a few ulps per entry, amplified by at most the condition number e⁴ ≈ 55 of the SPD maps.
+    """
+    d = by_scale(scale, 6, 64)
+    trials = by_scale(scale, 4, 8)
+    worst = 0.0
+    for _ in range(trials):
+        for generator, structure in ((_random_rotation_generator, -1.0), (_random_spd_generator, 1.0)):
+            a = generator(rng, d)
+            w = scipy.linalg.expm(a)
+            s = principal_log(to_backend(w, backend))
+            if not np.array_equal(s.T, structure * s):
+                return Verification.from_residual(np.inf, 1e-12, d=d, trials=trials)
+            worst = max(worst, relative_error(s, a), relative_error(scipy.linalg.expm(s), w))
+        x = rng.standard_normal((d, d))
+        w = np.eye(d) + 0.5 * x / np.linalg.norm(x, 2)
+        worst = max(worst, relative_error(scipy.linalg.expm(principal_log(to_backend(w, backend))), w))
+    return Verification.from_residual(worst, 1e-12, d=d, trials=trials)
+
+
+# ---- nn.log_lens.iwasawa ---------------------------------------------------------------------
+
+
+def _symbolic_iwasawa(a: sp.Matrix) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
+    """K = L − Lᵀ, H = diag(A), N = U + Lᵀ, with L, U the strictly lower and upper parts of A."""
+    n = a.rows
+    lower = sp.Matrix(n, n, lambda i, j: a[i, j] if i > j else 0)
+    upper = sp.Matrix(n, n, lambda i, j: a[i, j] if i < j else 0)
+    return lower - lower.T, sp.diag(*[a[i, i] for i in range(n)]), upper + lower.T
+
+
+def _derive_iwasawa() -> list[Step]:
+    n = 3
+    a = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"a{i + 1}{j + 1}"))
+    K, H, N = _symbolic_iwasawa(a)
+    # Uniqueness: parts K' ∈ so(3), H' diagonal, N' strictly upper with K' + H' + N' = 0 must all vanish.
+    k = sp.symbols("k1:4")
+    h = sp.symbols("h1:4")
+    m = sp.symbols("m1:4")
+    K0 = sp.Matrix([[0, -k[0], -k[1]], [k[0], 0, -k[2]], [k[1], k[2], 0]])
+    N0 = sp.Matrix([[0, m[0], m[1]], [0, 0, m[2]], [0, 0, 0]])
+    (solution,) = sp.linsolve(list(K0 + sp.diag(*h) + N0), [*k, *h, *m])
+    return [
+        Step("A = L + D + U (strictly lower, diagonal, strictly upper); K = L − Lᵀ, H = D, N = U + Lᵀ", (K, H, N)),
+        claim("K + H + N = A for a generic 3×3 A", K + H + N, a),
+        claim("K is skew-symmetric (K ∈ so(3))", K + K.T),
+        claim("H is diagonal", H - sp.diag(*[H[i, i] for i in range(n)])),
+        claim("N is strictly upper triangular (nilpotent: N³ = 0)", N**3),
+        claim(
+            "N has no entries on or below the diagonal",
+            sp.Matrix(n, n, lambda i, j: N[i, j] if i >= j else 0),
+        ),
+        claim(
+            "uniqueness: so(3) ⊕ a ⊕ n is direct (K' + H' + N' = 0 forces all nine coordinates to 0)",
+            sp.Matrix(solution),
+            sp.zeros(9, 1),
+        ),
+    ]
+
+
+def _verify_iwasawa(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: the sum K + H + N = A (relative Frobenius), membership of each part in its subspace (exact:
+    skew, diagonal and strictly upper by construction, checked bit for bit) and uniqueness: the split of
+    K₀ + H₀ + N₀ built from random parts returns those parts.  Tolerance 4ε relative: each entry of the sum
+    is at most two roundings away from A's.
+    """
+    d = by_scale(scale, 8, 256)
+    a = rng.standard_normal((d, d))
+    split = iwasawa_split(to_backend(a, backend))
+    K, H, N = split.K, split.H, split.N
+    exact = (
+        np.array_equal(K.T, -K)
+        and np.array_equal(H, np.diag(np.diag(H)))
+        and not np.any(np.tril(N))
+        and np.array_equal(split.matrix, K + H + N)
+    )
+    if not exact:
+        return Verification.from_residual(np.inf, 4 * EPS, d=d)
+    residual = relative_error(K + H + N, a)
+    lower = np.tril(rng.standard_normal((d, d)), -1)
+    K0, H0, N0 = lower - lower.T, np.diag(rng.standard_normal(d)), np.triu(rng.standard_normal((d, d)), 1)
+    again = iwasawa_split(to_backend(K0 + H0 + N0, backend))
+    for part, truth in ((again.K, K0), (again.H, H0), (again.N, N0)):
+        residual = max(residual, relative_error(part, truth))
+    return Verification.from_residual(residual, 4 * EPS, d=d)
+
+
+# ---- nn.log_lens.cartan ----------------------------------------------------------------------
+
+
+def _derive_cartan() -> list[Step]:
+    n = 3
+    a = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"a{i + 1}{j + 1}"))
+    K, P = (a - a.T) / 2, (a + a.T) / 2
+    return [
+        Step("K = (A − Aᵀ)/2, P = (A + Aᵀ)/2 for a generic 3×3 A", (K, P)),
+        claim("K + P = A", K + P, a),
+        claim("K ∈ so(3), P symmetric", (K + K.T).col_join(P - P.T)),
+        claim("orthogonal in the trace form: tr(KᵀP) = 0", (K.T * P).trace()),
+        claim("hence ‖A‖_F² = ‖K‖_F² + ‖P‖_F²", (a.T * a).trace(), (K.T * K).trace() + (P.T * P).trace()),
+    ]
+
+
+def _verify_cartan(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: K + P = A, K skew and P symmetric bit for bit, and |tr(KᵀP)| / (‖K‖_F‖P‖_F) = 0 (the cosine
+    of the angle between the parts in the trace form).  Tolerance 1e-14: the trace is a sum of d² products
+    whose exact value cancels to zero; rounding leaves ~√(d²) ε relative.
+    """
+    d = by_scale(scale, 8, 256)
+    a = rng.standard_normal((d, d))
+    split = cartan_split(to_backend(a, backend))
+    K, P = split.K, split.P
+    if not (np.array_equal(K.T, -K) and np.array_equal(P.T, P)):
+        return Verification.from_residual(np.inf, 1e-14, d=d)
+    cosine = abs(float(np.trace(K.T @ P))) / (np.linalg.norm(K) * np.linalg.norm(P))
+    return Verification.from_residual(max(cosine, relative_error(K + P, a)), 1e-14, d=d)
+
+
+# ---- nn.log_lens.product_form ----------------------------------------------------------------
+
+
+def _derive_product_form() -> list[Step]:
+    eps = sp.Symbol("epsilon")
+    # A 2×2 example with all three parts present: K = [[0, −1], [1, 0]], H = diag(1, 2), N = [[0, 1], [0, 0]].
+    K = sp.Matrix([[0, -1], [1, 0]])
+    H = sp.diag(1, 2)
+    N = sp.Matrix([[0, 1], [0, 0]])
+
+    def exp_series(m: sp.Matrix, order: int) -> sp.Matrix:
+        return sum(((eps * m) ** j / sp.factorial(j) for j in range(1, order + 1)), sp.eye(2))
+
+    product = (exp_series(K, 2) * exp_series(H, 2) * exp_series(N, 2)).applyfunc(sp.expand)
+    direct = exp_series(K + H + N, 2).applyfunc(sp.expand)
+    bracket = (K * H - H * K + K * N - N * K + H * N - N * H) / 2
+    second = (product - direct).applyfunc(lambda e: sp.expand(e).coeff(eps, 2))
+    return [
+        Step("K ∈ so(2), H diagonal, N strictly upper; A = K + H + N", K + H + N),
+        claim(
+            "e^{εK}e^{εH}e^{εN} − e^{εA} has no O(ε) term",
+            (product - direct).applyfunc(lambda e: sp.expand(e).coeff(eps, 1)),
+        ),
+        claim("its ε² coefficient is ½([K,H] + [K,N] + [H,N]) (the degree-2 BCH term)", second, bracket),
+        claim(
+            "here ½([K,H] + [K,N] + [H,N]) = [[−1/2, −1], [−1/2, 1/2]] ≠ 0: the error is exactly second order",
+            bracket,
+            sp.Matrix([[-sp.Rational(1, 2), -1], [-sp.Rational(1, 2), sp.Rational(1, 2)]]),
+        ),
+    ]
+
+
+def _verify_product_form(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracle: the rate.  ‖e^{εK}e^{εH}e^{εN} − e^{εA}‖_F = ε²‖½([K,H] + [K,N] + [H,N])‖_F + O(ε³) (BCH), so
+    the fitted log-log slope over ε ∈ [10⁻³, 10⁻¹] must be 2; tolerance 0.05 (the O(ε³) term bends the
+    fit by ~ε at the largest ε; rounding is 10⁻¹⁶ against errors ≥ 10⁻⁶).
+    """
+    d = by_scale(scale, 6, 64)
+    a = rng.standard_normal((d, d)) / np.sqrt(d)
+    epsilons = np.logspace(-3, -1, 5)
+    errors = [iwasawa_split(to_backend(eps * a, backend)).product_error() for eps in epsilons]
+    return Verification.from_rate(epsilons, errors, expected=2.0, tolerance=0.05, d=d)
+
+
+IDENTITIES = [
+    Identity(
+        name="nn.log_lens.principal_log",
+        area="nn",
+        statement=(
+            r"\exp(\log W) = W,\ \log e^{A} = A\ \text{for } A \in \mathfrak{so}(d),\ |\theta_k| < \pi,"
+            r"\ \text{and for } A = A^\top;\quad \log R(\theta) = \theta J"
+        ),
+        source=(
+            "lie-exponential-roadmap (seed), Log lens / Log-Lens Diagnostics / Branch cuts: principal log of "
+            "orthogonal (det > 0) and SPD maps by a Schur log [SEED]; Higham, Functions of Matrices, Thm 1.31"
+        ),
+        derive=_derive_principal_log,
+        verify=_verify_principal_log,
+    ),
+    Identity(
+        name="nn.log_lens.iwasawa",
+        area="nn",
+        statement=(
+            r"A = K + H + N,\ K = L - L^\top \in \mathfrak{so}(d),\ H = \operatorname{diag}A,"
+            r"\ N = U + L^\top \in \mathfrak n\ \text{(unique)}"
+        ),
+        source=(
+            "lie-exponential-roadmap (seed), compact/diagonal/nilpotent (K, H, N) generators [SEED]; split "
+            "formulas lost in extraction, reconstructed as the Lie-algebra Iwasawa decomposition [RECON]"
+        ),
+        derive=_derive_iwasawa,
+        verify=_verify_iwasawa,
+    ),
+    Identity(
+        name="nn.log_lens.cartan",
+        area="nn",
+        statement=r"A = K + P,\ K = \tfrac12(A - A^\top),\ P = \tfrac12(A + A^\top),\ \operatorname{tr}(K^\top P) = 0",
+        source="lie-exponential-roadmap (seed), the Cartan split as control knobs [SEED]; gl(d) = so(d) ⊕ p",
+        derive=_derive_cartan,
+        verify=_verify_cartan,
+    ),
+    Identity(
+        name="nn.log_lens.product_form",
+        area="nn",
+        statement=(
+            r"\lVert e^{\varepsilon K}e^{\varepsilon H}e^{\varepsilon N} - e^{\varepsilon A}\rVert_F"
+            r" = \varepsilon^2 \lVert\tfrac12([K,H] + [K,N] + [H,N])\rVert_F + O(\varepsilon^3)"
+        ),
+        source=(
+            "lie-exponential-roadmap (seed), 'exponentiate in fixed order exp(K)exp(H)exp(N); errors vs. "
+            "commutators' [SEED]; the degree-2 BCH term [DERIVED]"
+        ),
+        derive=_derive_product_form,
+        verify=_verify_product_form,
+        asymptotic=True,
+    ),
+]
