@@ -433,3 +433,12 @@ def test_bch_degree_20_matches_the_published_counts():
     # Closed form: the coefficient of ad_A^{n−1}B (Lyndon word A^{n−1}B) is B_{n−1}/(n−1)!.
     assert series.coordinates[(0,) * 18 + (1,)] == Fraction(43867, 798 * int(sp.factorial(18)))
     assert (0,) * 19 + (1,) not in series.coordinates  # B_19 = 0
+
+
+def test_symmetric_bch_relabelling_equals_the_generic_path():
+    # Oracle: the generic path (Goldberg coefficients of log(e^{A/2} e^B e^{A/2}) word by word, then the
+    # triangular solve); the engine instead relabels BCH by W = e^{−ad_{A/2}} Z.  Exact rationals.
+    from workbench.lie._series import log_of_exponentials
+
+    generic = log_of_exponentials([(0, Fraction(1, 2)), (1, 1), (0, Fraction(1, 2))], 9, 2, "symmetric-bch")
+    assert symmetric_bch(9).coordinates == generic.coordinates

@@ -317,8 +317,16 @@ def symmetric_bch(degree: int) -> LieSeries:
     >>> symmetric_bch(3).to_text()
     'A + B - 1/24 [A,[A,B]] + 1/12 [[A,B],B]'
     """
-    half = Fraction(1, 2)
-    return log_of_exponentials([(0, half), (1, 1), (0, half)], degree, 2, "symmetric-bch")
+    # e^W = e^{-A/2} e^Z e^{A/2} with Z = log(e^A e^B), so W = e^{-ad_{A/2}} Z; in the Lyndon basis
+    # ad_A P_w = P_{Aw} (w ≠ A), so this is a relabelling of the BCH coefficients, exact at every degree.
+    degree = _check_degree(degree)
+    coordinates: dict[Word, Fraction] = {}
+    for word, c in bch(degree).coordinates.items():
+        top = 0 if word == (0,) else degree - len(word)
+        for k in range(top + 1):
+            key = (0,) * k + word
+            coordinates[key] = coordinates.get(key, Fraction(0)) + Fraction((-1) ** k, 2**k * math.factorial(k)) * c
+    return LieSeries("symmetric-bch", 2, degree, {w: c for w, c in coordinates.items() if c})
 
 
 def bch_many(n_factors: int, degree: int) -> LieSeries:
