@@ -20,6 +20,7 @@ A Lie monomial is a *bracket tree*: a letter index, or a pair ``(left, right)`` 
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from fractions import Fraction
 from functools import cache
@@ -175,6 +176,17 @@ def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
     return coordinates
 
 
+def _tree_coordinates(tree: Tree, n_letters: int) -> dict[Word, Fraction]:
+    # Lyndon coordinates of a bracket monomial: its word coefficients on the Lyndon words of its degree,
+    # then the engine's exact triangular solve (a tree is a Lie polynomial by construction).
+    from workbench.lie._fast import lyndon_coordinates_from_values
+
+    expansion = dict(expand_tree(tree))
+    degree = tree_degree(tree)
+    values = [Fraction(expansion.get(u, 0)) for u in lyndon_words(n_letters, degree)]
+    return lyndon_coordinates_from_values(n_letters, degree, values)
+
+
 @cache
 def _hall_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     # Hall set up to `degree`, in Hall order (degree first, then construction order).
@@ -238,7 +250,7 @@ def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
         pivots: dict[Word, dict[Word, Fraction]] = {}
         for candidate in multiset_permutations(letters):
             tree = _right_normed(tuple(candidate))
-            reduced = _reduce(pivots, lyndon_coordinates(dict(expand_tree(tree))))
+            reduced = _reduce(pivots, _tree_coordinates(tree, n_letters))
             if reduced:
                 pivots[min(reduced)] = reduced
                 chosen.append(tree)
@@ -273,7 +285,7 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
 def _coordinate_matrix(basis: str, n_letters: int, degree: int):
     # Per multidegree: (Lyndon words of the block, basis trees of the block, QQ matrix whose column i
     # holds the Lyndon coordinates of basis tree i).
-    from sympy import QQ
+    from sympy import ZZ
     from sympy.polys.matrices import DomainMatrix
 
     blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = defaultdict(lambda: ([], []))
@@ -283,9 +295,10 @@ def _coordinate_matrix(basis: str, n_letters: int, degree: int):
         blocks[multidegree(tree_letters(tree), n_letters)][1].append(tree)
     out = {}
     for key, (words, trees) in blocks.items():
-        columns = [lyndon_coordinates(dict(expand_tree(t))) for t in trees]
-        rows = [[QQ(col.get(w, 0).numerator, col.get(w, 0).denominator) for col in columns] for w in words]
-        out[key] = (words, trees, DomainMatrix(rows, (len(words), len(trees)), QQ))
+        columns = [_tree_coordinates(t, n_letters) for t in trees]
+        # Integer entries: a bracket monomial has integer Lyndon coordinates (T is integral, unitriangular).
+        rows = [[ZZ(int(col.get(w, 0))) for col in columns] for w in words]
+        out[key] = (words, trees, DomainMatrix(rows, (len(words), len(trees)), ZZ))
     return out
 
 
@@ -305,7 +318,7 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
     if basis == "lyndon":
         return [(lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
-    from sympy import QQ
+    from sympy import ZZ
     from sympy.polys.matrices import DomainMatrix
 
     by_degree: dict[int, dict[Word, Fraction]] = defaultdict(dict)
@@ -320,10 +333,12 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
             target = [by_degree[degree].get(w, Fraction(0)) for w in words]
             if not any(target):
                 continue
-            rhs = DomainMatrix([[QQ(c.numerator, c.denominator)] for c in target], (len(words), 1), QQ)
-            solution = matrix.lu_solve(rhs).to_Matrix()
-            for tree, value in zip(trees, solution, strict=True):
+            # Fraction-free solve over ZZ (much faster than LU over QQ): M X = den·b with b = D·target.
+            common = math.lcm(*(c.denominator for c in target))
+            rhs = DomainMatrix([[ZZ(int(c * common))] for c in target], (len(words), 1), ZZ)
+            numerators, den = matrix.solve_den(rhs)
+            for tree, value in zip(trees, numerators.to_Matrix(), strict=True):
                 if value:
-                    found.append((tree, Fraction(int(value.p), int(value.q))))
+                    found.append((tree, Fraction(int(value), int(den) * common)))
         result.extend(sorted(found, key=lambda x: order[x[0]]))
     return result
