@@ -160,11 +160,18 @@ def _derive_bch_defect() -> list[Step]:
 
 
 def _verify_bch_defect(rng, scale, backend) -> Verification:
-    """Check the identity numerically.
+    """Check the identity numerically: the slope and the constant.
 
     Oracle: the BCH law log(e^{B_1}⋯e^{B_s}) = Σ B_s + ½Σ_{a<b}[B_a, B_b] + O(ε³), so the defect
     ‖ΠG − e^{A}‖_F of a brick wall with angles εu is ∝ ε²: fitted log-log slope over ε ∈ [0.025, 0.2],
     expected 2, tolerance 0.1 (the O(ε³) term bends the fit by ~ε).  Dense product vs ``torch.linalg.matrix_exp``.
+
+    Constant: ρ = ‖ΠG − e^{A}‖_F / ‖½Σ_{a<b}[B_a, B_b]‖_F → 1 at ε = 1e-3, the stage generators B_s from
+    :meth:`GivensProduct.stage_generators` and the brackets formed directly.  ρ − 1 = O(ε) at worst; measured
+    −1e-7 at ε = 1e-3 (it falls like ε² here: the ε³ part of the defect is nearly orthogonal to the bracket);
+    the defect (~1e-6) is a difference of entries of size ~1, so rounding adds ~1e-10.  Tolerance 1e-2: a
+    bracket without its ½ (or a defect of the wrong order) gives |ρ − 1| ≥ ½.  The reported residual is max(|slope − 2|, 10·|ρ − 1|), so it
+    is at most the slope's tolerance 0.1 exactly when both checks pass.
     """
     from workbench.nn._flows import brick_planes, givens_product
 
@@ -172,12 +179,21 @@ def _verify_bch_defect(rng, scale, backend) -> Verification:
     d = by_scale(scale, 6, 24)
     planes = brick_planes(d, 3)
     u = torch.as_tensor(rng.standard_normal(len(planes)), device=device)
-    eps = [0.2, 0.1, 0.05, 0.025]
-    errors = []
-    for e in eps:
+
+    def defect(e: float) -> tuple[float, object]:
         w = givens_product(e * u, planes, d)
-        errors.append(float(torch.linalg.norm(w.as_matrix() - torch.linalg.matrix_exp(w.generator()))))
-    return Verification.from_rate(eps, errors, expected=2.0, tolerance=0.1, d=d, planes=len(planes))
+        return float(torch.linalg.norm(w.as_matrix() - torch.linalg.matrix_exp(w.generator()))), w
+
+    eps = [0.2, 0.1, 0.05, 0.025]
+    errors = [defect(e)[0] for e in eps]
+    slope = Verification.from_rate(eps, errors, expected=2.0, tolerance=0.1)
+    small, w = defect(1e-3)
+    stages = w.stage_generators()
+    bracket = sum(x @ y - y @ x for i, x in enumerate(stages) for y in stages[i + 1 :]) / 2
+    rho = small / float(torch.linalg.norm(bracket))
+    residual = max(slope.residual, 10.0 * abs(rho - 1.0))
+    sizes = {"d": d, "planes": len(planes), "stages": len(stages), "rho": round(rho, 6), "rho_tolerance": 1e-2}
+    return Verification(residual, 0.1, bool(residual <= 0.1), sizes, slope.rate, 2.0)
 
 
 # ---- nn.spd.lipschitz --------------------------------------------------------------------------------------
@@ -185,12 +201,21 @@ def _verify_bch_defect(rng, scale, backend) -> Verification:
 
 def _derive_spd() -> list[Step]:
     a = sp.Symbol("a", real=True)
-    b, s, cap = sp.symbols("b s L", positive=True)
+    b, c, s = sp.symbols("b c s", positive=True)
+    ell, p = sp.symbols("ell p", positive=True)  # ℓ = log L > 0 (L > 1); p > 0 a margin
+    q = sp.Symbol("q", nonnegative=True)  # the bound's slack: b(S) = λ_max(S) + q
+    lam = sp.Symbol("lambda")
     S = sp.Matrix([[a, b], [b, a]])
     w = S.exp().applyfunc(sp.simplify)
     closed = sp.exp(a) * sp.Matrix([[sp.cosh(b), sp.sinh(b)], [sp.sinh(b), sp.cosh(b)]])
-    lam = sp.Symbol("lambda")
-    return [
+    gershgorin = sp.Max(*(S[i, i] + sum(sp.Abs(S[i, j]) for j in range(2) if j != i) for i in range(2)))
+    lam_max = sp.Max(*sp.roots(S.charpoly(lam).as_expr(), lam))  # largest root of det(λI − S)
+    wc = (c * S).exp().applyfunc(sp.simplify)
+    gram = (wc.T * wc).applyfunc(sp.simplify)
+    gram_roots = sp.roots(sp.factor((gram - lam * sp.eye(2)).det()), lam)  # e^{2c(a ± b)}
+    # ‖W‖₂² = λ_max(WᵀW); exp is increasing, so compare the logarithms of the (positive) roots
+    norm = sp.exp(sp.Max(*(sp.expand_log(sp.log(sp.powsimp(r)), force=True) for r in gram_roots)) / 2)
+    steps = [
         Step("S = [[a, b], [b, a]], b > 0 (symmetric)", S),
         claim("exp(S) = e^a [[cosh b, sinh b], [sinh b, cosh b]]", w, closed.applyfunc(lambda e: e.rewrite(sp.exp))),
         claim(
@@ -198,18 +223,39 @@ def _derive_spd() -> list[Step]:
             sp.factor(sp.simplify((closed - lam * sp.eye(2)).det().rewrite(sp.exp))),
             sp.factor((lam - sp.exp(a + b)) * (lam - sp.exp(a - b))),
         ),
-        claim("Gershgorin bound max_i(S_ii + Σ_{j≠i}|S_ij|) = a + |b| = λ_max(S) (tight here)", a + sp.Abs(b), a + b),
         claim(
-            "scaling: λ is an eigenvalue of S ⇒ sλ of sS, so λ_max(sS) ≤ s·b(S) = log L for s = log L / b(S)",
-            sp.simplify((s * S - s * (a + b) * sp.eye(2)).det()),
+            "Gershgorin max_i(S_ii + Σ_{j≠i}|S_ij|), from the entries, equals λ_max(S), the largest root of "
+            "det(λI − S) (the bound is tight here)",
+            gershgorin,
+            lam_max,
+        ),
+        claim(
+            "c > 0: ‖e^{cS}‖₂ = √λ_max((e^{cS})ᵀe^{cS}) = e^{c·λ_max(S)} (Gram eigenvalues e^{2c(a±b)})",
+            norm,
+            sp.exp(c * lam_max),
+        ),
+        claim(
+            "scaling (s > 0): det(sS − s·λ_max(S)·I) = 0, so s·λ_max(S) is an eigenvalue of sS (the largest)",
+            sp.simplify((s * S - s * lam_max * sp.eye(2)).det()),
             0,
         ),
-        claim(
-            "W symmetric ⇒ ‖W‖₂ = λ_max(W) = e^{λ_max(S_L)} ≤ e^{log L} = L",
-            sp.exp(sp.log(cap)),
-            cap,
-        ),
     ]
+    # the cap c = ℓ / max(b(S), ℓ) with any bound b(S) = λ_max + q ≥ λ_max: cλ_max ≤ ℓ, i.e. e^{cλ_max} ≤ L
+    for bound, case in ((ell + p, "cap binding, b(S) = ℓ + p"), (ell / (1 + p), "below the cap, b(S) = ℓ/(1 + p)")):
+        gap = sp.factor(sp.simplify(ell - ell / sp.Max(bound, ell) * (bound - q)))
+        steps.append(
+            claim(
+                f"{case}, λ_max = b(S) − q: max(log L − cλ_max, 0) = log L − cλ_max = {gap} (sympy decides the sign "
+                "from p, ℓ > 0, q ≥ 0), so ‖W‖₂ = e^{cλ_max} ≤ L",
+                sp.Max(gap, 0),
+                gap,
+            )
+        )
+        if case.startswith("cap binding"):
+            steps.append(
+                claim("exact bound (q = 0, bound='eigvalsh'): the cap is attained, cλ_max = log L", gap.subs(q, 0))
+            )
+    return steps
 
 
 def _verify_spd(rng, scale, backend) -> Verification:
@@ -217,8 +263,10 @@ def _verify_spd(rng, scale, backend) -> Verification:
 
     Oracle: ``torch.linalg.eigvalsh`` of W = exp(S_L) (an independent symmetric eigensolver) gives
     ‖W‖₂ = λ_max(W) ≤ L and λ_min(W) > 0; and the ratio ‖Wx − Wy‖/‖x − y‖ ≤ L on random pairs.  Caps
-    L ∈ {1.5, 2, 10} with M scaled ×5 so the cap binds, for both bounds (Gershgorin, eigvalsh).  Residual:
-    max(0, ratio/L − 1); tolerance 1e-12 (matrix_exp rounding relative to ‖W‖).
+    L ∈ {1.5, 2, 10} with M scaled ×5 so the cap binds (λ_max(S) ≈ 7 > log 10), for both bounds (Gershgorin,
+    eigvalsh).  With the exact bound (eigvalsh) the cap must also be attained, λ_max(W) = L, so a cap that
+    over-shrinks (W = I, say) fails.  Residual: max(0, ratio/L − 1, λ_max(W)/L − 1) and, for eigvalsh,
+    |λ_max(W)/L − 1|; tolerance 1e-12 (matrix_exp and eigvalsh rounding relative to ‖W‖, measured ~1e-15).
     """
     from workbench.nn._flows import SPDMap
 
@@ -236,7 +284,8 @@ def _verify_spd(rng, scale, backend) -> Verification:
                 ratio = float(((layer(x) - layer(y)).norm(dim=-1) / (x - y).norm(dim=-1)).max())
             if float(eigenvalues.min()) <= 0.0:
                 return Verification.from_residual(np.inf, 1e-12, d=d)
-            worst = max(worst, float(eigenvalues.max()) / cap - 1.0, ratio / cap - 1.0)
+            top = float(eigenvalues.max()) / cap - 1.0
+            worst = max(worst, top, ratio / cap - 1.0, abs(top) if bound == "eigvalsh" else 0.0)
     return Verification.from_residual(max(worst, 0.0), 1e-12, d=d, caps=3, bounds=2)
 
 

@@ -76,7 +76,12 @@ def _derive_conjugation() -> list[Step]:
     return [
         Step("n = 2 positions, d = 2, Q a 2-state Markov generator, T_0 = I, T_1 generic in SL(2)", big_t),
         claim("𝒯(Q⊗I)𝒯⁻¹ has blocks Q_ij T_i T_j⁻¹ (diagonal blocks Q_ii I)", conjugated, blocks),
-        claim("𝒯(Q⊗I)³𝒯⁻¹ = (𝒯(Q⊗I)𝒯⁻¹)³, so 𝒯e^{tQ⊗I}𝒯⁻¹ = exp(t𝒯(Q⊗I)𝒯⁻¹) termwise", cube),
+        claim(
+            "similarity commutes with powers (holds for any invertible 𝒯, by associativity): 𝒯(Q⊗I)³𝒯⁻¹ = "
+            "(𝒯(Q⊗I)𝒯⁻¹)³, so 𝒯e^{tQ⊗I}𝒯⁻¹ = exp(t𝒯(Q⊗I)𝒯⁻¹) termwise; not evidence for the Φ-twist form, "
+            "whose content is nn.gauge.conjugation_bch_order",
+            cube,
+        ),
     ]
 
 

@@ -18,7 +18,7 @@ import benchmarks.bch_fusion as bench
 from workbench.catalogue import fit_rate
 from workbench.experiments._bch_fusion import (
     ResidualStack,
-    commutator_norms,
+    commutator_summary,
     fuse,
     fusion_slopes,
     fusion_table,
@@ -26,6 +26,7 @@ from workbench.experiments._bch_fusion import (
     product_of_exponentials,
     residual_stack,
 )
+from workbench.lie import bch_many
 
 
 def _skew(rng, n):
@@ -110,12 +111,40 @@ def test_err2_computed_when_order_two_not_listed():
     assert set(without["errors"]) == {1}
 
 
-def test_commutator_norms_closed_form():
+def test_commutator_summary_closed_form():
     """[E12, E21] = diag(1, −1) has Frobenius norm √2; I commutes with everything (exact)."""
     e12, e21 = np.eye(2, k=1), np.eye(2, k=-1)
-    comm_max, comm_mean = commutator_norms([e12, e21, np.eye(2)])
+    comm_max, comm_mean = commutator_summary([e12, e21, np.eye(2)])
     assert comm_max == np.sqrt(2)
     assert comm_mean == pytest.approx(np.sqrt(2) / 3, rel=1e-15)
+
+
+def test_commutator_summary_is_the_upper_triangle_of_the_log_lens_map():
+    """The fusion summary (max, mean over i < j) against the log lens's full matrix (independent code, 1e-15)."""
+    from workbench.nn._log_lens import commutator_norms
+
+    rng = np.random.default_rng(3)
+    gens = [_skew(rng, 5) for _ in range(4)]
+    upper = commutator_norms(gens)[np.triu_indices(4, k=1)]
+    comm_max, comm_mean = commutator_summary(gens)
+    assert comm_max == pytest.approx(upper.max(), rel=1e-15)
+    assert comm_mean == pytest.approx(upper.mean(), rel=1e-14)
+
+
+def test_second_order_error_is_the_cubic_bch_term():
+    """e^{Ω_{≤2}} − Π = −Ω^{(3)} + O(ε⁴), Ω^{(3)} = bch_many(k, 3).component(3) on the generators.
+
+    Oracle: dense expm product and the engine's degree-3 part, as a matrix (not only its norm).  Relative
+    remainder ‖e^{Ω_{≤2}} − Π + Ω^{(3)}‖ / ‖Ω^{(3)}‖ = O(ε): tolerance 5ε (measured 0.60ε–0.66ε for k = 3, 4).
+    """
+    rng = np.random.default_rng(5)
+    for k in (3, 4):
+        base = [_skew(rng, 6) for _ in range(k)]
+        for eps in (1e-2, 1e-3):
+            mats = [eps * m for m in base]
+            cubic = bch_many(k, 3).component(3).evaluate(*mats)
+            remainder = scipy.linalg.expm(fuse(mats, 2)) - product_of_exponentials(mats) + cubic
+            assert np.linalg.norm(remainder) <= 5 * eps * np.linalg.norm(cubic), (k, eps)
 
 
 # --- fuse / product conventions -------------------------------------------------------------------------------
@@ -260,7 +289,7 @@ def test_other_validation_messages():
     with pytest.raises(ValueError, match=r"generators must be a non-empty sequence of square matrices, got list"):
         fuse([], 2)
     with pytest.raises(ValueError, match=r"generators must hold at least 2 matrices for a commutator, got 1"):
-        commutator_norms([a])
+        commutator_summary([a])
     with pytest.raises(ValueError, match=r"horizon must be in \(0, 2\], got 3.0"):
         residual_stack(horizon=3.0)
     with pytest.raises(ValueError, match=r"n_terms must be an integer in \[1, 4\], got 5"):
@@ -275,6 +304,55 @@ def test_other_validation_messages():
         fusion_slopes(fusion_table(scales=(0.1,)), floor=0.0)
     with pytest.raises(ValueError, match=r"rows must be a non-empty sequence of fusion_table rows, got \[\]"):
         fusion_slopes([])
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{}], r"rows\[0\] must be a fusion_table row with keys 'scale' and 'errors', got \[\]"),
+        ([{"scale": 0.1}], r"rows\[0\] must be a fusion_table row with keys 'scale' and 'errors', got \['scale'\]"),
+        ([3], r"rows\[0\] must be a fusion_table row with keys 'scale' and 'errors', got int"),
+        ([{"scale": -1.0, "errors": {1: 0.1}}], r"rows\[0\]\['scale'\] must be in \(0, inf\), got -1.0"),
+        ([{"scale": 0.1, "errors": {}}], r"rows\[0\]\['errors'\] must be a non-empty mapping order -> error, got \{\}"),
+        ([{"scale": 0.1, "errors": {1: float("nan")}}], r"rows\[0\]\['errors'\]\[1\] must be in \[0, inf\), got nan"),
+        (
+            [{"scale": 0.1, "errors": {1: 0.1}}, {"scale": 0.01, "errors": {2: 0.1}}],
+            r"rows\[1\]\['errors'\] must have the orders of rows\[0\], \[1\], got \[2\]",
+        ),
+    ],
+)
+def test_fusion_slopes_validates_rows(rows, message):
+    """Malformed rows used to raise a bare KeyError deep in the fit; now a ValueError names the row."""
+    with pytest.raises(ValueError, match=message):
+        fusion_slopes(rows)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (((np.eye(2),), 0, 1.0), ValueError, r"n_layers must be an integer >= 1, got 0"),
+        (((np.eye(2),), 1.5, 1.0), TypeError, r"n_layers must be an integer, got float"),
+        (((np.eye(2),), 2, 0.0), ValueError, r"horizon must be in \(0, inf\), got 0.0"),
+        (((np.eye(2),), 2, float("inf")), ValueError, r"horizon must be in \(0, inf\), got inf"),
+        (((), 2, 1.0), ValueError, r"coefficients must be a non-empty sequence of square matrices, got tuple"),
+        (((np.ones((2, 3)),), 2, 1.0), ValueError, r"coefficients\[0\] must be a square matrix"),
+        (((np.eye(2), np.eye(3)), 2, 1.0), ValueError, r"coefficients must share one shape, got \(2, 2\) and \(3, 3\)"),
+        (((np.eye(2), np.full((2, 2), np.nan)), 2, 1.0), ValueError, r"coefficients\[1\] must be finite, got 4"),
+    ],
+)
+def test_residual_stack_validates_on_construction(args, error, message):
+    """Direct construction used to accept n_layers = 0 (ZeroDivisionError later in .step); now checked at once."""
+    with pytest.raises(error, match=message):
+        ResidualStack(*args)
+
+
+def test_residual_stack_stores_float_arrays():
+    """A list of nested lists is stored as a tuple of float64 arrays; n_layers and horizon are normalised."""
+    stack = ResidualStack([[[0.0, 1.0], [-1.0, 0.0]]], 2, 0.5)
+    assert isinstance(stack.coefficients, tuple) and stack.coefficients[0].dtype == np.float64
+    assert stack.n_layers == 2 and stack.step == 0.25
+    # one layer of the rotation generator: e^{hX} with h = 0.25, twice, is the rotation by 0.5 (exact oracle)
+    np.testing.assert_allclose(stack.product(), [[np.cos(0.5), np.sin(0.5)], [-np.sin(0.5), np.cos(0.5)]], atol=1e-15)
 
 
 # --- benchmark ------------------------------------------------------------------------------------------------
@@ -310,7 +388,12 @@ def test_identities(backend):
     """Every derivation claim holds (sympy) and every numeric verification passes at scale 'small'."""
     from derivations.nn_fusion import IDENTITIES
 
-    assert [i.name for i in IDENTITIES] == ["nn.fusion.bch_orders", "nn.fusion.first_order", "nn.fusion.magnus_stack"]
+    assert [i.name for i in IDENTITIES] == [
+        "nn.fusion.bch_orders",
+        "nn.fusion.first_order",
+        "nn.fusion.second_order",
+        "nn.fusion.magnus_stack",
+    ]
     for identity in IDENTITIES:
         steps = identity.derive()
         assert any(s.holds is not None for s in steps)

@@ -18,6 +18,7 @@ from workbench.catalogue import fit_rate
 from workbench.lie import bch_many
 from workbench.nn._flows import (
     GivensFlowMixer,
+    GivensProduct,
     SPDMap,
     SymplecticMap,
     brick_planes,
@@ -237,6 +238,24 @@ def test_givens_validation_messages():
         w.apply(np.zeros(4))
     with pytest.raises(ValueError, match=r"layers must be an integer >= 1, got 0"):
         brick_planes(4, 0)
+    with pytest.raises(TypeError, match=r"x must be a floating-point \(or complex\) tensor, got dtype torch.int64"):
+        w.apply(torch.ones(2, 4, dtype=torch.long))
+
+
+def test_givens_rejects_non_finite_angles():
+    # A NaN/inf angle would propagate silently through cos/sin into every rotated coordinate.
+    planes = [(0, 1), (1, 2)]
+    with pytest.raises(ValueError, match=r"angles must be finite, got 1 non-finite entry \(first at index \(1,\)\)"):
+        givens_product(torch.tensor([0.1, float("nan")], dtype=F64), planes, 3)
+    with pytest.raises(ValueError, match=r"angles must be finite, got 1 non-finite entry \(first at index \(0, 0\)\)"):
+        GivensProduct(torch.tensor([[float("inf"), 0.2]], dtype=F64), tuple(planes), 3)
+    with pytest.raises(ValueError, match=r"angles must be finite, got 2 non-finite entries"):
+        givens_generator([float("nan"), float("-inf")], planes, 3)
+    mixer = GivensFlowMixer(3, layers=1).double()
+    with torch.no_grad():
+        mixer.angles[0] = float("nan")
+    with pytest.raises(ValueError, match=r"angles must be finite, got 1 non-finite entry \(first at index \(0,\)\)"):
+        mixer(torch.ones(2, 3, dtype=F64))
 
 
 # ---- GivensFlowMixer ---------------------------------------------------------------------------------------
@@ -396,8 +415,18 @@ def test_spd_validation_messages():
         SPDMap(3, bound="power")
     with pytest.raises(ValueError, match=r"x must have last dimension 3, got shape \(2, 4\)"):
         SPDMap(3)(torch.zeros(2, 4))
-    with pytest.raises(ValueError, match=r"S must have shape \[\.\.\., d, d\], got \(2, 3\)"):
+    with pytest.raises(ValueError, match=r"S must have shape \[\.\.\., d, d\] with d >= 1, got \(2, 3\)"):
         gershgorin_bound(torch.zeros(2, 3))
+
+
+def test_gershgorin_rejects_empty_and_non_finite():
+    # A 0×0 S has no eigenvalue to bound (amax of nothing); a NaN/inf entry would give a meaningless bound.
+    with pytest.raises(ValueError, match=r"S must have shape \[\.\.\., d, d\] with d >= 1, got \(0, 0\)"):
+        gershgorin_bound(torch.zeros(0, 0))
+    with pytest.raises(ValueError, match=r"S must be finite, got 1 non-finite entry \(first at index \(0, 1\)\)"):
+        gershgorin_bound(torch.tensor([[1.0, float("nan")], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"S must be finite, got 3 non-finite entries \(first at index \(1, 0, 0\)\)"):
+        gershgorin_bound(torch.stack([torch.eye(2), torch.full((2, 2), float("inf")).triu()]))
 
 
 # ---- symplectic maps ---------------------------------------------------------------------------------------
@@ -448,6 +477,50 @@ def test_symplectic_validation_messages():
         SymplecticMap(4)([0.0] * 4)
 
 
+# ---- input validation of the layers ------------------------------------------------------------------------
+
+LAYERS = {
+    "givens": lambda: GivensFlowMixer(4, layers=2).double(),
+    "givens-tokens": lambda: GivensFlowMixer(4, layers=2, mix="tokens").double(),
+    "spd": lambda: SPDMap(4, lipschitz=2.0).double(),
+    "symplectic": lambda: SymplecticMap(4).double(),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layers_reject_non_floating_and_non_finite_x(name):
+    # Integer x used to fail deep inside torch (matmul dtype mismatch / scatter); complex x is not a real map's
+    # input; NaN/inf x used to pass through silently.  Each now raises naming x and what it got.
+    layer = LAYERS[name]()
+    with pytest.raises(TypeError, match=r"x must be a real floating-point tensor, got dtype torch.int64"):
+        layer(torch.ones(2, 4, 4, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"x must be a real floating-point tensor, got dtype torch.complex128"):
+        layer(torch.ones(2, 4, 4, dtype=torch.complex128))
+    x = torch.ones(2, 4, 4, dtype=F64)  # [..., 4] for features, [..., 4, features] for tokens
+    x[1, 2, 3] = float("nan")
+    with pytest.raises(ValueError, match=r"x must be finite, got 1 non-finite entry \(first at index \(1, 2, 3\)\)"):
+        layer(x)
+    with pytest.raises(TypeError, match=r"x must be a torch tensor, got list"):
+        layer([[0.0] * 4])
+
+
+@pytest.mark.parametrize("name", ["spd", "symplectic"])
+def test_exponential_layers_follow_float32_and_reject_half_precision(name):
+    # The layers follow the input's dtype (parameters cast): a float64 layer on float32 x returns float32 and
+    # agrees with the float64 map to float32 rounding (oracle: the float64 output, tolerance 1e-5 relative).
+    # Half precision is refused: matrix_exp in float16 loses W (the symplectic map returned NaN before).
+    torch.manual_seed(11)
+    layer = LAYERS[name]()
+    x = torch.randn(5, 4, dtype=F64)
+    with torch.no_grad():
+        y32, y64 = layer(x.float()), layer(x)
+    assert y32.dtype == torch.float32
+    assert float((y32.double() - y64).norm() / y64.norm()) < 1e-5
+    for dtype in (torch.float16, torch.bfloat16):
+        with pytest.raises(TypeError, match=rf"x must have dtype torch.float32 or torch.float64 .*got dtype {dtype}"):
+            layer(x.to(dtype))
+
+
 # ---- catalogue identities ----------------------------------------------------------------------------------
 
 
@@ -460,6 +533,42 @@ def test_identity_names():
         "nn.symplectic.preserves_form",
     ]
     assert {i.area for i in IDENTITIES} == {"nn"}
+
+
+def test_spd_identity_catches_an_over_shrinking_cap(monkeypatch):
+    # Mutation check of nn.spd.lipschitz: a spectral bound twice too large still gives ‖W‖₂ ≤ L, but the cap is
+    # no longer attained for bound='eigvalsh' (λ_max(W) = √L), which the verification must now reject.
+    from workbench.nn import _flows
+
+    spd = next(i for i in IDENTITIES if i.name == "nn.spd.lipschitz")
+    assert spd.verify(np.random.default_rng(0), "small", "torch:cpu").passed
+    original = _flows.SPDMap._spectral_bound
+    monkeypatch.setattr(_flows.SPDMap, "_spectral_bound", lambda self, S: 2.0 * original(self, S))
+    outcome = spd.verify(np.random.default_rng(0), "small", "torch:cpu")
+    assert not outcome.passed and outcome.residual > 0.1, outcome
+
+
+def test_bch_defect_identity_checks_the_constant(monkeypatch):
+    # nn.givens.bch_defect now checks ρ = defect / ‖½Σ_{a<b}[B_a, B_b]‖ → 1 besides the slope: doubling the stage
+    # generators used for the bracket (the slope is untouched) gives ρ = ¼ and must fail.
+    defect = next(i for i in IDENTITIES if i.name == "nn.givens.bch_defect")
+    outcome = defect.verify(np.random.default_rng(0), "small", "torch:cpu")
+    assert outcome.passed and abs(outcome.sizes["rho"] - 1.0) < 1e-2 and abs(outcome.rate - 2.0) < 0.1
+    original = GivensProduct.stage_generators
+    monkeypatch.setattr(GivensProduct, "stage_generators", lambda self: [2.0 * b for b in original(self)])
+    outcome = defect.verify(np.random.default_rng(0), "small", "torch:cpu")
+    assert not outcome.passed and outcome.sizes["rho"] == pytest.approx(0.25, rel=1e-2), outcome
+
+
+def test_spd_derivation_claims_have_content():
+    # The Gershgorin, norm and cap steps are sympy claims (decided, not asserted) and all hold.
+    from derivations.nn_flows import _derive_spd
+
+    steps = _derive_spd()
+    claims = [s.text for s in steps if s.holds is not None]
+    for key in ("Gershgorin", "‖e^{cS}‖₂", "cap binding", "below the cap", "cap is attained"):
+        assert any(key in text for text in claims), key
+    assert all(s.holds for s in steps if s.holds is not None)
 
 
 @pytest.mark.parametrize("identity", IDENTITIES, ids=lambda i: i.name)

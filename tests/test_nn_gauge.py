@@ -16,6 +16,7 @@ import torch
 
 from derivations.nn_gauge import IDENTITIES
 from workbench.lie import bch
+from workbench.nn._exp_markov import BandedGenerator
 from workbench.nn._gauge import (
     banded_transported_scores,
     bch_conjugation_error,
@@ -32,6 +33,7 @@ from workbench.nn._gauge import (
     twist_generator,
     twisted_generator,
 )
+from workbench.nn._log_lens import principal_log
 
 F64 = torch.float64
 
@@ -195,6 +197,15 @@ def test_multiscale_generator_is_a_markov_generator_with_the_given_rates(gen):
     assert float((p.sum(-1) - 1).abs().max()) < 1e-13 and float(p.min()) > -1e-15
 
 
+def test_multiscale_generator_is_the_banded_generator_of_the_exp_markov_layer(gen):
+    # Oracle: BandedGenerator(offsets, softplus(c).mT).dense() of workbench.nn._exp_markov, the layer's own
+    # construction (layout [..., K, n] vs scores [..., n, K]); exact equality (the same operations), batched.
+    offsets = (-2, -1, 1, 3)
+    c = _randn(gen, 2, 7, len(offsets))
+    banded = BandedGenerator(offsets, torch.nn.functional.softplus(c).mT)
+    assert torch.equal(multiscale_generator(c, offsets), banded.dense())
+
+
 def test_multiscale_generator_accepts_a_custom_phi_and_rejects_negative_rates(gen):
     c = _randn(gen, 5, 2)
     q = multiscale_generator(c, (-1, 1), phi=torch.exp)
@@ -253,6 +264,47 @@ def test_double_exponential_expmv_route_agrees_with_dense(gen):
     v = _randn(gen, 2, n, d)
     dense = double_exponential(q, t, v, 1.3)
     assert _rel(double_exponential(q, t, v, 1.3, method="expmv"), dense) < 1e-12
+
+
+def test_double_exponential_uniformization_route_agrees_with_dense(gen):
+    # Oracle: the dense route (torch.linalg.matrix_exp of tQ).  e^{tQ⊗I}vec(U) = vec(e^{tQ}U), so the route is
+    # uniformized_action(Q, U, t); tolerance 1e-12 relative (~λt ≈ 15 stochastic products at u each, κ(T) ≲ 10).
+    # The BandedGenerator input (banded shifted adds, O(n·w·d) per power) gives the same result; batched, with a
+    # tensor time per batch element.
+    b, n, d = 2, 10, 3
+    offsets = multiscale_offsets(1)
+    t = prefix_transports(_randn(gen, b, n - 1, d, d, scale=0.3))
+    c = _randn(gen, b, n, len(offsets))
+    q = multiscale_generator(c, offsets)
+    v = _randn(gen, b, n, d)
+    times = torch.tensor([0.4, 1.3], dtype=F64)
+    dense = double_exponential(q, t, v, times)
+    assert _rel(double_exponential(q, t, v, times, method="uniformization"), dense) < 1e-12
+    banded = BandedGenerator(offsets, torch.nn.functional.softplus(c).mT)
+    assert _rel(double_exponential(banded, t, v, times, method="uniformization"), dense) < 1e-12
+    assert _rel(double_exponential(banded, t, v, times), dense) < 1e-14  # densified: the same dense route
+    with pytest.raises(ValueError, match=r"uniformization needs .* powers .* more than max_terms = 2"):
+        double_exponential(q, t, v, times, method="uniformization", max_terms=2)
+    with pytest.raises(ValueError, match=r"generator must have n = 10 states to match transports, got n = 9"):
+        double_exponential(BandedGenerator(offsets, banded.rates[..., :9]), t, v, method="uniformization")
+
+
+def test_double_exponential_uniformization_gradients(gen):
+    # Oracle: central differences (gradcheck, float64 default tolerances, full Jacobian) through scan, banded
+    # scores, the BandedGenerator of the scores and the uniformization route with a learnable time.
+    n, d = 4, 2
+    offsets = (-1, 1, 2)
+    a = _randn(gen, n - 1, d, d, scale=0.3).requires_grad_()
+    q, k, v = (_randn(gen, n, d).requires_grad_() for _ in range(3))
+    time = torch.tensor(0.7, dtype=F64, requires_grad=True)
+
+    def block(a, q, k, v, time):
+        transports = prefix_transports(a)
+        scores = banded_transported_scores(q, k, transports, offsets)
+        generator = BandedGenerator(offsets, torch.nn.functional.softplus(scores).mT)
+        return double_exponential(generator, transports, v, time, method="uniformization")
+
+    assert torch.autograd.gradcheck(block, (a, q, k, v, time))
 
 
 def test_double_exponential_gradients(gen):
@@ -451,10 +503,22 @@ def test_validation_messages(gen):
         transported_scores(q, _randn(gen, 3, 2), t)
     with pytest.raises(ValueError, match=r"offsets must be nonzero integers with \|delta\| <= n - 1 = 3, got 4"):
         banded_transported_scores(q, q, t, (1, 4))
-    with pytest.raises(ValueError, match=r"offsets must be distinct, got \(1, 1\)"):
+    # one offsets validator for the package (workbench.nn._exp_markov._check_offsets): ValueError for bad values,
+    # TypeError for something that is not a sequence of integers
+    with pytest.raises(
+        ValueError, match=r"offsets must be a non-empty sequence of distinct nonzero integers, got \(1, 1\)"
+    ):
         banded_transported_scores(q, q, t, (1, 1))
-    with pytest.raises(TypeError, match="offsets must be a non-empty sequence of integers"):
+    with pytest.raises(
+        ValueError, match=r"offsets must be a non-empty sequence of distinct nonzero integers, got \(\)"
+    ):
         banded_transported_scores(q, q, t, ())
+    with pytest.raises(TypeError, match=r"offsets must hold integers, got 1.0 in \(1.0, -1\)"):
+        multiscale_generator(_randn(gen, 4, 2), (1.0, -1))
+    with pytest.raises(TypeError, match=r"offsets must be a non-empty sequence of distinct nonzero integers, got 2"):
+        multiscale_generator(_randn(gen, 4, 1), 2)
+    with pytest.raises(ValueError, match=r"offsets must be nonzero integers with \|delta\| <= n - 1 = 3, got -5"):
+        multiscale_generator(_randn(gen, 4, 2), (1, -5))
     with pytest.raises(ValueError, match=r"levels must be an integer >= 0, got -1"):
         multiscale_offsets(-1)
     gen_q = multiscale_generator(_randn(gen, 4, 2), (-1, 1))
@@ -462,7 +526,7 @@ def test_validation_messages(gen):
         double_exponential(gen_q, t, q, -1.0)
     with pytest.raises(ValueError, match=r"t must be >= 0, got minimum -0\.5"):
         double_exponential(gen_q, t, q, torch.tensor(-0.5, dtype=F64))
-    with pytest.raises(ValueError, match="method must be one of 'dense', 'expmv', got 'pade'"):
+    with pytest.raises(ValueError, match="method must be one of 'dense', 'uniformization', 'expmv', got 'pade'"):
         double_exponential(gen_q, t, q, 1.0, method="pade")
     with pytest.raises(ValueError, match=r"generator must have shape \[\.\.\., 4, 4\] to match transports"):
         conjugated_generator(torch.zeros(3, 3, dtype=F64), t)
@@ -477,8 +541,45 @@ def test_validation_messages(gen):
     # R_x(π) R_z(π/2) R_x(−π) R_z(−π/2) = R_z(−π): eigenvalue −1 (twice), no real principal logarithm
     lx = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]], dtype=F64)
     lz = torch.tensor([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=F64)
-    with pytest.raises(ValueError, match=r"group commutator at edge \(0,\) has an eigenvalue on the closed negative"):
+    # curvature uses the log lens's principal_log, so it refuses exactly when the log lens does, and says why
+    with pytest.raises(ValueError, match=r"group commutator at edge \(0,\) has no real principal logarithm \(") as info:
         curvature(torch.stack([np.pi / 2 * lz, np.pi * lx]))
+    with pytest.raises(ValueError) as lens:
+        principal_log(scipy.linalg.expm(-np.pi * lz.numpy()))
+    assert str(info.value.__cause__) == str(lens.value)
+    assert "use a truncated series (degree=N)" in str(info.value)
+
+
+def test_overflow_and_singular_transports_are_value_errors(gen):
+    """Review 3.5/3.7: matrix_exp overflow in the scan and singular transports / gauges raise a ValueError that
+    names the argument (and, for the overflow, the largest generator norm), not a silent inf or a raw
+    torch LinAlgError."""
+    big = _randn(gen, 3, 2, 2, scale=0.1)
+    big[1, 0, 0] = 800.0  # e^800 > float64 max ≈ e^709.8: matrix_exp overflows
+    norm = float(torch.linalg.matrix_norm(big).max())
+    with pytest.raises(
+        ValueError, match=rf"generators are too large: .* \(largest Frobenius norm of a generator {norm:.6g}\)"
+    ):
+        prefix_transports(big)
+    n, d = 4, 2
+    singular = prefix_transports(_randn(gen, n - 1, d, d, scale=0.3)).clone()
+    singular[2] = torch.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=F64)  # rank 1
+    q, v = _randn(gen, n, d), _randn(gen, n, d)
+    mixing = multiscale_generator(_randn(gen, n, 2), (-1, 1))
+    invertible = r"transports must be invertible, got a singular matrix"
+    with pytest.raises(ValueError, match=invertible):
+        transport(singular, 0, 2)
+    for method in ("dense", "uniformization", "expmv"):
+        with pytest.raises(ValueError, match=invertible):
+            double_exponential(mixing, singular, v, 0.5, method=method)
+    with pytest.raises(ValueError, match=invertible):
+        transported_scores(q, q, singular)
+    with pytest.raises(ValueError, match=invertible):
+        conjugated_generator(mixing, singular)
+    with pytest.raises(ValueError, match=r"gauge must be invertible, got a singular matrix"):
+        gauge_change(singular, prefix_transports(_randn(gen, n - 1, d, d)), q)
+    with pytest.raises(ValueError, match=r"second must be invertible, got a singular matrix"):
+        holonomy(_randn(gen, 3, d, d, scale=0.3), 0, 2, second=torch.zeros(d, d, dtype=F64))
 
 
 # --- catalogue -------------------------------------------------------------------------------------------------

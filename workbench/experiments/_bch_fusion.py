@@ -39,21 +39,21 @@ References
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
 import scipy.linalg
 
-from workbench._validation import as_array, check_choice, check_in_range, check_integer, check_square
+from workbench._validation import as_array, check_choice, check_finite, check_in_range, check_integer, check_square
 from workbench.catalogue import fit_rate
 from workbench.lie import bch_many, magnus_omega
 
 __all__ = [
     "FUSION_METHODS",
     "ResidualStack",
-    "commutator_norms",
+    "commutator_summary",
     "fuse",
     "fusion_slopes",
     "fusion_table",
@@ -167,7 +167,7 @@ def _host(x):
     return x.detach().cpu().numpy() if hasattr(x, "detach") else x
 
 
-def commutator_norms(generators) -> tuple[float, float]:
+def commutator_summary(generators) -> tuple[float, float]:
     r"""Largest and mean pairwise commutator norm :math:`\lVert [A_i, A_j] \rVert_F` over :math:`i < j`.
 
     .. math::
@@ -185,11 +185,16 @@ def commutator_norms(generators) -> tuple[float, float]:
     lie-exponential-roadmap (seed), "Curriculum on non-commutativity" and the fusion micro-experiment's
     ``comm_max`` [SEED].
 
+    See Also
+    --------
+    workbench.nn.commutator_norms : the full matrix :math:`\lVert [S_\ell, S_m] \rVert_F` (log lens); this
+        function summarises its strict upper triangle.
+
     Examples
     --------
     >>> import numpy as np
     >>> e12, e21 = np.eye(2, k=1), np.eye(2, k=-1)
-    >>> commutator_norms([e12, e21, np.eye(2)])  # [E12, E21] = diag(1, -1); I commutes with all
+    >>> commutator_summary([e12, e21, np.eye(2)])  # [E12, E21] = diag(1, -1); I commutes with all
     (1.4142135623730951, 0.47140452079103173)
     """
     arrays = [np.asarray(_host(a), dtype=float) for a in _matrices("generators", generators)]
@@ -270,7 +275,7 @@ def fusion_table(
     Returns
     -------
     list of dict
-        One row per scale: ``scale``, ``comm_max``, ``comm_mean`` (:func:`commutator_norms`),
+        One row per scale: ``scale``, ``comm_max``, ``comm_mean`` (:func:`commutator_summary`),
         ``bracket_norm`` (:math:`\lVert \tfrac12 \sum_{i<j}[A_i, A_j] \rVert_F`), ``errors``
         (``{N: err_N}``), ``err_2``, ``leading_ratio`` (:math:`\rho`; ``inf`` if every commutator vanishes)
         and ``safe``.
@@ -313,7 +318,7 @@ def fusion_table(
         errors = {n: error(n) for n in orders}
         err_2 = errors[2] if 2 in orders else error(2)
         err_1 = errors[1] if 1 in orders else error(1)
-        comm_max, comm_mean = commutator_norms(generators)
+        comm_max, comm_mean = commutator_summary(generators)
         bracket = 0.5 * sum(
             a @ b - b @ a for i, a in enumerate(generators) for b in generators[i + 1 :]
         )  # ½ Σ_{i<j} [A_i, A_j]
@@ -331,6 +336,27 @@ def fusion_table(
     return rows
 
 
+def _check_rows(rows: Sequence) -> None:
+    """Check that every row has a positive ``scale`` and an ``errors`` mapping with the first row's orders."""
+    orders = None
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping) or "scale" not in row or "errors" not in row:
+            got = sorted(map(str, row)) if isinstance(row, Mapping) else type(row).__name__
+            raise ValueError(f"rows[{i}] must be a fusion_table row with keys 'scale' and 'errors', got {got}")
+        check_in_range(f"rows[{i}]['scale']", row["scale"], 0.0, low_inclusive=False)
+        errors = row["errors"]
+        if not isinstance(errors, Mapping) or not errors:
+            raise ValueError(f"rows[{i}]['errors'] must be a non-empty mapping order -> error, got {errors!r}")
+        if orders is None:
+            orders = set(errors)
+        elif set(errors) != orders:
+            raise ValueError(
+                f"rows[{i}]['errors'] must have the orders of rows[0], {sorted(orders)}, got {sorted(errors)}"
+            )
+        for order, value in errors.items():
+            check_in_range(f"rows[{i}]['errors'][{order!r}]", value, 0.0)
+
+
 def fusion_slopes(rows: Sequence[dict], floor: float = ROUNDING_FLOOR) -> dict[int, float | None]:
     r"""Fitted log-log slope of :math:`\mathrm{err}_N` against :math:`\varepsilon`, per order (expect :math:`N+1`).
 
@@ -345,7 +371,8 @@ def fusion_slopes(rows: Sequence[dict], floor: float = ROUNDING_FLOOR) -> dict[i
     Parameters
     ----------
     rows : sequence of dict
-        Rows of :func:`fusion_table` (keys ``scale`` and ``errors``).
+        Rows of :func:`fusion_table`: mappings with a ``scale`` > 0 and ``errors`` (``{N: err_N}``, finite,
+        >= 0, the same orders in every row); anything else raises a ``ValueError`` naming the row.
     floor : float
         Rounding floor (> 0), default ``1e-13``.
 
@@ -363,6 +390,7 @@ def fusion_slopes(rows: Sequence[dict], floor: float = ROUNDING_FLOOR) -> dict[i
     floor = check_in_range("floor", floor, 0.0, low_inclusive=False)
     if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not len(rows):
         raise ValueError(f"rows must be a non-empty sequence of fusion_table rows, got {rows!r}")
+    _check_rows(rows)
     slopes: dict[int, float | None] = {}
     for order in rows[0]["errors"]:
         points = [(row["scale"], row["errors"][order]) for row in rows if row["errors"][order] > floor]
@@ -393,11 +421,17 @@ class ResidualStack:
     Parameters
     ----------
     coefficients : tuple of arrays, shape=[n, n]
-        :math:`X_0, X_1, \dots` (numpy float64).
+        :math:`X_0, X_1, \dots` (at least one; square, one shape, finite; stored as numpy float64).
     n_layers : int
         :math:`L \ge 1`.
     horizon : float
-        :math:`T > 0` (the depth-time the stack covers).
+        :math:`T > 0`, finite (the depth-time the stack covers).
+
+    Raises
+    ------
+    ValueError
+        On construction, for an empty, non-square, mixed-shape or non-finite ``coefficients``, ``n_layers < 1``
+        or a ``horizon`` that is not a finite positive number (``TypeError`` for non-numbers).
 
     References
     ----------
@@ -417,6 +451,15 @@ class ResidualStack:
     coefficients: tuple[np.ndarray, ...]
     n_layers: int
     horizon: float
+
+    def __post_init__(self):
+        arrays = _matrices("coefficients", self.coefficients)
+        coefficients = tuple(np.asarray(_host(a), dtype=float) for a in arrays)
+        for i, a in enumerate(coefficients):
+            check_finite(f"coefficients[{i}]", a)
+        object.__setattr__(self, "coefficients", coefficients)
+        object.__setattr__(self, "n_layers", check_integer("n_layers", self.n_layers, 1))
+        object.__setattr__(self, "horizon", check_in_range("horizon", self.horizon, 0.0, low_inclusive=False))
 
     @property
     def step(self) -> float:

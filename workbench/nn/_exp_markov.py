@@ -47,7 +47,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workbench._validation import check_choice, check_in_range, check_integer
+from workbench._validation import check_choice, check_finite, check_in_range, check_integer
 from workbench.expmv import BandedMatrix, poisson_truncation
 
 __all__ = [
@@ -65,24 +65,42 @@ __all__ = [
 #: positive, so the stochastic powers stay nonnegative to rounding.
 RATE_MARGIN = 2.0**-20
 
+#: Default cap on the number of uniformization powers (:func:`uniformized_action` and both layers): it allows
+#: :math:`\lambda t \lesssim 9.2\cdot10^3` at the default ``tol``.  Each power is a banded product kept for the
+#: backward pass, so a huge :math:`\lambda t` (a 2-state chain with exit rate 2 at :math:`t = 10^6` needs
+#: ~2·10^6 powers) fails fast with a ``ValueError`` instead of running for minutes or exhausting memory.
+DEFAULT_MAX_TERMS = 10_000
+
 
 # ---- validation helpers -----------------------------------------------------------------------
 
 
-def _check_offsets(offsets, *, causal: bool = False, positive: bool = False) -> tuple[int, ...]:
-    """Offsets as a tuple of distinct nonzero ints (negative only if ``causal``, positive only if ``positive``)."""
-    try:
-        values = list(offsets)
-    except TypeError:
+def _check_offsets(offsets, *, n: int | None = None, causal: bool = False, positive: bool = False) -> tuple[int, ...]:
+    r"""Offsets as a tuple of distinct nonzero ints; the one offsets validator of :mod:`workbench.nn`.
+
+    ``TypeError`` for something that is not a sequence of integers; ``ValueError`` for bad values: empty, zero,
+    repeated, positive when ``causal``, negative when ``positive``, or (if ``n`` is given) :math:`|\delta| > n-1`.
+    Without ``n`` an offset may exceed the sequence (its rates are then dropped by :class:`BandedGenerator`).
+    """
+    if isinstance(offsets, (str, bytes)):
         values = None
-    if (
-        not values
-        or any(isinstance(o, bool) or not isinstance(o, Integral) for o in values)
-        or any(o == 0 for o in values)
-        or len(set(values)) != len(values)
-    ):
-        raise ValueError(f"offsets must be a non-empty sequence of distinct nonzero integers, got {offsets!r}")
+    else:
+        try:
+            values = list(offsets)
+        except TypeError:
+            values = None
+    if values is None:
+        raise TypeError(f"offsets must be a non-empty sequence of distinct nonzero integers, got {offsets!r}")
+    for o in values:
+        if isinstance(o, bool) or not isinstance(o, Integral):
+            raise TypeError(f"offsets must hold integers, got {o!r} in {offsets!r}")
     values = [int(o) for o in values]
+    if not values or any(o == 0 for o in values) or len(set(values)) != len(values):
+        raise ValueError(f"offsets must be a non-empty sequence of distinct nonzero integers, got {tuple(values)}")
+    if n is not None:
+        for o in values:
+            if abs(o) > n - 1:
+                raise ValueError(f"offsets must be nonzero integers with |delta| <= n - 1 = {n - 1}, got {o}")
     if causal and any(o > 0 for o in values):
         raise ValueError(
             f"offsets must all be negative when causal=True (position i reads only j = i + offset < i), got {values}"
@@ -100,14 +118,31 @@ def _check_heads(d_model, n_heads) -> tuple[int, int]:
     return d_model, n_heads
 
 
-def _check_input(x, d_model: int):
+def _check_input(x, d_model: int, dtype: torch.dtype):
+    """``x`` of shape [batch, n, d_model], floating, of the layer's parameter dtype, finite."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a torch tensor of shape [batch, n, d_model={d_model}], got {type(x).__name__}")
     if x.ndim != 3 or x.shape[-1] != d_model or x.shape[1] < 1:
         raise ValueError(f"x must have shape [batch, n, d_model={d_model}], got shape {tuple(x.shape)}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    if x.dtype != dtype:
+        raise TypeError(
+            f"x must have the layer's dtype {dtype}, got x of dtype {x.dtype}; convert x (x.to({dtype})) "
+            "or the layer (layer.to(x.dtype))"
+        )
+    check_finite("x", x.detach())
     return x
+
+
+def _split_heads(y, n_heads: int):
+    """[B, n, H·d_head] -> [B, H, n, d_head] (the head split shared by both attention layers)."""
+    b, n, width = y.shape
+    return y.reshape(b, n, n_heads, width // n_heads).transpose(1, 2)
+
+
+def _check_max_terms(max_terms):
+    return None if max_terms is None else check_integer("max_terms", max_terms, 1)
 
 
 def _inverse_softplus(y: float) -> float:
@@ -270,8 +305,9 @@ def banded_generator(offdiag_logits, offsets, *, causal: bool = False) -> Banded
         Q_{ii} = -\sum_{r} Q_{i,\,i+o_r},
 
     other entries zero; logits whose target falls outside the sequence are ignored.  With ``causal=True``
-    every offset must be negative: position :math:`i` then only moves mass to earlier positions, :math:`Q`
-    and :math:`e^{tQ}` are lower triangular, and the operator is causal.
+    every offset must be negative: position :math:`i` then only moves mass to earlier positions, and :math:`Q`
+    and :math:`e^{tQ}` are exactly lower triangular.  (How exactly a *computed* :math:`e^{tQ}X` is causal
+    depends on the method: see :class:`ExpMarkovAttention`.)
 
     Parameters
     ----------
@@ -408,7 +444,7 @@ def _as_generator(Q):
     return None, Q, tuple(Q.shape[:-2]), n
 
 
-def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=None):
+def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=DEFAULT_MAX_TERMS):
     r"""The action :math:`e^{tQ}X` of a Markov semigroup by uniformization, differentiable in :math:`Q, t, X`.
 
     .. math::
@@ -450,8 +486,10 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=None):
         A uniformization rate :math:`\lambda \ge \max_i(-Q_{ii})` for every batch element.
     tol : float
         Neglected Poisson mass, in :math:`(0, 1)`.
-    max_terms : int, optional
-        Raise ``ValueError`` instead of running when more than this many powers would be needed.
+    max_terms : int or None
+        Raise ``ValueError`` (naming ``t``, :math:`\lambda t` and the cap) instead of running when more than this
+        many powers would be needed; default :data:`DEFAULT_MAX_TERMS` = 10 000 (:math:`\lambda t \lesssim 9.2
+        \cdot 10^3`).  ``None`` removes the cap (cost and memory then grow like :math:`\lambda t`).
 
     Returns
     -------
@@ -460,8 +498,8 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=None):
     Raises
     ------
     ValueError
-        ``Q`` not a generator, ``t < 0``, ``rate`` below :math:`\max_i(-Q_{ii})`, shapes that do not match, or
-        more than ``max_terms`` powers needed.
+        ``Q`` not a generator, ``X`` or ``t`` not finite, ``t < 0``, ``rate`` below :math:`\max_i(-Q_{ii})`,
+        shapes that do not match, or more than ``max_terms`` powers needed.
     TypeError
         ``Q`` or ``X`` not floating-point torch tensors, or of different dtypes.
 
@@ -495,9 +533,9 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=None):
     q_dtype = banded.rates.dtype if banded is not None else dense.dtype
     if q_dtype != X.dtype:
         raise TypeError(f"Q and X must have the same floating type, got Q {q_dtype} and X {X.dtype}; convert one")
+    check_finite("X", X.detach())
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    if max_terms is not None:
-        max_terms = check_integer("max_terms", max_terms, 1)
+    max_terms = _check_max_terms(max_terms)
     dtype, device = X.dtype, X.device
     if isinstance(t, torch.Tensor):
         times = t.to(dtype=dtype, device=device)
@@ -530,13 +568,22 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=None):
         lam = torch.where(top > 0, top * (1.0 + RATE_MARGIN), torch.ones((), dtype=dtype, device=device))
     mean = lam * times  # Λ = λt, differentiable in t only (λ is detached)
     peak = float(mean.detach().max()) if mean.numel() else 0.0
+
+    def too_many(needed: str):
+        at = int(mean.detach().argmax()) if mean.numel() else 0
+        t_peak = float(times.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
+        return ValueError(
+            f"uniformization needs {needed} powers for max λt = {peak:.6g} (t = {t_peak:.6g}), more than "
+            f"max_terms = {max_terms}; shorten t, lower the rates, or raise max_terms"
+        )
+
+    # The right Fox–Glynn point exceeds λt, so a cap below λt fails before the (itself O(λt)) truncation search.
+    if max_terms is not None and peak + 1 > max_terms:
+        raise too_many(f"at least {math.floor(peak) + 1}")
     _, right, _ = poisson_truncation(peak, tol)
     right = max(right, 1)  # at λt = 0 the cut-off is 0; one more power carries the derivative Q X in t
     if max_terms is not None and right + 1 > max_terms:
-        raise ValueError(
-            f"uniformization needs {right + 1} powers for max λt = {peak:.6g}, more than max_terms = {max_terms}; "
-            "shorten t, lower the rates, or raise max_terms"
-        )
+        raise too_many(str(right + 1))
     # log π_k(Λ) in log space; Λ + tiny keeps log finite at t = 0 (then π_0 = 1, π_k = 0 to rounding).
     k = torch.arange(right + 1, dtype=dtype, device=device)
     safe = (mean + torch.finfo(dtype).tiny)[..., None]
@@ -585,13 +632,25 @@ class ExpMarkovAttention(nn.Module):
     offsets : sequence of int, optional
         Band offsets; default :func:`multiscale_offsets(2, causal=causal) <multiscale_offsets>`.
     causal : bool
-        Only negative offsets (position :math:`i` reads earlier positions); :math:`e^{tQ}` is lower triangular.
+        Only negative offsets (position :math:`i` reads earlier positions).  Then :math:`Q` and :math:`e^{tQ}`
+        are exactly lower triangular: the returned operator has exact zeros above the diagonal, and row
+        :math:`i` of :math:`e^{tQ}` depends on rows :math:`\le i` of :math:`Q` only.  The *computed* output at
+        position :math:`i` still depends on later tokens at rounding level, through two scalars shared by all
+        rows of a head: the uniformization rate :math:`\lambda = (1+2^{-20})\max_j(-Q_{jj})` and the Poisson
+        cut-off :math:`K(\lambda t)`.  :math:`e^{tQ}` does not depend on :math:`\lambda`, so a later token
+        changes only the rounding of the sum and its neglected Poisson mass (:math:`\le` ``tol``): measured
+        :math:`\approx 4\cdot10^{-16}` relative at :math:`\lambda t` of order 10 in float64, of the order of a
+        few :math:`Ku`.  A per-row :math:`\lambda` (e.g. a running maximum) does not fix this, because
+        uniformization needs one :math:`P = I + Q/\lambda` shared by all rows.
     t_init : float
         Initial time of every head, :math:`> 0`.
     bias : bool
         Biases in the four projections.
     tol : float
         Neglected Poisson mass of the uniformization (:func:`uniformized_action`).
+    max_terms : int or None
+        Cap on the uniformization powers per forward (:func:`uniformized_action`); default
+        :data:`DEFAULT_MAX_TERMS`.  A forward whose :math:`\max_h t_h\lambda_h` needs more raises ``ValueError``.
 
     References
     ----------
@@ -610,7 +669,18 @@ class ExpMarkovAttention(nn.Module):
     (True, True)
     """
 
-    def __init__(self, d_model, n_heads, offsets=None, causal=False, t_init=1.0, *, bias=True, tol=2.0**-53):
+    def __init__(
+        self,
+        d_model,
+        n_heads,
+        offsets=None,
+        causal=False,
+        t_init=1.0,
+        *,
+        bias=True,
+        tol=2.0**-53,
+        max_terms=DEFAULT_MAX_TERMS,
+    ):
         super().__init__()
         self.d_model, self.n_heads = _check_heads(d_model, n_heads)
         self.causal = bool(causal)
@@ -619,6 +689,7 @@ class ExpMarkovAttention(nn.Module):
         self.offsets = _check_offsets(offsets, causal=self.causal)
         t_init = check_in_range("t_init", t_init, 0.0, low_inclusive=False)
         self.tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+        self.max_terms = _check_max_terms(max_terms)
         self.d_head = self.d_model // self.n_heads
         self.q_proj = nn.Linear(self.d_model, self.d_model, bias=bias)
         self.k_proj = nn.Linear(self.d_model, self.d_model, bias=bias)
@@ -629,11 +700,6 @@ class ExpMarkovAttention(nn.Module):
         self.offset_bias = nn.Parameter(torch.zeros(self.n_heads, m))  # b_{h,δ}
         self.raw_time = nn.Parameter(torch.full((self.n_heads,), _inverse_softplus(t_init)))  # τ_h
 
-    def _heads(self, y):
-        """[B, n, d_model] -> [B, H, n, d_head]."""
-        b, n, _ = y.shape
-        return y.reshape(b, n, self.n_heads, self.d_head).transpose(1, 2)
-
     @property
     def times(self):
         r"""The per-head times :math:`t_h = \operatorname{softplus}(\tau_h)`, shape ``[n_heads]``."""
@@ -641,8 +707,8 @@ class ExpMarkovAttention(nn.Module):
 
     def generator(self, x) -> BandedGenerator:
         r"""The content-dependent generators :math:`Q_h(x)`: rates of shape ``[B, n_heads, len(offsets), n]``."""
-        x = _check_input(x, self.d_model)
-        q, k = self._heads(self.q_proj(x)), self._heads(self.k_proj(x))
+        x = _check_input(x, self.d_model, self.q_proj.weight.dtype)
+        q, k = _split_heads(self.q_proj(x), self.n_heads), _split_heads(self.k_proj(x), self.n_heads)
         scores = torch.stack([(q * _shift(k, o)).sum(-1) for o in self.offsets], dim=-2) / math.sqrt(self.d_head)
         logits = self.offset_scale[None, :, :, None] * scores + self.offset_bias[None, :, :, None]
         return banded_generator(logits, self.offsets, causal=self.causal)
@@ -651,14 +717,14 @@ class ExpMarkovAttention(nn.Module):
         """``y``, shape ``[B, n, d_model]``; with ``return_operator`` also the dense ``P``, shape ``[B, H, n, n]``."""
         gen = self.generator(x)
         t = self.times.to(x.dtype)  # [H], broadcast against the rates' batch [B, H]
-        v = self._heads(self.v_proj(x))
-        y = uniformized_action(gen, v, t, tol=self.tol)  # [B, H, n, d_head]
+        v = _split_heads(self.v_proj(x), self.n_heads)
+        y = uniformized_action(gen, v, t, tol=self.tol, max_terms=self.max_terms)  # [B, H, n, d_head]
         b, _, n, _ = y.shape
         out = self.out_proj(y.transpose(1, 2).reshape(b, n, self.d_model))
         if not return_operator:
             return out
         eye = torch.eye(n, dtype=x.dtype, device=x.device)
-        return out, uniformized_action(gen, eye, t, tol=self.tol)
+        return out, uniformized_action(gen, eye, t, tol=self.tol, max_terms=self.max_terms)
 
 
 class HeatKernelAttention(nn.Module):
@@ -693,6 +759,9 @@ class HeatKernelAttention(nn.Module):
         Biases in the projections.
     tol : float
         Neglected Poisson mass of the uniformization.
+    max_terms : int or None
+        Cap on the uniformization powers per forward (:func:`uniformized_action`); default
+        :data:`DEFAULT_MAX_TERMS`.
 
     References
     ----------
@@ -709,7 +778,18 @@ class HeatKernelAttention(nn.Module):
     ((2, 6, 8), (2, 2, 6, 6), True)
     """
 
-    def __init__(self, d_model, n_heads, times=(0.5, 2.0), offsets=(1, 2), mix="learned", *, bias=True, tol=2.0**-53):
+    def __init__(
+        self,
+        d_model,
+        n_heads,
+        times=(0.5, 2.0),
+        offsets=(1, 2),
+        mix="learned",
+        *,
+        bias=True,
+        tol=2.0**-53,
+        max_terms=DEFAULT_MAX_TERMS,
+    ):
         super().__init__()
         self.d_model, self.n_heads = _check_heads(d_model, n_heads)
         try:
@@ -721,6 +801,7 @@ class HeatKernelAttention(nn.Module):
         self.offsets = _check_offsets(offsets, positive=True)
         self.mix = check_choice("mix", mix, ("learned", "concat"))
         self.tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+        self.max_terms = _check_max_terms(max_terms)
         self.d_head = self.d_model // self.n_heads
         self.n_scales = len(values)
         self.u_proj = nn.Linear(self.d_model, self.d_model, bias=bias)
@@ -734,10 +815,6 @@ class HeatKernelAttention(nn.Module):
         self.raw_times = nn.Parameter(raw.repeat(self.n_heads, 1))  # τ_{h,s}
         self.mix_logits = nn.Parameter(torch.zeros(self.n_heads, self.n_scales)) if self.mix == "learned" else None
 
-    def _heads(self, y):
-        b, n, _ = y.shape
-        return y.reshape(b, n, self.n_heads, self.d_head).transpose(1, 2)
-
     @property
     def times(self):
         r"""The times :math:`t_{h,s} = \operatorname{softplus}(\tau_{h,s})`, shape ``[n_heads, n_scales]``."""
@@ -749,8 +826,8 @@ class HeatKernelAttention(nn.Module):
 
     def generator(self, x) -> BandedGenerator:
         r"""The symmetric generators :math:`-L_h(x)`: rates of shape ``[B, n_heads, 2·len(offsets), n]``."""
-        x = _check_input(x, self.d_model)
-        u = self._heads(self.u_proj(x))
+        x = _check_input(x, self.d_model, self.u_proj.weight.dtype)
+        u = _split_heads(self.u_proj(x), self.n_heads)
         scores = torch.stack([(u * _shift(u, o)).sum(-1) for o in self.offsets], dim=-2) / math.sqrt(self.d_head)
         logits = self.offset_scale[None, :, :, None] * scores + self.offset_bias[None, :, :, None]
         return symmetric_banded_generator(logits, self.offsets)
@@ -758,7 +835,9 @@ class HeatKernelAttention(nn.Module):
     def _diffuse(self, gen, features, dtype):
         """Σ_s α_{h,s} e^{-t_{h,s} L_h} features ([B,H,n,k] -> [B,H,n,k]) or the stack over s ([B,H,S,n,k])."""
         rates = BandedGenerator(gen.offsets, gen.rates[:, :, None])  # batch [B, H, 1]: shares powers over s
-        stacked = uniformized_action(rates, features[:, :, None], self.times.to(dtype), tol=self.tol)
+        stacked = uniformized_action(
+            rates, features[:, :, None], self.times.to(dtype), tol=self.tol, max_terms=self.max_terms
+        )
         if self.mix_logits is None:
             return stacked
         return (self.mixing_weights().to(dtype)[None, :, :, None, None] * stacked).sum(dim=2)
@@ -769,7 +848,7 @@ class HeatKernelAttention(nn.Module):
         The operator has shape ``[B, H, n, n]`` (``mix='learned'``) or ``[B, H, S, n, n]`` (``mix='concat'``).
         """
         gen = self.generator(x)
-        v = self._heads(self.v_proj(x))
+        v = _split_heads(self.v_proj(x), self.n_heads)
         y = self._diffuse(gen, v, x.dtype)
         b, n = x.shape[0], x.shape[1]
         if self.mix_logits is None:  # [B, H, S, n, dh] -> [B, n, H·S·dh]

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench._validation import check_choice, check_in_range, check_integer
+from workbench._validation import check_choice, check_finite, check_in_range, check_integer
 
 __all__ = [
     "GivensFlowMixer",
@@ -193,7 +193,26 @@ def _as_angles(angles, m: int) -> torch.Tensor:
         raise TypeError(f"angles must be a real floating tensor, got dtype {angles.dtype}")
     if angles.ndim < 1 or angles.shape[-1] != m:
         raise ValueError(f"angles must have last dimension {m} (one angle per plane), got shape {tuple(angles.shape)}")
+    check_finite("angles", angles.detach())
     return angles
+
+
+#: Input dtypes of the layers that form ``matrix_exp`` in the input's dtype (half precision overflows or loses W).
+_EXP_DTYPES = (torch.float32, torch.float64)
+
+
+def _check_layer_input(x, *, dtypes: tuple[torch.dtype, ...] | None = None) -> None:
+    """Type checks of a layer's input: a real floating torch tensor (``dtypes`` restricts the floating dtypes)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a real floating-point tensor, got dtype {x.dtype}")
+    if dtypes is not None and x.dtype not in dtypes:
+        names = " or ".join(str(t) for t in dtypes)
+        raise TypeError(
+            f"x must have dtype {names} (the layer forms its matrix exponential in the input's dtype), "
+            f"got dtype {x.dtype}"
+        )
 
 
 def _skew_units(planes, d: int, like: torch.Tensor) -> torch.Tensor:
@@ -214,7 +233,9 @@ class GivensProduct:
     Build it with :func:`givens_product`.  :meth:`apply` computes :math:`Wx` by two-row updates,
     :meth:`as_matrix` forms :math:`W` densely (an independent path, for checks), :meth:`generator` is the skew
     :math:`A` of :func:`givens_generator` and :meth:`stage_generators` the commuting blocks whose exponentials
-    multiply to :math:`W` exactly.
+    multiply to :math:`W` exactly.  The angles are checked on construction (a real floating tensor, else
+    ``TypeError``; last dimension ``m`` and finite, else ``ValueError``, naming ``angles``); the planes are taken
+    as given, so build it through :func:`givens_product`, which validates them.
 
     Attributes
     ----------
@@ -239,7 +260,8 @@ class GivensProduct:
     """
 
     def __init__(self, angles: torch.Tensor, planes: tuple[tuple[int, int], ...], d: int):
-        self.angles, self.planes, self.d = angles, planes, d
+        # planes and d are checked by givens_product (kept off this per-forward path); the angles are checked here
+        self.angles, self.planes, self.d = _as_angles(angles, len(planes)), planes, d
         self._stages = _plan(planes, d)
 
     @property
@@ -277,6 +299,8 @@ class GivensProduct:
         """
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        if not (x.is_floating_point() or x.is_complex()):
+            raise TypeError(f"x must be a floating-point (or complex) tensor, got dtype {x.dtype}")
         if x.ndim < 1 or x.shape[-1] != self.d:
             raise ValueError(f"x must have last dimension {self.d}, got shape {tuple(x.shape)}")
         stages = self._stages if transpose else self._stages[::-1]  # W x: the last factor acts first
@@ -394,7 +418,7 @@ def givens_product(angles, planes: Sequence[tuple[int, int]], d: int) -> GivensP
     """
     d = check_integer("d", d, 2)
     pairs = _check_planes(planes, d)
-    return GivensProduct(_as_angles(angles, len(pairs)), pairs, d)
+    return GivensProduct(angles, pairs, d)
 
 
 def givens_generator(angles, planes: Sequence[tuple[int, int]], d: int) -> torch.Tensor:
@@ -510,15 +534,52 @@ class GivensFlowMixer(nn.Module):
         return GivensProduct(self.angles.to(dtype=dtype, device=device), self.planes, self.d)
 
     def _check(self, x) -> None:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        _check_layer_input(x)
         if self.mix == "features" and (x.ndim < 1 or x.shape[-1] != self.d):
             raise ValueError(f"x must have shape [..., {self.d}] (features mixed), got {tuple(x.shape)}")
         if self.mix == "tokens" and (x.ndim < 2 or x.shape[-2] != self.d):
             raise ValueError(f"x must have shape [..., {self.d}, features] (tokens mixed), got {tuple(x.shape)}")
+        check_finite("x", x.detach())
 
     def forward(self, x: torch.Tensor, *, inverse: bool = False) -> torch.Tensor:
-        r"""Return :math:`Wx` (or :math:`W^{-1}x = W^\top x` when ``inverse``) on the mixed axis."""
+        r"""Rotate the mixed axis: :math:`y = Wx` (or :math:`y = W^{-1}x = W^\top x` when ``inverse``).
+
+        .. math::
+
+            W = \prod_{k=1}^{m} G(i_k, j_k, \theta_k), \qquad \lVert y \rVert = \lVert x \rVert,
+
+        applied by two-row updates (:meth:`GivensProduct.apply`, :math:`O(\#\text{stages}\cdot d)` per vector), no
+        dense matrix.  The angles are cast to the input's dtype and device, so the output has the dtype of ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Real floating, finite; shape ``[..., d]`` (``mix="features"``) or ``[..., d, features]``
+            (``mix="tokens"``).
+        inverse : bool
+            Apply :math:`W^\top` instead.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``x``.
+
+        Raises
+        ------
+        TypeError
+            ``x`` is not a real floating-point tensor (e.g. integer or complex).
+        ValueError
+            ``x`` has the wrong shape or holds NaN/inf, or an angle is not finite.
+
+        Examples
+        --------
+        >>> import torch
+        >>> mixer = GivensFlowMixer(4, layers=2)
+        >>> x = torch.randn(3, 4, dtype=torch.float64)
+        >>> y = mixer(x)
+        >>> bool(torch.allclose(mixer(y, inverse=True), x)), y.dtype
+        (True, torch.float64)
+        """
         self._check(x)
         w = self.product(x.dtype, x.device)
         if self.mix == "features":
@@ -549,6 +610,17 @@ def gershgorin_bound(S: torch.Tensor) -> torch.Tensor:
     piecewise-linear functions).  It is exact for diagonal :math:`S` and for
     :math:`S = \begin{pmatrix} a & b\\ b & a\end{pmatrix}`.
 
+    Parameters
+    ----------
+    S : torch.Tensor
+        Shape ``[..., d, d]`` with :math:`d \ge 1`, finite (the bound of a NaN or infinite entry would be
+        meaningless, so it is rejected with a ``ValueError`` naming ``S``).
+
+    Returns
+    -------
+    torch.Tensor
+        Shape ``[...]``.
+
     References
     ----------
     Golub & Van Loan, *Matrix Computations*, Theorem 7.2.1 (Gershgorin).
@@ -562,8 +634,9 @@ def gershgorin_bound(S: torch.Tensor) -> torch.Tensor:
     """
     if not isinstance(S, torch.Tensor):
         raise TypeError(f"S must be a torch tensor, got {type(S).__name__}")
-    if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
-        raise ValueError(f"S must have shape [..., d, d], got {tuple(S.shape)}")
+    if S.ndim < 2 or S.shape[-1] != S.shape[-2] or S.shape[-1] < 1:
+        raise ValueError(f"S must have shape [..., d, d] with d >= 1, got {tuple(S.shape)}")
+    check_finite("S", S.detach())
     diagonal = S.diagonal(dim1=-2, dim2=-1)
     radius = S.abs().sum(dim=-1) - diagonal.abs()
     return (diagonal + radius).amax(dim=-1)
@@ -657,10 +730,44 @@ class SPDMap(nn.Module):
             return math.exp(float(self._spectral_bound(self.generator())))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        r"""Apply the SPD map to the last axis: :math:`y = Wx`, :math:`W = e^{S_L}` (row vectors: ``y = x @ W``).
+
+        .. math::
+
+            y = e^{S_L} x, \qquad \lVert y - y' \rVert \le e^{\lambda_{\max}(S_L)} \lVert x - x' \rVert
+            \le L \lVert x - x' \rVert \ \text{(capped)}.
+
+        :math:`W` is formed densely in the input's dtype and device (``torch.linalg.matrix_exp``, differentiable).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Shape ``[..., d]``, dtype float32 or float64, finite.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``x``.
+
+        Raises
+        ------
+        TypeError
+            ``x`` is not float32/float64 (integer, complex or half precision).
+        ValueError
+            ``x`` has the wrong shape or holds NaN/inf.
+
+        Examples
+        --------
+        >>> import torch
+        >>> layer = SPDMap(3, lipschitz=2.0)
+        >>> x, x2 = torch.randn(2, 3, dtype=torch.float64)
+        >>> bool((layer(x) - layer(x2)).norm() <= 2.0 * (x - x2).norm())
+        True
+        """
+        _check_layer_input(x, dtypes=_EXP_DTYPES)
         if x.ndim < 1 or x.shape[-1] != self.d:
             raise ValueError(f"x must have last dimension {self.d}, got shape {tuple(x.shape)}")
+        check_finite("x", x.detach())
         return x @ self.matrix(x.dtype, x.device)  # W symmetric: x W^T = x W
 
 
@@ -753,8 +860,42 @@ class SymplecticMap(nn.Module):
         return torch.linalg.matrix_exp(self.generator(dtype, device))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        r"""Apply the symplectic map to the last axis: :math:`y = Wx`, :math:`W = e^{JH}` (``y = x @ W.mT``).
+
+        .. math::
+
+            y = e^{JH} x, \qquad \omega(y, y') = \omega(x, x'), \quad \omega(u, v) = u^\top J v .
+
+        :math:`W` is formed densely in the input's dtype and device (``torch.linalg.matrix_exp``, differentiable).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Shape ``[..., d]`` (positions then momenta), dtype float32 or float64, finite.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``x``.
+
+        Raises
+        ------
+        TypeError
+            ``x`` is not float32/float64 (integer, complex or half precision).
+        ValueError
+            ``x`` has the wrong shape or holds NaN/inf.
+
+        Examples
+        --------
+        >>> import torch
+        >>> layer = SymplecticMap(4)
+        >>> x, x2 = torch.randn(2, 4, dtype=torch.float64)
+        >>> J = symplectic_form(4, dtype=torch.float64)
+        >>> bool(torch.isclose(layer(x) @ J @ layer(x2), x @ J @ x2, atol=1e-12))
+        True
+        """
+        _check_layer_input(x, dtypes=_EXP_DTYPES)
         if x.ndim < 1 or x.shape[-1] != self.d:
             raise ValueError(f"x must have last dimension {self.d}, got shape {tuple(x.shape)}")
+        check_finite("x", x.detach())
         return x @ self.matrix(x.dtype, x.device).mT

@@ -42,15 +42,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from numbers import Integral
 
 import numpy as np
-import scipy.linalg
 import torch
 
 from workbench._validation import check_choice, check_finite, check_in_range, check_integer
 from workbench.lie import bch, commutator_log
-from workbench.nn._exp_markov import multiscale_offsets  # noqa: F401  (re-exported: the offsets of the banded scores)
+from workbench.nn._exp_markov import (
+    DEFAULT_MAX_TERMS,
+    BandedGenerator,
+    _check_offsets,
+    multiscale_offsets,  # noqa: F401  (re-exported: the offsets of the banded scores)
+    uniformized_action,
+)
+from workbench.nn._log_lens import principal_log
 
 __all__ = [
     "banded_transported_scores",
@@ -128,9 +133,17 @@ def _commutator_series(degree: int):
     return commutator_log(degree)
 
 
+def _solve(name: str, matrices: torch.Tensor, rhs: torch.Tensor, *, left: bool = True) -> torch.Tensor:
+    """``torch.linalg.solve`` whose singular-matrix error names the argument that must be invertible."""
+    try:
+        return torch.linalg.solve(matrices, rhs, left=left)
+    except torch.linalg.LinAlgError as error:
+        raise ValueError(f"{name} must be invertible, got a singular matrix ({error})") from error
+
+
 def _to_frame0(transports: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
     """:math:`T_j^{-1} x_j`, the vectors carried back to the shared frame (one batched solve)."""
-    return torch.linalg.solve(transports, vectors.unsqueeze(-1)).squeeze(-1)
+    return _solve("transports", transports, vectors.unsqueeze(-1)).squeeze(-1)
 
 
 def _from_frame0(transports: torch.Tensor, vectors: torch.Tensor) -> torch.Tensor:
@@ -165,6 +178,12 @@ def prefix_transports(generators: torch.Tensor) -> torch.Tensor:
     torch.Tensor, shape=[..., m + 1, d, d]
         :math:`T_0 = I, T_1, \dots, T_m` (dtype and device of ``generators``).
 
+    Raises
+    ------
+    ValueError
+        If ``generators`` is not a finite stack of square matrices, or if ``matrix_exp`` or the prefix products
+        overflow (the message names ``generators`` and the largest Frobenius norm of a generator).
+
     References
     ----------
     lie-exponential-roadmap (seed), gauge transformer: "prefix transports: compute
@@ -193,6 +212,12 @@ def prefix_transports(generators: torch.Tensor) -> torch.Tensor:
     while shift < m:  # Hillis–Steele: P_k <- P_k P_{k-s} (later factors on the left), out of place for autograd
         prefix = torch.cat((prefix[..., :shift, :, :], prefix[..., shift:, :, :] @ prefix[..., :-shift, :, :]), dim=-3)
         shift *= 2
+    if not bool(torch.isfinite(prefix.detach()).all()):
+        norm = float(torch.linalg.matrix_norm(a.detach()).max())
+        raise ValueError(
+            "generators are too large: matrix_exp or the prefix products overflowed to a non-finite transport "
+            f"(largest Frobenius norm of a generator {norm:.6g}); scale the generators down"
+        )
     eye = torch.eye(d, dtype=a.dtype, device=a.device).expand(*a.shape[:-3], 1, d, d)
     return torch.cat((eye, prefix), dim=-3)
 
@@ -216,6 +241,12 @@ def transport(transports: torch.Tensor, i: int, j: int) -> torch.Tensor:
     -------
     torch.Tensor, shape=[..., d, d]
 
+    Raises
+    ------
+    ValueError
+        ``"transports must be invertible, ..."`` if :math:`T_j` is singular (likewise every function of this
+        module that inverts transports, a gauge or ``second``).
+
     References
     ----------
     lie-exponential-roadmap (seed), summary: ":math:`R_{i\leftarrow j}=T_iT_j^{-1}`" [SEED].
@@ -234,7 +265,7 @@ def transport(transports: torch.Tensor, i: int, j: int) -> torch.Tensor:
     n = t.shape[-3]
     i = check_integer("i", i, 0, n - 1)
     j = check_integer("j", j, 0, n - 1)
-    return torch.linalg.solve(t[..., j, :, :], t[..., i, :, :], left=False)
+    return _solve("transports", t[..., j, :, :], t[..., i, :, :], left=False)
 
 
 def gauge_change(
@@ -292,11 +323,11 @@ def gauge_change(
         t = _transports(transports)
         if t.shape[-3:] != s.shape[-3:]:
             raise ValueError(f"transports must have the shape of gauge {tuple(s.shape)}, got shape {tuple(t.shape)}")
-        out[0] = torch.linalg.solve(s[..., :1, :, :], s @ t, left=False)  # S_j T_j S_0^{-1}
+        out[0] = _solve("gauge", s[..., :1, :, :], s @ t, left=False)  # S_j T_j S_0^{-1}
     if queries is not None:
         q = _tensor("queries", queries, 2)
         _same_frames("queries", q, s)
-        out[1] = torch.linalg.solve(s.transpose(-1, -2), q.unsqueeze(-1)).squeeze(-1)  # S_i^{-T} q_i
+        out[1] = _solve("gauge", s.transpose(-1, -2), q.unsqueeze(-1)).squeeze(-1)  # S_i^{-T} q_i
     for slot, name, x in ((2, "keys", keys), (3, "values", values)):
         if x is not None:
             x = _tensor(name, x, 2)
@@ -359,21 +390,6 @@ def transported_scores(queries: torch.Tensor, keys: torch.Tensor, transports: to
     return pulled @ pushed.transpose(-1, -2)
 
 
-def _offsets(offsets, n: int) -> tuple[int, ...]:
-    if isinstance(offsets, (str, bytes)) or not isinstance(offsets, Sequence) or len(offsets) == 0:
-        raise TypeError(f"offsets must be a non-empty sequence of integers, got {offsets!r}")
-    out = []
-    for delta in offsets:
-        if isinstance(delta, bool) or not isinstance(delta, Integral):
-            raise TypeError(f"offsets must hold integers, got {delta!r}")
-        if delta == 0 or abs(delta) > n - 1:
-            raise ValueError(f"offsets must be nonzero integers with |delta| <= n - 1 = {n - 1}, got {delta}")
-        out.append(int(delta))
-    if len(set(out)) != len(out):
-        raise ValueError(f"offsets must be distinct, got {tuple(out)}")
-    return tuple(out)
-
-
 def _at_offset(rows: torch.Tensor, cols: torch.Tensor, delta: int) -> torch.Tensor:
     """The dot products of rows i and cols i + delta for every i, zero where i + delta is off the chain."""
     n = rows.shape[-2]
@@ -425,7 +441,7 @@ def banded_transported_scores(
     (True, 0.0)
     """
     pulled, pushed = _pulled_and_pushed(queries, keys, transports)
-    deltas = _offsets(offsets, pulled.shape[-2])
+    deltas = _check_offsets(offsets, n=pulled.shape[-2])
     return torch.stack([_at_offset(pulled, pushed, delta) for delta in deltas], dim=-1)
 
 
@@ -445,7 +461,11 @@ def multiscale_generator(
         Q_{ii} = -\sum_{\delta} Q_{i,i+\delta},
 
     all other entries zero; rates that would leave the chain are dropped, so every row sums to zero and
-    :math:`e^{tQ}` is row-stochastic for :math:`t \ge 0`.
+    :math:`e^{tQ}` is row-stochastic for :math:`t \ge 0`.  Built as
+    ``BandedGenerator(offsets, phi(scores).mT).dense()`` (:class:`workbench.nn._exp_markov.BandedGenerator`,
+    which stores rates as ``[..., K, n]``): the same banded construction as the exp-Markov layer.  For the
+    banded :math:`O(n\,K\,d)`-per-power route, pass that ``BandedGenerator`` itself to
+    :func:`double_exponential` with ``method="uniformization"``.
 
     Parameters
     ----------
@@ -480,7 +500,7 @@ def multiscale_generator(
     """
     c = _tensor("scores", scores, 2)
     n = c.shape[-2]
-    deltas = _offsets(offsets, n)
+    deltas = _check_offsets(offsets, n=n)
     if c.shape[-1] != len(deltas):
         raise ValueError(
             f"scores must have one column per offset (shape [..., n, {len(deltas)}]), got shape {tuple(c.shape)}"
@@ -495,24 +515,21 @@ def multiscale_generator(
     low = float(rates.detach().min())
     if low < 0:
         raise ValueError(f"phi must return nonnegative rates, got minimum {low:.6g}")
-    q = torch.zeros((*c.shape[:-1], n), dtype=rates.dtype, device=rates.device)
-    for column, delta in enumerate(deltas):
-        band = rates[..., :, column]
-        band = band[..., : n - delta] if delta > 0 else band[..., -delta:]
-        q = q + torch.diag_embed(band, offset=delta)
-    return q - torch.diag_embed(q.sum(-1))
+    # The banded generator of workbench.nn._exp_markov stores rates as [..., K, n]; scores are [..., n, K].
+    return BandedGenerator(deltas, rates.mT).dense()
 
 
 # --- 4. double exponential -------------------------------------------------------------------------------
 
 
 def double_exponential(
-    generator: torch.Tensor,
+    generator: torch.Tensor | BandedGenerator,
     transports: torch.Tensor,
     values: torch.Tensor,
     t: float | torch.Tensor = 1.0,
     *,
     method: str = "dense",
+    max_terms: int | None = DEFAULT_MAX_TERMS,
 ) -> torch.Tensor:
     r"""The double exponential: transport values to the shared frame, mix by :math:`e^{tQ}`, transport back.
 
@@ -529,18 +546,29 @@ def double_exponential(
     :math:`y_i \mapsto S_i y_i`.  For a Markov generator :math:`Q` and :math:`t \ge 0`, :math:`e^{tQ}` is
     row-stochastic.
 
+    The Kronecker lift never has to be formed: :math:`e^{tQ\otimes I_d}\operatorname{vec}U = \operatorname{vec}
+    (e^{tQ}U)` for :math:`U = [u_0; \dots; u_{n-1}]` of shape ``[n, d]``, so the mixing step is one action of
+    :math:`e^{tQ}` on the :math:`d` columns of :math:`U`.
+
     Parameters
     ----------
-    generator : torch.Tensor, shape=[..., n, n]
-        :math:`Q` (e.g. :func:`multiscale_generator`).
+    generator : torch.Tensor, shape=[..., n, n], or BandedGenerator
+        :math:`Q` (e.g. :func:`multiscale_generator`), a Markov generator for ``method="uniformization"``.  A
+        :class:`~workbench.nn._exp_markov.BandedGenerator` is applied banded by ``"uniformization"`` and
+        densified for the other methods.
     transports : torch.Tensor, shape=[..., n, d, d]
     values : torch.Tensor, shape=[..., n, d]
     t : float or torch.Tensor
         Time :math:`t \ge 0`; a tensor (learnable, broadcastable to the batch shape) is differentiated through.
-    method : {'dense', 'expmv'}
-        ``'dense'``: ``torch.linalg.matrix_exp`` (differentiable; fine for :math:`n` up to a few hundred).
-        ``'expmv'``: :func:`workbench.expmv.expmv` by uniformization (no gradient; float ``t``; a loop over
-        the batch).
+    method : {'dense', 'uniformization', 'expmv'}
+        ``'dense'``: ``torch.linalg.matrix_exp`` (differentiable; :math:`O(n^3)`, fine for :math:`n` up to a few
+        hundred).  ``'uniformization'``: :func:`workbench.nn._exp_markov.uniformized_action` applied to
+        :math:`U` (differentiable in :math:`Q`, :math:`t`, the transports and the values; about
+        :math:`\lambda t` powers, each :math:`O(n\,w\,d)` for a ``BandedGenerator`` with :math:`w` offsets
+        or :math:`O(n^2 d)` dense, plus :math:`O(n\,d^3)` for the transports).  ``'expmv'``:
+        :func:`workbench.expmv.expmv` by uniformization (no gradient; float ``t``; a loop over the batch).
+    max_terms : int or None
+        Cap on the uniformization powers for ``method="uniformization"`` (see :func:`uniformized_action`).
 
     Returns
     -------
@@ -563,15 +591,26 @@ def double_exponential(
     >>> direct = sum(P[2, j] * transport(T, 2, j) @ V[j] for j in range(5))
     >>> bool(torch.allclose(Y[2], direct, atol=1e-13))
     True
+    >>> bool(torch.allclose(double_exponential(Q, T, V, 0.7, method="uniformization"), Y, atol=1e-13))
+    True
     """
     t_ = _transports(transports)
     n = t_.shape[-3]
-    q = _matrices("generator", generator, 2)
-    if q.shape[-1] != n:
-        raise ValueError(f"generator must have shape [..., {n}, {n}] to match transports, got shape {tuple(q.shape)}")
+    check_choice("method", method, ("dense", "uniformization", "expmv"))
+    banded = generator if isinstance(generator, BandedGenerator) else None
+    if banded is not None:
+        if banded.n != n:
+            raise ValueError(f"generator must have n = {n} states to match transports, got n = {banded.n}")
+        if method != "uniformization":
+            generator, banded = banded.dense(), None
+    if banded is None:
+        q = _matrices("generator", generator, 2)
+        if q.shape[-1] != n:
+            raise ValueError(
+                f"generator must have shape [..., {n}, {n}] to match transports, got shape {tuple(q.shape)}"
+            )
     v = _tensor("values", values, 2)
     _same_frames("values", v, t_)
-    check_choice("method", method, ("dense", "expmv"))
     if isinstance(t, torch.Tensor):
         t = _tensor("t", t, 0)
         if bool((t.detach() < 0).any()):
@@ -586,6 +625,8 @@ def double_exponential(
     if method == "dense":
         tq = t[..., None, None] * q if isinstance(t, torch.Tensor) else t * q
         z = _expm(tq) @ u
+    elif method == "uniformization":  # e^{tQ⊗I} vec(U) = vec(e^{tQ} U): one semigroup action on the d columns
+        z = uniformized_action(banded if banded is not None else q, u, t, max_terms=max_terms)
     else:
         from workbench.expmv import expmv  # numpy-backed engine: no autograd
 
@@ -651,7 +692,7 @@ def conjugated_generator(generator: torch.Tensor, transports: torch.Tensor) -> t
     q = _matrices("generator", generator, 2)
     if q.shape[-1] != n:
         raise ValueError(f"generator must have shape [..., {n}, {n}] to match transports, got shape {tuple(q.shape)}")
-    inverse = torch.linalg.inv(t_)
+    inverse = _solve("transports", t_, torch.eye(d, dtype=t_.dtype, device=t_.device).expand_as(t_))
     twists = t_.unsqueeze(-3) @ inverse.unsqueeze(-4)  # [..., n, n, d, d]: T_i T_j^{-1}
     blocks = q[..., None, None] * twists
     batch = blocks.shape[:-4]
@@ -812,23 +853,24 @@ def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int =
 # --- 6. curvature ---------------------------------------------------------------------------------------------
 
 
-def _principal_log(matrices: torch.Tensor, what: str) -> torch.Tensor:
-    """Real principal logarithm on the host (scipy), one matrix at a time; no gradient."""
-    host = matrices.detach().cpu().numpy().astype(np.float64)
-    flat = host.reshape(-1, *host.shape[-2:])
-    out = np.empty_like(flat)
+def _principal_logs(matrices: torch.Tensor, what: str) -> torch.Tensor:
+    """:func:`workbench.nn._log_lens.principal_log` (``kind="auto"``) of each matrix of a stack, on the host.
+
+    No gradient.  A matrix without a real principal logarithm raises ``ValueError`` naming its index and the
+    log lens's reason, so this module and the log lens agree on when a logarithm exists.
+    """
+    flat = matrices.detach().reshape(-1, *matrices.shape[-2:])
+    out = np.empty(tuple(flat.shape), dtype=np.float64)
     for index, m in enumerate(flat):
-        eig = np.linalg.eigvals(m)
-        bad = (np.abs(eig.imag) <= 1e-12 * np.abs(eig).max()) & (eig.real <= 0)
-        if bad.any():
-            where = tuple(int(i) for i in np.unravel_index(index, host.shape[:-2]))
+        try:
+            out[index] = principal_log(m, "auto")
+        except ValueError as error:
+            where = tuple(int(i) for i in np.unravel_index(index, tuple(matrices.shape[:-2])))
             raise ValueError(
-                f"{what} {where} has an eigenvalue on the closed negative real axis "
-                f"({eig[bad][0].real:.3g}): no real principal logarithm; use a truncated series (degree=N) "
+                f"{what} {where} has no real principal logarithm ({error}); use a truncated series (degree=N) "
                 "or smaller generators"
-            )
-        out[index] = np.real(scipy.linalg.logm(m))
-    return torch.from_numpy(out.reshape(host.shape)).to(dtype=matrices.dtype, device=matrices.device)
+            ) from error
+    return torch.from_numpy(out.reshape(tuple(matrices.shape))).to(dtype=matrices.dtype, device=matrices.device)
 
 
 def curvature(generators: torch.Tensor, degree: int | None = None) -> torch.Tensor:
@@ -842,15 +884,18 @@ def curvature(generators: torch.Tensor, degree: int | None = None) -> torch.Tens
     the logarithm of the group commutator of the two edge transports: zero when they commute ("flat wire"),
     :math:`[A_{i+1}, A_i] + O(\varepsilon^3)` for generators of size :math:`\varepsilon`.
 
-    ``degree=None`` takes the real principal logarithm on the host (``scipy.linalg.logm``; no gradient; a
-    ``ValueError`` if the commutator has an eigenvalue on the closed negative real axis).  ``degree=N`` evaluates
-    the group-commutator series :func:`workbench.lie.commutator_log` through degree :math:`N` on
+    ``degree=None`` takes the real principal logarithm on the host with the log lens's
+    :func:`workbench.nn._log_lens.principal_log` (``kind="auto"``: the Mercator/Padé quadrature near the
+    identity, where these group commutators live, ``logm`` elsewhere; no gradient; a ``ValueError`` naming the
+    edge when no real principal logarithm exists, e.g. an eigenvalue on the closed negative real axis).
+    ``degree=N`` evaluates the group-commutator series :func:`workbench.lie.commutator_log` through degree :math:`N` on
     :math:`(A, B) = (A_{i+1}, A_i)` in torch (differentiable, batched), error :math:`O(\varepsilon^{N+1})`.
 
     On a chain every connection is pure gauge (:math:`e^{A_\ell} = T_{\ell+1} T_\ell^{-1}`), so :math:`F_i` is not a
     gauge-invariant curvature: it measures the non-commutativity of consecutive edge moves read in one fixed
     frame (the curvature of the constant 2-D connection :math:`A_i\,dx + A_{i+1}\,dy` on a unit plaquette).  It is
-    invariant under a constant gauge :math:`S_\ell = S` (conjugation :math:`F_i \mapsto S F_i S^{-1}`).
+    covariant, not invariant, under a constant gauge :math:`S_\ell = S`: :math:`F_i \mapsto S F_i S^{-1}` (its
+    spectrum is invariant, and so is :math:`\lVert F_i\rVert_F` for an orthogonal :math:`S`).
 
     Parameters
     ----------
@@ -891,7 +936,7 @@ def curvature(generators: torch.Tensor, degree: int | None = None) -> torch.Tens
         return _commutator_series(_degree(degree)).evaluate(later, earlier)
     e_later, e_earlier = _expm(later), _expm(earlier)
     group = e_later @ e_earlier @ _expm(-later) @ _expm(-earlier)
-    return _principal_log(group, "the group commutator at edge")
+    return _principal_logs(group, "the group commutator at edge")
 
 
 # --- 7. holonomy ----------------------------------------------------------------------------------------------
@@ -961,4 +1006,4 @@ def holonomy(generators: torch.Tensor, start: int, stop: int, second: torch.Tens
         other = _matrices("second", second, 2)
         if other.shape[-1] != d:
             raise ValueError(f"second must be {d} x {d} to match generators, got shape {tuple(other.shape)}")
-    return torch.linalg.solve(other, path, left=False)
+    return _solve("second", other, path, left=False)

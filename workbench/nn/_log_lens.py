@@ -485,8 +485,9 @@ def commutator_norms(generators, *, normalize: bool = False) -> np.ndarray:
         \tilde H_{\ell m} = \frac{H_{\ell m}}{\lVert S_\ell\rVert_F\,\lVert S_m\rVert_F} \in [0, \sqrt 2]
 
     (normalised, with :math:`0/0 := 0`; the bound :math:`\sqrt2` is the Böttcher–Wenzel inequality).
-    :math:`H` is symmetric with zero diagonal; :math:`H_{\ell m} = 0` iff the two flows commute, i.e.
-    :math:`e^{S_\ell}e^{S_m} = e^{S_\ell + S_m}` can be fused (the BCH series stops at degree 1).
+    :math:`H` is symmetric with zero diagonal; :math:`H_{\ell m} = 0` iff the generators commute, which implies
+    :math:`e^{S_\ell}e^{S_m} = e^{S_\ell + S_m}` (the BCH series stops at degree 1, so the pair can be fused);
+    the converse can fail when eigenvalues differ by nonzero multiples of :math:`2\pi i`.
 
     Parameters
     ----------
