@@ -39,7 +39,7 @@ __all__ = [
     "lyndon_triangular_blocks",
 ]
 
-CHUNK = 512  # target words per vectorised batch (bounds the level arrays to ~100 MB at degree 19)
+CHUNK = 512  # target words per batch: the node values are [nodes, CHUNK] int32 (~27 MB at degree 19)
 
 
 @cache
@@ -295,15 +295,6 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
         matrix = scipy.sparse.csr_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape)
         result.append((np.array(members), matrix))
     return tuple(result)
-
-
-@cache
-def _positions(n_letters: int, length: int) -> dict[Word, int]:
-    return {w: k for k, w in enumerate(lyndon_words(n_letters, length))}
-
-
-def _position(n_letters: int, word: Word) -> int:
-    return _positions(n_letters, len(word))[word]
 
 
 def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fraction]) -> dict[Word, Fraction]:
