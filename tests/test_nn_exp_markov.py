@@ -514,3 +514,16 @@ def test_catalogue_identities(identity):
     assert any(step.holds is not None for step in steps)
     assert all(step.holds is not False for step in steps)
     assert identity.verify(np.random.default_rng(0), "small", "torch:cpu").passed
+
+
+def test_default_tol_is_the_unit_roundoff_of_the_input_dtype():
+    # Oracle: the same call with the unit roundoff passed explicitly (2^-24 for float32, 2^-53 for float64)
+    # gives bitwise the same result; the float32 result agrees with float64 to float32 precision.
+    q = torch.tensor([[-2.0, 2.0], [1.0, -1.0]], dtype=torch.float64)
+    x = torch.tensor([[1.0], [3.0]], dtype=torch.float64)
+    for dtype, roundoff in ((torch.float32, 2.0**-24), (torch.float64, 2.0**-53)):
+        default = uniformized_action(q.to(dtype), x.to(dtype), 3.0)
+        explicit = uniformized_action(q.to(dtype), x.to(dtype), 3.0, tol=roundoff)
+        assert torch.equal(default, explicit)
+    exact = uniformized_action(q, x, 3.0)
+    assert torch.allclose(uniformized_action(q.float(), x.float(), 3.0).double(), exact, rtol=1e-6, atol=0)

@@ -444,7 +444,11 @@ def _as_generator(Q):
     return None, Q, tuple(Q.shape[:-2]), n
 
 
-def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=DEFAULT_MAX_TERMS):
+def _check_tol(tol) -> float:
+    return check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+
+
+def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TERMS):
     r"""The action :math:`e^{tQ}X` of a Markov semigroup by uniformization, differentiable in :math:`Q, t, X`.
 
     .. math::
@@ -484,8 +488,9 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=DEFAULT_MA
         Times :math:`t \ge 0`, broadcastable against the batch shape of ``Q`` (e.g. one per head).
     rate : float, optional
         A uniformization rate :math:`\lambda \ge \max_i(-Q_{ii})` for every batch element.
-    tol : float
-        Neglected Poisson mass, in :math:`(0, 1)`.
+    tol : float, optional
+        Neglected Poisson mass, in :math:`(0, 1)`; default the unit roundoff of ``X``'s dtype
+        (:math:`2^{-53}` for float64, :math:`2^{-24}` for float32): a smaller mass cannot show in the result.
     max_terms : int or None
         Raise ``ValueError`` (naming ``t``, :math:`\lambda t` and the cap) instead of running when more than this
         many powers would be needed; default :data:`DEFAULT_MAX_TERMS` = 10 000 (:math:`\lambda t \lesssim 9.2
@@ -534,7 +539,9 @@ def uniformized_action(Q, X, t, *, rate=None, tol=2.0**-53, max_terms=DEFAULT_MA
     if q_dtype != X.dtype:
         raise TypeError(f"Q and X must have the same floating type, got Q {q_dtype} and X {X.dtype}; convert one")
     check_finite("X", X.detach())
-    tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    if tol is None:
+        tol = torch.finfo(X.dtype).eps / 2 if isinstance(X, torch.Tensor) and X.is_floating_point() else 2.0**-53
+    tol = _check_tol(tol)
     max_terms = _check_max_terms(max_terms)
     dtype, device = X.dtype, X.device
     if isinstance(t, torch.Tensor):
@@ -646,8 +653,9 @@ class ExpMarkovAttention(nn.Module):
         Initial time of every head, :math:`> 0`.
     bias : bool
         Biases in the four projections.
-    tol : float
-        Neglected Poisson mass of the uniformization (:func:`uniformized_action`).
+    tol : float, optional
+        Neglected Poisson mass of the uniformization (:func:`uniformized_action`); default the input's unit
+        roundoff.
     max_terms : int or None
         Cap on the uniformization powers per forward (:func:`uniformized_action`); default
         :data:`DEFAULT_MAX_TERMS`.  A forward whose :math:`\max_h t_h\lambda_h` needs more raises ``ValueError``.
@@ -678,7 +686,7 @@ class ExpMarkovAttention(nn.Module):
         t_init=1.0,
         *,
         bias=True,
-        tol=2.0**-53,
+        tol=None,
         max_terms=DEFAULT_MAX_TERMS,
     ):
         super().__init__()
@@ -688,7 +696,7 @@ class ExpMarkovAttention(nn.Module):
             offsets = multiscale_offsets(2, causal=self.causal)
         self.offsets = _check_offsets(offsets, causal=self.causal)
         t_init = check_in_range("t_init", t_init, 0.0, low_inclusive=False)
-        self.tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+        self.tol = None if tol is None else _check_tol(tol)
         self.max_terms = _check_max_terms(max_terms)
         self.d_head = self.d_model // self.n_heads
         self.q_proj = nn.Linear(self.d_model, self.d_model, bias=bias)
@@ -757,8 +765,8 @@ class HeatKernelAttention(nn.Module):
         How the scales are combined.
     bias : bool
         Biases in the projections.
-    tol : float
-        Neglected Poisson mass of the uniformization.
+    tol : float, optional
+        Neglected Poisson mass of the uniformization; default the input's unit roundoff.
     max_terms : int or None
         Cap on the uniformization powers per forward (:func:`uniformized_action`); default
         :data:`DEFAULT_MAX_TERMS`.
@@ -787,7 +795,7 @@ class HeatKernelAttention(nn.Module):
         mix="learned",
         *,
         bias=True,
-        tol=2.0**-53,
+        tol=None,
         max_terms=DEFAULT_MAX_TERMS,
     ):
         super().__init__()
@@ -800,7 +808,7 @@ class HeatKernelAttention(nn.Module):
             raise ValueError(f"times must be a non-empty sequence of positive numbers, got {times!r}")
         self.offsets = _check_offsets(offsets, positive=True)
         self.mix = check_choice("mix", mix, ("learned", "concat"))
-        self.tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+        self.tol = None if tol is None else _check_tol(tol)
         self.max_terms = _check_max_terms(max_terms)
         self.d_head = self.d_model // self.n_heads
         self.n_scales = len(values)
