@@ -297,6 +297,15 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     return tuple(result)
 
 
+@cache
+def _solver_blocks(n_letters: int, degree: int) -> tuple[tuple[list[int], np.ndarray, np.ndarray, np.ndarray], ...]:
+    # The triangular blocks in the form the exact solve reads: members, CSR arrays, entries as Python ints.
+    return tuple(
+        (members.tolist(), block.indptr, block.indices, block.data.astype(object))
+        for members, block in lyndon_triangular_blocks(n_letters, degree)
+    )
+
+
 def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fraction]) -> dict[Word, Fraction]:
     """Solve ``T c = z`` exactly for the Lyndon coordinates ``c`` of a Lie polynomial of one degree.
 
@@ -316,13 +325,16 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     denominator = math.lcm(*(v.denominator for v in values))
     scaled = [v.numerator * (denominator // v.denominator) for v in values]
     coordinates: dict[Word, Fraction] = {}
-    for members, block in lyndon_triangular_blocks(n_letters, degree):
+    for members, indptr, indices, data in _solver_blocks(n_letters, degree):
+        rhs = [scaled[p] for p in members]
+        first = next((a for a, v in enumerate(rhs) if v), None)
+        if first is None:  # a zero right side has the zero solution (unitriangular block)
+            continue
         solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
-        indptr, indices, data = block.indptr, block.indices, block.data.astype(object)
-        for a, position in enumerate(members.tolist()):
+        for a in range(first, len(members)):  # rows above the first nonzero stay zero
             lo, hi = indptr[a], indptr[a + 1] - 1  # the last entry of row a is the diagonal 1
-            total = scaled[position] - np.dot(data[lo:hi], solution[indices[lo:hi]]) if hi > lo else scaled[position]
+            total = rhs[a] - np.dot(data[lo:hi], solution[indices[lo:hi]]) if hi > lo else rhs[a]
             solution[a] = total
             if total:
-                coordinates[words[position]] = Fraction(total, denominator)
+                coordinates[words[members[a]]] = Fraction(total, denominator)
     return coordinates
