@@ -181,10 +181,22 @@ def _tree_coordinates(tree: Tree, n_letters: int) -> dict[Word, Fraction]:
     # then the engine's exact triangular solve (a tree is a Lie polynomial by construction).
     from workbench.lie._fast import lyndon_coordinates_from_values
 
-    expansion = dict(expand_tree(tree))
     degree = tree_degree(tree)
-    values = [Fraction(expansion.get(u, 0)) for u in lyndon_words(n_letters, degree)]
+    index = _lyndon_index(n_letters, degree)
+    values = [_ZERO] * len(index)
+    for word, c in expand_tree(tree):
+        position = index.get(word)
+        if position is not None:
+            values[position] = Fraction(c)
     return lyndon_coordinates_from_values(n_letters, degree, values)
+
+
+_ZERO = Fraction(0)
+
+
+@cache
+def _lyndon_index(n_letters: int, degree: int) -> dict[Word, int]:
+    return {w: k for k, w in enumerate(lyndon_words(n_letters, degree))}
 
 
 @cache
