@@ -112,7 +112,7 @@ def test_bench_bch_small_json():
 def test_bench_unknown_name(capsys):
     assert main(["bench", "nope"]) == 2
     assert (
-        "workbench bench: error: name must be one of bch, bch-fusion, diffusion-map, expmv, rank1, transport-gram, got 'nope'"
+        "workbench bench: error: name must be one of bch, bch-fusion, diffusion-map, exp-markov, expmv, rank1, transport-gram, got 'nope'"
         in capsys.readouterr().err
     )
 
@@ -128,3 +128,12 @@ def test_bench_bch_fusion_toggle_and_tables(monkeypatch, capsys):
     assert main(["bench", "bch-fusion"]) == 0
     out = capsys.readouterr().out
     assert "BCH fusion of 4 skew exponentials" in out and "Residual stack fusion" in out
+
+
+def test_bench_exp_markov_small_json():
+    # The layer kernel, the dense exponential, scipy and the engine agree (the benchmark's own error column).
+    import benchmarks.exp_markov as bench
+
+    report = bench.run(sizes=(64,), d=4)
+    assert report["columns"][0] == "n" and report["rows"][0][0] == 64
+    assert float(report["rows"][0][-1]) < 1e-12

@@ -461,7 +461,7 @@ def _parser() -> argparse.ArgumentParser:
     p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
 
     p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
-    p_bench.add_argument("name", help="bch, bch-fusion, rank1, diffusion-map, expmv, transport-gram")
+    p_bench.add_argument("name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram")
     p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
 
