@@ -167,6 +167,16 @@ def _shift(x, offset: int):
     return torch.cat([pad, x[..., : n + offset, :]], dim=-2)
 
 
+def _shifted_views(x, offsets):
+    r"""All shifts :math:`(S_o x)_i = x_{i+o}` (zero outside the sequence) as views of one zero-padded copy.
+
+    One allocation per call instead of one per offset; out of place, so autograd sees no in-place edit.
+    """
+    n, width = x.shape[-2], max(abs(o) for o in offsets)
+    padded = torch.nn.functional.pad(x, (0, 0, width, width))
+    return [padded[..., width + o : width + o + n, :] for o in offsets]
+
+
 def _valid_mask(offsets, n: int, *, device, dtype):
     r"""``mask[r, i] = 1`` where :math:`0 \le i + o_r < n` (the rate :math:`Q_{i,i+o_r}` exists)."""
     idx = torch.arange(n, device=device)
@@ -247,10 +257,9 @@ class BandedGenerator:
 
     def matmul(self, x):
         r""":math:`QX` by shifted adds, :math:`\sum_r R_{r}\odot(S_{o_r}X - X)`, for ``x`` of shape ``[..., n, d]``."""
-        out = None
-        for r, o in enumerate(self.offsets):
-            term = self.rates[..., r, :, None] * (_shift(x, o) - x)
-            out = term if out is None else out + term
+        out = -self.exit_rates()[..., None] * x
+        for r, view in enumerate(_shifted_views(x, self.offsets)):
+            out = out + self.rates[..., r, :, None] * view
         return out
 
     def stochastic_step(self, x, rate):
@@ -266,8 +275,8 @@ class BandedGenerator:
         scaled = self.rates / rate[..., None, None]
         stay = 1.0 - scaled.sum(dim=-2)
         out = stay[..., None] * x
-        for r, o in enumerate(self.offsets):
-            out = out + scaled[..., r, :, None] * _shift(x, o)
+        for r, view in enumerate(_shifted_views(x, self.offsets)):
+            out = out + scaled[..., r, :, None] * view
         return out
 
     def dense(self):
