@@ -28,7 +28,7 @@ import numpy as np
 import scipy
 import scipy.linalg
 
-from workbench.experiments._bch_fusion import (
+from workbench.experiments import (
     FUSION_METHODS,
     fusion_slopes,
     fusion_table,

@@ -90,7 +90,7 @@ _REPOSITORY = Path(__file__).resolve().parents[1]
 
 
 def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int) -> dict:
-    from workbench.markov._markov_operator import MarkovOperator
+    from workbench.markov import MarkovOperator
 
     points = np.load(path)
     start = time.perf_counter()
@@ -124,8 +124,8 @@ def sklearn_pipeline(path: str, gamma: float, k: int, count: int) -> dict:
 
 
 def curvature_pipeline(path: str, beta: float, k: int) -> dict:
-    from workbench.markov._curvature import bakry_emery_curvature
-    from workbench.markov._markov_operator import MarkovOperator
+    from workbench.markov import bakry_emery_curvature
+    from workbench.markov import MarkovOperator
 
     op = MarkovOperator.from_points(np.load(path), beta, k=k)
     start = time.perf_counter()
@@ -226,8 +226,8 @@ def _self_loop_free_reference(points: np.ndarray, beta: float) -> tuple[np.ndarr
     """The workbench's eigenpairs, degrees and edge count for the kernel scikit-learn diagonalises (K_ii = 0)."""
     import scipy.sparse
 
-    from workbench.markov._kernels import gauss_kernel_sparse
-    from workbench.markov._markov_operator import MarkovOperator
+    from workbench.markov import gauss_kernel_sparse
+    from workbench.markov import MarkovOperator
 
     kernel = gauss_kernel_sparse(points, beta, k=NEIGHBOURS)
     kernel = kernel - scipy.sparse.eye_array(kernel.shape[0], format="csr")
@@ -239,7 +239,7 @@ def _self_loop_free_reference(points: np.ndarray, beta: float) -> tuple[np.ndarr
 
 def _neumann_deviation(values: np.ndarray) -> float:
     """max_k |(1 − μ_k)/(1 − μ₁) ÷ (λ_k/λ₁) − 1| against the Swiss roll's Neumann spectrum."""
-    from workbench.markov._samplers import SwissRoll
+    from workbench.markov import SwissRoll
 
     laplacian = SwissRoll().spectrum(values.shape[0])
     gap = 1.0 - values
@@ -277,7 +277,7 @@ def _seconds(result) -> str:
 
 
 def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_python: str | None) -> list[list]:
-    from workbench.markov._samplers import SwissRoll
+    from workbench.markov import SwissRoll
 
     points = SwissRoll().sample(n, seed=SEED)
     path = str(Path(directory) / f"swiss_roll_{n}.npy")
@@ -333,10 +333,10 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
 def _curvature_row(n: int, directory: str, limit: float, repeats: int) -> list:
     label = "Bakry–Émery curvature K∞, all vertices"
     try:
-        from workbench.markov._curvature import bakry_emery_curvature  # noqa: F401  (only: is it there yet?)
+        from workbench.markov import bakry_emery_curvature  # noqa: F401  (only: is it there yet?)
     except ImportError:
-        return [n, label, "not available (workbench.markov._curvature)", "—", "—", "—", ""]
-    from workbench.markov._samplers import SwissRoll
+        return [n, label, "not available (workbench.markov)", "—", "—", "—", ""]
+    from workbench.markov import SwissRoll
 
     points = SwissRoll().sample(n, seed=SEED)
     path = str(Path(directory) / f"swiss_roll_{n}_curvature.npy")

@@ -71,7 +71,7 @@ def nonnormal(n: int, seed: int = 0) -> scipy.sparse.csr_array:
 
 
 def _cases(sizes):
-    from workbench.expmv._banded import banded_markov_generator
+    from workbench.expmv import banded_markov_generator
 
     for n in sizes:
         yield "path heat e^{−tL}", n, 200.0, lambda n=n: -path_laplacian(n), {}

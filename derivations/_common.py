@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from workbench._backend import to_numpy
-from workbench._validation import check_choice
+from workbench.backend import to_numpy
 from workbench.catalogue import SCALES
+from workbench.validation import check_choice
 
 EPS = float(np.finfo(np.float64).eps)
 

@@ -18,7 +18,6 @@ import numpy as np
 import sympy as sp
 
 from derivations._common import by_scale, relative_error
-from workbench._backend import namespace, to_backend, to_numpy
 from workbench.attention import (
     OPERATORS,
     AttentionHead,
@@ -53,6 +52,7 @@ from workbench.attention import (
     triangle_cycles,
     uniform_entropy,
 )
+from workbench.backend import namespace, to_backend, to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.markov import cycle_affinities, doob_transform, softmax_operator
 

@@ -2,7 +2,7 @@ r"""Riemannian geometry of the continuum generator: the Bochner formula and the 
 
 Source: Attention Geometry §4 (Witten–Novikov–Girsanov) and §5 (Bakry–Émery I); attention-geometry-math
 §A.4 [SEED generator 𝒞_𝒜 f = −ħΔ_G f + 2⟨𝒜, df⟩_G, DERIVED properties] and §A.5 [RECON, standard
-Bakry–Émery].  Everything is computed in coordinates with :mod:`workbench.continuum._riemann`:
+Bakry–Émery].  Everything is computed in coordinates with :mod:`workbench.continuum`:
 
 * ``continuum.bakry_emery.bochner`` — Γ and Γ₂ of ℒ = −𝒞_{dΦ} = ħΔ_G − 2⟨dΦ, d·⟩_G, computed from their
   definitions, equal Γ(f,g) = ħ⟨∇f,∇g⟩_G and the Bochner form
@@ -29,7 +29,7 @@ import sympy as sp
 
 from derivations._common import by_scale
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.continuum._riemann import (
+from workbench.continuum import (
     RiemannianMetric,
     bakry_emery_gamma,
     bakry_emery_gamma2,

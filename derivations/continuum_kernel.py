@@ -23,12 +23,12 @@ import scipy.sparse
 import sympy as sp
 
 from derivations._common import by_scale
-from workbench._validation import check_in_range, check_integer
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.continuum._kernel_calculus import kernel_calculus_at, sphere_product_quadrature, torus_lattice
-from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_generator_expansion
-from workbench.continuum._riemann import bochner_gamma2
+from workbench.continuum import kernel_calculus_at, sphere_product_quadrature, torus_lattice
+from workbench.continuum import cauchy_green_estimator, kernel_generator_expansion
+from workbench.continuum import bochner_gamma2
 from workbench.markov import Circle, MarkovOperator, alpha_normalize, gauss_kernel, gauss_kernel_sparse, markov_operator
+from workbench.validation import check_in_range, check_integer
 
 __all__ = [
     "IDENTITIES",

@@ -2,7 +2,7 @@ r"""Nonlocal continuum limits: Varadhan's short-time formula and the Beurling–
 
 Source: Attention Geometry §8, Varadhan :math:`\lim_{t\to0}-4\hbar t\log p_t(x,y) = d_{\mathcal G}(x,y)^2`
 [SEED fragment], and §6, the Beurling–Deny split under critical rate scaling λ_β [RECON]
-(attention-geometry-math §A.5 "Also", §A.6).  Numeric side: :mod:`workbench.continuum._nonlocal`.
+(attention-geometry-math §A.5 "Also", §A.6).  Numeric side: :mod:`workbench.continuum`.
 
 * ``continuum.varadhan.short_time`` — heat kernel of ħΔ (∂_t p = ħΔp).  Flat m-space:
   −4ħt log p_t = d² + 2mħt log(4πħt) exactly (the prefactor correction, → 0 like t log t).  Unit S²:
@@ -35,8 +35,8 @@ import sympy as sp
 
 from derivations._common import by_scale
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.continuum._kernel_moments import kernel_generator_expansion
-from workbench.continuum._nonlocal import (
+from workbench.continuum import kernel_generator_expansion
+from workbench.continuum import (
     circle_courrege_operator,
     circle_jump_kernel,
     circle_log_heat_kernel,

@@ -11,7 +11,7 @@ import numpy as np
 import sympy as sp
 
 from derivations._common import as_float, by_scale
-from workbench._backend import namespace, to_backend
+from workbench.backend import namespace, to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.markov import (
     dirichlet_form,

@@ -13,7 +13,7 @@ import scipy.special
 import sympy as sp
 
 from derivations._common import by_scale, relative_error
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.expmv import expmv
 

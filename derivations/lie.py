@@ -22,7 +22,7 @@ import scipy.linalg
 import sympy as sp
 
 from derivations._common import by_scale
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.lie import (
     BASES,

@@ -15,7 +15,7 @@ import scipy.sparse
 import sympy as sp
 
 from derivations._common import as_float, by_scale
-from workbench._backend import namespace, to_backend, to_numpy
+from workbench.backend import namespace, to_backend, to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.markov import (
     MarkovOperator,

@@ -1,7 +1,7 @@
 r"""Structure by construction: Givens flows are orthogonal, commuting rotations are one exponential, SPD caps, symplecticity.
 
 Source: lie-exponential-roadmap (seed), "Structure by construction" and "GivensFlowMixer" / "SPD-MLP with Lipschitz
-control" (the layers of :mod:`workbench.nn._flows`).  Each guarantee is exact (to rounding) except the BCH defect of
+control" (the layers of :mod:`workbench.nn`).  Each guarantee is exact (to rounding) except the BCH defect of
 non-commuting rotations, which is checked by its rate: second order in the angles.
 """
 
@@ -12,7 +12,7 @@ import scipy.linalg
 import sympy as sp
 
 from derivations._common import EPS, by_scale, exp_series_coefficient, relative_error
-from workbench._backend import to_numpy
+from workbench.backend import to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim
 
 
@@ -69,7 +69,7 @@ def _verify_orthogonal(rng, scale, backend) -> Verification:
     plus random overlapping planes at angles uniform in [−π, π), three angle sets at once (batched).  float64.
     Tolerance 1e-13: each coordinate meets O(d) rotations, each orthogonal to a few ulps (measured ~1e-15).
     """
-    from workbench.nn._flows import givens_product, random_planes
+    from workbench.nn import givens_product, random_planes
 
     torch, device = _torch(backend)
     d = by_scale(scale, 32, 256)
@@ -115,7 +115,7 @@ def _verify_exp_commuting(rng, scale, backend) -> Verification:
     tolerance 8·d·eps (1.4e-13 at d = 16, 1.7e-13 at d = 96 — measured 1.4e-14 and 2e-14: expm of a skew matrix
     of norm ~π√d is accurate to a few ulps, and each coordinate meets ≤ 2·layers rotations).
     """
-    from workbench.nn._flows import brick_planes, givens_product, random_planes
+    from workbench.nn import brick_planes, givens_product, random_planes
 
     torch, device = _torch(backend)
     d = by_scale(scale, 16, 96)
@@ -173,7 +173,7 @@ def _verify_bch_defect(rng, scale, backend) -> Verification:
     bracket without its ½ (or a defect of the wrong order) gives |ρ − 1| ≥ ½.  The reported residual is max(|slope − 2|, 10·|ρ − 1|), so it
     is at most the slope's tolerance 0.1 exactly when both checks pass.
     """
-    from workbench.nn._flows import brick_planes, givens_product
+    from workbench.nn import brick_planes, givens_product
 
     torch, device = _torch(backend)
     d = by_scale(scale, 6, 24)
@@ -268,7 +268,7 @@ def _verify_spd(rng, scale, backend) -> Verification:
     over-shrinks (W = I, say) fails.  Residual: max(0, ratio/L − 1, λ_max(W)/L − 1) and, for eigvalsh,
     |λ_max(W)/L − 1|; tolerance 1e-12 (matrix_exp and eigvalsh rounding relative to ‖W‖, measured ~1e-15).
     """
-    from workbench.nn._flows import SPDMap
+    from workbench.nn import SPDMap
 
     torch, device = _torch(backend)
     d = by_scale(scale, 16, 128)
@@ -320,7 +320,7 @@ def _verify_symplectic(rng, scale, backend) -> Verification:
     2.3e-13 at d = 64): log det is a sum of d rounded logarithms of LU pivots (measured 3.5e-15 and 6.5e-14);
     the form defect itself is ~4e-16.
     """
-    from workbench.nn._flows import SymplecticMap, symplectic_form
+    from workbench.nn import SymplecticMap, symplectic_form
 
     torch, device = _torch(backend)
     d = by_scale(scale, 8, 64)

@@ -2,7 +2,7 @@ r"""BCH/Magnus fusion of stacked exponentials: truncation orders, the leading co
 
 Source: lie-exponential-roadmap (seed), "Fusion at inference" (:math:`\Omega \approx \sum A_i + \tfrac12
 \sum_{i<j}[A_i, A_j] + \cdots`, "controllable approximation based on commutator norms"), "MagnusBlock" and the
-"BCH/Magnus fusion micro-experiment".  Implementation: :mod:`workbench.experiments._bch_fusion`.
+"BCH/Magnus fusion micro-experiment".  Implementation: :mod:`workbench.experiments`.
 
 Numeric route: the fused :math:`e^{\Omega}` against the dense product of ``scipy.linalg.expm`` factors (BCH)
 or against an adaptive 8th-order Runge–Kutta solution of :math:`\dot Y = A(t) Y` (Magnus); errors must fall
@@ -18,15 +18,22 @@ import scipy.linalg
 import sympy as sp
 
 from derivations._common import by_scale, exp_series_coefficient
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Identity, Step, Verification, claim, fit_rate
-from workbench.experiments._bch_fusion import ResidualStack, _unit_skew, fuse, product_of_exponentials
+from workbench.experiments import ResidualStack, fuse, product_of_exponentials
 from workbench.lie import bch_many, magnus
 
 SEED = "lie-exponential-roadmap (seed)"
 RATE_TOLERANCE = 0.15  # measured slopes sit within 0.03 of the prediction; the next order bends the top of the range
 SCALES_EPS = np.geomspace(0.02, 0.2, 5)  # order-4 error at ε = 0.02 is ~1e-11, well above rounding (1e-15)
 STEPS_H = np.geomspace(0.01, 0.05, 5)  # T = 4h ≤ 0.2: the next order stays out of the fit (measured ±0.07)
+
+
+def _unit_skew(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+    """``count`` skew-symmetric matrices (M − Mᵀ)/‖M − Mᵀ‖_F with Gaussian M, shape [count, dim, dim]."""
+    m = rng.standard_normal((count, dim, dim))
+    skew = m - np.swapaxes(m, -1, -2)
+    return skew / np.linalg.norm(skew, axis=(-2, -1), keepdims=True)
 
 
 def _worst_rate(rates: dict, expected: dict, tolerance: float, **sizes) -> Verification:

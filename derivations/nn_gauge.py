@@ -3,7 +3,7 @@ r"""Gauge transport on a sequence: the conjugation identity, its BCH error, curv
 Source: lie-exponential-roadmap (seed), gauge transformer: prefix transports :math:`T_j`, transported
 compatibilities, the double exponential :math:`T^{-1}e^{tQ\otimes I}T V`, the conjugation ("content-twist")
 identity and its BCH gap, the discrete curvature :math:`F_i`.  The displays were partly lost in extraction;
-the exact statements below are reconstructions [RECON] in the convention of :mod:`workbench.nn._gauge`
+the exact statements below are reconstructions [RECON] in the convention of :mod:`workbench.nn`
 (:math:`T_j = e^{A_{j-1}}\cdots e^{A_0}`, :math:`R_{i\leftarrow j} = T_iT_j^{-1}`,
 :math:`\mathcal T = \operatorname{diag}(T_j)`).
 
@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 
 from derivations._common import by_scale, relative_error
-from workbench._backend import to_backend
+from workbench.backend import to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.lie import bch, commutator_log
 
@@ -96,7 +96,7 @@ def _verify_conjugation(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._gauge import (
+    from workbench.nn import (
         conjugated_generator,
         double_exponential,
         multiscale_generator,
@@ -153,7 +153,7 @@ def _verify_conjugation_bch_order(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._gauge import bch_conjugation_error, double_exponential, multiscale_generator, twisted_generator
+    from workbench.nn import bch_conjugation_error, double_exponential, multiscale_generator, twisted_generator
 
     d, n = by_scale(scale, 4, 6), by_scale(scale, 6, 12)
     top = 4  # at degree 5 the smallest-ε twist error sits on a ~5e-12 floor (d = 6), bending the fit
@@ -210,7 +210,7 @@ def _verify_curvature_bch(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._gauge import curvature
+    from workbench.nn import curvature
 
     d, m = by_scale(scale, 4, 8), by_scale(scale, 4, 16)
     base = _unit(rng, m, d)
@@ -260,7 +260,7 @@ def _verify_covariance(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._gauge import (
+    from workbench.nn import (
         banded_transported_scores,
         double_exponential,
         gauge_change,

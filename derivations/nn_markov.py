@@ -2,7 +2,7 @@ r"""Generators as layers: exp-Markov attention is stochastic, heat-kernel attent
 
 Source: lie-exponential-roadmap (seed): "A Markov generator ⇒ exp(tA) is row-stochastic"; "ExpMarkovAttention
 (global, normalized attention)"; "Heat-kernel attention ... P = exp(−tL)".  The layers of
-:mod:`workbench.nn._exp_markov` build a banded generator from token content and apply :math:`e^{tQ}` by a
+:mod:`workbench.nn` build a banded generator from token content and apply :math:`e^{tQ}` by a
 differentiable uniformization; the checks read the dense operator the layer returns and compare it with
 ``scipy.linalg.expm`` of the dense generator (Padé, an independent algorithm), and test the structure the
 generator guarantees: :math:`P \ge 0`, :math:`P\mathbf 1 = \mathbf 1`, and for a symmetric generator
@@ -75,7 +75,7 @@ def _verify_stochastic(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._exp_markov import ExpMarkovAttention
+    from workbench.nn import ExpMarkovAttention
 
     batch, n, d_model, heads = by_scale(scale, (2, 24, 16, 4), (4, 128, 64, 8))
     device = _torch_device(backend)
@@ -108,7 +108,7 @@ def _verify_doubly(rng, scale, backend) -> Verification:
     """
     import torch
 
-    from workbench.nn._exp_markov import HeatKernelAttention
+    from workbench.nn import HeatKernelAttention
 
     batch, n, d_model, heads = by_scale(scale, (2, 24, 16, 4), (4, 128, 64, 8))
     device = _torch_device(backend)

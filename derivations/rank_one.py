@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from derivations._common import by_scale, relative_error
-from workbench._backend import matrix_exp, to_backend
+from workbench.backend import matrix_exp, to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.expmv import expm_rank1, expmv_rank1
 

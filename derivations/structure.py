@@ -17,7 +17,7 @@ import numpy as np
 import sympy as sp
 
 from derivations._common import EPS, as_float, by_scale, sandwich_coefficient
-from workbench._backend import matrix_exp, namespace, to_backend
+from workbench.backend import matrix_exp, namespace, to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.markov import markov_semigroup
 

@@ -113,7 +113,7 @@ print("nonzero per degree:", series.nonzero_per_degree())
 # %%
 import time
 
-from workbench.lie._fast import bch_even_degree
+from workbench.lie import bch_even_degree
 
 print("symmetric BCH, nonzero per degree:", symmetric_bch(8).nonzero_per_degree())
 z = bch(7).coordinates

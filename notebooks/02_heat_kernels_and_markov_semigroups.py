@@ -41,7 +41,7 @@ import torch
 
 from workbench.catalogue import fit_rate
 from workbench.expmv import AccuracyWarning, expmv
-from workbench.expmv._banded import BandedMatrix
+from workbench.expmv import BandedMatrix
 from workbench.markov import MarkovOperator, SwissRoll
 
 SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"

@@ -64,7 +64,7 @@ from workbench.nn import (
     symplectic_form,
     transported_scores,
 )
-from workbench.nn._gauge import banded_transported_scores
+from workbench.nn import banded_transported_scores
 
 SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
 torch.set_num_threads(1)  # small matrices: one thread is the fastest, and robust on a shared machine

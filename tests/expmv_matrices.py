@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse
 
-from workbench._backend import to_numpy
+from workbench.backend import to_numpy
 
 
 def markov(rng, n, scale=1.0):

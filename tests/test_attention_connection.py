@@ -16,7 +16,7 @@ import pytest
 import scipy.linalg
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.attention._connection import (
     MixingGenerator,
     OrthogonalityDeviation,

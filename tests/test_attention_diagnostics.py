@@ -7,7 +7,7 @@ import pytest
 import scipy.spatial
 import scipy.stats
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.attention._diagnostics import (
     BetaSweep,
     beta_sweep,

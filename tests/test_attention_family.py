@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.attention._family import (
     CORNERS,
     OPERATORS,

@@ -5,7 +5,7 @@ import pytest
 import scipy.linalg
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.attention._split import (
     DestinationTilt,
     LinkHodgeSplit,

@@ -6,7 +6,7 @@ import pytest
 import scipy.linalg
 from conftest import HAS_TORCH
 
-from workbench._backend import (
+from workbench.backend import (
     REQUIRED_OPERATIONS,
     available_backends,
     matrix_exp,

@@ -7,7 +7,7 @@ import scipy.linalg
 import scipy.sparse
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import dirichlet_form
 from workbench.markov._bakry_emery import (
     _negative_generator_apply,

@@ -5,7 +5,7 @@ import scipy.special
 from conftest import HAS_TORCH
 from scipy.spatial import cKDTree
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import dirichlet_form, gauss_kernel, markov_operator, squared_distances
 from workbench.markov._beurling_deny import (
     BeurlingDenyParts,

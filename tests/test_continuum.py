@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import fit_rate
 from workbench.continuum import softmax_first_order, softmax_second_order, softmax_series
 from workbench.markov import softmax_operator

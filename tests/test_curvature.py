@@ -7,7 +7,7 @@ import pytest
 import scipy.optimize
 import scipy.sparse
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov._bakry_emery import carre_du_champ, gamma2
 from workbench.markov._curvature import bakry_emery_curvature, ollivier_ricci
 

@@ -7,7 +7,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov._cycles import (
     cycle_affinities,
     cycle_basis,

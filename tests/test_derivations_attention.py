@@ -16,7 +16,7 @@ import pytest
 
 from derivations import attention as catalogue
 from derivations.attention import IDENTITIES
-from workbench._backend import namespace, to_backend
+from workbench.backend import namespace, to_backend
 from workbench.attention import (
     connection_laplacian,
     cycle_connection,

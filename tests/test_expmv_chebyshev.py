@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.sparse.linalg import LinearOperator
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.expmv import _chebyshev
 from workbench.expmv._banded import BandedMatrix
 from workbench.expmv._chebyshev import chebyshev_exp_coefficients, expmv_chebyshev

@@ -8,7 +8,7 @@ import scipy.sparse.linalg
 from conftest import HAS_TORCH
 from expmv_matrices import markov, nonnormal, symmetric
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.expmv import AccuracyWarning, expmv
 
 

@@ -13,7 +13,7 @@ from expmv_matrices import markov, nonnormal, path_laplacian, relerr, symmetric
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.expmv._linear import as_linear_map
 from workbench.expmv._taylor import (
     _THETA_DOUBLE,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.sparse.linalg import LinearOperator
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.expmv._banded import BandedMatrix, banded_markov_generator
 from workbench.expmv._linear import AccuracyWarning
 from workbench.expmv._uniformization import expmv_uniformization, poisson_truncation

@@ -11,7 +11,7 @@ from conftest import HAS_TORCH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.cli import main
 from workbench.lie import (
     BASES,

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import (
     dirichlet_form,
     gauss_kernel,

@@ -9,7 +9,7 @@ import scipy.sparse
 from conftest import HAS_TORCH
 from scipy.special import ive
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov._bandwidth import BandwidthSweep, bandwidth_sweep, median_bandwidth
 from workbench.markov._graphs import graph_weights
 from workbench.markov._kernels import alpha_normalize, gauss_kernel, gauss_kernel_sparse, squared_distances

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse
 from conftest import HAS_TORCH
 
-from workbench._backend import to_backend, to_numpy
+from workbench.backend import to_backend, to_numpy
 from workbench.markov._kernels import gauss_kernel
 from workbench.markov._markov_operator import MarkovOperator, doob_transform
 

@@ -15,7 +15,7 @@ import scipy.linalg
 import sympy as sp
 
 from derivations.nn_log_lens import IDENTITIES
-from workbench._backend import to_backend
+from workbench.backend import to_backend
 from workbench.catalogue import fit_rate
 from workbench.nn._log_lens import (
     adjacent_commutators,

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from conftest import HAS_TORCH
 
-from workbench._validation import (
+from workbench.validation import (
     as_array,
     check_choice,
     check_finite,

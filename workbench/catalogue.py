@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from workbench._validation import check_choice
+from workbench.rates import fit_rate
+from workbench.symbolic import Step, claim
+from workbench.validation import check_choice
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -55,75 +57,6 @@ SCALES = ("small", "large")
 
 class CatalogueError(RuntimeError):
     """A derivation module could not be loaded or declared an invalid identity."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a symbolic derivation.
-
-    ``holds`` is ``None`` for a step that only states or computes something, and
-    ``True``/``False`` for a claimed equality decided by sympy.
-    """
-
-    text: str
-    expr: Any
-    holds: bool | None = None
-
-
-def _is_zero(expr: Any) -> bool:
-    import sympy as sp
-
-    if isinstance(expr, sp.MatrixBase):
-        return all(_is_zero(entry) for entry in expr)
-    return sp.simplify(sp.sympify(expr)) == 0
-
-
-def claim(text: str, lhs: Any, rhs: Any = 0) -> Step:
-    """Return a :class:`Step` claiming ``lhs == rhs``, decided by ``sympy.simplify(lhs - rhs) == 0``.
-
-    Parameters
-    ----------
-    text : str
-        What the step says, in words.
-    lhs, rhs : sympy expression or matrix
-        The two sides; ``rhs`` defaults to zero (a zero matrix when ``lhs`` is a matrix).
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> x = sp.Symbol("x")
-    >>> step = claim("Pythagoras", sp.sin(x) ** 2 + sp.cos(x) ** 2, 1)
-    >>> step.holds, step.expr
-    (True, Eq(sin(x)**2 + cos(x)**2, 1))
-    """
-    import sympy as sp
-
-    if isinstance(lhs, sp.MatrixBase) and not isinstance(rhs, sp.MatrixBase):
-        rhs = sp.zeros(*lhs.shape) if rhs == 0 else rhs
-    shown = sp.Eq(lhs, rhs, evaluate=False)
-    return Step(text, shown, _is_zero(lhs - rhs))
-
-
-def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
-    """Least-squares slope of ``log(error)`` against ``log(parameter)``.
-
-    An error behaving like :math:`C h^p` gives slope :math:`p`.
-
-    Examples
-    --------
-    >>> round(fit_rate([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), 12)
-    2.0
-    """
-    h = np.asarray(parameters, dtype=float)
-    e = np.asarray(errors, dtype=float)
-    usable = h.size >= 2 and h.shape == e.shape and np.all(h > 0) and np.all(e > 0)
-    if not usable or not (np.all(np.isfinite(h)) and np.all(np.isfinite(e))):
-        raise ValueError(
-            "fit_rate needs at least two positive parameters and positive errors, "
-            f"got parameters {list(parameters)} and errors {list(errors)}"
-        )
-    slope, _ = np.polyfit(np.log(h), np.log(e), 1)
-    return float(slope)
 
 
 @dataclass(frozen=True)
@@ -411,7 +344,7 @@ def run_checks(
     scale : {'small', 'large'}
         Problem sizes handed to ``verify``.
     backends : sequence of str
-        Numeric backends (see :data:`workbench._backend.BACKENDS`); an identity is run
+        Numeric backends (see :data:`workbench.backend.BACKENDS`); an identity is run
         on those whose family (``"numpy"``/``"torch"``) it lists.
     symbolic : bool
         Whether to also run ``derive()`` and decide its claims (backend ``"sympy"``).

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from workbench import __version__
-from workbench._backend import available_backends
+from workbench.backend import available_backends
 from workbench.catalogue import SCALES, CatalogueError, Result, discover, run_checks, select
 
 __all__ = ["main"]

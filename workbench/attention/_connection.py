@@ -56,9 +56,9 @@ from typing import Any, NamedTuple
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import (
-    _shape,
+from workbench.backend import namespace, to_numpy
+from workbench.markov import MarkovOperator
+from workbench.validation import (
     as_array,
     check_choice,
     check_in_range,
@@ -67,8 +67,8 @@ from workbench._validation import (
     check_nonnegative,
     check_row_stochastic,
     check_square,
+    shape_of,
 )
-from workbench.markov import MarkovOperator
 
 __all__ = [
     "EffectiveTransportGram",
@@ -108,7 +108,7 @@ def _walk(name: str, A):
 def _transports(name: str, O, n: int | None, weights_name: str = "A"):
     """Validate a transport field ``shape=[n, n, d, d]`` (against ``n`` tokens of ``weights_name`` if given)."""
     O = as_array(name, O, ndim=4)
-    shape = _shape(O)
+    shape = shape_of(O)
     if n is None:
         if shape[0] != shape[1] or shape[2] != shape[3]:
             raise ValueError(f"{name} must have shape (n, n, d, d), got shape {shape}")
@@ -121,7 +121,7 @@ def _transports(name: str, O, n: int | None, weights_name: str = "A"):
 
 def _features(name: str, X, n: int, d: int):
     X = as_array(name, X, ndim=2)
-    shape = _shape(X)
+    shape = shape_of(X)
     if shape != (n, d):
         raise ValueError(f"{name} must have shape (n, d) = ({n}, {d}), got shape {shape}")
     return X
@@ -143,8 +143,8 @@ def _mask(mask, shape: tuple[int, ...], xp, like):
         mask = np.asarray(mask)
     if str(mask.dtype) not in ("bool", "torch.bool"):
         raise TypeError(f"mask must be a boolean array (True = included), got dtype {mask.dtype}")
-    if _shape(mask) != shape:
-        raise ValueError(f"mask must have shape {shape}, got shape {_shape(mask)}")
+    if shape_of(mask) != shape:
+        raise ValueError(f"mask must have shape {shape}, got shape {shape_of(mask)}")
     return xp.asarray(mask, device=_device(like))
 
 
@@ -400,8 +400,8 @@ def effective_connection(A_heads, M_heads, fill=None):
         fill = _eye(xp, d, M_heads)
     else:
         fill = as_array("fill", fill, ndim=2)
-        if _shape(fill) != (d, d):
-            raise ValueError(f"fill must have shape (d, d) = ({d}, {d}) matching M_heads, got shape {_shape(fill)}")
+        if shape_of(fill) != (d, d):
+            raise ValueError(f"fill must have shape (d, d) = ({d}, {d}) matching M_heads, got shape {shape_of(fill)}")
     total = xp.sum(A_heads, axis=0)  # Σ_h A^(h)_ij = H A_eff(i, j)
     active = total > 0
     numerator = xp.einsum("hij,hab->ijab", A_heads, M_heads)
@@ -775,7 +775,7 @@ def orthogonality_deviation(O, weights=None, mask=None, *, return_edges: bool = 
     O = as_array("O", O, min_ndim=2)
     check_square("O", O)
     xp = namespace(O, weights)  # a numpy boolean mask is accepted with torch data
-    batch = _shape(O)[:-2]
+    batch = shape_of(O)[:-2]
     d = int(O.shape[-1])
     gram = xp.matrix_transpose(O) @ O
     mu = xp.sum(O**2, axis=(-2, -1)) / d  # tr(OᵀO)/d without forming the trace of G
@@ -784,8 +784,8 @@ def orthogonality_deviation(O, weights=None, mask=None, *, return_edges: bool = 
         valid = valid & _mask(mask, batch, xp, O)
     if weights is not None:
         weights = as_array("weights", weights)
-        if _shape(weights) != batch:
-            raise ValueError(f"weights must have shape {batch} matching O.shape[:-2], got shape {_shape(weights)}")
+        if shape_of(weights) != batch:
+            raise ValueError(f"weights must have shape {batch} matching O.shape[:-2], got shape {shape_of(weights)}")
         check_nonnegative("weights", weights)
         valid = valid & (weights > 0)
     if not bool(xp.any(valid)):
@@ -996,10 +996,10 @@ def geometric_drift(A_prev, A_next, mask=None) -> float:
     A_prev = _walk("A_prev", A_prev)
     A_next = _walk("A_next", A_next)
     xp = namespace(A_prev, A_next)  # a numpy boolean mask is accepted with torch data
-    if _shape(A_prev) != _shape(A_next):
-        raise ValueError(f"A_prev and A_next must have the same shape, got {_shape(A_prev)} and {_shape(A_next)}")
+    if shape_of(A_prev) != shape_of(A_next):
+        raise ValueError(f"A_prev and A_next must have the same shape, got {shape_of(A_prev)} and {shape_of(A_next)}")
     if mask is not None:
-        mask = _mask(mask, _shape(A_prev), xp, A_prev)
+        mask = _mask(mask, shape_of(A_prev), xp, A_prev)
         A_prev = xp.where(mask, A_prev, xp.zeros_like(A_prev))
         A_next = xp.where(mask, A_next, xp.zeros_like(A_next))
     norm_prev = float(xp.sqrt(xp.sum(A_prev**2)))
@@ -1071,8 +1071,8 @@ def gauge_transform(O, V):
     check_square("V", V)
     n, d = int(V.shape[0]), int(V.shape[-1])
     O = as_array("O", O, ndim=4)
-    if _shape(O) != (n, n, d, d):
-        raise ValueError(f"O must have shape (n, n, d, d) = ({n}, {n}, {d}, {d}) matching V, got shape {_shape(O)}")
+    if shape_of(O) != (n, n, d, d):
+        raise ValueError(f"O must have shape (n, n, d, d) = ({n}, {n}, {d}, {d}) matching V, got shape {shape_of(O)}")
     xp = namespace(O, V)
     sigma = xp.linalg.svdvals(V)
     ratio = sigma[:, -1] / xp.where(sigma[:, 0] > 0, sigma[:, 0], xp.ones_like(sigma[:, 0]))

@@ -41,8 +41,9 @@ from numbers import Integral
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import (
+from workbench.backend import namespace, to_numpy
+from workbench.markov import MarkovOperator
+from workbench.validation import (
     as_array,
     check_choice,
     check_integer,
@@ -51,7 +52,6 @@ from workbench._validation import (
     check_row_stochastic,
     check_square,
 )
-from workbench.markov import MarkovOperator
 
 __all__ = [
     "BetaSweep",

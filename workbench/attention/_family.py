@@ -43,11 +43,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, check_choice, check_in_range, check_integer, check_matching, check_square
 from workbench.attention._diagnostics import score_skew_ratio
 from workbench.attention._heads import softmax_rows
+from workbench.backend import namespace, to_numpy
 from workbench.markov import MarkovOperator
+from workbench.validation import as_array, check_choice, check_in_range, check_integer, check_matching, check_square
 
 __all__ = [
     "CORNERS",

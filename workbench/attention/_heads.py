@@ -43,9 +43,9 @@ from numbers import Real
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_backend, to_numpy
-from workbench._validation import _shape, as_array, check_choice, check_in_range, check_integer
+from workbench.backend import namespace, to_backend, to_numpy
 from workbench.markov import MarkovOperator, softmax_operator
+from workbench.validation import as_array, check_choice, check_in_range, check_integer, shape_of
 
 __all__ = [
     "AttentionHead",
@@ -76,13 +76,13 @@ def _validated_mask(mask, like):
     if not hasattr(mask, "dtype") or not _is_bool(mask):
         kind = getattr(mask, "dtype", type(mask).__name__)
         raise TypeError(f"mask must be a boolean array (True = admissible key), got {kind}")
-    target = _shape(like)
+    target = shape_of(like)
     try:
-        joint = np.broadcast_shapes(_shape(mask), target)
+        joint = np.broadcast_shapes(shape_of(mask), target)
     except ValueError:
         joint = None
     if joint != target:
-        raise ValueError(f"mask must be broadcastable to the logits shape {target}, got shape {_shape(mask)}")
+        raise ValueError(f"mask must be broadcastable to the logits shape {target}, got shape {shape_of(mask)}")
     return mask
 
 
@@ -149,7 +149,7 @@ def softmax_rows(logits, mask=None):
     if mask is None:
         logits = as_array("logits", logits, min_ndim=2)
         if logits.shape[-1] == 0:
-            raise ValueError(f"logits must have at least one column (key), got shape {_shape(logits)}")
+            raise ValueError(f"logits must have at least one column (key), got shape {shape_of(logits)}")
         return softmax_operator(logits)
     raw = logits
     if not array_api_compat.is_torch_array(raw):
@@ -158,7 +158,7 @@ def softmax_rows(logits, mask=None):
         except (ValueError, TypeError) as exc:
             raise TypeError(f"logits must be a numeric array, got {type(logits).__name__}") from exc
     if raw.ndim < 2:
-        raise ValueError(f"logits must have at least 2 dimensions, got shape {_shape(raw)}")
+        raise ValueError(f"logits must have at least 2 dimensions, got shape {shape_of(raw)}")
     mask = _validated_mask(mask, raw)
     xp = namespace(raw, mask)
     admissible = xp.broadcast_to(mask, raw.shape)
@@ -232,8 +232,8 @@ def attention_mask(n, *, causal=False, valid=None):
         xp = namespace(valid)
         if not hasattr(valid, "dtype") or not _is_bool(valid):
             raise TypeError(f"valid must be a boolean array (True = valid token), got {valid.dtype}")
-        if _shape(valid) != (n,):
-            raise ValueError(f"valid must have shape ({n},), got {_shape(valid)}")
+        if shape_of(valid) != (n,):
+            raise ValueError(f"valid must have shape ({n},), got {shape_of(valid)}")
         device = array_api_compat.device(valid)
     index = xp.arange(n, device=device)
     rows, cols = index[:, None], index[None, :]
@@ -248,7 +248,7 @@ def attention_mask(n, *, causal=False, valid=None):
 
 def _check_shape(name, array, expected, reference=None, *, like=False):
     """Raise unless ``array`` has ``expected`` shape (entries ``None`` are free, printed by their symbol)."""
-    shape = _shape(array)
+    shape = shape_of(array)
     ok = len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected, strict=False))
     if ok:
         return
@@ -259,7 +259,7 @@ def _check_shape(name, array, expected, reference=None, *, like=False):
     ref_name, ref = reference
     if like:
         raise ValueError(f"{name} must have shape {printed} like {ref_name}, got {shape}")
-    raise ValueError(f"{name} must have shape {printed} to match {ref_name} of shape {_shape(ref)}, got {shape}")
+    raise ValueError(f"{name} must have shape {printed} to match {ref_name} of shape {shape_of(ref)}, got {shape}")
 
 
 def _check_beta(beta, d_head):
@@ -305,7 +305,7 @@ def _context(X, d_model, reference):
     """Validate the context ``X``: a 2-D array with ``d_model`` columns and at least one row."""
     X = as_array("X", X, ndim=2)
     namespace(X, reference)  # TypeError if X and the weights mix numpy and torch
-    n, width = _shape(X)
+    n, width = shape_of(X)
     if width != d_model:
         raise ValueError(f"X must have shape (n, {d_model}), got {(n, width)}")
     if n == 0:
@@ -391,14 +391,14 @@ class AttentionHead:
         names = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V")
         w = _weights({name: getattr(self, name) for name in names}, names)
         W_Q = w["W_Q"]
-        if W_Q.ndim != 2 or 0 in _shape(W_Q):
-            raise ValueError(f"W_Q must be a nonempty 2-dimensional array (D, d_h), got shape {_shape(W_Q)}")
-        D, d_h = _shape(W_Q)
+        if W_Q.ndim != 2 or 0 in shape_of(W_Q):
+            raise ValueError(f"W_Q must be a nonempty 2-dimensional array (D, d_h), got shape {shape_of(W_Q)}")
+        D, d_h = shape_of(W_Q)
         _check_shape("W_K", w["W_K"], (D, d_h), ("W_Q", W_Q), like=True)
         if w["W_V"] is not None:
             _check_shape("W_V", w["W_V"], (D, None), ("W_Q", W_Q))
             if w["W_V"].shape[1] == 0:
-                raise ValueError(f"W_V must have at least one column (d_v >= 1), got shape {_shape(w['W_V'])}")
+                raise ValueError(f"W_V must have at least one column (d_v >= 1), got shape {shape_of(w['W_V'])}")
         for name in ("W_O", "b_V"):
             if w[name] is not None and w["W_V"] is None:
                 raise ValueError(f"{name} needs W_V (it acts on the values X W_V), got W_V=None")
@@ -575,14 +575,14 @@ class MultiHeadAttention:
             if w[name] is None:
                 raise ValueError(f"{name} is required, got None")
         W_Q, W_V = w["W_Q"], w["W_V"]
-        if W_Q.ndim != 3 or 0 in _shape(W_Q):
-            raise ValueError(f"W_Q must be a nonempty 3-dimensional array (H, D, d_h), got shape {_shape(W_Q)}")
-        H, D, d_h = _shape(W_Q)
+        if W_Q.ndim != 3 or 0 in shape_of(W_Q):
+            raise ValueError(f"W_Q must be a nonempty 3-dimensional array (H, D, d_h), got shape {shape_of(W_Q)}")
+        H, D, d_h = shape_of(W_Q)
         _check_shape("W_K", w["W_K"], (H, D, d_h), ("W_Q", W_Q), like=True)
         _check_shape("W_V", W_V, (H, D, None), ("W_Q", W_Q))
         d_v = int(W_V.shape[2])
         if d_v == 0:
-            raise ValueError(f"W_V must have d_v >= 1, got shape {_shape(W_V)}")
+            raise ValueError(f"W_V must have d_v >= 1, got shape {shape_of(W_V)}")
         _check_shape("W_O", w["W_O"], (H, d_v, D), ("W_V", W_V))
         for name, expected, ref in (
             ("b_Q", (H, d_h), "W_Q"),
@@ -661,8 +661,8 @@ class MultiHeadAttention:
                 raise ValueError(f"{name} is required, got None")
         W_Q, W_V = w["W_Q"], w["W_V"]
         if W_Q.ndim != 2:
-            raise ValueError(f"W_Q must be a 2-dimensional array (D, H·d_h), got shape {_shape(W_Q)}")
-        D, HQ = _shape(W_Q)
+            raise ValueError(f"W_Q must be a 2-dimensional array (D, H·d_h), got shape {shape_of(W_Q)}")
+        D, HQ = shape_of(W_Q)
         _check_shape("W_K", w["W_K"], (D, HQ), ("W_Q", W_Q), like=True)
         _check_shape("W_V", W_V, (D, None), ("W_Q", W_Q))
         HV = int(W_V.shape[1])
@@ -670,7 +670,7 @@ class MultiHeadAttention:
         for name, columns in (("W_Q", HQ), ("W_V", HV)):
             if columns % H:
                 raise ValueError(
-                    f"{name} must have a number of columns divisible by n_heads = {H}, got shape {_shape(w[name])}"
+                    f"{name} must have a number of columns divisible by n_heads = {H}, got shape {shape_of(w[name])}"
                 )
         for name, expected, ref in (("b_Q", (HQ,), "W_Q"), ("b_K", (HQ,), "W_K"), ("b_V", (HV,), "W_V")):
             if w[name] is not None:

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 from scipy.special import erf
 
-from workbench._validation import check_choice
 from workbench.attention._heads import MultiHeadAttention
+from workbench.validation import check_choice
 
 __all__ = ["BertEncoder", "EncoderTrace", "load_minilm", "minilm_path"]
 

@@ -37,10 +37,10 @@ from typing import NamedTuple
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_in_range, check_integer, check_matching, check_square
+from workbench.backend import namespace
 from workbench.markov import hodge_split
 from workbench.markov._cycles import _cycle_edges, _segment_sums
+from workbench.validation import as_array, check_in_range, check_integer, check_matching, check_square
 
 __all__ = [
     "DestinationTilt",

@@ -37,8 +37,8 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial import cKDTree
 
-from workbench._validation import as_array, check_in_range, check_integer
 from workbench.markov import carre_du_champ, gamma2
+from workbench.validation import as_array, check_in_range, check_integer
 
 __all__ = ["KernelCalculus", "kernel_calculus_at", "sphere_product_quadrature", "torus_lattice"]
 

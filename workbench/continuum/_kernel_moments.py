@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import sympy as sp
 
-from workbench._validation import as_array, check_in_range, check_integer, check_row_stochastic, is_sparse
+from workbench.validation import as_array, check_in_range, check_integer, check_row_stochastic, is_sparse
 
 __all__ = ["KernelExpansion", "cauchy_green_estimator", "kernel_generator_expansion"]
 
@@ -196,7 +196,7 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
     >>> sp.simplify(exp.coefficients[0] - f.diff(x, 2) / (4 * g))   # α = 1: no drift, Laplace–Beltrami
     0
     """
-    from workbench.catalogue import Step, claim
+    from workbench.symbolic import Step, claim
 
     d = check_integer("d", d, 1, 3)
     order = check_integer("order", order, 1, 4)

@@ -42,7 +42,7 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from workbench._validation import as_array, check_in_range, check_integer
+from workbench.validation import as_array, check_in_range, check_integer
 
 __all__ = [
     "JumpKernel",

@@ -46,9 +46,9 @@ import numpy as np
 import scipy.integrate
 import scipy.linalg
 
-from workbench._validation import as_array, check_choice, check_finite, check_in_range, check_integer, check_square
-from workbench.catalogue import fit_rate
 from workbench.lie import bch_many, magnus_omega
+from workbench.rates import fit_rate
+from workbench.validation import as_array, check_choice, check_finite, check_in_range, check_integer, check_square
 
 __all__ = [
     "FUSION_METHODS",

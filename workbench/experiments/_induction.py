@@ -44,7 +44,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from workbench._validation import check_choice, check_in_range, check_integer
 from workbench.attention import (
     induction_score,
     mean_entropy,
@@ -55,6 +54,7 @@ from workbench.attention import (
 from workbench.experiments._layers import OperatorAttention
 from workbench.experiments._runs import jsonable, run_directory, save_json
 from workbench.experiments._runs import progress as _progress_bar
+from workbench.validation import check_choice, check_in_range, check_integer
 
 __all__ = [
     "ARCHITECTURES",

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench._validation import check_choice, check_integer
 from workbench.attention import CORNERS, OPERATORS, operator_skew_ratio
+from workbench.validation import check_choice, check_integer
 
 __all__ = ["OperatorAttention"]
 

@@ -61,7 +61,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench._validation import check_choice, check_in_range, check_integer
 from workbench.attention import (
     OPERATORS,
     effective_neighbours,
@@ -73,6 +72,7 @@ from workbench.experiments._layers import OperatorAttention
 from workbench.experiments._runs import jsonable, run_directory, save_json
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.markov import SwissRoll
+from workbench.validation import check_choice, check_in_range, check_integer
 
 __all__ = [
     "SEED_TABLE1",

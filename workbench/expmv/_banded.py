@@ -23,8 +23,8 @@ from __future__ import annotations
 import array_api_compat
 import numpy as np
 
-from workbench._backend import matrix_exp, namespace, to_numpy
-from workbench._validation import as_array, check_in_range, check_matching
+from workbench.backend import matrix_exp, namespace, to_numpy
+from workbench.validation import as_array, check_in_range, check_matching
 
 __all__ = [
     "BandedMatrix",
@@ -519,7 +519,7 @@ def expmv_kronecker_sum(A, B, V, t=1.0, *, dense_limit=2048, tol=2.0**-53, facto
 
     in the row-major convention of :class:`KroneckerSum` (:math:`v_{im+j} = X_{ij}`).  No approximation
     is made beyond the factor exponentials: for factors of order at most ``dense_limit`` (and explicit
-    entries) a dense Padé exponential (:func:`~workbench._backend.matrix_exp`, :math:`O(n^3 + m^3)` once,
+    entries) a dense Padé exponential (:func:`~workbench.backend.matrix_exp`, :math:`O(n^3 + m^3)` once,
     then :math:`O(nm(n+m)k)`); a :class:`KroneckerSum` factor recursively (:math:`A\oplus B\oplus C`);
     larger factors with ``factor_expmv`` if given, else :func:`~workbench.expmv._chebyshev.expmv_chebyshev`
     (symmetric) or :func:`~workbench.expmv._uniformization.expmv_uniformization` (generator, :math:`t\ge0`),

@@ -46,9 +46,9 @@ import numpy as np
 import scipy.linalg.blas
 import scipy.special
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, check_in_range, check_matching
+from workbench.backend import namespace, to_numpy
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
+from workbench.validation import as_array, check_in_range, check_matching
 
 __all__ = ["ChebyshevExpansion", "chebyshev_exp_coefficients", "expmv_chebyshev"]
 

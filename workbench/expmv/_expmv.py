@@ -23,9 +23,9 @@ import importlib
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_choice, check_matching
+from workbench.backend import namespace
 from workbench.expmv._linear import LinearMap, as_linear_map
+from workbench.validation import as_array, check_choice, check_matching
 
 __all__ = ["METHODS", "expmv"]
 

@@ -51,9 +51,9 @@ import array_api_compat
 import numpy as np
 import scipy.linalg
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import check_in_range, check_integer
+from workbench.backend import namespace, to_numpy
 from workbench.expmv._linear import AccuracyWarning, LinearMap
+from workbench.validation import check_in_range, check_integer
 
 __all__ = ["expmv_krylov"]
 

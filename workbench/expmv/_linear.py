@@ -16,8 +16,8 @@ from __future__ import annotations
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, as_sparse, check_finite, is_sparse
+from workbench.backend import namespace, to_numpy
+from workbench.validation import as_array, as_sparse, check_finite, is_sparse
 
 __all__ = ["AccuracyWarning", "LinearMap", "as_linear_map"]
 

@@ -6,8 +6,8 @@ import math
 
 import array_api_compat
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_in_range, check_matching
+from workbench.backend import namespace
+from workbench.validation import as_array, check_in_range, check_matching
 
 __all__ = ["expm_rank1", "expmv_rank1", "phi1"]
 

@@ -60,9 +60,9 @@ from contextlib import nullcontext
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import check_choice, check_in_range, check_integer
+from workbench.backend import namespace, to_numpy
 from workbench.expmv._linear import LinearMap
+from workbench.validation import check_choice, check_in_range, check_integer
 
 __all__ = ["expmv_taylor", "taylor_theta"]
 

@@ -35,10 +35,10 @@ import array_api_compat
 import numpy as np
 import scipy.special
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import check_in_range
+from workbench.backend import namespace, to_numpy
 from workbench.expmv._chebyshev import _as_block, _axpy, _finish
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
+from workbench.validation import check_in_range
 
 __all__ = ["expmv_uniformization", "poisson_truncation"]
 

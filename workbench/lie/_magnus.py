@@ -31,10 +31,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, check_in_range, check_square
+from workbench.backend import namespace, to_numpy
 from workbench.lie._bases import bracket, lyndon_coordinates
 from workbench.lie._series import LieSeries, _check_degree
+from workbench.validation import as_array, check_in_range, check_square
 
 __all__ = ["integrate_noncommutative", "magnus", "magnus_integrals", "magnus_omega"]
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_square
+from workbench.backend import namespace
 from workbench.lie._bases import (
     Tree,
     change_of_basis,
@@ -41,6 +40,7 @@ from workbench.lie._fast import (
     lyndon_coordinates_from_values,
 )
 from workbench.lie._words import Word, lyndon_words
+from workbench.validation import as_array, check_square
 
 __all__ = [
     "LieSeries",

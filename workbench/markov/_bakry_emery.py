@@ -59,8 +59,8 @@ import array_api_compat
 import numpy as np
 import scipy.sparse
 
-from workbench._backend import namespace
-from workbench._validation import (
+from workbench.backend import namespace
+from workbench.validation import (
     as_array,
     check_choice,
     check_matching,

@@ -29,9 +29,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import pdist
 
-from workbench._backend import to_numpy
-from workbench._validation import as_array, check_integer
+from workbench.backend import to_numpy
 from workbench.markov._kernels import _neighbour_pairs, _pair_squared_distances
+from workbench.validation import as_array, check_integer
 
 __all__ = ["BandwidthSweep", "bandwidth_sweep", "median_bandwidth"]
 

@@ -32,13 +32,13 @@ from dataclasses import dataclass
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, check_in_range, check_matching, check_nonnegative, check_symmetric
+from workbench.backend import namespace, to_numpy
 from workbench.markov._cycles import (
     _lookup,
     _square_matrix,
     _symmetry_gap,
 )
+from workbench.validation import as_array, check_in_range, check_matching, check_nonnegative, check_symmetric
 
 __all__ = ["BeurlingDenyParts", "beurling_deny_scan", "beurling_deny_split", "killing_measure"]
 

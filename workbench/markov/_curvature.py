@@ -33,8 +33,8 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from workbench._validation import check_in_range
 from workbench.markov._bakry_emery import _JumpRates
+from workbench.validation import check_in_range
 
 __all__ = ["bakry_emery_curvature", "ollivier_ricci"]
 

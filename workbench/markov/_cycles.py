@@ -43,8 +43,8 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import as_array, as_sparse, check_nonnegative, check_square, check_symmetric, is_sparse
+from workbench.backend import namespace, to_numpy
+from workbench.validation import as_array, as_sparse, check_nonnegative, check_square, check_symmetric, is_sparse
 
 __all__ = [
     "HodgeDecomposition",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_matching, check_nonnegative, check_square
+from workbench.backend import namespace
+from workbench.validation import as_array, check_matching, check_nonnegative, check_square
 
 __all__ = ["dirichlet_form"]
 

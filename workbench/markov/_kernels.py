@@ -23,9 +23,9 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial import cKDTree
 
-from workbench._backend import namespace
-from workbench._validation import as_array, check_in_range, check_nonnegative, check_square
+from workbench.backend import namespace
 from workbench.markov._operators import _positive_row_sums
+from workbench.validation import as_array, check_in_range, check_nonnegative, check_square
 
 __all__ = ["alpha_normalize", "gauss_kernel", "gauss_kernel_sparse", "squared_distances"]
 

@@ -21,8 +21,8 @@ from functools import cached_property
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace, to_numpy
-from workbench._validation import (
+from workbench.backend import namespace, to_numpy
+from workbench.validation import (
     as_array,
     as_sparse,
     check_in_range,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench._backend import namespace
-from workbench._validation import (
+from workbench.backend import namespace
+from workbench.validation import (
     as_array,
     check_in_range,
     check_nonnegative,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.special
 
-from workbench._validation import as_array, check_choice, check_in_range, check_integer
+from workbench.validation import as_array, check_choice, check_in_range, check_integer
 
 __all__ = ["Circle", "FlatTorus", "Interval", "Sphere", "SwissRoll"]
 

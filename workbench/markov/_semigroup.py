@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workbench._backend import matrix_exp
-from workbench._validation import as_array, check_in_range, check_markov_generator
+from workbench.backend import matrix_exp
+from workbench.validation import as_array, check_in_range, check_markov_generator
 
 __all__ = ["markov_semigroup"]
 

@@ -47,8 +47,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from workbench._validation import check_choice, check_finite, check_in_range, check_integer
 from workbench.expmv import BandedMatrix, poisson_truncation
+from workbench.validation import check_choice, check_finite, check_in_range, check_integer
 
 __all__ = [
     "BandedGenerator",

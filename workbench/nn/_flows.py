@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from workbench._validation import check_choice, check_finite, check_in_range, check_integer
+from workbench.validation import check_choice, check_finite, check_in_range, check_integer
 
 __all__ = [
     "GivensFlowMixer",

@@ -46,7 +46,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from workbench._validation import check_choice, check_finite, check_in_range, check_integer
 from workbench.lie import bch, commutator_log
 from workbench.nn._exp_markov import (
     DEFAULT_MAX_TERMS,
@@ -56,6 +55,7 @@ from workbench.nn._exp_markov import (
     uniformized_action,
 )
 from workbench.nn._log_lens import principal_log
+from workbench.validation import check_choice, check_finite, check_in_range, check_integer
 
 __all__ = [
     "banded_transported_scores",

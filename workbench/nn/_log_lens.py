@@ -50,8 +50,8 @@ from numbers import Integral, Rational
 import numpy as np
 import scipy.linalg
 
-from workbench._backend import to_numpy
-from workbench._validation import as_array, check_choice, check_in_range, check_matching, check_square
+from workbench.backend import to_numpy
+from workbench.validation import as_array, check_choice, check_in_range, check_matching, check_square
 
 __all__ = [
     "KINDS",

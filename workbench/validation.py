@@ -16,7 +16,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from workbench._backend import namespace
+from workbench.backend import namespace
 
 __all__ = [
     "as_array",
@@ -32,10 +32,12 @@ __all__ = [
     "check_square",
     "check_symmetric",
     "is_sparse",
+    "shape_of",
 ]
 
 
-def _shape(x) -> tuple[int, ...]:
+def shape_of(x) -> tuple[int, ...]:
+    """The shape of a numpy array or torch tensor as a tuple of Python ints."""
     return tuple(int(s) for s in x.shape)
 
 
@@ -85,7 +87,7 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
         elif arr.dtype.kind != "f":
             raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
         x = arr
-    shape = _shape(x)
+    shape = shape_of(x)
     if ndim is not None and len(shape) != ndim:
         raise ValueError(f"{name} must be a {ndim}-dimensional array, got shape {shape}")
     if min_ndim is not None and len(shape) < min_ndim:
@@ -195,7 +197,7 @@ def check_square(name: str, x) -> None:
         ...
     ValueError: A must be a square matrix (shape [..., n, n]), got shape (2, 3)
     """
-    shape = _shape(x)
+    shape = shape_of(x)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"{name} must be a square matrix (shape [..., n, n]), got shape {shape}")
 

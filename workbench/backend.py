@@ -24,10 +24,12 @@ __all__ = [
     "BACKENDS",
     "REQUIRED_OPERATIONS",
     "available_backends",
+    "like",
     "matrix_exp",
     "namespace",
     "to_backend",
     "to_numpy",
+    "unit_roundoff",
 ]
 
 #: The backend labels understood by :func:`to_backend` and the check runner.
@@ -109,7 +111,7 @@ def namespace(*arrays: Any):
         raise TypeError(
             "inputs mix array libraries: numpy from "
             f"{kinds['numpy']} and torch from {kinds['torch']}; convert them to one library "
-            "(workbench._backend.to_backend)"
+            "(workbench.backend.to_backend)"
         )
     if "torch" in kinds:
         import array_api_compat.torch as xp_torch
@@ -188,6 +190,38 @@ def to_numpy(x: Any) -> np.ndarray:
     if array_api_compat.is_torch_array(x):
         return x.detach().cpu().numpy()
     return np.asarray(x)
+
+
+def like(x: Any, reference: Any):
+    """Return the host array ``x`` in the library, dtype and device of the array ``reference``.
+
+    Examples
+    --------
+    >>> like(np.array([1.5]), np.zeros(1, dtype=np.float32)).dtype
+    dtype('float32')
+    """
+    if array_api_compat.is_torch_array(reference):
+        import torch
+
+        return torch.as_tensor(x, dtype=reference.dtype, device=reference.device)
+    return np.asarray(x).astype(np.asarray(reference).dtype, copy=False)
+
+
+def unit_roundoff(x: Any) -> float:
+    r"""The unit roundoff :math:`u = \varepsilon/2` of the floating dtype of ``x`` (an array or a dtype).
+
+    Single precision (``float32``, ``complex64``) gives :math:`2^{-24}`; everything else, double
+    precision included, :math:`2^{-53}` (integers are computed in double precision here).
+
+    Examples
+    --------
+    >>> unit_roundoff(np.zeros(2, dtype=np.float32)) == 2.0**-24, unit_roundoff(np.float64) == 2.0**-53
+    (True, True)
+    """
+    dtype = getattr(x, "dtype", x)
+    if not array_api_compat.is_torch_array(x) and "torch" not in str(type(dtype)):
+        dtype = np.dtype(dtype)
+    return 2.0**-24 if str(dtype).rsplit(".", 1)[-1] in ("float32", "complex64") else 2.0**-53
 
 
 def matrix_exp(matrix):
