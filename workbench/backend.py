@@ -218,7 +218,7 @@ def unit_roundoff(x: Any) -> float:
     >>> unit_roundoff(np.zeros(2, dtype=np.float32)) == 2.0**-24, unit_roundoff(np.float64) == 2.0**-53
     (True, True)
     """
-    dtype = getattr(x, "dtype", x)
+    dtype = x if isinstance(x, type) else getattr(x, "dtype", x)
     if not array_api_compat.is_torch_array(x) and "torch" not in str(type(dtype)):
         dtype = np.dtype(dtype)
     return 2.0**-24 if str(dtype).rsplit(".", 1)[-1] in ("float32", "complex64") else 2.0**-53
