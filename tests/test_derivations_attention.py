@@ -1,6 +1,6 @@
 """The attention catalogue: every derivation holds, every numeric check passes, and the checks have power.
 
-The negative controls call the residual helpers of derivations.attention with one input perturbed (a link that
+The negative controls call the residual helpers of the derivations.attention modules with one input perturbed (a link that
 is not a gradient, transports in the column-vector convention, a non-stationary weight, a wrong twist, a tilt
 from the wrong potential, a non-uniform row) and assert that the residual then exceeds the identity's
 tolerance by orders of magnitude.
@@ -14,9 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from derivations import attention as catalogue
-from derivations.attention import IDENTITIES
-from workbench.backend import namespace, to_backend
+from derivations.attention import IDENTITIES, connection, diagnostics
+from derivations.attention import split as split_ids
 from workbench.attention import (
     connection_laplacian,
     cycle_connection,
@@ -26,6 +25,7 @@ from workbench.attention import (
     random_multihead,
     score_split,
 )
+from workbench.backend import namespace, to_backend
 from workbench.catalogue import discover, select
 
 NAMES = [identity.name for identity in IDENTITIES]
@@ -92,9 +92,9 @@ def test_control_a_link_that_is_not_a_gradient_is_not_a_doob_transform(rng, back
     circulation[0, 1] = circulation[1, 2] = circulation[2, 0] = 1.0
     circulation -= circulation.T
     exact = exact_link(phi)
-    assert catalogue._exact_link_residual(split.bond, exact, phi, head.beta) <= 1e-12
+    assert split_ids._exact_link_residual(split.bond, exact, phi, head.beta) <= 1e-12
     perturbed = exact + to_backend(circulation, backend)
-    assert catalogue._exact_link_residual(split.bond, perturbed, phi, head.beta) > 1e-3
+    assert split_ids._exact_link_residual(split.bond, perturbed, phi, head.beta) > 1e-3
 
 
 def test_control_the_tilt_of_a_wrong_potential_is_not_the_bond(rng, backend):
@@ -104,9 +104,9 @@ def test_control_the_tilt_of_a_wrong_potential_is_not_the_bond(rng, backend):
     X = to_backend(rng.standard_normal((n, D)), backend)
     head = random_head(rng, D, 3, bias=True, backend=backend)
     split = score_split(X, head.W_Q, head.W_K, head.b_Q, head.b_K)
-    assert catalogue._doob_tilt_residual(split, head.beta) <= 1e-12
+    assert split_ids._doob_tilt_residual(split, head.beta) <= 1e-12
     noisy = split._replace(potential=split.potential + to_backend(0.5 * rng.standard_normal(n), backend))
-    assert catalogue._doob_tilt_residual(noisy, head.beta) > 1e-3
+    assert split_ids._doob_tilt_residual(noisy, head.beta) > 1e-3
 
 
 def test_control_transports_in_the_column_convention_break_the_mha_step(rng, backend):
@@ -114,10 +114,10 @@ def test_control_transports_in_the_column_convention_break_the_mha_step(rng, bac
     n, D, H = 5, 6, 3
     X = to_backend(rng.standard_normal((n, D)), backend)
     mha = random_multihead(rng, H, D, 2, causal=True, backend=backend)
-    reference = catalogue._head_loop(mha, X)
+    reference = connection._head_loop(mha, X)
     A, M = mha.attention(X), mha.value_output_maps()
-    assert catalogue._mha_step_residual(A, M, X, reference) <= 1e-12
-    assert catalogue._mha_step_residual(A, namespace(M).matrix_transpose(M), X, reference) > 1e-2
+    assert connection._mha_step_residual(A, M, X, reference) <= 1e-12
+    assert connection._mha_step_residual(A, namespace(M).matrix_transpose(M), X, reference) > 1e-2
 
 
 def test_control_the_energy_identity_needs_stationary_weights_and_isometries(rng, backend):
@@ -126,12 +126,12 @@ def test_control_the_energy_identity_needs_stationary_weights_and_isometries(rng
     n, d = 6, 3
     A = rng.random((n, n)) ** 3
     A /= A.sum(axis=1, keepdims=True)
-    O = catalogue._random_orthogonal(rng, n * n, d).reshape(n, n, d, d)
+    O = connection._random_orthogonal(rng, n * n, d).reshape(n, n, d, d)
     X = rng.standard_normal((n, d))
     A, O, X = (to_backend(v, backend) for v in (A, O, X))
-    assert catalogue._energy_residual(A, O, X) <= 1e-12
-    assert catalogue._energy_residual(A, O, X, pi=to_backend(np.full(n, 1.0 / n), backend)) > 1e-3
-    assert catalogue._energy_residual(A, 1.1 * O, X) > 1e-3
+    assert connection._energy_residual(A, O, X) <= 1e-12
+    assert connection._energy_residual(A, O, X, pi=to_backend(np.full(n, 1.0 / n), backend)) > 1e-3
+    assert connection._energy_residual(A, 1.1 * O, X) > 1e-3
 
 
 def test_control_a_wrong_twist_misses_the_ring_spectrum(backend):
@@ -139,12 +139,12 @@ def test_control_a_wrong_twist_misses_the_ring_spectrum(backend):
     n, theta = 9, 1.3
     A, O = cycle_connection(n, theta)
     L = connection_laplacian(to_backend(A, backend), to_backend(O, backend), kind="unnormalized")
-    assert catalogue._ring_spectrum_residual(L, n, theta) <= 1e-13
-    assert catalogue._ring_spectrum_residual(L, n, theta + 0.05) > 1e-3
+    assert connection._ring_spectrum_residual(L, n, theta) <= 1e-13
+    assert connection._ring_spectrum_residual(L, n, theta + 0.05) > 1e-3
     # θ and θ + 2π give the same spectrum, θ and −θ too (the ± pairs swap), but θ + π does not.
-    assert catalogue._ring_spectrum_residual(L, n, theta + 2 * math.pi) <= 1e-13
-    assert catalogue._ring_spectrum_residual(L, n, -theta) <= 1e-13
-    assert catalogue._ring_spectrum_residual(L, n, theta + math.pi) > 1e-2
+    assert connection._ring_spectrum_residual(L, n, theta + 2 * math.pi) <= 1e-13
+    assert connection._ring_spectrum_residual(L, n, -theta) <= 1e-13
+    assert connection._ring_spectrum_residual(L, n, theta + math.pi) > 1e-2
 
 
 def test_control_a_changed_edge_is_not_a_gauge_transform(rng, backend):
@@ -152,13 +152,13 @@ def test_control_a_changed_edge_is_not_a_gauge_transform(rng, backend):
     # replaced has other traces.
     m, d = 5, 3
     O = rng.standard_normal((m, m, d, d)) / math.sqrt(d)
-    V = to_backend(catalogue._random_frames(rng, m, d), backend)
+    V = to_backend(connection._random_frames(rng, m, d), backend)
     perturbed = O.copy()
     perturbed[2, 1] += 0.3 * rng.standard_normal((d, d))  # the step 1 → 2 of the cycle
     O, perturbed = to_backend(O, backend), to_backend(perturbed, backend)
     cycles = [(0, 1, 2, 0), (0, 1, 2, 3, 4, 0)]
-    assert catalogue._holonomy_trace_gap(O, gauge_transform(O, V), cycles) <= 1e-12
-    assert catalogue._holonomy_trace_gap(O, gauge_transform(perturbed, V), cycles) > 1e-2
+    assert connection._holonomy_trace_gap(O, gauge_transform(O, V), cycles) <= 1e-12
+    assert connection._holonomy_trace_gap(O, gauge_transform(perturbed, V), cycles) > 1e-2
 
 
 def test_control_a_peaked_row_is_not_uniform(backend):
@@ -170,9 +170,9 @@ def test_control_a_peaked_row_is_not_uniform(backend):
     shift[0, 0] = 1.0
     cycle = np.roll(np.eye(n), 1, axis=1)
     arrays = [to_backend(a, backend) for a in (uniform, causal, shift, cycle)]
-    assert catalogue._diagnostics_residual(*arrays) <= 1e-13
+    assert diagnostics._diagnostics_residual(*arrays) <= 1e-13
     peaked = uniform.copy()
     peaked[2] = [0.5, *[0.5 / (n - 1)] * (n - 1)]
-    assert catalogue._diagnostics_residual(to_backend(peaked, backend), *arrays[1:]) > 1e-2
+    assert diagnostics._diagnostics_residual(to_backend(peaked, backend), *arrays[1:]) > 1e-2
     lazy = 0.5 * (cycle + np.eye(n))  # a lazy cycle reciprocates nothing either, but its self-loops are symmetric
-    assert catalogue._diagnostics_residual(*arrays[:3], to_backend(lazy, backend)) > 1e-2
+    assert diagnostics._diagnostics_residual(*arrays[:3], to_backend(lazy, backend)) > 1e-2

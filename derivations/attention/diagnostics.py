@@ -1,0 +1,131 @@
+r"""The seed's head diagnostics on heads whose values are known in closed form (uniform, shift, one-way cycle).
+
+Source: Attention Geometry Table 1; Olsson et al. 2022 (previous-token heads).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from derivations._common import by_scale
+from derivations.attention._shared import (
+    SQRT2,
+    N,
+    context,
+    gap,
+    max_abs,
+)
+from workbench.attention import (
+    AttentionHead,
+    effective_neighbours,
+    previous_token_score,
+    random_head,
+    reversibility_residual,
+    row_entropy,
+    softmax_rows,
+    uniform_entropy,
+)
+from workbench.backend import to_backend
+from workbench.catalogue import Identity, Step, Verification, claim
+
+# ---- 8. diagnostics on closed-form heads ------------------------------------------------------------
+
+
+def _derive_uniform_and_shift() -> list[Step]:
+    uniform = [-sum(sp.Rational(1, r) * sp.log(sp.Rational(1, r)) for _ in range(r)) for r in range(1, N + 1)]
+    cycle = sp.Matrix(N, N, lambda i, j: 1 if j == (i + 1) % N else 0)
+    pi = sp.Matrix([[sp.Rational(1, N)] * N])
+    flux = sp.diag(*pi) * cycle
+    epsilon2 = sum(v**2 for v in flux - flux.T) / sum(v**2 for v in flux)
+    F = sp.Matrix(N, N, lambda i, j: sp.Symbol(f"F{i}{j}", nonnegative=True))
+    shift = sp.Matrix(N, N, lambda i, j: 1 if j == max(i - 1, 0) else 0)
+    return [
+        claim("a uniform row over n = 3 keys has entropy log 3 (W_Q = 0: all logits vanish)", uniform[-1], sp.log(3)),
+        claim(
+            "causal uniform rows: H_i = log(i + 1)", sp.Matrix(uniform), sp.Matrix([sp.log(i + 1) for i in range(N)])
+        ),
+        claim(
+            "the hard shift head P_i,i−1 = 1 has previous-token score 1",
+            sum(shift[i, i - 1] for i in range(1, N)) / (N - 1),
+            1,
+        ),
+        claim("the one-way 3-cycle is stationary for the uniform π", pi * cycle, pi),
+        claim("its flux has no reciprocated edge, so ε_rev² = ‖F − Fᵀ‖²/‖F‖² = 2", epsilon2, 2),
+        claim(
+            "for any flux ‖F − Fᵀ‖² = 2‖F‖² − 2Σ F_ij F_ji ≤ 2‖F‖² (F ≥ 0), so ε_rev ≤ √2",
+            sp.expand(sum(v**2 for v in F - F.T)),
+            sp.expand(2 * sum(v**2 for v in F) - 2 * sum(F[i, j] * F[j, i] for i in range(N) for j in range(N))),
+        ),
+    ]
+
+
+def _shift_head(n, backend):
+    """A causal hard previous-token head: one-hot positions, q_i = 1000 e_i, k_j = e_{j+1}, β = 1.
+
+    The logit of the previous token exceeds every other by 1000, so e^{−1000} underflows to 0 and the
+    attention is the shift exactly (row 0 sees only itself).
+    """
+    X = to_backend(np.eye(n), backend)
+    W_Q = to_backend(1000.0 * np.eye(n), backend)
+    W_K = to_backend(np.eye(n, k=1), backend)  # row j → column j + 1
+    return AttentionHead(W_Q, W_K, beta=1.0, causal=True), X
+
+
+def _diagnostics_residual(P_uniform, P_causal, P_shift, P_cycle) -> float:
+    n = int(P_uniform.shape[-1])
+    residual = max_abs(row_entropy(P_uniform) - math.log(n))
+    causal_reference = np.log(np.arange(1, n + 1))
+    residual = max(
+        residual, gap(row_entropy(P_causal), causal_reference), gap(uniform_entropy(n, True), causal_reference)
+    )
+    residual = max(residual, abs(previous_token_score(P_shift) - 1.0), abs(effective_neighbours(P_shift) - 1.0))
+    return max(residual, abs(reversibility_residual(P_cycle) - SQRT2))
+
+
+def _verify_uniform_and_shift(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: closed forms.  A head with W_Q = 0 has entropy log n per row (causal: log(i + 1)); a hard shift
+    head (built from weights, see _shift_head) has previous-token score 1 and e^{H̄} = 1; the one-way cycle
+    i → i + 1 has ε_rev = √2; random heads at β, 4β and 16β stay within ε_rev ≤ √2.
+
+    Tolerance 1e-12 absolute: an entropy sums n terms of size log(n)/n (error ≲ n·ε·log n ≈ 3e-13 at
+    n = 256); the shift head is exact (e^{−1000} = 0).
+    """
+    n, D, d_h = by_scale(scale, (8, 6, 3), (256, 32, 8))
+    X = context(rng, n, D, backend)
+    W_K = to_backend(rng.standard_normal((D, d_h)), backend)
+    W_Q = to_backend(np.zeros((D, d_h)), backend)
+    uniform = AttentionHead(W_Q, W_K).operator(X)
+    causal = AttentionHead(W_Q, W_K, causal=True).operator(X)
+    shift, positions = _shift_head(n, backend)
+    cycle = to_backend(np.roll(np.eye(n), 1, axis=1), backend)
+    residual = _diagnostics_residual(uniform, causal, shift.operator(positions), cycle)
+    head = random_head(rng, D, d_h, backend=backend)
+    largest = max(reversibility_residual(softmax_rows(factor * head.logits(X))) for factor in (1.0, 4.0, 16.0))
+    residual = max(residual, largest - SQRT2)
+    return Verification.from_residual(residual, 1e-12, n=n, eps_rev_max=round(largest, 4))
+
+
+# ---- the catalogue ------------------------------------------------------------------------------------
+
+SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; attention-geometry-math §A.7"
+SOURCE_CONNECTION = (
+    "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; attention-geometry-math §B"
+)
+
+IDENTITIES = [
+    Identity(
+        name="attention.diagnostics.uniform_and_shift",
+        area="attention",
+        statement=r"H_i(\text{uniform}) = \log n\ (\text{causal: }\log(i+1)),\ s_{\mathrm{prev}}(\text{shift}) = e^{\bar H}(\text{shift}) = 1,"
+        r"\ \varepsilon_{\mathrm{rev}}(\text{one-way cycle}) = \sqrt2 \ge \varepsilon_{\mathrm{rev}}",
+        source="Attention Geometry Table 1 [RECON ε_rev, e^{H̄}]; attention-geometry-math §A.10; ISA ML01 seed (uniform "
+        "entropy); Olsson et al. 2022 (previous-token heads)",
+        derive=_derive_uniform_and_shift,
+        verify=_verify_uniform_and_shift,
+    ),
+]

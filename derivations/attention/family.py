@@ -1,0 +1,173 @@
+r"""DMAP, DMTN, ATAP and ATTN as the corners of one family of attention operators.
+
+Source: Attention Geometry §7, §10, Tables 1 and 4.  Derived on three tokens, measured on random heads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from derivations._common import by_scale
+from derivations.attention._shared import (
+    SPREAD,
+    SQRT2,
+    N,
+    context,
+    gap,
+    max_abs,
+    transpose,
+)
+from workbench.attention import (
+    OPERATORS,
+    effective_form,
+    family_operator,
+    operator_logits,
+    operator_skew_ratio,
+    reversibility_residual,
+)
+from workbench.backend import namespace, to_backend
+from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.markov import softmax_operator
+
+# ---- 4. the four corners ----------------------------------------------------------------------------
+
+
+def _derive_corners() -> list[Step]:
+    q = [sp.Matrix(1, 2, sp.symbols(f"q{i}_0:2", real=True)) for i in range(N)]
+    k = [sp.Matrix(1, 2, sp.symbols(f"k{i}_0:2", real=True)) for i in range(N)]
+    m = [(q[i] + k[i]) / sp.sqrt(2) for i in range(N)]
+    nn = [(q[i] - k[i]) / sp.sqrt(2) for i in range(N)]
+
+    def dot(u, v):
+        return (u * v.T)[0]
+
+    def logits(b, a):
+        g = [dot(m[i], m[i]) / 2 - b * dot(nn[i], nn[i]) / 2 for i in range(N)]
+        return sp.Matrix(
+            N,
+            N,
+            lambda i, j: (
+                dot(m[i], m[j]) / 2
+                - b * dot(nn[i], nn[j]) / 2
+                + a * (dot(q[i], k[j]) - dot(k[i], q[j])) / 2
+                + (1 - a) * (g[i] - g[j]) / 2
+            ),
+        ).applyfunc(sp.expand)
+
+    scores = sp.Matrix(N, N, lambda i, j: dot(q[i], k[j]))
+    g_attn = [dot(q[i], k[i]) for i in range(N)]
+    bond = (scores + scores.T) / 2
+    d2 = sp.Matrix(N, N, lambda i, j: g_attn[i] + g_attn[j] - 2 * bond[i, j])
+    dmap, atap, dmtn = logits(0, 0), logits(1, 0), logits(0, 1)
+    dmap_shape = sp.Matrix(N, N, lambda i, j: -dot(m[i] - m[j], m[i] - m[j]) / 4)
+    dmap_rest = (dmap - dmap_shape).applyfunc(sp.expand)
+    atap_rest = (atap + d2 / 2).applyfunc(sp.expand)
+    wq = sp.Matrix(2, 2, lambda a, b: sp.Symbol(f"Q{a}{b}", real=True))
+    wk = sp.Matrix(2, 2, lambda a, b: sp.Symbol(f"K{a}{b}", real=True))
+    w_m, w_n = (wq + wk) / sp.sqrt(2), (wq - wk) / sp.sqrt(2)
+    M = wq * wk.T
+    return [
+        Step("ℓ(b, a) on 3 tokens, q_i, k_i ∈ ℝ², m = (q + k)/√2, n = (q − k)/√2 (β factored out)", logits(1, 1)),
+        claim("ATTN (1, 1): ℓ_ij = q_i·k_j exactly", logits(1, 1), scores.applyfunc(sp.expand)),
+        claim(
+            "DMAP (0, 0): ℓ_ij + ¼‖m_i − m_j‖² = ½‖m_i‖², a row constant",
+            dmap_rest,
+            sp.Matrix(N, N, lambda i, j: sp.expand(dot(m[i], m[i]) / 2)),
+        ),
+        claim(
+            "ATAP (1, 0): ℓ_ij + ½d²_ij = g_i = q_i·k_i, a row constant",
+            atap_rest,
+            sp.Matrix(N, N, lambda i, j: sp.expand(g_attn[i])),
+        ),
+        Step(
+            "so DMAP = softmax(−(β/4)‖m_i − m_j‖²) and ATAP = softmax(−(β/2)d²): symmetric kernels, reversible",
+            dmap_shape,
+        ),
+        claim(
+            "DMTN (0, 1): ℓ − ℓᵀ = q_i·k_j − k_i·q_j, the free link survives",
+            (dmtn - dmtn.T).applyfunc(sp.expand),
+            (scores - scores.T).applyfunc(sp.expand),
+        ),
+        claim(
+            "parameter level: M_S = ½W_MW_Mᵀ − ½W_NW_Nᵀ",
+            (w_m * w_m.T / 2 - w_n * w_n.T / 2).applyfunc(sp.expand),
+            ((M + M.T) / 2).applyfunc(sp.expand),
+        ),
+        claim(
+            "𝒲^DMTN = ½W_MW_Mᵀ + M_A = M + ½W_NW_Nᵀ",
+            (w_m * w_m.T / 2 + (M - M.T) / 2).applyfunc(sp.expand),
+            (M + w_n * w_n.T / 2).applyfunc(sp.expand),
+        ),
+    ]
+
+
+def _corner_residual(X, W_Q, W_K, beta) -> tuple[float, dict]:
+    """Worst residual of the corner formulas on a context, and ε_rev of each corner's operator."""
+    xp = namespace(X)
+    q, k = X @ W_Q, X @ W_K
+    residual = 0.0
+    if not bool(xp.all(operator_logits(q, k, "ATTN", beta=beta) == beta * (q @ transpose(k)))):
+        residual = math.inf  # the ATTN corner is β q·k bit for bit
+    m = (q + k) / SQRT2
+    squared_m = xp.sum((m[:, None, :] - m[None, :, :]) ** 2, axis=-1)
+    residual = max(residual, gap(family_operator(q, k, "DMAP", beta=beta), softmax_operator(-squared_m / 4, beta)))
+    g = xp.sum(q * k, axis=1)
+    d2 = g[:, None] + g[None, :] - (q @ transpose(k) + k @ transpose(q))
+    residual = max(residual, gap(family_operator(q, k, "ATAP", beta=beta), softmax_operator(-d2 / 2, beta)))
+    W_N = (W_Q - W_K) / SQRT2
+    dmtn_form = W_Q @ transpose(W_K) + 0.5 * W_N @ transpose(W_N)
+    S_op, A_op = effective_form(W_Q, W_K, "DMTN")
+    residual = max(residual, gap(S_op + A_op, dmtn_form) / max_abs(dmtn_form))
+    dmtn_logits = beta * (X @ dmtn_form @ transpose(X))
+    residual = max(residual, gap(operator_logits(q, k, "DMTN", beta=beta), dmtn_logits) / max_abs(dmtn_logits))
+    epsilon = {name: reversibility_residual(family_operator(q, k, name, beta=beta)) for name in OPERATORS}
+    return residual, epsilon
+
+
+def _verify_corners(rng, scale, backend) -> Verification:
+    """Check the identity numerically.
+
+    Oracles: the closed-form kernels softmax(−(β/4)‖m_i − m_j‖²) (DMAP) and softmax(−(β/2)d²) (ATAP)
+    computed from q, k directly; β q·k bit for bit (ATTN); X(M + ½W_NW_Nᵀ)Xᵀ (DMTN); ε_rev = 0 for the exact
+    link corners and ρ_skew = 0.0 exactly for them.  DMTN and ATTN must be visibly nonreversible
+    (ε_rev > 0.05) and have ρ_skew > 0, else the check fails.
+
+    Tolerance 1e-12 relative (probabilities, or max |form|); ε_rev with π from a linear solve ≈ 1e-15.
+    """
+    n, D, d_h = by_scale(scale, (24, 8, 4), (300, 64, 16))
+    X = context(rng, n, D, backend, spread=SPREAD)
+    W_Q, W_K = (to_backend(rng.standard_normal((D, d_h)) / math.sqrt(D), backend) for _ in range(2))
+    beta = 1.0 / math.sqrt(d_h)
+    residual, epsilon = _corner_residual(X, W_Q, W_K, beta)
+    residual = max(residual, epsilon["DMAP"], epsilon["ATAP"])
+    skew = {name: operator_skew_ratio(W_Q, W_K, name) for name in OPERATORS}
+    if skew["DMAP"] != 0.0 or skew["ATAP"] != 0.0 or min(skew["DMTN"], skew["ATTN"]) <= 0.0:
+        residual = math.inf
+    if min(epsilon["DMTN"], epsilon["ATTN"]) < 0.05:
+        residual = math.inf  # the free-link corners must be visibly nonreversible
+    eps = {f"eps_rev_{name}": round(epsilon[name], 4) for name in ("DMTN", "ATTN")}
+    return Verification.from_residual(residual, 1e-12, n=n, D=D, d_h=d_h, **eps)
+
+
+# ---- the catalogue ------------------------------------------------------------------------------------
+
+SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; attention-geometry-math §A.7"
+SOURCE_CONNECTION = (
+    "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; attention-geometry-math §B"
+)
+
+IDENTITIES = [
+    Identity(
+        name="attention.family.corners",
+        area="attention",
+        statement=r"\ell^{\mathrm{ATTN}} = \beta q_i\cdot k_j,\ \mathsf P^{\mathrm{DMAP}} = \operatorname{softmax}(-\tfrac\beta4\lVert m_i - m_j\rVert^2),"
+        r"\ \mathsf P^{\mathrm{ATAP}} = \operatorname{softmax}(-\tfrac\beta2 d^2),\ \mathcal W^{\mathrm{DMTN}} = M + \tfrac12W_NW_N^\top;"
+        r"\ \varepsilon_{\mathrm{rev}} = \rho_{\mathrm{skew}} = 0\ \text{for DMAP, ATAP}",
+        source="Attention Geometry §7, §10, Tables 1 and 4 [CODE nanochat parameterisation, DERIVED corollaries]; "
+        'attention-geometry-math §A.7 "The four parameterisations", §A.10 (ε_rev, ρ_skew) [RECON]',
+        derive=_derive_corners,
+        verify=_verify_corners,
+    ),
+]
