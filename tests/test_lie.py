@@ -38,7 +38,7 @@ from workbench.lie import (
     witt_dimension,
     zassenhaus,
 )
-from workbench.lie._bases import bracket
+from workbench.lie._free import bracket
 
 OEIS_A001037 = [2, 1, 2, 3, 6, 9, 18, 30, 56, 99, 186, 335, 630, 1161, 2182]  # binary Lyndon words
 
@@ -365,7 +365,7 @@ def test_engine_against_full_word_expansion(factors, engine):
     # Independent algorithm: expand log(Π e^{s X}) over *all* words in truncated exact arithmetic, then
     # decompose by repeatedly removing the smallest word (Lyndon triangularity); the engine instead
     # uses Goldberg coefficients of Lyndon words only and a vectorised triangular solve.
-    from workbench.lie._series import _truncated_exp, _truncated_log, _truncated_product
+    from workbench.lie._zassenhaus import _truncated_exp, _truncated_log, _truncated_product
 
     degree = 7
     product = {(): Fraction(1)}
@@ -378,10 +378,10 @@ def test_engine_against_full_word_expansion(factors, engine):
 @pytest.mark.parametrize(("n_letters", "degree"), [(2, 9), (3, 6), (4, 4)])
 def test_triangular_blocks_against_bracket_expansion(n_letters, degree):
     # Oracle: T[u, w] = (P_w, u) read off the full word expansion of the standard bracketing of w
-    # (workbench.lie._bases.expand_tree), independent of the engine's shared evaluation programme and
+    # (workbench.lie.expand_tree), independent of the engine's shared evaluation programme and
     # of its "core" shortcut for columns m^k·y.  Exact integers, so equality.
-    from workbench.lie._bases import expand_tree
     from workbench.lie._fast import lyndon_triangular_blocks
+    from workbench.lie._free import expand_tree
 
     words = lyndon_words(n_letters, degree)
     for members, block in lyndon_triangular_blocks(n_letters, degree):
@@ -396,8 +396,8 @@ def test_triangular_blocks_against_bracket_expansion(n_letters, degree):
 def test_run_multiset_coefficients_against_segmentation_sum(n_letters, degree):
     # Oracle: the generic Goldberg dynamic programme over all blocks of each word (_log_coefficient,
     # the path for arbitrary factor lists); the fast path groups words by the multiset of their runs.
+    from workbench.lie._bch import _log_coefficient
     from workbench.lie._fast import increasing_product_log_coefficients
-    from workbench.lie._series import _log_coefficient
 
     factors = tuple((letter, Fraction(1)) for letter in range(n_letters))
     expected = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, degree)]
@@ -438,7 +438,7 @@ def test_bch_degree_20_matches_the_published_counts():
 def test_symmetric_bch_relabelling_equals_the_generic_path():
     # Oracle: the generic path (Goldberg coefficients of log(e^{A/2} e^B e^{A/2}) word by word, then the
     # triangular solve); the engine instead relabels BCH by W = e^{−ad_{A/2}} Z.  Exact rationals.
-    from workbench.lie._series import log_of_exponentials
+    from workbench.lie._bch import log_of_exponentials
 
     generic = log_of_exponentials([(0, Fraction(1, 2)), (1, 1), (0, Fraction(1, 2))], 9, 2, "symmetric-bch")
     assert symmetric_bch(9).coordinates == generic.coordinates

@@ -3,47 +3,55 @@
 Coefficients are exact fractions throughout (never floats); series evaluate on numpy or torch
 matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
 
+Words and Lyndon words
+----------------------
+format_word             -- a word with its letters named, (0, 0, 1) -> 'AAB'
+is_lyndon               -- whether a word is strictly smaller than each of its proper rotations
+lyndon_factorization    -- Chen–Fox–Lyndon factorisation w = l₁ l₂ ⋯ l_k, l₁ ≥ ⋯ ≥ l_k (Duval)
 lyndon_words            -- Lyndon words of a given length (Duval), in lexicographic order
 standard_factorization  -- w = uv with v the longest proper Lyndon suffix
 witt_dimension          -- dim of the degree-n part of the free Lie algebra (Witt's formula)
+
+Free associative algebra and bracket trees
+------------------------------------------
+Tree                    -- a bracket tree: a letter index, or a pair (left, right) meaning [left, right]
+bracket                 -- commutator [x, y] = xy − yx of two elements {word: Fraction}
+expand_tree             -- a bracket tree expanded into words with integer coefficients
+tree_degree             -- number of letters in a bracket tree
+tree_to_string          -- a bracket tree rendered '[A,[A,B]]' (the JSON contract's form)
+
+Bases
+-----
+BASES                   -- the basis names: 'lyndon', 'hall', 'right-normed'
+lyndon_tree             -- the standard bracketing P_w of a Lyndon word
 basis_trees             -- basis elements ('lyndon', 'hall', 'right-normed') as bracket trees
 lyndon_coordinates      -- decompose a Lie polynomial (given by its words) in the Lyndon basis
 change_of_basis         -- Lyndon coordinates -> coordinates in another basis, exactly
+
+Lie series
+----------
 LieSeries               -- a truncated series: terms in any basis, text/LaTeX/JSON/sympy, evaluation
+SERIES                  -- the named series of ``workbench derive``: name -> function of the degree
+log_of_exponentials     -- log of any product of exponentials of scaled generators
 bch                     -- log(e^A e^B)
+bch_even_degree         -- the even-degree BCH terms from the lower ones, by relabelling (no solve)
 symmetric_bch           -- log(e^{A/2} e^B e^{A/2})
 bch_many                -- log(e^{A_1} ⋯ e^{A_k})
 commutator_log          -- log(e^A e^B e^{-A} e^{-B})
-zassenhaus              -- e^{A+B} = e^A e^B e^{C_2} e^{C_3} ⋯
 hausdorff               -- e^{-A} B e^{A} (form '-A') or e^{A} B e^{-A} (form '+A')
-log_of_exponentials     -- log of any product of exponentials of scaled generators
+zassenhaus              -- e^{A+B} = e^A e^B e^{C_2} e^{C_3} ⋯
 magnus                  -- exact Ω(h) for A(t) = Σ t^j X_j, a Lie series with powers of h
 magnus_omega            -- numeric Ω(h) on matrices, warning outside ∫‖A‖ < π
 magnus_integrals        -- Ω_n for abstract A(t) as sympy nested integrals over the simplex
 integrate_noncommutative -- evaluate those integrals once a polynomial A(t) is substituted
 """
 
-from workbench.lie._bases import (
-    BASES,
-    basis_trees,
-    change_of_basis,
-    expand_tree,
-    lyndon_coordinates,
-    lyndon_tree,
-    tree_to_string,
-)
+from workbench.lie._bases import BASES, basis_trees, change_of_basis, lyndon_coordinates, lyndon_tree
+from workbench.lie._bch import bch, bch_many, commutator_log, hausdorff, log_of_exponentials, symmetric_bch
+from workbench.lie._fast import bch_even_degree
+from workbench.lie._free import Tree, bracket, expand_tree, tree_degree, tree_to_string
 from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
-from workbench.lie._series import (
-    SERIES,
-    LieSeries,
-    bch,
-    bch_many,
-    commutator_log,
-    hausdorff,
-    log_of_exponentials,
-    symmetric_bch,
-    zassenhaus,
-)
+from workbench.lie._series import LieSeries
 from workbench.lie._words import (
     format_word,
     is_lyndon,
@@ -52,14 +60,34 @@ from workbench.lie._words import (
     standard_factorization,
     witt_dimension,
 )
+from workbench.lie._zassenhaus import zassenhaus
+
+
+def _magnus_linear(degree: int) -> LieSeries:
+    # `workbench derive magnus`: A(t) = A + tB (a single letter at degree 1).
+    return magnus(degree, 2 if degree >= 2 else 1)
+
+
+SERIES = {
+    "bch": bch,
+    "symmetric-bch": symmetric_bch,
+    "bch3": lambda degree: bch_many(3, degree),
+    "commutator": commutator_log,
+    "zassenhaus": zassenhaus,
+    "hausdorff": hausdorff,
+    "magnus": _magnus_linear,
+}
 
 __all__ = [
     "BASES",
     "SERIES",
     "LieSeries",
+    "Tree",
     "basis_trees",
     "bch",
+    "bch_even_degree",
     "bch_many",
+    "bracket",
     "change_of_basis",
     "commutator_log",
     "expand_tree",
@@ -77,6 +105,7 @@ __all__ = [
     "magnus_omega",
     "standard_factorization",
     "symmetric_bch",
+    "tree_degree",
     "tree_to_string",
     "witt_dimension",
     "zassenhaus",

@@ -1,8 +1,7 @@
-"""Free associative algebra, bracket trees, and three bases of the free Lie algebra.
+"""Three bases of the free Lie algebra, built from bracket trees, and exact change of basis.
 
-Elements of the free associative algebra are dicts ``{word: Fraction}`` (exact, never floats).
-A Lie monomial is a *bracket tree*: a letter index, or a pair ``(left, right)`` meaning
-``[left, right]``.  Three bases of the free Lie algebra are built from trees:
+Elements of the free associative algebra are dicts ``{word: Fraction}`` and Lie monomials are bracket
+trees (:mod:`workbench.lie._free`).  Three bases of the free Lie algebra are built from trees:
 
 * **Lyndon** — ``P_w`` for Lyndon words ``w``, bracketed by the standard factorisation
   (``AAB -> [A,[A,B]]``, ``ABB -> [[A,B],B]``).  ``P_w = w + (lexicographically larger words)``, so
@@ -25,105 +24,23 @@ from collections import defaultdict
 from fractions import Fraction
 from functools import cache
 
-from workbench.lie._words import Word, format_word, is_lyndon, lyndon_words, standard_factorization
+from workbench.lie._fast import lyndon_coordinates_from_values
+from workbench.lie._free import (
+    ZERO,
+    FreeElement,
+    Tree,
+    Word,
+    add_scaled,
+    expand_tree,
+    multidegree,
+    tree_degree,
+    tree_letters,
+)
+from workbench.lie._words import format_word, is_lyndon, lyndon_words, multidegree_blocks, standard_factorization
 
-__all__ = [
-    "BASES",
-    "Tree",
-    "basis_trees",
-    "bracket",
-    "change_of_basis",
-    "expand_tree",
-    "lyndon_coordinates",
-    "lyndon_tree",
-    "multidegree",
-    "tree_degree",
-    "tree_to_string",
-]
-
-Tree = int | tuple["Tree", "Tree"]
-FreeElement = dict[Word, Fraction]
+__all__ = ["BASES", "basis_trees", "change_of_basis", "lyndon_coordinates", "lyndon_tree"]
 
 BASES = ("lyndon", "hall", "right-normed")
-
-
-def bracket(x: FreeElement, y: FreeElement) -> FreeElement:
-    """Commutator ``[x, y] = xy − yx`` in the free associative algebra.
-
-    Examples
-    --------
-    >>> from fractions import Fraction
-    >>> sorted(bracket({(0,): Fraction(1)}, {(1,): Fraction(1)}).items())
-    [((0, 1), Fraction(1, 1)), ((1, 0), Fraction(-1, 1))]
-    """
-    out: dict[Word, Fraction] = defaultdict(Fraction)
-    for u, a in x.items():
-        for v, b in y.items():
-            out[u + v] += a * b
-            out[v + u] -= a * b
-    return {w: c for w, c in out.items() if c}
-
-
-def tree_degree(tree: Tree) -> int:
-    """Number of letters in a bracket tree.
-
-    Examples
-    --------
-    >>> tree_degree(((0, 1), 1))
-    3
-    """
-    return 1 if isinstance(tree, int) else tree_degree(tree[0]) + tree_degree(tree[1])
-
-
-def tree_letters(tree: Tree) -> Word:
-    """Letters of a tree read left to right."""
-    return (tree,) if isinstance(tree, int) else tree_letters(tree[0]) + tree_letters(tree[1])
-
-
-def multidegree(word: Word, n_letters: int) -> tuple[int, ...]:
-    """How many times each letter occurs in ``word``.
-
-    Examples
-    --------
-    >>> multidegree((0, 1, 1), 2)
-    (1, 2)
-    """
-    counts = [0] * n_letters
-    for letter in word:
-        counts[letter] += 1
-    return tuple(counts)
-
-
-@cache
-def expand_tree(tree: Tree) -> tuple[tuple[Word, int], ...]:
-    """Expand a bracket tree into words with integer coefficients (memoised, hence a tuple).
-
-    Examples
-    --------
-    >>> [(format_word(w), c) for w, c in expand_tree((0, (0, 1)))]
-    [('AAB', 1), ('ABA', -2), ('BAA', 1)]
-    """
-    if isinstance(tree, int):
-        return (((tree,), 1),)
-    out: dict[Word, int] = defaultdict(int)
-    for u, a in expand_tree(tree[0]):
-        for v, b in expand_tree(tree[1]):
-            out[u + v] += a * b
-            out[v + u] -= a * b
-    return tuple(sorted((w, c) for w, c in out.items() if c))
-
-
-def tree_to_string(tree: Tree, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str:
-    """Render ``[A,[A,B]]`` (no spaces, the JSON contract's form).
-
-    Examples
-    --------
-    >>> tree_to_string(((0, 1), 1))
-    '[[A,B],B]'
-    """
-    if isinstance(tree, int):
-        return names[tree]
-    return f"[{tree_to_string(tree[0], names)},{tree_to_string(tree[1], names)}]"
 
 
 @cache
@@ -132,6 +49,7 @@ def lyndon_tree(word: Word) -> Tree:
 
     Examples
     --------
+    >>> from workbench.lie import tree_to_string
     >>> tree_to_string(lyndon_tree((0, 0, 1))), tree_to_string(lyndon_tree((0, 1, 1)))
     ('[A,[A,B]]', '[[A,B],B]')
     """
@@ -167,31 +85,21 @@ def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
             )
         c = remaining[w]
         coordinates[w] = c
-        for u, a in expand_tree(lyndon_tree(w)):
-            value = remaining.get(u, Fraction(0)) - c * a
-            if value:
-                remaining[u] = value
-            else:
-                remaining.pop(u, None)
+        add_scaled(remaining, expand_tree(lyndon_tree(w)), -c)
     return coordinates
 
 
 def _tree_coordinates(tree: Tree, n_letters: int) -> dict[Word, Fraction]:
     # Lyndon coordinates of a bracket monomial: its word coefficients on the Lyndon words of its degree,
     # then the engine's exact triangular solve (a tree is a Lie polynomial by construction).
-    from workbench.lie._fast import lyndon_coordinates_from_values
-
     degree = tree_degree(tree)
     index = _lyndon_index(n_letters, degree)
-    values = [_ZERO] * len(index)
+    values = [ZERO] * len(index)
     for word, c in expand_tree(tree):
         position = index.get(word)
         if position is not None:
             values[position] = Fraction(c)
     return lyndon_coordinates_from_values(n_letters, degree, values)
-
-
-_ZERO = Fraction(0)
 
 
 @cache
@@ -236,13 +144,7 @@ def _reduce(pivots: dict[Word, dict[Word, Fraction]], vector: dict[Word, Fractio
         row = pivots.get(lead)
         if row is None:
             return vector
-        factor = vector[lead] / row[lead]
-        for w, c in row.items():
-            value = vector.get(w, Fraction(0)) - factor * c
-            if value:
-                vector[w] = value
-            else:
-                vector.pop(w, None)
+        add_scaled(vector, row.items(), -(vector[lead] / row[lead]))
     return vector
 
 
@@ -252,10 +154,7 @@ def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     # independent (exact elimination in Lyndon coordinates), until the block is spanned.
     from sympy.utilities.iterables import multiset_permutations
 
-    lyndon = lyndon_words(n_letters, degree)
-    blocks: dict[tuple[int, ...], int] = defaultdict(int)
-    for w in lyndon:
-        blocks[multidegree(w, n_letters)] += 1
+    blocks = {key: len(members) for key, members in multidegree_blocks(n_letters, degree)}
     chosen: list[Tree] = []
     for block in sorted(blocks, reverse=True):  # (n-1, 1) first: A-heavy blocks lead, as for Lyndon words
         letters = [letter for letter, count in enumerate(block) for _ in range(count)]
@@ -279,6 +178,7 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
 
     Examples
     --------
+    >>> from workbench.lie import tree_to_string
     >>> [tree_to_string(t) for t in basis_trees("hall", 2, 3)]
     ['[[B,A],A]', '[[B,A],B]']
     >>> [tree_to_string(t) for t in basis_trees("right-normed", 2, 3)]
@@ -300,9 +200,10 @@ def _coordinate_matrix(basis: str, n_letters: int, degree: int):
     from sympy import ZZ
     from sympy.polys.matrices import DomainMatrix
 
-    blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = defaultdict(lambda: ([], []))
-    for w in lyndon_words(n_letters, degree):
-        blocks[multidegree(w, n_letters)][0].append(w)
+    lyndon = lyndon_words(n_letters, degree)
+    blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = {
+        key: ([lyndon[k] for k in members], []) for key, members in multidegree_blocks(n_letters, degree)
+    }
     for tree in basis_trees(basis, n_letters, degree):
         blocks[multidegree(tree_letters(tree), n_letters)][1].append(tree)
     out = {}
@@ -323,6 +224,7 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
     Examples
     --------
     >>> from fractions import Fraction
+    >>> from workbench.lie import tree_to_string
     >>> [(tree_to_string(t), c) for t, c in change_of_basis({(0, 1): Fraction(1)}, "hall", 2)]
     [('[B,A]', Fraction(-1, 1))]
     """

@@ -29,15 +29,12 @@ from functools import cache
 import numpy as np
 import scipy.sparse
 
-from workbench.lie._bases import multidegree
-from workbench.lie._words import Word, lyndon_words
+from workbench.lie._free import Word
+from workbench.lie._words import lyndon_words, multidegree_blocks
 
-__all__ = [
-    "bch_even_degree",
-    "increasing_product_log_coefficients",
-    "lyndon_coordinates_from_values",
-    "lyndon_triangular_blocks",
-]
+# The public tool is the even-degree relabelling; the three engine steps are package-internal helpers
+# (their arguments are positions in Lyndon order, not Lie elements).
+__all__ = ["bch_even_degree"]
 
 CHUNK = 512  # target words per batch: the node values are [nodes, CHUNK] int32 (~27 MB at degree 19)
 
@@ -253,11 +250,9 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     words = lyndon_words(n_letters, degree)
     n = degree
     targets_all = _word_array(n_letters, degree)
-    blocks: dict[tuple[int, ...], list[int]] = {}
-    for k, w in enumerate(words):
-        blocks.setdefault(multidegree(w, n_letters), []).append(k)
     result = []
-    for members in blocks.values():
+    for _, block_members in multidegree_blocks(n_letters, degree):
+        members = list(block_members)
         smallest = words[members[0]][0]
         core_len, core_pos, strips = [], [], []
         for position in members:

@@ -32,8 +32,9 @@ from fractions import Fraction
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.lie._bases import bracket, lyndon_coordinates
-from workbench.lie._series import LieSeries, _check_degree
+from workbench.lie._bases import lyndon_coordinates
+from workbench.lie._free import add_scaled, bracket, check_degree
+from workbench.lie._series import LieSeries
 from workbench.validation import as_array, check_in_range, check_square
 
 __all__ = ["integrate_noncommutative", "magnus", "magnus_integrals", "magnus_omega"]
@@ -53,14 +54,7 @@ def _weight(word) -> int:
 
 
 def _add(x: dict, y: dict, scale: Fraction = Fraction(1)) -> dict:
-    out = dict(x)
-    for w, c in y.items():
-        value = out.get(w, Fraction(0)) + scale * c
-        if value:
-            out[w] = value
-        else:
-            out.pop(w, None)
-    return out
+    return add_scaled(dict(x), y.items(), scale)
 
 
 def magnus(order: int, n_terms: int = 2) -> LieSeries:
@@ -76,7 +70,7 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
     >>> magnus(3).to_text()
     'h A + 1/2 h^2 B - 1/12 h^3 [A,B]'
     """
-    order = _check_degree(order)
+    order = check_degree(order)
     if isinstance(n_terms, bool) or not isinstance(n_terms, int) or not 1 <= n_terms <= order:
         raise ValueError(f"n_terms must be an integer in [1, order={order}], got {n_terms!r}")
     letters = [((j,), Fraction(1)) for j in range(n_terms)]

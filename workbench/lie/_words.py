@@ -9,20 +9,19 @@ from __future__ import annotations
 
 from functools import cache
 
+from workbench.lie._free import NAMES, Word, multidegree
+
 __all__ = [
     "format_word",
     "is_lyndon",
     "lyndon_factorization",
     "lyndon_words",
-    "mobius",
     "standard_factorization",
     "witt_dimension",
 ]
 
-Word = tuple[int, ...]
 
-
-def format_word(word: Word, names: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> str:
+def format_word(word: Word, names: str = NAMES) -> str:
     """Return ``word`` with letters named, e.g. ``(0, 0, 1) -> 'AAB'``.
 
     Examples
@@ -114,6 +113,24 @@ def standard_factorization(word: Word) -> tuple[Word, Word]:
     # The longest proper Lyndon suffix of a Lyndon word is its lexicographically smallest proper suffix.
     start = min(range(1, len(word)), key=lambda i: word[i:])
     return word[:start], word[start:]
+
+
+@cache
+def multidegree_blocks(n_letters: int, degree: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """The Lyndon words of ``degree`` grouped by multidegree: ``(multidegree, positions in Lyndon order)``.
+
+    Blocks come in the order of their first word; the bases and the triangular matrix of the engine are
+    block diagonal in this grouping.
+
+    Examples
+    --------
+    >>> multidegree_blocks(2, 4)  # AAAB | AABB | ABBB
+    (((3, 1), (0,)), ((2, 2), (1,)), ((1, 3), (2,)))
+    """
+    blocks: dict[tuple[int, ...], list[int]] = {}
+    for k, w in enumerate(lyndon_words(n_letters, degree)):
+        blocks.setdefault(multidegree(w, n_letters), []).append(k)
+    return tuple((key, tuple(members)) for key, members in blocks.items())
 
 
 def mobius(n: int) -> int:

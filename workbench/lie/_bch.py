@@ -1,0 +1,194 @@
+r"""Logarithms of products of exponentials: BCH, symmetric and multi-factor BCH, group commutator; Hausdorff.
+
+All coefficients are exact ``Fraction``\ s.  The logarithm of a product of exponentials of
+generators, :math:`\log(e^{s_1 X_{l_1}} \cdots e^{s_m X_{l_m}})`, is computed word by word: the
+coefficient of a word :math:`w` is
+
+.. math::
+
+    \sum_{k \ge 1} \frac{(-1)^{k+1}}{k} \sum_{w = u_1 \cdots u_k} \prod_j E(u_j),
+
+over factorisations of :math:`w` into nonempty blocks, where :math:`E(u)` is the coefficient of
+:math:`u` in the product of exponentials (Goldberg 1956, generalised to any list of factors).  Only
+the coefficients of *Lyndon* words are computed; since the Lyndon basis satisfies
+:math:`P_w = w + (\text{larger words})`, they determine the Lyndon-basis coordinates by
+forward substitution.  This avoids expanding :math:`\log(e^A e^B)` over all words.
+
+The Hausdorff (adjoint) series of a conjugation, :math:`e^{\mp A} B e^{\pm A}`, needs no solve at all
+(its terms are the Lyndon elements :math:`\operatorname{ad}_A^k B`) and lives here with its relatives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from fractions import Fraction
+from functools import cache
+
+from workbench.lie._fast import bch_even_degree, increasing_product_log_coefficients, lyndon_coordinates_from_values
+from workbench.lie._free import NAMES, Word, check_degree
+from workbench.lie._series import LieSeries
+from workbench.lie._words import lyndon_words
+
+__all__ = ["bch", "bch_many", "commutator_log", "hausdorff", "log_of_exponentials", "symmetric_bch"]
+
+Factor = tuple[int, Fraction]
+
+
+@cache
+def _product_coefficient(word: Word, factors: tuple[Factor, ...]) -> Fraction:
+    # Coefficient of `word` in e^{s_1 X_{l_1}} ⋯ e^{s_m X_{l_m}}: cover the word, left to right, by
+    # (possibly empty) runs of each factor's letter, weight s^p/p! for a run of length p.
+    weights = {0: Fraction(1)}
+    n = len(word)
+    for letter, scale in factors:
+        nxt: dict[int, Fraction] = defaultdict(Fraction)
+        for position, weight in weights.items():
+            nxt[position] += weight
+            run = 0
+            while position + run < n and word[position + run] == letter:
+                run += 1
+                nxt[position + run] += weight * scale**run / math.factorial(run)
+        weights = nxt
+    return weights.get(n, Fraction(0))
+
+
+def _log_coefficient(word: Word, factors: tuple[Factor, ...]) -> Fraction:
+    # Σ_k (−1)^{k+1}/k Σ_{word = u_1⋯u_k} Π E(u_j), by dynamic programming over (position, k).
+    n = len(word)
+    blocks = {(i, j): _product_coefficient(word[i:j], factors) for i in range(n) for j in range(i + 1, n + 1)}
+    ways = [[Fraction(0)] * (n + 1) for _ in range(n + 1)]  # ways[k][j]: prefix of length j in k blocks
+    ways[0][0] = Fraction(1)
+    for k in range(1, n + 1):
+        for j in range(k, n + 1):
+            total = Fraction(0)
+            for i in range(k - 1, j):
+                if ways[k - 1][i]:
+                    b = blocks[(i, j)]
+                    if b:
+                        total += ways[k - 1][i] * b
+            ways[k][j] = total
+    return sum((Fraction((-1) ** (k + 1), k) * ways[k][n] for k in range(1, n + 1)), Fraction(0))
+
+
+def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name: str = "log") -> LieSeries:
+    r"""Lyndon coordinates of :math:`\log(e^{s_1 X_{l_1}} \cdots e^{s_m X_{l_m}})` up to ``degree``.
+
+    Parameters
+    ----------
+    factors : sequence of (int, Fraction)
+        ``(letter, scale)`` for each exponential, left to right.
+    degree : int
+        Truncation degree (≥ 1).
+    n_letters : int, optional
+        Alphabet size (default: the largest letter used + 1).
+    name : str
+        Name recorded on the series.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> log_of_exponentials([(0, Fraction(1)), (1, Fraction(1))], 3).to_text()
+    'A + B + 1/2 [A,B] + 1/12 [A,[A,B]] + 1/12 [[A,B],B]'
+    """
+    degree = check_degree(degree)
+    factors = tuple((int(letter), Fraction(scale)) for letter, scale in factors)
+    if not factors:
+        raise ValueError("factors must name at least one exponential, got none")
+    used = max(letter for letter, _ in factors) + 1
+    n_letters = used if n_letters is None else n_letters
+    if min(letter for letter, _ in factors) < 0 or n_letters < used:
+        raise ValueError(f"factor letters must lie in 0..{n_letters - 1}, got {[f[0] for f in factors]}")
+    # Fast path: one exponential per generator, in alphabet order, unit scales (BCH, multi-factor BCH).
+    increasing = factors == tuple((letter, Fraction(1)) for letter in range(n_letters))
+    coordinates: dict[Word, Fraction] = {}
+    for d in range(1, degree + 1):
+        if increasing and n_letters == 2 and d % 2 == 0:
+            coordinates.update(bch_even_degree(coordinates, d))
+            continue
+        if increasing:
+            values = increasing_product_log_coefficients(n_letters, d)
+        else:
+            values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
+        coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
+    return LieSeries(name, n_letters, degree, coordinates)
+
+
+def bch(degree: int) -> LieSeries:
+    r"""Baker–Campbell–Hausdorff series :math:`\log(e^A e^B)` up to ``degree``, in the Lyndon basis.
+
+    Examples
+    --------
+    >>> bch(2).to_text()
+    'A + B + 1/2 [A,B]'
+    """
+    return log_of_exponentials([(0, 1), (1, 1)], degree, 2, "bch")
+
+
+def symmetric_bch(degree: int) -> LieSeries:
+    r"""Symmetric BCH series :math:`\log(e^{A/2} e^{B} e^{A/2})` (only odd degrees survive).
+
+    Examples
+    --------
+    >>> symmetric_bch(3).to_text()
+    'A + B - 1/24 [A,[A,B]] + 1/12 [[A,B],B]'
+    """
+    # e^W = e^{-A/2} e^Z e^{A/2} with Z = log(e^A e^B), so W = e^{-ad_{A/2}} Z; in the Lyndon basis
+    # ad_A P_w = P_{Aw} (w ≠ A), so this is a relabelling of the BCH coefficients, exact at every degree.
+    degree = check_degree(degree)
+    coordinates: dict[Word, Fraction] = {}
+    for word, c in bch(degree).coordinates.items():
+        top = 0 if word == (0,) else degree - len(word)
+        for k in range(top + 1):
+            key = (0,) * k + word
+            coordinates[key] = coordinates.get(key, Fraction(0)) + Fraction((-1) ** k, 2**k * math.factorial(k)) * c
+    return LieSeries("symmetric-bch", 2, degree, {w: c for w, c in coordinates.items() if c})
+
+
+def bch_many(n_factors: int, degree: int) -> LieSeries:
+    r"""Multi-factor BCH :math:`\log(e^{A_1} e^{A_2} \cdots e^{A_k})` with generators ``A, B, C, …``.
+
+    Examples
+    --------
+    >>> bch_many(3, 2).to_text()
+    'A + B + C + 1/2 [A,B] + 1/2 [A,C] + 1/2 [B,C]'
+    """
+    if isinstance(n_factors, bool) or not isinstance(n_factors, int) or not 2 <= n_factors <= len(NAMES):
+        raise ValueError(f"n_factors must be an integer in [2, {len(NAMES)}], got {n_factors!r}")
+    name = "bch" if n_factors == 2 else f"bch{n_factors}"
+    return log_of_exponentials([(i, 1) for i in range(n_factors)], degree, n_factors, name)
+
+
+def commutator_log(degree: int) -> LieSeries:
+    r"""Group-commutator series :math:`\log(e^A e^B e^{-A} e^{-B}) = [A,B] + \dots`.
+
+    Examples
+    --------
+    >>> commutator_log(3).to_text()
+    '[A,B] + 1/2 [A,[A,B]] - 1/2 [[A,B],B]'
+    """
+    return log_of_exponentials([(0, 1), (1, 1), (0, -1), (1, -1)], degree, 2, "commutator")
+
+
+def hausdorff(degree: int, form: str = "-A") -> LieSeries:
+    r"""Hausdorff (adjoint) series of a conjugation, exact at every degree.
+
+    ``form="-A"``: :math:`e^{-A} B e^{A} = \sum_k \frac{(-1)^k}{k!}\operatorname{ad}_A^k B`;
+    ``form="+A"``: :math:`e^{A} B e^{-A} = \sum_k \frac{1}{k!}\operatorname{ad}_A^k B`, with
+    :math:`\operatorname{ad}_A B = [A,B]`.  Sources disagree on which one is "the" Hausdorff series;
+    both are provided and pinned by tests.  :math:`\operatorname{ad}_A^k B` is the Lyndon-basis
+    element of the word :math:`A^kB`, so the coordinates need no solving.
+
+    Examples
+    --------
+    >>> hausdorff(3).to_text()
+    'B - [A,B] + 1/2 [A,[A,B]]'
+    >>> hausdorff(3, form="+A").to_text()
+    'B + [A,B] + 1/2 [A,[A,B]]'
+    """
+    degree = check_degree(degree)
+    if form not in ("-A", "+A"):
+        raise ValueError(f"form must be '-A' (e^(-A) B e^A) or '+A' (e^A B e^(-A)), got {form!r}")
+    sign = -1 if form == "-A" else 1
+    coordinates = {(0,) * k + (1,): Fraction(sign**k, math.factorial(k)) for k in range(degree)}
+    return LieSeries("hausdorff" if form == "-A" else "hausdorff+", 2, degree, coordinates)
