@@ -8,13 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from workbench.backend import to_backend, to_numpy
-from workbench.expmv._banded import (
-    BandedMatrix,
-    KroneckerSum,
-    banded_markov_generator,
-    expmv_kronecker,
-    expmv_kronecker_sum,
-)
+from workbench.expmv._banded import BandedMatrix, banded_markov_generator
+from workbench.expmv._kronecker import KroneckerSum, expmv_kronecker, expmv_kronecker_sum
 from workbench.expmv._linear import as_linear_map
 
 

@@ -117,7 +117,7 @@ def test_accuracy_warning_is_a_user_warning():
 
 def test_a_kronecker_sum_is_exponentiated_on_its_factors(rng):
     # Oracle: dense expm of A ⊗ I + I ⊗ B (scipy.sparse.kron); the factor route is exact up to rounding.
-    from workbench.expmv._banded import KroneckerSum
+    from workbench.expmv._kronecker import KroneckerSum
 
     a, b = symmetric(rng, 6), markov(rng, 5)
     v = rng.standard_normal((30, 2))

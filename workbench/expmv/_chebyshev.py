@@ -43,12 +43,13 @@ from typing import NamedTuple
 
 import array_api_compat
 import numpy as np
-import scipy.linalg.blas
 import scipy.special
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import namespace, to_numpy, unit_roundoff
+from workbench.expmv._banded import BandedMatrix
+from workbench.expmv._blocks import as_block, axpy, finish, fresh_product
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
-from workbench.validation import as_array, check_in_range, check_matching
+from workbench.validation import check_in_range
 
 __all__ = ["ChebyshevExpansion", "chebyshev_exp_coefficients", "expmv_chebyshev"]
 
@@ -171,16 +172,6 @@ def _check_interval(interval) -> tuple[float, float]:
     return a, b
 
 
-def _as_block(op: LinearMap, b, name: str = "B"):
-    """``b`` as a 2-D block ``[n, k]`` and whether it came as a vector."""
-    b = as_array(name, b)
-    if b.ndim not in (1, 2):
-        raise ValueError(f"{name} must have shape [n] or [n, k], got shape {tuple(b.shape)}")
-    check_matching("A columns", op.n, f"{name} rows", b.shape[0])
-    vector = b.ndim == 1
-    return (namespace(b).reshape(b, (b.shape[0], 1)) if vector else b), vector
-
-
 def _lanczos_interval(op: LinearMap, like, steps: int, t: float) -> tuple[tuple[float, float], int]:
     r"""An enclosure of the spectrum from at most ``steps`` Lanczos steps, intersected with Gershgorin.
 
@@ -286,28 +277,6 @@ class _SpectrumEscape(Exception):
         self.degree, self.ratio = degree, ratio
 
 
-def _axpy(y, a: float, x):
-    r""":math:`y \leftarrow y + a x` in place, in one pass where the library has a fused kernel.
-
-    torch has ``add_(x, alpha=a)``; for contiguous numpy float blocks BLAS ``axpy`` does it (the Array API
-    has no ``out=``, and ``y += a * x`` costs a temporary and a second pass over the block).
-    """
-    if array_api_compat.is_torch_array(y):
-        return y.add_(x, alpha=a)
-    if (
-        isinstance(y, np.ndarray)
-        and y.dtype in (np.float64, np.float32)
-        and x.dtype == y.dtype
-        and y.flags.c_contiguous
-        and x.flags.c_contiguous
-        and y.flags.writeable
-    ):
-        scipy.linalg.blas.get_blas_funcs("axpy", (y,))(x.reshape(-1), y.reshape(-1), a=a)  # writes into y
-        return y
-    y += a * x
-    return y
-
-
 def _shifted_product(op: LinearMap, center: float, scale: float, like):
     r"""The map :math:`X \mapsto s\,(A - cI)X` in ``like``'s dtype.
 
@@ -316,9 +285,7 @@ def _shifted_product(op: LinearMap, center: float, scale: float, like):
     applied after each product.
     """
     xp = namespace(like)
-    from workbench.expmv._banded import BandedMatrix
-
-    if op.kind == "structured" and isinstance(op.a, BandedMatrix) and op.a.namespace() is xp:
+    if isinstance(op.a, BandedMatrix) and op.a.namespace() is xp:
         banded = op.a
         diagonals = xp.astype(banded.diagonals * scale, like.dtype)
         offsets = list(banded.offsets)
@@ -329,21 +296,17 @@ def _shifted_product(op: LinearMap, center: float, scale: float, like):
         diagonals[main, :] = diagonals[main, :] - center * scale
         shifted = BandedMatrix(offsets, diagonals)
         return shifted.matmat
-    if op.kind == "scipy-sparse" and isinstance(like, np.ndarray):
+    if op.scipy_matrix is not None and isinstance(like, np.ndarray):
         import scipy.sparse
 
-        shifted = (op.a - center * scipy.sparse.eye_array(op.n, format="csr")) * scale
+        shifted = (op.scipy_matrix - center * scipy.sparse.eye_array(op.n, format="csr")) * scale
         shifted = scipy.sparse.csr_array(shifted).astype(like.dtype)
         return lambda x: shifted @ x
 
     def product(x):
-        y = op.matmat(x)
-        if y is x:  # an operator may hand back its input; the recurrence updates in place
-            y = xp.asarray(y, copy=True)
-        if y.dtype != like.dtype:
-            y = xp.astype(y, like.dtype)
+        y = fresh_product(xp, op, x, like.dtype)  # the recurrence updates it in place
         if center != 0.0:
-            _axpy(y, -center, x)
+            axpy(y, -center, x)
         y *= scale
         return y
 
@@ -376,7 +339,7 @@ def _chebyshev_sum(op, b, expansion_for, tol, unit):
                 previous = current
             current = product
             degree += 1
-            _axpy(total, float(coefficients[degree]), current)
+            axpy(total, float(coefficients[degree]), current)
             if degree % GROWTH_CHECK_EVERY == 0 or degree == stop:
                 # |T_k| ≤ 1 on [-1, 1]: growth means the interval misses part of the spectrum.
                 ratio = float(xp.linalg.vector_norm(current)) / norm_b
@@ -497,7 +460,7 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     op = as_linear_map(op)
     t = check_in_range("t", t)
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    block, vector = _as_block(op, B)
+    block, vector = as_block(op, B)
     xp = namespace(block)
     if not (assume_symmetric or op.is_symmetric()):
         raise ValueError(
@@ -506,16 +469,16 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
         )
     info = {"method": "chebyshev", "matvecs": 0, "degree": 0, "error_estimate": 0.0, "truncation_bound": 0.0}
     info.update(interval=None, interval_source="not needed", log_scale=0.0)
-    unit = float(np.finfo(np.float32 if block.dtype in (xp.float32,) else np.float64).eps) / 2.0
+    unit = unit_roundoff(block)
     peak = float(xp.max(xp.abs(block))) if block.shape[0] * block.shape[1] else 0.0
     if t == 0.0 or peak == 0.0:  # e^{0}B = B; e^{tA}0 = 0
-        return _finish(xp, xp.asarray(block, copy=True), vector), info
+        return finish(xp, xp.asarray(block, copy=True), vector), info
     bounds, source, spent = _spectral_interval(op, block, interval, t)
     info.update(interval=bounds, interval_source=source, matvecs=spent)
     a, b = bounds
     if a == b:  # Gershgorin a = b means A = aI exactly
         info["log_scale"] = t * a
-        return _finish(xp, block * math.exp(t * a), vector), info
+        return finish(xp, block * math.exp(t * a), vector), info
     # Work with B / 2^e, |entries| ≤ 1 (exact), so that norms neither underflow nor overflow; 2^e goes
     # into the final scaling together with e^ℓ.
     exponent = math.frexp(peak)[1]
@@ -564,7 +527,7 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
             AccuracyWarning,
             stacklevel=2,
         )
-    return _finish(xp, result, vector), info
+    return finish(xp, result, vector), info
 
 
 def _rescale(xp, total, log_scale, exponent, norm_total, dtype):
@@ -580,7 +543,3 @@ def _rescale(xp, total, log_scale, exponent, norm_total, dtype):
         return (total * math.exp(log_scale)) * math.ldexp(1.0, exponent)
     combined = 0.5 * (log_scale + exponent * math.log(2.0))  # extreme scales: one factor, in two halves
     return (total * math.exp(combined)) * math.exp(combined)
-
-
-def _finish(xp, result, vector):
-    return xp.reshape(result, (result.shape[0],)) if vector else result

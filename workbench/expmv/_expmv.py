@@ -7,6 +7,7 @@ r"""The front door: :math:`e^{tA}B` by the method the structure of :math:`A` all
 * ``"chebyshev"`` — symmetric :math:`A` with a spectral interval: Bessel-weighted Chebyshev series;
 * ``"krylov"`` — Lanczos (symmetric) or Arnoldi with a-posteriori error control and time stepping;
 * ``"taylor"`` — truncated Taylor with scaling, the Al-Mohy–Higham selection (the general case);
+* ``"kronecker"`` — Kronecker sums :math:`A \oplus B`: :math:`e^{tA}\otimes e^{tB}` applied through the factors;
 
 and picks one (``method="auto"``) from what it can prove about :math:`A`.
 
@@ -20,10 +21,10 @@ from __future__ import annotations
 
 import importlib
 
-import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace
+from workbench.backend import namespace, unit_roundoff
+from workbench.expmv._kronecker import KroneckerSum
 from workbench.expmv._linear import LinearMap, as_linear_map
 from workbench.validation import as_array, check_choice, check_matching
 
@@ -35,7 +36,7 @@ METHODS = {
     "krylov": ("workbench.expmv._krylov", "expmv_krylov"),
     "chebyshev": ("workbench.expmv._chebyshev", "expmv_chebyshev"),
     "uniformization": ("workbench.expmv._uniformization", "expmv_uniformization"),
-    "kronecker": ("workbench.expmv._banded", "expmv_kronecker"),
+    "kronecker": ("workbench.expmv._kronecker", "expmv_kronecker"),
 }
 
 
@@ -54,21 +55,15 @@ def choose_method(op: LinearMap, times) -> tuple[str, str]:
     nonnegative with exact row sums by construction; pass ``method="uniformization"`` to get that
     guarantee for a symmetric generator too.
     """
-    if op.kind == "structured" and type(op.a).__name__ == "KroneckerSum":
+    if isinstance(op.a, KroneckerSum):
         return "kronecker", "A is a Kronecker sum: e^{t(A⊕B)} = e^{tA} ⊗ e^{tB} on the factors"
     if op.is_symmetric():
         return "chebyshev", "A is symmetric: Chebyshev series on its spectral interval"
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
-    if op.kind == "linear-operator":
+    if op.action_only:
         return "krylov", "A is only known through its action: Arnoldi with a-posteriori error control"
     return "taylor", "general A: truncated Taylor with Al-Mohy–Higham scaling"
-
-
-def _default_tolerance(b) -> float:
-    """Unit roundoff of ``b``'s floating type: 2⁻⁵³ for float64, 2⁻²⁴ for float32."""
-    name = str(b.dtype)
-    return 2.0**-24 if "float32" in name else 2.0**-53
 
 
 def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return_info: bool = False, **options):
@@ -118,23 +113,14 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     elif b.ndim != 2:
         raise ValueError(f"B must be a vector or a block of columns (shape [n] or [n, k]), got shape {tuple(b.shape)}")
     check_matching("A", op.n, "B rows", b.shape[0])
-    if op.kind in ("dense",):
-        namespace(op.a, b)
-    elif op.kind in ("scipy-sparse", "linear-operator") and array_api_compat.is_torch_array(b):
-        raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
-    elif op.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
-        raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
-    if op.kind in ("dense", "torch-sparse", "scipy-sparse") and str(op.dtype) != str(b.dtype):
-        raise TypeError(
-            f"A and B must have the same floating type, got A {op.dtype} and B {b.dtype}; convert one of them"
-        )
+    op.check_operand(b)
     times = np.atleast_1d(np.asarray(t, dtype=float))
     if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")
     if np.any(np.diff(times) < 0):
         raise ValueError(f"a grid of times must be nondecreasing (it is walked step by step), got {times.tolist()}")
     if tol is None:
-        tol = _default_tolerance(b)
+        tol = unit_roundoff(b)
     elif not (isinstance(tol, (int, float)) and 0.0 < float(tol) < 1.0):
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     check_choice("method", method, ("auto", *METHODS))

@@ -51,7 +51,7 @@ import array_api_compat
 import numpy as np
 import scipy.linalg
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import like, namespace, to_numpy, unit_roundoff
 from workbench.expmv._linear import AccuracyWarning, LinearMap
 from workbench.validation import check_in_range, check_integer
 
@@ -76,15 +76,6 @@ def _contiguous(x):
     return np.ascontiguousarray(x)
 
 
-def _like(like, x: np.ndarray):
-    """Host float64 ``x`` in the library, dtype and device of ``like``."""
-    if array_api_compat.is_torch_array(like):
-        import torch
-
-        return torch.as_tensor(x, dtype=like.dtype, device=like.device)
-    return x.astype(like.dtype, copy=False)
-
-
 #: Krylov dimensions at which the process pauses to ask whether the space is already large enough.
 _CHECKPOINTS = (4, 6, 8, 10, 12, 15, 18, 22, 26, 30, 36, 42, 50, 60, 70, 85, 100, 120, 150, 200, 250, 300, 400)
 
@@ -106,7 +97,7 @@ def _krylov_basis(op: LinearMap, w, beta, m: int, lanczos: bool, basis, enough=N
     xp = namespace(w)
     k = int(w.shape[1])
     device = array_api_compat.device(w)
-    eps = 2.0**-24 if "float32" in str(w.dtype) else 2.0**-53
+    eps = unit_roundoff(w)
     threshold = 16.0 * math.sqrt(m) * eps
     safe_beta = xp.where(beta > 0, beta, xp.ones_like(beta))
     v = xp.where(beta[None, :] > 0, w / safe_beta[None, :], xp.zeros_like(w))  # [n, k]
@@ -289,7 +280,7 @@ def expmv_krylov(
     The heat flow of the path graph on 3 vertices against the dense exponential:
 
     >>> import numpy as np, scipy.linalg
-    >>> from workbench.expmv._linear import as_linear_map
+    >>> from workbench.expmv import as_linear_map
     >>> L = np.array([[-1.0, 1.0, 0.0], [1.0, -2.0, 1.0], [0.0, 1.0, -1.0]])
     >>> y, info = expmv_krylov(as_linear_map(L), np.eye(3)[:, :1], 2.0)
     >>> bool(np.allclose(y, scipy.linalg.expm(2.0 * L)[:, :1], rtol=1e-14, atol=1e-15)), info["process"]
@@ -301,8 +292,7 @@ def expmv_krylov(
     m = check_integer("m", m, 1, 500)
     max_steps = check_integer("max_steps", max_steps, 1, 10**7)
     max_rejections = check_integer("max_rejections", max_rejections, 0, 10**4)
-    eps = 2.0**-24 if "float32" in str(B.dtype) else 2.0**-53
-    tol = max(tol, eps)
+    tol = max(tol, unit_roundoff(B))
     n, k = int(B.shape[0]), int(B.shape[1])
     if lanczos is None:
         lanczos = op.is_symmetric()
@@ -388,7 +378,7 @@ def expmv_krylov(
                 tau = _round_step(_GAMMA * tau * (target / err) ** order)
             rejections += rejected_here
             coefficients = beta[:, None] * f[:, :used]  # [k, used]
-            combo = xp.matmul(_like(B, coefficients)[:, None, :], basis[:, :used, :])[:, 0, :]
+            combo = xp.matmul(like(coefficients, B)[:, None, :], basis[:, :used, :])[:, 0, :]
             w = _contiguous(xp.permute_dims(combo, (1, 0)))
             t_now += tau
             error += err / scale

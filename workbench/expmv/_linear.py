@@ -8,7 +8,10 @@ CPU and on torch CUDA.
 
 Structured operators (banded, Kronecker sums) join by providing the same small protocol:
 ``shape``, ``dtype``, ``matmat(X)`` and, optionally, ``one_norm()``, ``diagonal()``,
-``is_symmetric()``, ``is_markov_generator()``, ``gershgorin()``, ``namespace()``.
+``is_symmetric()``, ``is_markov_generator()``, ``gershgorin()``, ``namespace()``, ``to_scipy()``.
+
+What each kind of operator offers (its entries on the host, a transpose, a dense copy) is known here
+and nowhere else: the methods ask :class:`LinearMap`, never its ``kind``.
 """
 
 from __future__ import annotations
@@ -58,9 +61,7 @@ class LinearMap:
 
     def matmat(self, x):
         """Return :math:`AX` for a block ``x`` of shape ``[n, k]`` (same library and device as ``x``)."""
-        if self.kind == "linear-operator":
-            return self.a.matmat(x)
-        if self.kind == "structured":
+        if self.kind in ("linear-operator", "structured"):
             return self.a.matmat(x)
         return self.a @ x
 
@@ -81,9 +82,57 @@ class LinearMap:
             return self.a.namespace()
         return namespace(np.empty(0))
 
-    # ---- facts ------------------------------------------------------------------------------
+    @property
+    def action_only(self) -> bool:
+        """Whether :math:`A` is a scipy ``LinearOperator``: known only through its action (no entries, no structure)."""
+        return self.kind == "linear-operator"
 
-    def _host_sparse(self):
+    @property
+    def scipy_matrix(self):
+        """The scipy sparse array when :math:`A` is one, else ``None``."""
+        return self.a if self.kind == "scipy-sparse" else None
+
+    def check_operand(self, b) -> None:
+        """Raise ``TypeError`` unless the block ``b`` lives where products with :math:`A` do.
+
+        Dense :math:`A` and ``b`` must share an array library; scipy operators act on numpy arrays and
+        torch sparse ones on torch tensors; an explicit :math:`A` must have ``b``'s floating type.
+        """
+        if self.kind == "dense":
+            namespace(self.a, b)
+        elif self.kind in ("scipy-sparse", "linear-operator") and array_api_compat.is_torch_array(b):
+            raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
+        elif self.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
+            raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
+        if self.explicit() and str(self.dtype) != str(b.dtype):
+            raise TypeError(
+                f"A and B must have the same floating type, got A {self.dtype} and B {b.dtype}; convert one of them"
+            )
+
+    def transpose_action(self):
+        r"""A function computing :math:`A^\top X`, or ``None`` when the operator offers none.
+
+        Explicit operators transpose their entries, a ``LinearOperator`` lends its ``rmatmat``, and a
+        symmetric operator is its own transpose.
+        """
+        if self.kind == "dense":
+            a_t = namespace(self.a).matrix_transpose(self.a)
+            return lambda x: a_t @ x
+        if self.kind == "scipy-sparse":
+            a_t = self.a.T.tocsr()
+            return lambda x: a_t @ x
+        if self.kind == "torch-sparse":
+            a_t = self.a.t()
+            return lambda x: a_t @ x
+        if self.kind == "linear-operator" and getattr(self.a, "rmatmat", None) is not None:
+            return self.a.rmatmat
+        if self.is_symmetric():
+            return self.matmat
+        return None
+
+    # ---- entries ----------------------------------------------------------------------------
+
+    def host_sparse(self):
         """A scipy CSR copy of an explicit operator (for facts computed once on the host)."""
         import scipy.sparse
 
@@ -104,6 +153,60 @@ class LinearMap:
         """Whether the entries of :math:`A` are available (not only its action)."""
         return self.kind in ("dense", "scipy-sparse", "torch-sparse")
 
+    def host_matrix(self, *, strict: bool = True):
+        """A scipy sparse copy of an explicit or structured operator, or ``None`` when it has no entries.
+
+        Structured operators give theirs through ``to_scipy()``; with ``strict=False`` one whose
+        ``to_scipy()`` declines (a ``ValueError``, e.g. a Kronecker sum of a ``LinearOperator``) gives ``None``.
+        """
+        if self.explicit():
+            return self.host_sparse()
+        if self.kind == "structured" and hasattr(self.a, "to_scipy"):
+            if strict:
+                return self.a.to_scipy()
+            try:
+                return self.a.to_scipy()
+            except ValueError:
+                return None
+        return None
+
+    def host_dense(self) -> np.ndarray:
+        """A float64 numpy copy of an explicit operator (small n only)."""
+        if self.kind == "dense":
+            return np.asarray(to_numpy(self.a), dtype=np.float64)
+        if self.kind == "scipy-sparse":
+            return self.a.toarray().astype(np.float64)
+        return np.asarray(to_numpy(self.a.to_dense()), dtype=np.float64)
+
+    def dense(self, like):
+        """:math:`A` as a dense matrix in the library, dtype and device of ``like``, or ``None`` without entries."""
+        xp = namespace(like)
+        host = self.host_matrix(strict=False) if self.kind != "dense" else None
+        if not (self.kind == "dense" or host is not None):
+            return None
+        if self.kind == "dense" and namespace(self.a) is xp:
+            return xp.astype(self.a, like.dtype)
+        dense = host.toarray() if host is not None else to_numpy(self.a)
+        return xp.asarray(dense, dtype=like.dtype, device=array_api_compat.device(like))
+
+    def abs_column_sums_and_diagonal(self):
+        r"""Column sums of :math:`|A|` and the diagonal, as host float64 vectors (``(None, None)`` unless explicit).
+
+        One pass over the stored entries: the exact :math:`\lVert A - \mu I\rVert_1` for every shift
+        follows, :math:`\max_j \bigl(\sum_i |a_{ij}| - |a_{jj}| + |a_{jj} - \mu|\bigr)`.
+        """
+        if self.kind == "dense":
+            xp = namespace(self.a)
+            columns = to_numpy(xp.sum(xp.abs(self.a), axis=0))
+            diag = to_numpy(xp.linalg.diagonal(self.a))
+        elif self.kind in ("scipy-sparse", "torch-sparse"):
+            host = self.host_sparse().tocsr()
+            columns = np.bincount(host.indices, weights=np.abs(host.data), minlength=self.n)
+            diag = host.diagonal()
+        else:
+            return None, None
+        return np.asarray(columns, dtype=np.float64), np.asarray(diag, dtype=np.float64)
+
     def one_norm(self) -> float:
         r""":math:`\lVert A\rVert_1` (exact for explicit and structured operators, estimated otherwise)."""
         if "one_norm" not in self._facts:
@@ -115,7 +218,7 @@ class LinearMap:
                 xp = namespace(self.a)
                 value = float(xp.max(xp.sum(xp.abs(self.a), axis=0))) if self.n else 0.0
             else:
-                host = self._host_sparse()
+                host = self.host_sparse()
                 value = float(abs(host).sum(axis=0).max()) if host.nnz else 0.0
             self._facts["one_norm"] = value
         return self._facts["one_norm"]
@@ -128,10 +231,10 @@ class LinearMap:
             return None
         if self.kind == "dense":
             return to_numpy(namespace(self.a).linalg.diagonal(self.a))
-        return np.asarray(self._host_sparse().diagonal())
+        return np.asarray(self.host_sparse().diagonal())
 
     def is_symmetric(self, rtol: float = 1e-12) -> bool:
-        r"""Whether :math:`A = A^\\top` to ``rtol`` relative (False when it cannot be checked)."""
+        r"""Whether :math:`A = A^\top` to ``rtol`` relative (False when it cannot be checked)."""
         if "symmetric" not in self._facts:
             if self.kind == "structured":
                 value = bool(self.a.is_symmetric()) if hasattr(self.a, "is_symmetric") else False
@@ -142,11 +245,43 @@ class LinearMap:
                 gap = float(xp.max(xp.abs(self.a - xp.matrix_transpose(self.a)))) if self.n else 0.0
                 value = gap <= rtol * max(float(xp.max(xp.abs(self.a))) if self.n else 0.0, 1e-300)
             else:
-                host = self._host_sparse()
+                host = self.host_sparse()
                 gap = abs(host - host.T)
                 value = (gap.max() if gap.nnz else 0.0) <= rtol * max(abs(host).max() if host.nnz else 0.0, 1e-300)
             self._facts["symmetric"] = bool(value)
         return self._facts["symmetric"]
+
+    def surely_asymmetric(self) -> bool:
+        r"""A cheap look that settles most non-symmetric explicit operators before :meth:`is_symmetric`.
+
+        :meth:`is_symmetric` asks :math:`|a_{ij} - a_{ji}| \le r\max|a|` (:math:`r = 10^{-12}`).
+        Dense: row 0 against column 0, :math:`O(n)`.  Sparse: that test implies
+        :math:`|\sum_j a_{ij} - \sum_j a_{ji}| \le r\max|a|\,(\text{nnz of row } i + \text{of column } i)`,
+        checked in one pass over the entries instead of forming :math:`A - A^\top`.
+        """
+        rtol = 1e-12
+        if self.n == 0:
+            return False
+        if self.kind == "dense":
+            xp = namespace(self.a)
+            gap = float(xp.max(xp.abs(self.a[0, :] - self.a[:, 0])))
+            return gap > rtol * self.one_norm()
+        if self.kind in ("scipy-sparse", "torch-sparse"):
+            host = self.host_sparse().tocsr()
+            if host.nnz == 0:
+                return False
+            rows = np.repeat(np.arange(self.n), np.diff(host.indptr))
+            gap = np.abs(np.bincount(rows, host.data, self.n) - np.bincount(host.indices, host.data, self.n))
+            counts = np.diff(host.indptr) + np.bincount(host.indices, minlength=self.n)
+            return bool(np.any(gap > rtol * np.abs(host.data).max() * counts))
+        return False
+
+    def exactly_symmetric(self) -> bool:
+        r"""Dense :math:`A = A^\top` entry for entry: one comparison pass, the common case ((X + Xᵀ)/2 is exact)."""
+        if self.kind != "dense":
+            return False
+        xp = namespace(self.a)
+        return bool(xp.all(self.a == xp.matrix_transpose(self.a)))
 
     def is_markov_generator(self, atol: float | None = None) -> bool:
         r"""Whether :math:`A` has nonnegative off-diagonal rates and zero row sums (to ``atol`` × max rate)."""
@@ -158,10 +293,10 @@ class LinearMap:
             elif not self.explicit():
                 value = False
             else:
-                host = self._host_sparse().tocoo()
+                host = self.host_sparse().tocoo()
                 off = host.row != host.col
                 scale = max(float(np.abs(host.data).max()) if host.nnz else 0.0, 1e-300)
-                sums = np.asarray(self._host_sparse().sum(axis=1)).ravel()
+                sums = np.asarray(self.host_sparse().sum(axis=1)).ravel()
                 value = (not off.any() or host.data[off].min() >= -atol * scale) and np.abs(sums).max(
                     initial=0.0
                 ) <= atol * scale
@@ -177,7 +312,7 @@ class LinearMap:
                 bound = self.one_norm()
                 value = (-bound, bound)
             else:
-                host = self._host_sparse()
+                host = self.host_sparse()
                 d = np.asarray(host.diagonal())
                 radius = np.asarray(abs(host).sum(axis=1)).ravel() - np.abs(d)
                 value = (float(np.min(d - radius)), float(np.max(d + radius)))

@@ -26,7 +26,7 @@ s\,h_{m+1}(X)`, a perturbation that commutes with :math:`A`.  With :math:`\tilde
     \quad\text{whenever}\quad \lVert X\rVert \le \theta \le \theta_m ,
 
 where :math:`\theta_m` is the largest :math:`\theta` with :math:`\tilde h_{m+1}(\theta)/\theta \le
-\mathrm{tol}` (:func:`taylor_theta`).  The cost is :math:`m s` products; the pair minimising
+\mathrm{tol}` (:func:`~workbench.expmv.taylor_theta`).  The cost is :math:`m s` products; the pair minimising
 :math:`m\lceil\alpha/\theta_m\rceil` is chosen (Al-Mohy & Higham 2011, §3, Code Fragment 3.1), with
 :math:`\alpha` the sharpest cheap bound on the norm:
 
@@ -60,221 +60,20 @@ from contextlib import nullcontext
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import like, namespace, to_numpy, unit_roundoff
 from workbench.expmv._linear import LinearMap
+from workbench.expmv._taylor_theta import theta_table
 from workbench.validation import check_choice, check_in_range, check_integer
 
-__all__ = ["expmv_taylor", "taylor_theta"]
+__all__ = ["expmv_taylor"]
 
-#: Terms of the series of :math:`\tilde h_{m+1}(\theta)/\theta` summed beyond the first; 400 terms move
-#: no θ_m (m ≤ 55) by more than 1e-6 relative for tol ≤ 1e-3, 1e-4 at tol = 1e-2 (as tol → 1, θ_m nears
-#: the radius of convergence of the series and the bound stops meaning anything).
-_SERIES_TERMS = 150
 
 #: Largest explicit operator for which :math:`\lVert A^p\rVert_1` is computed from exact dense powers
 #: (cost :math:`p_{\max} n^3`, below one Taylor step's worth of products for such n).
 _EXACT_POWER_MAX_N = 128
 
 
-# ---- the constants θ_m -----------------------------------------------------------------------------
-
-#: θ_1..θ_55 for tol = 2⁻⁵³ and 2⁻²⁴ (the unit roundoffs of float64 and float32), as printed by
-#: ``_theta_generated(tol, 55)``; stored so the common call does not regenerate them (0.15 s), and
-#: checked against the generator and against the paper's Table 3.1 by tests/test_expmv_taylor.py.
-# fmt: off
-_THETA_DOUBLE = (
-    2.2204460492503185e-16, 2.5809568029717706e-08, 1.3863478661191198e-05, 0.0003397168839976967,
-    0.0024008763578872733, 0.009065656407595098, 0.023844555325002747, 0.04991228871115316,
-    0.08957760203223344, 0.14418297616143783, 0.21423580684517105, 0.2996158913811578, 0.3997775336316794,
-    0.5139146936124296, 0.64108352330412, 0.7802874256626583, 0.9305328460786575, 1.0908637192900363,
-    1.2603810606426389, 1.4382525968043363, 1.6237159502358216, 1.816077816215086, 2.0147107809446143,
-    2.2190488693650887, 2.428582524442827, 2.642853457459436, 2.861449633934264, 3.084000544989164,
-    3.310172839890271, 3.5396663487436886, 3.7722104956817497, 4.007561086118041, 4.245497442579695,
-    4.485819859447369, 4.728347345793539, 4.9729156261919805, 5.219375371084057, 5.467590630524545,
-    5.7174374475720136, 5.96880263004185, 6.221582661689889, 6.475682736079982, 6.731015898381024,
-    6.987502282130628, 7.245068429597952, 7.503646685788863, 7.763174657377985, 8.023594728939981,
-    8.284853629803916, 8.546902045684934, 8.80969426997132, 9.073187890176142, 9.337343505612017,
-    9.602124472826555, 9.867496675753403,
-)
-
-_THETA_SINGLE = (
-    1.192092800768788e-07, 0.0005978858893805241, 0.011233864735286724, 0.05116619363445091,
-    0.1308487164599471, 0.2495289322846698, 0.40145824235104827, 0.5800524627688768, 0.7795113374358033,
-    0.995184079000446, 1.2234795424241431, 1.4616615072090346, 1.707648529608702, 1.959850585959898,
-    2.217044394974721, 2.478280877521973, 2.7428171126987806, 3.010066362817637, 3.279561212635999,
-    3.5509262147064953, 3.823857425450967, 4.098106972191505, 4.373471311840502, 4.649782224100756,
-    4.92689984375591, 5.204707228012358, 5.4831060876586335, 5.76201340844777, 6.0413587581925725,
-    6.321082126301962, 6.601132179501166, 6.88146484520972, 7.162042154487765, 7.442831291936597,
-    7.723803811553994, 8.004934986436286, 8.286203267002167, 8.567589827662578, 8.849078185923952,
-    9.130653881090101, 9.412304202219415, 9.69401795696301, 9.975785274470676, 10.257597436797493,
-    10.53944673424217, 10.821326340852155, 11.103230206980689, 11.385152966309137, 11.6670898551788,
-    11.949036642428972, 12.230989568228129, 12.51294529062442, 12.794900838739464, 13.076853571694238,
-    13.358801142493068,
-)
-# fmt: on
-
-
-@functools.cache
-def _log_abs_coefficients(m: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""Exponents :math:`k` and :math:`\log|c_k|` of :math:`h_{m+1}(x) = \sum_{k>m} c_k x^k`, exactly.
-
-    :math:`f = \log T_m` satisfies :math:`f' T_m = T_m'`; with the integers :math:`F_k = k!\,f_k` this
-    is :math:`F_k = k!\,g_k - \sum_{j} \binom{k-1}{j-1} F_j g_{k-j}(k-j)!`.  :math:`f` agrees with
-    :math:`x` up to degree :math:`m` (so :math:`c_k = f_k` for :math:`k > m`), :math:`F_{m+1} = -1`, and
-    for :math:`k \ge m+2`, :math:`F_k = -\sum_{j=\max(m+1,k-m)}^{k-1} \binom{k-1}{j-1} F_j` — integer
-    arithmetic, exact (in floating point the factorials leave the exponent range past :math:`k = 170`).
-    """
-    top = m + 1 + _SERIES_TERMS
-    big = {m + 1: -1}
-    for k in range(m + 2, top + 1):
-        big[k] = -sum(math.comb(k - 1, j - 1) * big[j] for j in range(max(m + 1, k - m), k))
-    ks = np.arange(m + 1, top + 1)
-    logs = np.array([math.log(abs(big[k])) - math.lgamma(k + 1) if big[k] else -np.inf for k in ks.tolist()])
-    keep = np.isfinite(logs)
-    return ks[keep], logs[keep]
-
-
-def _theta_cached(tol: float, m_max: int) -> tuple[float, ...]:
-    stored = {2.0**-53: _THETA_DOUBLE, 2.0**-24: _THETA_SINGLE}.get(tol)
-    if stored is not None and m_max <= len(stored):
-        return stored[:m_max]
-    return _theta_generated(tol, m_max)
-
-
-@functools.lru_cache(maxsize=64)
-def _theta_generated(tol: float, m_max: int) -> tuple[float, ...]:
-    rows = [_log_abs_coefficients(m) for m in range(1, m_max + 1)]
-    width = max(len(ks) for ks, _ in rows)
-    ks = np.ones((m_max, width))
-    logs = np.full((m_max, width), -np.inf)
-    for i, (k, lc) in enumerate(rows):
-        ks[i, : len(k)] = k
-        logs[i, : len(k)] = lc
-    target = math.log(tol)
-    # θ ↦ h̃(θ)/θ is increasing: bisect on log θ for all m at once; keep the side that meets tol.
-    lo = np.full(m_max, math.log(1e-300))
-    hi = np.full(m_max, math.log(1e3))
-    for _ in range(120):
-        mid = 0.5 * (lo + hi)
-        above = np.logaddexp.reduce(logs + (ks - 1.0) * mid[:, None], axis=1) > target
-        hi = np.where(above, mid, hi)
-        lo = np.where(above, lo, mid)
-    return tuple(float(v) for v in np.exp(lo))
-
-
-def taylor_theta(tol: float = 2.0**-53, m_max: int = 55) -> np.ndarray:
-    r"""The constants :math:`\theta_1, \dots, \theta_{m_{\max}}` of the Taylor backward-error bound.
-
-    :math:`\theta_m` is the largest :math:`\theta` with
-
-    .. math::
-
-        \frac{\tilde h_{m+1}(\theta)}{\theta} = \sum_{k \ge m+1} |c_k|\,\theta^{k-1} \le \mathrm{tol},
-        \qquad \sum_{k\ge m+1} c_k x^k = \log\bigl(e^{-x}\textstyle\sum_{j=0}^m x^j/j!\bigr),
-
-    so that one Taylor step of degree :math:`m` on :math:`X` with :math:`\lVert X\rVert \le \theta_m`
-    is exactly :math:`e^{X+E}` with :math:`\lVert E\rVert \le \mathrm{tol}\,\lVert X\rVert`.  The
-    coefficients are computed exactly (integers, see ``_log_abs_coefficients``), the series is summed
-    to 150 terms beyond its first, and the root is found by bisection; values are cached per ``tol``.
-
-    Parameters
-    ----------
-    tol : float
-        The relative backward error allowed, in (0, 1).
-    m_max : int
-        Largest degree, 1 to 100.
-
-    Returns
-    -------
-    numpy.ndarray, shape=[m_max]
-        ``out[m - 1]`` is :math:`\theta_m`.
-
-    References
-    ----------
-    Al-Mohy & Higham (2011), §3 and Table 3.1.
-
-    Examples
-    --------
-    For :math:`m = 1`, :math:`\tilde h_2(\theta)/\theta = (-\log(1-\theta)-\theta)/\theta
-    = \theta/2 + \theta^2/3 + \dots`, so :math:`\theta_1 = 2\,\mathrm{tol}` to first order:
-
-    >>> float(taylor_theta(2.0**-53)[0] / 2.0**-52)
-    1.0
-    >>> round(float(taylor_theta(2.0**-53)[54]), 1)  # Table 3.1: θ_55 = 9.9 in double precision
-    9.9
-    """
-    tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    m_max = check_integer("m_max", m_max, 1, 100)
-    return np.array(_theta_cached(tol, m_max))
-
-
 # ---- facts about A: shift, norm bound, power norms ------------------------------------------------------
-
-
-def _unit_roundoff(b) -> float:
-    return 2.0**-24 if "float32" in str(b.dtype) else 2.0**-53
-
-
-def _host_dense(op: LinearMap) -> np.ndarray:
-    """A float64 numpy copy of an explicit operator (small n only)."""
-    if op.kind == "dense":
-        return np.asarray(to_numpy(op.a), dtype=np.float64)
-    if op.kind == "scipy-sparse":
-        return op.a.toarray().astype(np.float64)
-    return np.asarray(to_numpy(op.a.to_dense()), dtype=np.float64)
-
-
-def _column_sums_and_diagonal(op: LinearMap):
-    r"""Column sums of :math:`|A|` and the diagonal, as host float64 vectors (explicit operators only).
-
-    One pass over the stored entries: the exact :math:`\lVert A - \mu I\rVert_1` for every shift
-    follows, :math:`\max_j \bigl(\sum_i |a_{ij}| - |a_{jj}| + |a_{jj} - \mu|\bigr)`.
-    """
-    if op.kind == "dense":
-        xp = namespace(op.a)
-        columns = to_numpy(xp.sum(xp.abs(op.a), axis=0))
-        diag = to_numpy(xp.linalg.diagonal(op.a))
-    elif op.kind in ("scipy-sparse", "torch-sparse"):
-        host = (op.a if op.kind == "scipy-sparse" else op._host_sparse()).tocsr()
-        columns = np.bincount(host.indices, weights=np.abs(host.data), minlength=op.n)
-        diag = host.diagonal()
-    else:
-        return None, None
-    return np.asarray(columns, dtype=np.float64), np.asarray(diag, dtype=np.float64)
-
-
-def _surely_asymmetric(op: LinearMap) -> bool:
-    r"""A cheap look that settles most non-symmetric explicit operators before the full test.
-
-    :meth:`LinearMap.is_symmetric` asks :math:`|a_{ij} - a_{ji}| \le r\max|a|` (:math:`r = 10^{-12}`).
-    Dense: row 0 against column 0, :math:`O(n)`.  Sparse: that test implies
-    :math:`|\sum_j a_{ij} - \sum_j a_{ji}| \le r\max|a|\,(\text{nnz of row } i + \text{of column } i)`,
-    checked in one pass over the entries instead of forming :math:`A - A^\top`.
-    """
-    rtol = 1e-12
-    if op.n == 0:
-        return False
-    if op.kind == "dense":
-        xp = namespace(op.a)
-        gap = float(xp.max(xp.abs(op.a[0, :] - op.a[:, 0])))
-        return gap > rtol * op.one_norm()
-    if op.kind in ("scipy-sparse", "torch-sparse"):
-        host = (op.a if op.kind == "scipy-sparse" else op._host_sparse()).tocsr()
-        if host.nnz == 0:
-            return False
-        rows = np.repeat(np.arange(op.n), np.diff(host.indptr))
-        gap = np.abs(np.bincount(rows, host.data, op.n) - np.bincount(host.indices, host.data, op.n))
-        counts = np.diff(host.indptr) + np.bincount(host.indices, minlength=op.n)
-        return bool(np.any(gap > rtol * np.abs(host.data).max() * counts))
-    return False
-
-
-def _exactly_symmetric(op: LinearMap) -> bool:
-    r"""Dense :math:`A = A^\top` entry for entry: one comparison pass, the common case ((X + Xᵀ)/2 is exact)."""
-    if op.kind != "dense":
-        return False
-    xp = namespace(op.a)
-    return bool(xp.all(op.a == xp.matrix_transpose(op.a)))
 
 
 def _shift_and_norm(op: LinearMap, shift: bool) -> tuple[float, float, str]:
@@ -285,8 +84,8 @@ def _shift_and_norm(op: LinearMap, shift: bool) -> tuple[float, float, str]:
     ``"1-norm"`` otherwise (:math:`\mu = \operatorname{trace}(A)/n` when the diagonal is known and the
     shift lowers the exact 1-norm).
     """
-    columns, diag = _column_sums_and_diagonal(op)
-    if not _surely_asymmetric(op) and (_exactly_symmetric(op) or op.is_symmetric()):
+    columns, diag = op.abs_column_sums_and_diagonal()
+    if not op.surely_asymmetric() and (op.exactly_symmetric() or op.is_symmetric()):
         if columns is None:
             lo, hi = op.gershgorin()
         else:  # column sums are row sums here: the Gershgorin radii without another pass
@@ -315,10 +114,11 @@ class _Shifted:
     def __init__(self, op: LinearMap, mu: float):
         self.op, self.mu, self.products = op, mu, 0
         self.matrix = None
-        if op.kind == "scipy-sparse" and mu != 0.0:
+        if op.scipy_matrix is not None and mu != 0.0:
             import scipy.sparse
 
-            self.matrix = (op.a - mu * scipy.sparse.eye_array(op.n, format="csr", dtype=op.a.dtype)).tocsr()
+            matrix = op.scipy_matrix
+            self.matrix = (matrix - mu * scipy.sparse.eye_array(op.n, format="csr", dtype=matrix.dtype)).tocsr()
         # Products that certainly return a new array may be scaled in place.
         self.fresh = op.explicit() or mu != 0.0
 
@@ -332,21 +132,7 @@ class _Shifted:
     @functools.cached_property
     def adjoint(self):
         r"""A function computing :math:`A^\top X`, or ``None`` when the operator offers none."""
-        op = self.op
-        if op.kind == "dense":
-            a_t = namespace(op.a).matrix_transpose(op.a)
-            return lambda x: a_t @ x
-        if op.kind == "scipy-sparse":
-            a_t = op.a.T.tocsr()
-            return lambda x: a_t @ x
-        if op.kind == "torch-sparse":
-            a_t = op.a.t()
-            return lambda x: a_t @ x
-        if op.kind == "linear-operator" and getattr(op.a, "rmatmat", None) is not None:
-            return op.a.rmatmat
-        if op.is_symmetric():
-            return op.matmat
-        return None
+        return self.op.transpose_action()
 
     def rmatmat(self, x):
         self.products += 1
@@ -354,19 +140,19 @@ class _Shifted:
         return y - self.mu * x if self.mu != 0.0 else y
 
 
-def _one_norm_estimate(shifted: _Shifted, p: int, like, *, columns: int = 2, itmax: int = 5) -> float:
+def _one_norm_estimate(shifted: _Shifted, p: int, reference, *, columns: int = 2, itmax: int = 5) -> float:
     r"""Estimate :math:`\lVert (A-\mu I)^p\rVert_1` by the block 1-norm power method.
 
     Higham & Tisseur (2000), Algorithm 2.4 with ``t = columns``, less its test for parallel columns;
-    a lower bound, almost always within a factor 3 and usually exact.  Runs in ``like``'s namespace
+    a lower bound, almost always within a factor 3 and usually exact.  Runs in ``reference``'s namespace
     and device; the starting block is seeded, so the estimate is reproducible.
     """
-    xp = namespace(like)
+    xp = namespace(reference)
     n = shifted.op.n
     columns = min(columns, n)
     start = np.ones((n, columns))
     start[:, 1:] = np.random.default_rng(0).choice([-1.0, 1.0], size=(n, columns - 1))
-    x = _like(like, start / n)
+    x = like(start / n, reference)
     estimate, best, used, index = 0.0, None, set(), None
     for it in range(itmax):
         y = x
@@ -391,20 +177,11 @@ def _one_norm_estimate(shifted: _Shifted, p: int, like, *, columns: int = 2, itm
         used.update(index)
         unit = np.zeros((n, len(index)))
         unit[index, np.arange(len(index))] = 1.0
-        x = _like(like, unit)
+        x = like(unit, reference)
     return estimate
 
 
-def _like(like, x: np.ndarray):
-    """``x`` (host float64) in the library, dtype and device of ``like``."""
-    if array_api_compat.is_torch_array(like):
-        import torch
-
-        return torch.as_tensor(x, dtype=like.dtype, device=like.device)
-    return x.astype(like.dtype, copy=False)
-
-
-def _power_norms(shifted: _Shifted, powers, how: str, like) -> dict[int, float]:
+def _power_norms(shifted: _Shifted, powers, how: str, reference) -> dict[int, float]:
     r"""Return :math:`\{p: d_p\}`, :math:`d_p = \lVert (A-\mu I)^p\rVert_1^{1/p}`, for ``p`` in ``powers``.
 
     ``how="exact"`` multiplies dense float64 host copies (small explicit operators);
@@ -412,14 +189,14 @@ def _power_norms(shifted: _Shifted, powers, how: str, like) -> dict[int, float]:
     """
     if how == "exact":
         op = shifted.op
-        m = _host_dense(op) - shifted.mu * np.eye(op.n)
+        m = op.host_dense() - shifted.mu * np.eye(op.n)
         power, out = m, {}
         for p in range(2, max(powers) + 1):
             power = power @ m
             if p in powers:
                 out[p] = float(np.abs(power).sum(axis=0).max()) ** (1.0 / p)
         return out
-    return {p: _one_norm_estimate(shifted, p, like) ** (1.0 / p) for p in powers}
+    return {p: _one_norm_estimate(shifted, p, reference) ** (1.0 / p) for p in powers}
 
 
 def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int) -> tuple[int, int, int]:
@@ -543,7 +320,7 @@ def expmv_taylor(
     The 2×2 Jordan block: :math:`e^{t[[\lambda,1],[0,\lambda]]} = e^{\lambda t}[[1,t],[0,1]]`.
 
     >>> import numpy as np
-    >>> from workbench.expmv._linear import as_linear_map
+    >>> from workbench.expmv import as_linear_map
     >>> A = np.array([[-0.5, 1.0], [0.0, -0.5]])
     >>> y, info = expmv_taylor(as_linear_map(A), np.eye(2), 3.0)
     >>> exact = np.exp(-1.5) * np.array([[1.0, 3.0], [0.0, 1.0]])
@@ -563,7 +340,7 @@ def expmv_taylor(
         raise ValueError(
             f"power_norms='exact' needs an explicit operator with n <= 1024, got a {op.kind} operator with n = {op.n}"
         )
-    tol = max(tol, _unit_roundoff(B))
+    tol = max(tol, unit_roundoff(B))
     n, k = int(B.shape[0]), int(B.shape[1])
     info = {
         "method": "taylor",
@@ -589,7 +366,7 @@ def expmv_taylor(
     if error == "forward" and alpha1 > 0:
         tol = min(tol, math.log1p(tol) / alpha1)
         info["tol"] = tol
-    theta = np.array(_theta_cached(tol, m_max))
+    theta = np.array(theta_table(tol, m_max))
 
     # Degree and steps (Code Fragment 3.1).
     shifted = _Shifted(op, mu)

@@ -35,8 +35,8 @@ import array_api_compat
 import numpy as np
 import scipy.special
 
-from workbench.backend import namespace, to_numpy
-from workbench.expmv._chebyshev import _as_block, _axpy, _finish
+from workbench.backend import namespace, to_numpy, unit_roundoff
+from workbench.expmv._blocks import as_block, axpy, finish, fresh_product
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range
 
@@ -127,11 +127,7 @@ def poisson_truncation(mean, tol=2.0**-53) -> tuple[int, int, np.ndarray]:
 
 def _generator_problem(op: LinearMap, atol: float = 1e-10) -> str:
     """Say why ``op`` is not a Markov generator, naming an offending entry or row."""
-    host = None
-    if op.explicit():
-        host = op._host_sparse()
-    elif op.kind == "structured" and hasattr(op.a, "to_scipy"):
-        host = op.a.to_scipy()
+    host = op.host_matrix()
     if host is None:
         return (
             f"A is a {op.kind} operator whose entries cannot be inspected; pass the matrix itself "
@@ -259,7 +255,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     if max_matvecs is not None:
         max_matvecs = int(check_in_range("max_matvecs", max_matvecs, 0))
-    block, vector = _as_block(op, B)
+    block, vector = as_block(op, B)
     xp = namespace(block)
     if not op.is_markov_generator():
         raise ValueError(
@@ -273,8 +269,8 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     info = {"method": "uniformization", "matvecs": 0, "error_estimate": 0.0, "error_bound": 0.0}
     info.update(rate=0.0, poisson_mean=0.0, left=0, right=0, neglected_mass=0.0)
     if top <= 0.0 or t == 0.0:  # Q = 0 or t = 0: e^{tQ} = I
-        return _finish(xp, xp.asarray(block, copy=True), vector), info
-    unit = float(np.finfo(np.float32 if block.dtype == xp.float32 else np.float64).eps) / 2.0
+        return finish(xp, xp.asarray(block, copy=True), vector), info
+    unit = unit_roundoff(block)
     rate = top * (1.0 + max(RATE_MARGIN, 4096.0 * unit))
     mean = rate * t
     left, right, weights = poisson_truncation(mean, 0.5 * tol)
@@ -288,10 +284,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
         )
 
     def product(x):
-        y = op.matmat(x)
-        if y is x:  # an operator may hand back its input; the loop updates in place
-            y = xp.asarray(y, copy=True)
-        return y if y.dtype == block.dtype else xp.astype(y, block.dtype)
+        return fresh_product(xp, op, x, block.dtype)  # the loop updates it in place
 
     row_sums = product(xp.ones_like(block))  # r = Q1 as the kernel computes it, column by column
     correct = bool(xp.any(row_sums != 0))  # exactly zero row sums need no correction (one sync)
@@ -305,9 +298,9 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
         step = product(power)  # Q X
         if correct:
             _subtract_product(step, row_sums, power)  # (Q - diag r) X, zero for X = 1 bit for bit
-        _axpy(power, inverse_rate, step)  # X <- X + (Q - diag r) X / q = P X
+        axpy(power, inverse_rate, step)  # X <- X + (Q - diag r) X / q = P X
         if k >= left:
-            _axpy(partial, float(weights[k - left]), power)
+            axpy(partial, float(weights[k - left]), power)
             kept += 1
             if kept % chunk == 0:  # two-level summation: error ~ (chunk + R/chunk)·u, not R·u
                 total += partial
@@ -331,4 +324,4 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
             AccuracyWarning,
             stacklevel=2,
         )
-    return _finish(xp, total, vector), info
+    return finish(xp, total, vector), info

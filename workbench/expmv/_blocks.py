@@ -1,0 +1,68 @@
+r"""Blocks of columns, the operand every ``expmv`` method works on: the shape contract and one fused update.
+
+A method receives :math:`B` as a vector ``[n]`` or a block ``[n, k]``, works on the block, and hands the
+result back in the shape it came in (:func:`as_block`, :func:`finish`).  Its series and recurrences
+take products :math:`AX` they may overwrite (:func:`fresh_product`) and accumulate
+:math:`y \leftarrow y + a x` over the whole block, once per term (:func:`axpy`), in the array library of
+the block (numpy or torch, any device).  The unit roundoff that sets each method's floor is
+:func:`workbench.backend.unit_roundoff`.
+
+These are package-internal helpers (not exported).
+"""
+
+from __future__ import annotations
+
+import array_api_compat
+import numpy as np
+import scipy.linalg.blas
+
+from workbench.backend import namespace
+from workbench.expmv._linear import LinearMap
+from workbench.validation import as_array, check_matching
+
+__all__ = []
+
+
+def as_block(op: LinearMap, b, name: str = "B"):
+    """``b`` as a 2-D block ``[n, k]`` and whether it came as a vector."""
+    b = as_array(name, b)
+    if b.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape [n] or [n, k], got shape {tuple(b.shape)}")
+    check_matching("A columns", op.n, f"{name} rows", b.shape[0])
+    vector = b.ndim == 1
+    return (namespace(b).reshape(b, (b.shape[0], 1)) if vector else b), vector
+
+
+def fresh_product(xp, op: LinearMap, x, dtype):
+    """:math:`AX` as an array the caller may update in place, in ``dtype``."""
+    y = op.matmat(x)
+    if y is x:  # an operator may hand back its input; the callers update the product in place
+        y = xp.asarray(y, copy=True)
+    return y if y.dtype == dtype else xp.astype(y, dtype)
+
+
+def axpy(y, a: float, x):
+    r""":math:`y \leftarrow y + a x` in place, in one pass where the library has a fused kernel.
+
+    torch has ``add_(x, alpha=a)``; for contiguous numpy float blocks BLAS ``axpy`` does it (the Array API
+    has no ``out=``, and ``y += a * x`` costs a temporary and a second pass over the block).
+    """
+    if array_api_compat.is_torch_array(y):
+        return y.add_(x, alpha=a)
+    if (
+        isinstance(y, np.ndarray)
+        and y.dtype in (np.float64, np.float32)
+        and x.dtype == y.dtype
+        and y.flags.c_contiguous
+        and x.flags.c_contiguous
+        and y.flags.writeable
+    ):
+        scipy.linalg.blas.get_blas_funcs("axpy", (y,))(x.reshape(-1), y.reshape(-1), a=a)  # writes into y
+        return y
+    y += a * x
+    return y
+
+
+def finish(xp, result, vector):
+    """The block ``result`` back in the caller's shape: a vector ``[n]`` if :func:`as_block` got one."""
+    return xp.reshape(result, (result.shape[0],)) if vector else result
