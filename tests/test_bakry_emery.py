@@ -12,13 +12,10 @@ from workbench.markov import dirichlet_form
 from workbench.markov._bakry_emery import (
     _negative_generator_apply,
     carre_du_champ,
-    circulation,
     gamma2,
-    gauge_gradients,
-    hatano_nelson,
     hessian_form,
-    stationary_current,
 )
+from workbench.markov._currents import circulation, gauge_gradients, hatano_nelson, stationary_current
 
 # --------------------------------------------------------------------------------------------------
 # Fixtures: random rates, random (non-reversible) Markov operators and their stationary laws

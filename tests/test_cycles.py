@@ -11,10 +11,10 @@ from workbench.backend import to_backend, to_numpy
 from workbench.markov._cycles import (
     cycle_affinities,
     cycle_basis,
-    hodge_split,
     kolmogorov_residual,
     support_graph,
 )
+from workbench.markov._hodge import hodge_split
 
 # ---------------------------------------------------------------------------------------------- helpers
 

@@ -7,8 +7,9 @@ import scipy.sparse
 from conftest import HAS_TORCH
 
 from workbench.backend import to_backend, to_numpy
+from workbench.markov._doob import doob_transform
 from workbench.markov._kernels import gauss_kernel
-from workbench.markov._markov_operator import MarkovOperator, doob_transform
+from workbench.markov._markov_operator import MarkovOperator
 
 
 def random_stochastic(rng, n, density=1.0):

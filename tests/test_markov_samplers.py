@@ -10,7 +10,8 @@ import scipy.special
 import scipy.stats
 from scipy.integrate import quad
 
-from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere, SwissRoll, _arc_length
+from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere
+from workbench.markov._swiss_roll import SwissRoll, _arc_length
 
 # KS tests run on a fixed seed, so they are deterministic; the threshold p > 1e-3 is what a correct
 # sampler passes with probability 0.999 over seeds, and each has a negative control (the wrong law

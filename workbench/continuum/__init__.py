@@ -13,6 +13,7 @@ cauchy_green_estimator -- D_i = 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → 
 Sampled Bakry–Émery calculus (Attention Geometry §5, §8)
 kernel_calculus_at   -- ℒ_β f = 4β(P_β − I)f, Γ_β, Γ₂,β of the weighted Gauss kernel at chosen nodes (local
                         sparse rows): → Δf, |∇f|², ‖Hess f‖² + Ric(∇f,∇f) with bias O(1/β)
+KernelCalculus       -- its result: ℒ_β f, Γ_β(f), Γ₂,β(f) at the targets
 sphere_product_quadrature, torus_lattice -- weighted node sets of S² and of the flat torus
 
 Nonlocal limits (Attention Geometry §6–§8: Beurling–Deny, Courrège, Varadhan)

@@ -269,6 +269,20 @@ class JumpKernel(NamedTuple):
     killing: np.ndarray
 
 
+def _circle_grid(n, beta, hbar):
+    """Checked ``(n, beta, hbar)``, the spacing h = 2π/n, the grid x_i = ih and its periodic distances."""
+    n = check_integer("n", n, 8)
+    beta = check_in_range("beta", beta, 5.0)
+    hbar = check_in_range("hbar", hbar, 0.0, low_inclusive=False)
+    if n * n < 160 * beta:
+        raise ValueError(f"n must satisfy n**2 >= 160*beta for a spectrally accurate trapezoid sum, got n={n}")
+    h = 2 * math.pi / n
+    x = h * np.arange(n)
+    gap = np.abs(x[:, None] - x[None, :])
+    distances = np.minimum(gap, 2 * math.pi - gap)
+    return n, beta, hbar, h, x, distances
+
+
 def circle_jump_kernel(n, beta, hbar=1.0, *, remote=None, killing=None):
     r"""Trapezoid discretisation of a Gauss + remote jump form with killing on the unit circle.
 
@@ -312,15 +326,7 @@ def circle_jump_kernel(n, beta, hbar=1.0, *, remote=None, killing=None):
     >>> bool(abs(parts.local - exact) < 1e-12), round(parts.local, 2)  # → ħ∫(f')² = ħπ = 1.57
     (True, 1.57)
     """
-    n = check_integer("n", n, 8)
-    beta = check_in_range("beta", beta, 5.0)
-    hbar = check_in_range("hbar", hbar, 0.0, low_inclusive=False)
-    if n * n < 160 * beta:
-        raise ValueError(f"n must satisfy n**2 >= 160*beta for a spectrally accurate trapezoid sum, got n={n}")
-    h = 2 * math.pi / n
-    x = h * np.arange(n)
-    gap = np.abs(x[:, None] - x[None, :])
-    distances = np.minimum(gap, 2 * math.pi - gap)
+    n, beta, hbar, h, x, distances = _circle_grid(n, beta, hbar)
     rate = diffusive_jump_rate(beta, hbar, 1) * np.exp(-beta * distances**2)
     if remote is not None:
         extra = as_array("remote(u)", remote(distances), ndim=2)
@@ -389,15 +395,7 @@ def circle_courrege_operator(n, beta, hbar=1.0, *, potential=None, remote=None, 
     >>> bool(np.max(np.abs(L @ np.cos(2 * x) - exact)) < 0.01)
     True
     """
-    n = check_integer("n", n, 8)
-    beta = check_in_range("beta", beta, 5.0)
-    hbar = check_in_range("hbar", hbar, 0.0, low_inclusive=False)
-    if n * n < 160 * beta:
-        raise ValueError(f"n must satisfy n**2 >= 160*beta for a spectrally accurate trapezoid sum, got n={n}")
-    h = 2 * math.pi / n
-    x = h * np.arange(n)
-    gap = np.abs(x[:, None] - x[None, :])
-    distances = np.minimum(gap, 2 * math.pi - gap)
+    n, beta, hbar, h, x, distances = _circle_grid(n, beta, hbar)
     log_weight = np.zeros(n) if potential is None else -as_array("potential(x)", potential(x), ndim=1) / hbar
     logits = -beta * distances**2 + (log_weight - log_weight.max())[None, :]
     P = np.exp(logits)

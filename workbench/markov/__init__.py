@@ -14,6 +14,7 @@ squared_distances          -- pairwise ‖x_i - x_j‖² from coordinate differe
 alpha_normalize            -- Coifman–Lafon K^(α) = diag(q)^-α K diag(q)^-α, q = K1
 median_bandwidth           -- β = 1/median d²_ij
 bandwidth_sweep            -- Berry–Giannakis–Harlim sweep: β and the intrinsic dimension
+BandwidthSweep             -- its result: the β grid, kernel sums, slopes, chosen β and dimension
 graph_weights              -- weighted adjacency of a networkx (di)graph, validated
 
 Operators
@@ -29,57 +30,59 @@ Forms, cycles and currents
 dirichlet_form             -- ½ Σ K_ij (f_i - f_j)(g_i - g_j)
 beurling_deny_split        -- ℰ = local (d ≤ r) + jump (d > r) + killing
 beurling_deny_scan         -- the split over a range of radii
+BeurlingDenyParts          -- local, jump, killing and total parts of ℰ(f,f)
 killing_measure            -- κ_i = π_i (1 - Σ_j P_ij) of a sub-Markov operator
 support_graph              -- the undirected graph of pairs with P_ij > 0 and P_ji > 0
 cycle_basis                -- a fundamental cycle basis of the support
 cycle_affinities           -- Σ log(P_ij / P_ji) around each cycle
 kolmogorov_residual        -- max |affinity|: zero iff reversible (Kolmogorov criterion)
+cycle_edges                -- the oriented steps of a list of cycles, concatenated, and each cycle's offset
+segment_sums               -- sums over consecutive segments (the cycle sums of an edge field)
 hodge_split                -- antisymmetric edge field = exact (φ_i - φ_j) + divergence-free
+HodgeDecomposition         -- its result: potential φ, exact and coexact parts
 
 Bakry–Émery calculus and curvature (functions of jump rates W: ℒf_i = Σ_j W_ij (f_j - f_i))
 carre_du_champ             -- Γ(f,g)_i = ½ Σ_j W_ij (f_j - f_i)(g_j - g_i)
 gamma2                     -- Γ₂(f,g) = ½[ℒΓ(f,g) - Γ(f,ℒg) - Γ(g,ℒf)]
 hessian_form               -- ½[Γ(g,Γ(f,h)) + Γ(h,Γ(f,g)) - Γ(f,Γ(g,h))] → ħ² Hess f(∇g,∇h)
+bakry_emery_curvature      -- exact K_∞(x): largest K with Γ₂(f)(x) ≥ K Γ(f)(x)
+ollivier_ricci             -- κ(x,y) = 1 - W₁(m_x, m_y)/d(x,y) (POT)
+
+Stationary currents and the Hatano–Nelson gauge (functions of P and a law π, flux A = diag(π)P)
 stationary_current         -- J = diag(π)P - Pᵀdiag(π)
 circulation                -- Ω_π(f,g) = ½ Σ J_ij f_i g_j
 hatano_nelson              -- flux A = Ā ⊙ e^θ, Ā = √(A ⊙ Aᵀ), θ = ½ log(A/Aᵀ)
 gauge_gradients            -- D_K, D_Q with ½ D_Qᵀ D_K = diag(Ā1) - A   [RECON]
-bakry_emery_curvature      -- exact K_∞(x): largest K with Γ₂(f)(x) ≥ K Γ(f)(x)
-ollivier_ricci             -- κ(x,y) = 1 - W₁(m_x, m_y)/d(x,y) (POT)
+GaugeGradients             -- its result: D_K, D_Q and the oriented edges indexing their rows
 """
 
-from workbench.markov._bakry_emery import (
-    GaugeGradients,
-    carre_du_champ,
-    circulation,
-    gamma2,
-    gauge_gradients,
-    hatano_nelson,
-    hessian_form,
-    stationary_current,
-)
+from workbench.markov._bakry_emery import carre_du_champ, gamma2, hessian_form
 from workbench.markov._bandwidth import BandwidthSweep, bandwidth_sweep, median_bandwidth
 from workbench.markov._beurling_deny import BeurlingDenyParts, beurling_deny_scan, beurling_deny_split, killing_measure
+from workbench.markov._currents import GaugeGradients, circulation, gauge_gradients, hatano_nelson, stationary_current
 from workbench.markov._curvature import bakry_emery_curvature, ollivier_ricci
 from workbench.markov._cycles import (
-    HodgeDecomposition,
     cycle_affinities,
     cycle_basis,
-    hodge_split,
+    cycle_edges,
     kolmogorov_residual,
+    segment_sums,
     support_graph,
 )
 from workbench.markov._dirichlet import dirichlet_form
+from workbench.markov._doob import doob_transform
 from workbench.markov._graphs import graph_weights
+from workbench.markov._hodge import HodgeDecomposition, hodge_split
 from workbench.markov._kernels import alpha_normalize, gauss_kernel, gauss_kernel_sparse, squared_distances
-from workbench.markov._markov_operator import MarkovOperator, Spectrum, doob_transform
+from workbench.markov._markov_operator import MarkovOperator, Spectrum
 from workbench.markov._operators import (
     markov_operator,
     reversible_stationary_law,
     softmax_operator,
 )
-from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere, SwissRoll
+from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere
 from workbench.markov._semigroup import markov_semigroup
+from workbench.markov._swiss_roll import SwissRoll
 
 __all__ = [
     "BandwidthSweep",
@@ -102,6 +105,7 @@ __all__ = [
     "circulation",
     "cycle_affinities",
     "cycle_basis",
+    "cycle_edges",
     "dirichlet_form",
     "doob_transform",
     "gamma2",
@@ -119,6 +123,7 @@ __all__ = [
     "median_bandwidth",
     "ollivier_ricci",
     "reversible_stationary_law",
+    "segment_sums",
     "softmax_operator",
     "squared_distances",
     "stationary_current",

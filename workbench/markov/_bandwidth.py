@@ -30,7 +30,7 @@ from scipy.spatial import cKDTree
 from scipy.spatial.distance import pdist
 
 from workbench.backend import to_numpy
-from workbench.markov._kernels import _neighbour_pairs, _pair_squared_distances
+from workbench.markov._kernels import neighbour_pairs, pair_squared_distances
 from workbench.validation import as_array, check_integer
 
 __all__ = ["BandwidthSweep", "bandwidth_sweep", "median_bandwidth"]
@@ -134,7 +134,7 @@ def _default_betas(points, seed) -> np.ndarray:
     """
     eps_max = 0.1 / median_bandwidth(points, seed=seed)
     _, nn = cKDTree(points).query(points, k=2, workers=-1)
-    nn_d2 = _pair_squared_distances(points, np.arange(points.shape[0]), nn[:, 1])
+    nn_d2 = pair_squared_distances(points, np.arange(points.shape[0]), nn[:, 1])
     nn_d2 = nn_d2[nn_d2 > 0]
     eps_min = float(np.median(nn_d2)) / 100.0 if nn_d2.size else eps_max * 1e-4
     eps_min = min(eps_min, eps_max * 1e-2)
@@ -214,7 +214,7 @@ def bandwidth_sweep(points, betas=None, *, k=None, seed=None) -> BandwidthSweep:
     n = points.shape[0]
     if k is not None:
         k = check_integer("k", k, 1, n - 1)
-        pair_d2 = _pair_squared_distances(points, *_neighbour_pairs(points, k))
+        pair_d2 = pair_squared_distances(points, *neighbour_pairs(points, k))
     else:
         pair_d2 = pdist(points, "sqeuclidean")
     if betas is None:

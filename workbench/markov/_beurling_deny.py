@@ -33,11 +33,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.markov._cycles import (
-    _lookup,
-    _square_matrix,
-    _symmetry_gap,
-)
+from workbench.markov._matrices import lookup, square_matrix, symmetry_gap
 from workbench.validation import as_array, check_in_range, check_matching, check_nonnegative, check_symmetric
 
 __all__ = ["BeurlingDenyParts", "beurling_deny_scan", "beurling_deny_split", "killing_measure"]
@@ -63,8 +59,8 @@ class BeurlingDenyParts:
 
 def _bond_energies(kernel, distances, f, killing):
     """Per-bond energies K_ij (f_i − f_j)² and distances d_ij over the bonds i < j, plus Σ κ_i f_i²."""
-    K, k_sparse = _square_matrix("kernel", kernel)
-    D, d_sparse = _square_matrix("distances", distances)
+    K, k_sparse = square_matrix("kernel", kernel)
+    D, d_sparse = square_matrix("distances", distances)
     f = as_array("f", f, ndim=1)
     if killing is not None:
         killing = as_array("killing", killing, ndim=1)
@@ -95,18 +91,18 @@ def _bond_energies(kernel, distances, f, killing):
         weights = coo.data[keep]
         if d_sparse:
             stored = scipy.sparse.csr_array((np.ones(D.nnz), D.indices, D.indptr), shape=D.shape)
-            missing = np.flatnonzero(_lookup(stored, True, rows, cols) == 0)
+            missing = np.flatnonzero(lookup(stored, True, rows, cols) == 0)
             if missing.size:
                 i, j = int(rows[missing[0]]), int(cols[missing[0]])
                 raise ValueError(
                     f"distances must store an entry wherever kernel is positive, got kernel[{i}, {j}] = "
                     f"{weights[missing[0]]:.6g} with no stored distances[{i}, {j}]"
                 )
-        d = _lookup(D, d_sparse, rows, cols)
+        d = lookup(D, d_sparse, rows, cols)
     else:
         rows, cols = np.triu_indices(n, 1)
-        weights = _lookup(K, False, rows, cols)
-        d = _lookup(D, False, rows, cols)
+        weights = lookup(K, False, rows, cols)
+        d = lookup(D, False, rows, cols)
     device = array_api_compat.device(f)
     rows_x, cols_x = xp.asarray(rows, device=device), xp.asarray(cols, device=device)
     df = xp.take(f, rows_x) - xp.take(f, cols_x)
@@ -294,7 +290,7 @@ def killing_measure(P, pi, *, tol=1e-10):
     >>> bool(np.allclose(killing_measure(P, pi), kappa0))  # closed form: κ = π(1 − P1) = κ₀
     True
     """
-    P, sparse = _square_matrix("P", P)
+    P, sparse = square_matrix("P", P)
     check_nonnegative("P", P)
     pi = as_array("pi", pi, ndim=1)
     if not sparse:
@@ -319,7 +315,7 @@ def killing_measure(P, pi, *, tol=1e-10):
             f"P must be sub-stochastic (rows summing to at most 1 within {tol:g}), "
             f"got row {row} summing to {host_sums[row]:.6g}"
         )
-    gap, scale = _symmetry_gap(flux, sparse, sign=+1)
+    gap, scale = symmetry_gap(flux, sparse, sign=+1)
     if gap > tol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             "P must be reversible with respect to pi (pi_i P_ij = pi_j P_ji), got max |pi_i P_ij - pi_j P_ji| = "

@@ -1,6 +1,6 @@
 r"""Discrete Ricci curvatures of jump rates: exact Bakry–Émery curvature and Ollivier–Ricci curvature.
 
-Both read ``rates`` in the jump-rates convention of :mod:`workbench.markov._bakry_emery`: off-diagonal
+Both read ``rates`` in the jump-rates convention of :mod:`workbench.markov._jump_rates`: off-diagonal
 entries :math:`W_{xy} \ge 0` are jump rates, the diagonal is ignored, and the negative generator is
 :math:`(\mathcal L f)(x) = \sum_{y\ne x} W_{xy}(f(y) - f(x))` (a Markov operator :math:`\mathsf P` gives
 :math:`\mathcal L = \mathsf P - I`; a weighted adjacency gives the unnormalised graph Laplacian;
@@ -33,18 +33,19 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from workbench.markov._bakry_emery import _JumpRates
+from workbench.backend import to_numpy
+from workbench.markov._jump_rates import JumpRates
 from workbench.validation import check_in_range
 
 __all__ = ["bakry_emery_curvature", "ollivier_ricci"]
 
 
-def _host_csr(jump: _JumpRates):
+def _host_csr(jump: JumpRates):
     """Off-diagonal rates as a canonical numpy CSR array with only strictly positive entries stored."""
     if jump.sparse:
         W = jump.W.copy()
     else:
-        W_dense = jump.W.detach().cpu().numpy() if array_api_compat.is_torch_array(jump.W) else jump.W
+        W_dense = to_numpy(jump.W)
         W = scipy.sparse.csr_array(np.asarray(W_dense, dtype=np.float64))
     W.eliminate_zeros()  # a zero rate is not an edge: S₁(x) is where W_xy > 0
     W.sort_indices()
@@ -54,7 +55,7 @@ def _host_csr(jump: _JumpRates):
 def _requested_vertices(vertices, n):
     if vertices is None:
         return np.arange(n), (n,)
-    raw = np.asarray(vertices.detach().cpu().numpy() if array_api_compat.is_torch_array(vertices) else vertices)
+    raw = to_numpy(vertices)
     if raw.dtype.kind not in "iu" or raw.ndim > 1:
         raise TypeError(f"vertices must be an integer or a 1-dimensional integer array, got {raw.dtype} {raw.shape}")
     flat = raw.reshape(-1).astype(np.int64)
@@ -147,7 +148,7 @@ def bakry_emery_curvature(rates, vertices=None):
     >>> bool(np.allclose(bakry_emery_curvature(C, vertices=[0, 3]), 0.0))
     True
     """
-    jump = _JumpRates(rates)
+    jump = JumpRates(rates)
     W = _host_csr(jump)
     X, shape = _requested_vertices(vertices, jump.n)
     _check_out_rates(W, X)
@@ -270,7 +271,7 @@ def _requested_edges(edges, support):
         upper = scipy.sparse.triu(support, k=1, format="coo")
         pairs = np.stack([upper.row, upper.col], axis=1).astype(np.int64)
         return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
-    raw = np.asarray(edges.detach().cpu().numpy() if array_api_compat.is_torch_array(edges) else edges)
+    raw = to_numpy(edges)
     if raw.ndim != 2 or raw.shape[1] != 2:
         raise ValueError(f"edges must have shape [E, 2], got shape {raw.shape}")
     if raw.size and raw.dtype.kind not in "iu":
@@ -353,7 +354,7 @@ def ollivier_ricci(rates, edges=None, *, idleness=0.0):
     >>> bool(np.allclose(kappa, 3 / 4))
     True
     """
-    jump = _JumpRates(rates)
+    jump = JumpRates(rates)
     alpha = check_in_range("idleness", idleness, 0.0, 1.0)
     ot = _import_ot()
     W = _host_csr(jump)

@@ -1,4 +1,4 @@
-r"""Cycle affinities, the Kolmogorov criterion and the Hodge split of edge fields.
+r"""Cycle affinities and the Kolmogorov criterion: the support graph, its cycle basis and cycle sums.
 
 A Markov operator :math:`\mathsf P` (row-stochastic, acting from the left, :math:`(\mathsf Pf)_i =
 \sum_j \mathsf P_{ij} f_j`; positive generator :math:`\mathsf L = I - \mathsf P`) whose support is
@@ -18,9 +18,8 @@ reversible exactly when every affinity vanishes, i.e. when :math:`\theta` is a g
 For an attention head :math:`\mathsf P = \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))`
 with a symmetric bond :math:`\mathcal S` and an antisymmetric link :math:`\mathcal A`, the partition
 functions telescope around a cycle and :math:`\mathfrak A(\gamma) = 2\beta\sum_m \mathcal A_{i_m i_{m+1}}`:
-twice the holonomy of the link.  :func:`hodge_split` separates any antisymmetric edge field into its
-gradient (exact) part, which carries no circulation, and its divergence-free (coexact) part, which
-carries all of it.
+twice the holonomy of the link.  The Hodge split of an antisymmetric edge field, whose divergence-free part
+carries all the circulation, is in :mod:`workbench.markov._hodge`.
 
 References
 ----------
@@ -33,82 +32,24 @@ Math. Ann. 112 (1936) 155.  L.-H. Lim, "Hodge Laplacians on graphs", SIAM Review
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import array_api_compat
 import networkx as nx
 import numpy as np
-import scipy.linalg
 import scipy.sparse
-import scipy.sparse.csgraph
-import scipy.sparse.linalg
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, as_sparse, check_nonnegative, check_square, check_symmetric, is_sparse
+from workbench.markov._matrices import as_library_of, lookup, square_matrix
+from workbench.validation import check_nonnegative
 
 __all__ = [
-    "HodgeDecomposition",
     "cycle_affinities",
     "cycle_basis",
-    "hodge_split",
+    "cycle_edges",
     "kolmogorov_residual",
+    "segment_sums",
     "support_graph",
 ]
-
-
-# --- boundary helpers shared with _beurling_deny (dense numpy/torch or scipy.sparse) -------------------
-
-
-def _square_matrix(name, x):
-    """Return ``(matrix, is_sparse)``: a float dense array (numpy/torch) or a private canonical CSR array."""
-    if is_sparse(x):
-        # Stored zeros are kept: a stored zero distance is still a pair of the pattern.
-        x = as_sparse(name, x, keep_zeros=True)
-        check_square(name, x)
-        return x, True
-    x = as_array(name, x, ndim=2)
-    check_square(name, x)
-    return x, False
-
-
-def _symmetry_gap(x, sparse, *, sign):
-    """Return ``(max |x - sign·xᵀ|, max |x|)`` (``sign=+1``: symmetry; ``-1``: antisymmetry)."""
-    if sparse:
-        gap = abs(x - sign * x.T)
-        return (float(gap.max()) if gap.nnz else 0.0), (float(abs(x).max()) if x.nnz else 0.0)
-    if int(x.shape[0]) == 0:
-        return 0.0, 0.0
-    xp = namespace(x)
-    gap = float(xp.max(xp.abs(x - sign * xp.matrix_transpose(x))))
-    return gap, float(xp.max(xp.abs(x)))
-
-
-def _check_antisymmetric(name, x, sparse, *, rtol=1e-12):
-    gap, scale = _symmetry_gap(x, sparse, sign=-1)
-    tiny = np.finfo(float).tiny
-    if gap > rtol * max(scale, tiny):
-        raise ValueError(
-            f"{name} must be antisymmetric, got max |{name} + {name}^T| = {gap:.6g} "
-            f"(relative {gap / max(scale, tiny):.6g})"
-        )
-
-
-def _like(array, reference):
-    """Return the numpy ``array`` in the library, dtype and device of the dense ``reference``."""
-    if array_api_compat.is_torch_array(reference):
-        import torch
-
-        return torch.as_tensor(array, dtype=reference.dtype, device=reference.device)
-    return array
-
-
-def _lookup(matrix, sparse, rows, cols):
-    """Entries ``matrix[rows[k], cols[k]]`` (numpy index arrays); dense stays in its own library."""
-    if sparse:
-        return np.asarray(matrix[rows, cols], dtype=np.float64).ravel()
-    xp = namespace(matrix)
-    device = array_api_compat.device(matrix)
-    return matrix[xp.asarray(rows, device=device), xp.asarray(cols, device=device)]
 
 
 # --- the support graph and its cycles --------------------------------------------------------------------
@@ -158,7 +99,7 @@ def _graph(n, rows, cols):
 
 
 def _nonnegative_matrix(name, P):
-    P, sparse = _square_matrix(name, P)
+    P, sparse = square_matrix(name, P)
     check_nonnegative(name, P)
     return P, sparse
 
@@ -246,8 +187,51 @@ def cycle_basis(P):
     return _fundamental_cycles(_graph(*_support_edges("P", P, sparse)))
 
 
-def _cycle_edges(cycles, n):
-    """Concatenated oriented edges of all cycles, and the start offset of each cycle in them."""
+def cycle_edges(cycles, n):
+    r"""The oriented steps of all cycles, concatenated, and the offset where each cycle starts.
+
+    A cycle :math:`\gamma_k = (i_0, i_1, \dots, i_{m-1})` (closed, with :math:`i_0` repeated at the end,
+    or open, the closing step implied) contributes its steps :math:`i_0 \to i_1, \dots, i_{m-1} \to i_0`:
+
+    .. math::
+
+        \text{sources} = (\dots, i_0, \dots, i_{m-1}, \dots), \qquad
+        \text{targets} = (\dots, i_1, \dots, i_0, \dots),
+
+    and ``starts[k]`` is the index of the first step of :math:`\gamma_k`.  A cycle sum
+    :math:`\sum_{m} a_{i_m i_{m+1}}` of an edge field is then
+    ``segment_sums(a[sources, targets], starts)`` (see :func:`segment_sums`).  This is the cycle parser of
+    :func:`cycle_affinities`.
+
+    Parameters
+    ----------
+    cycles : sequence of sequences of int
+        Vertex sequences, each visiting at least 2 vertices, with no consecutive repeat.
+    n : int
+        Number of vertices; every index must lie in ``[0, n)``.
+
+    Returns
+    -------
+    sources, targets, starts : numpy.ndarray of intp
+        ``sources`` and ``targets`` of shape [total steps]; ``starts`` of shape [len(cycles)].
+
+    Raises
+    ------
+    TypeError
+        If ``cycles`` is not a sequence of integer vertex sequences.
+    ValueError
+        If a cycle visits fewer than 2 vertices, leaves ``[0, n)`` or stays at a vertex.
+
+    References
+    ----------
+    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+
+    Examples
+    --------
+    >>> sources, targets, starts = cycle_edges([(0, 1, 2, 0), (2, 3)], 4)
+    >>> sources.tolist(), targets.tolist(), starts.tolist()  # the steps written out by hand
+    ([0, 1, 2, 2, 3], [1, 2, 0, 3, 2], [0, 3])
+    """
     if isinstance(cycles, (str, bytes)) or not isinstance(cycles, Sequence):
         raise TypeError(f"cycles must be a sequence of vertex sequences, got {type(cycles).__name__}")
     sources, targets, starts, offset = [], [], [], 0
@@ -278,8 +262,40 @@ def _cycle_edges(cycles, n):
     return np.concatenate(sources), np.concatenate(targets), np.asarray(starts, dtype=np.intp)
 
 
-def _segment_sums(values, starts):
-    """Sums of ``values`` over the consecutive segments beginning at ``starts`` (exact, no cumulative sum)."""
+def segment_sums(values, starts):
+    r"""Sums of ``values`` over the consecutive segments that begin at ``starts``.
+
+    .. math::
+
+        s_k = \sum_{e = \text{starts}_k}^{\text{starts}_{k+1} - 1} v_e ,
+        \qquad \text{starts}_{K} = \text{len}(v),
+
+    computed segment by segment (:func:`numpy.add.reduceat`, or :meth:`torch.Tensor.index_add_`), with no
+    cumulative sum whose differences would lose the small sums to cancellation.
+
+    Parameters
+    ----------
+    values : array, shape=[E]
+        numpy array or torch tensor (e.g. an edge field read along :func:`cycle_edges`).
+    starts : numpy.ndarray of int, shape=[K]
+        Strictly increasing segment offsets, ``starts[0] == 0``, all below ``E`` (as returned by
+        :func:`cycle_edges`); not checked.
+
+    Returns
+    -------
+    array, shape=[K]
+        In the library, dtype and device of ``values``.
+
+    References
+    ----------
+    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> segment_sums(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 3])).tolist()  # 1+2+3, 4+5
+    [6.0, 9.0]
+    """
     if array_api_compat.is_torch_array(values):
         import torch
 
@@ -339,12 +355,12 @@ def cycle_affinities(P, cycles=None):
     n = int(P.shape[0])
     if cycles is None:
         cycles = _fundamental_cycles(_graph(*_support_edges("P", P, sparse)))
-    sources, targets, starts = _cycle_edges(cycles, n)
+    sources, targets, starts = cycle_edges(cycles, n)
     if starts.size == 0:
         empty = np.zeros(0)
-        return empty if sparse else _like(empty, P)
-    forward = _lookup(P, sparse, sources, targets)
-    backward = _lookup(P, sparse, targets, sources)
+        return empty if sparse else as_library_of(empty, P)
+    forward = lookup(P, sparse, sources, targets)
+    backward = lookup(P, sparse, targets, sources)
     xp = np if sparse else namespace(P)
     if not bool(xp.all((forward > 0) & (backward > 0))):
         host_f, host_b = np.asarray(to_numpy(forward)), np.asarray(to_numpy(backward))
@@ -356,7 +372,7 @@ def cycle_affinities(P, cycles=None):
             f"with P[{i}, {j}] = {host_f[e]:.6g} and P[{j}, {i}] = {host_b[e]:.6g} "
             "(its log-ratio is infinite or undefined)"
         )
-    return _segment_sums(xp.log(forward) - xp.log(backward), starts)
+    return segment_sums(xp.log(forward) - xp.log(backward), starts)
 
 
 def kolmogorov_residual(P, cycles=None):
@@ -406,156 +422,3 @@ def kolmogorov_residual(P, cycles=None):
         return 0.0
     xp = namespace(affinities)
     return float(xp.max(xp.abs(affinities)))
-
-
-# --- the Hodge split of an antisymmetric edge field -----------------------------------------------------
-
-
-class HodgeDecomposition(NamedTuple):
-    """The Hodge split ``edge_field = exact + coexact`` with ``exact_ij = potential_i - potential_j``."""
-
-    potential: object
-    """Vertex potential φ, mean zero on every connected component."""
-    exact: object
-    """Gradient part φ_i − φ_j on the edges (zero elsewhere); its cycle sums vanish."""
-    coexact: object
-    """Divergence-free remainder, Σ_j w_ij coexact_ij = 0 at every vertex; it carries every cycle sum."""
-
-
-def _to_csr(x, sparse):
-    return x if sparse else scipy.sparse.csr_array(np.asarray(to_numpy(x)))
-
-
-def hodge_split(edge_field, weights=None):
-    r"""Hodge split of an antisymmetric edge field into a gradient and a divergence-free part.
-
-    For an antisymmetric field :math:`a_{ij} = -a_{ji}` on a graph with symmetric weights :math:`w_{ij} > 0`
-    on its edges, the potential :math:`\varphi` is the weighted least-squares fit
-
-    .. math::
-
-        \varphi = \arg\min_\varphi \tfrac12\sum_{ij} w_{ij}\bigl(a_{ij} - (\varphi_i - \varphi_j)\bigr)^2,
-        \qquad \Delta_w\varphi = \operatorname{div}_w a,
-
-    with the graph Laplacian :math:`(\Delta_w\varphi)_i = \sum_j w_{ij}(\varphi_i - \varphi_j)` (positive
-    convention, :math:`D - W`) and divergence :math:`(\operatorname{div}_w a)_i = \sum_j w_{ij} a_{ij}`.
-    Then
-
-    .. math::
-
-        a = \underbrace{(\varphi_i - \varphi_j)}_{\text{exact}} + \underbrace{a^\perp}_{\text{coexact}},
-        \qquad \sum_j w_{ij} a^\perp_{ij} = 0 \ \text{at every vertex},
-
-    and the two parts are orthogonal in :math:`\langle u, v\rangle_w = \tfrac12\sum_{ij} w_{ij}u_{ij}v_{ij}`.
-    Cycle sums of the exact part vanish, so the coexact part carries all circulation (for a link
-    :math:`\mathcal A`, all cycle affinities).  On the complete graph with unit weights,
-    :math:`\varphi_i = \tfrac1N\sum_j a_{ij}` and :math:`a^\perp\mathbf 1 = 0`.  This is the graph form of
-    the continuum split :math:`\mathcal A = d\Phi + \mathcal A^\perp` of the drift 1-form.
-
-    The normal equations are solved with scipy on the host (a dense Cholesky-type solve for dense input,
-    SuperLU for sparse input) after grounding one vertex per connected component; :math:`\varphi` is then
-    shifted to mean zero on each component.
-
-    Parameters
-    ----------
-    edge_field : array or scipy.sparse matrix, shape=[n, n]
-        Antisymmetric up to a relative 1e-12 (it is antisymmetrised as :math:`(a - a^\top)/2`).
-    weights : array or scipy.sparse matrix, shape=[n, n], optional
-        Symmetric nonnegative edge weights; the graph is their (off-diagonal) support, and ``edge_field``
-        must vanish off it.  Default: unit weights on the support of ``edge_field``; pass ``weights`` when
-        the field vanishes on some edges that belong to the graph.
-
-    Returns
-    -------
-    HodgeDecomposition
-        ``(potential, exact, coexact)``; ``potential`` of shape [n], ``exact`` and ``coexact`` in the format
-        and library of ``edge_field`` (sparse results are CSR on the graph's pattern).
-
-    References
-    ----------
-    Attention Geometry §4 (Hodge split of the drift); attention-geometry-math §A.4 and §A.7 "Hodge split of
-    the link" [DERIVED]; L.-H. Lim, SIAM Review 62 (2020) 685; X. Jiang, L.-H. Lim, Y. Yao, Y. Ye,
-    "Statistical ranking and combinatorial Hodge theory", Math. Program. 127 (2011) 203.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> B = rng.standard_normal((4, 4))
-    >>> a = B - B.T  # a free link on the complete graph K_4
-    >>> phi, exact, coexact = hodge_split(a)
-    >>> bool(np.allclose(phi, a.mean(axis=1)))  # closed form φ_i = (1/N) Σ_j a_ij
-    True
-    >>> bool(np.allclose(coexact.sum(axis=1), 0.0) and np.allclose(exact + coexact, a))
-    True
-    """
-    a, a_sparse = _square_matrix("edge_field", edge_field)
-    _check_antisymmetric("edge_field", a, a_sparse)
-    n = int(a.shape[0])
-    if weights is not None:
-        w, w_sparse = _square_matrix("weights", weights)
-        if not (a_sparse or w_sparse):
-            namespace(a, w)  # rejects mixing numpy and torch
-        elif array_api_compat.is_torch_array(a) or array_api_compat.is_torch_array(w):
-            raise TypeError("edge_field and weights must both be dense when either is a torch tensor")
-        if tuple(w.shape) != tuple(a.shape):
-            raise ValueError(
-                f"edge_field and weights must have the same shape, got {tuple(a.shape)} and {tuple(w.shape)}"
-            )
-        check_nonnegative("weights", w)
-        check_symmetric("weights", w)
-    dense_solve = not a_sparse and (weights is None or not w_sparse)
-
-    a_csr = _to_csr(a, a_sparse)
-    a_csr = ((a_csr - a_csr.T) * 0.5).tocsr()
-    a_csr.eliminate_zeros()
-    if weights is None:
-        pattern = abs(a_csr).tocoo()
-        rows, cols, w_data = pattern.row, pattern.col, np.ones(pattern.nnz)
-    else:
-        w_coo = _to_csr(w, w_sparse).tocoo()
-        keep = (w_coo.data > 0) & (w_coo.row != w_coo.col)
-        rows, cols, w_data = w_coo.row[keep], w_coo.col[keep], w_coo.data[keep]
-    W = scipy.sparse.csr_array((w_data, (rows, cols)), shape=(n, n))
-    W = ((W + W.T) * 0.5).tocsr()  # exactly symmetric, so the coexact part is divergence-free to rounding
-    W_coo = W.tocoo()
-    rows, cols, w_data = W_coo.row.astype(np.intp), W_coo.col.astype(np.intp), W_coo.data
-
-    a_on_edges = np.asarray(a_csr[rows, cols], dtype=np.float64).ravel() if rows.size else np.zeros(0)
-    if weights is not None:
-        indicator = scipy.sparse.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
-        outside = (abs(a_csr) - abs(a_csr).multiply(indicator)).tocoo()
-        outside.eliminate_zeros()
-        if outside.nnz:
-            k = int(np.lexsort((outside.col, outside.row))[0])
-            i, j = int(outside.row[k]), int(outside.col[k])
-            raise ValueError(
-                f"edge_field must vanish off the support of weights, got edge_field[{i}, {j}] = "
-                f"{float(a_csr[i, j]):.6g} where weights[{i}, {j}] = 0"
-            )
-
-    # Normal equations Δ_w φ = div_w a, grounded at one vertex per component (Δ_w restricted to the
-    # remaining vertices is positive definite; every component's divergence sums to zero).
-    divergence = np.bincount(rows, weights=w_data * a_on_edges, minlength=n).astype(np.float64)  # int if empty
-    degree = np.bincount(rows, weights=w_data, minlength=n).astype(np.float64)
-    laplacian = (scipy.sparse.diags_array(degree) - W).tocsr()
-    n_components, labels = scipy.sparse.csgraph.connected_components(W, directed=False)
-    grounded = np.zeros(n, dtype=bool)
-    grounded[np.unique(labels, return_index=True)[1]] = True
-    free = np.flatnonzero(~grounded)
-    phi = np.zeros(n)
-    if free.size:
-        reduced = laplacian[free][:, free]
-        if dense_solve:
-            phi[free] = scipy.linalg.solve(reduced.toarray(), divergence[free], assume_a="pos")
-        else:
-            phi[free] = scipy.sparse.linalg.spsolve(reduced.tocsc(), divergence[free])
-    counts = np.bincount(labels, minlength=n_components)
-    phi -= (np.bincount(labels, weights=phi, minlength=n_components) / counts)[labels]
-
-    exact_data = phi[rows] - phi[cols]
-    exact = scipy.sparse.csr_array((exact_data, (rows, cols)), shape=(n, n))
-    coexact = scipy.sparse.csr_array((a_on_edges - exact_data, (rows, cols)), shape=(n, n))
-    if a_sparse:
-        return HodgeDecomposition(phi, exact, coexact)
-    return HodgeDecomposition(_like(phi, a), _like(exact.toarray(), a), _like(coexact.toarray(), a))

@@ -24,7 +24,7 @@ import scipy.sparse
 from scipy.spatial import cKDTree
 
 from workbench.backend import namespace
-from workbench.markov._operators import _positive_row_sums
+from workbench.markov._operators import positive_row_sums
 from workbench.validation import as_array, check_in_range, check_nonnegative, check_square
 
 __all__ = ["alpha_normalize", "gauss_kernel", "gauss_kernel_sparse", "squared_distances"]
@@ -103,7 +103,7 @@ def gauss_kernel(points, beta):
     return xp.exp(-beta * d2)
 
 
-def _neighbour_pairs(points, k=None, radius=None):
+def neighbour_pairs(points, k=None, radius=None):
     """The edges {i, j}, i < j, of the k-nearest-neighbour or fixed-radius graph, each listed once.
 
     kNN: j among the k nearest neighbours of i (self excluded) or i among those of j (union).
@@ -128,7 +128,7 @@ def _neighbour_pairs(points, k=None, radius=None):
     return edges // n, edges % n
 
 
-def _pair_squared_distances(points, i, j):
+def pair_squared_distances(points, i, j):
     """‖x_i - x_j‖² from coordinate differences (as :func:`squared_distances`), for index arrays i, j."""
     diff = points[i] - points[j]
     return np.einsum("ij,ij->i", diff, diff)
@@ -193,8 +193,8 @@ def gauss_kernel_sparse(points, beta, *, k=None, radius=None):
         raise ValueError(f"k must be an integer in [1, n - 1] = [1, {n - 1}] for n = {n} points, got {k!r}")
     if radius is not None:
         radius = check_in_range("radius", radius, 0.0, low_inclusive=False)
-    i, j = _neighbour_pairs(points, None if k is None else int(k), radius)
-    values = np.exp(-beta * _pair_squared_distances(points, i, j))
+    i, j = neighbour_pairs(points, None if k is None else int(k), radius)
+    values = np.exp(-beta * pair_squared_distances(points, i, j))
     diagonal = np.arange(n)
     # Both triangles and the diagonal in one COO -> CSR conversion: it keeps explicit zeros (a CSR sum
     # U + Uᵀ would drop underflowed entries) and leaves the indices sorted.
@@ -286,5 +286,5 @@ def alpha_normalize(kernel, alpha):
     kernel = as_array("kernel", kernel, min_ndim=2)
     check_square("kernel", kernel)
     check_nonnegative("kernel", kernel)
-    scale = _positive_row_sums("kernel", kernel) ** -alpha
+    scale = positive_row_sums("kernel", kernel) ** -alpha
     return scale[..., :, None] * kernel * scale[..., None, :]

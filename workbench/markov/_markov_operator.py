@@ -5,7 +5,9 @@ sparse) and computes on demand, with caching, what the seed paper reads off an o
 stationary law :math:`\pi`, the :math:`\pi`-adjoint :math:`\mathsf P^*`, the flux
 :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P`, the detailed-balance residual
 :math:`\varepsilon_{\mathrm{rev}}`, the spectrum (through the symmetric conjugate when reversible),
-the diffusion map and its Nyström extension.
+the diffusion map and its Nyström extension.  The Doob h-transform of a kernel, which returns a
+:class:`MarkovOperator`, is in :mod:`workbench.markov._doob`; the cross kernels of the Nyström extension are
+in :mod:`workbench.markov._nystrom`.
 
 References
 ----------
@@ -22,6 +24,17 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
+from workbench.markov._matrices import (
+    check_row_sums,
+    frobenius,
+    is_symmetric,
+    row_sums,
+    scale_columns,
+    scale_rows,
+    transpose,
+    validated_kernel,
+)
+from workbench.markov._nystrom import cross_kernel, drop_coincident
 from workbench.validation import (
     as_array,
     as_sparse,
@@ -33,7 +46,7 @@ from workbench.validation import (
     is_sparse,
 )
 
-__all__ = ["MarkovOperator", "Spectrum", "doob_transform"]
+__all__ = ["MarkovOperator", "Spectrum"]
 
 #: Relative detailed-balance residual below which an operator given as a matrix counts as reversible:
 #: a few hundred ulps, the rounding of diag(π)P for a reversible P with π from a linear solve.
@@ -54,64 +67,6 @@ class Spectrum:
 
     values: object
     vectors: object
-
-
-def _row_sums(matrix):
-    if is_sparse(matrix):
-        return np.asarray(matrix.sum(axis=1)).ravel()
-    return namespace(matrix).sum(matrix, axis=-1)
-
-
-def _scale_rows(d, matrix):
-    if is_sparse(matrix):
-        import scipy.sparse
-
-        return scipy.sparse.diags_array(d) @ matrix
-    return d[:, None] * matrix
-
-
-def _scale_columns(matrix, d):
-    if is_sparse(matrix):
-        import scipy.sparse
-
-        return matrix @ scipy.sparse.diags_array(d)
-    return matrix * d[None, :]
-
-
-def _transpose(matrix):
-    return matrix.T.tocsr() if is_sparse(matrix) else namespace(matrix).matrix_transpose(matrix)
-
-
-def _frobenius(matrix) -> float:
-    if is_sparse(matrix):
-        return float(np.sqrt(np.sum(matrix.data**2)))
-    xp = namespace(matrix)
-    return float(xp.sqrt(xp.sum(matrix * matrix)))
-
-
-def _validated_kernel(kernel):
-    if is_sparse(kernel):
-        kernel = as_sparse("kernel", kernel)
-    else:
-        kernel = as_array("kernel", kernel, ndim=2)
-    check_square("kernel", kernel)
-    check_nonnegative("kernel", kernel)
-    degree = _row_sums(kernel)
-    smallest = float(to_numpy(degree).min()) if degree.shape[0] else 1.0
-    if smallest <= 0.0:
-        vertex = int(np.argmin(to_numpy(degree)))
-        raise ValueError(
-            f"kernel must have positive row sums (every vertex needs a neighbour), got row {vertex} summing to 0"
-        )
-    return kernel, degree
-
-
-def _is_symmetric(kernel, rtol: float = 1e-12) -> bool:
-    if is_sparse(kernel):
-        gap = abs(kernel - kernel.T)
-        return gap.nnz == 0 or float(gap.max()) <= rtol * float(abs(kernel).max())
-    xp = namespace(kernel)
-    return float(xp.max(xp.abs(kernel - xp.matrix_transpose(kernel)))) <= rtol * float(xp.max(xp.abs(kernel)))
 
 
 def _closed_classes(matrix) -> list[np.ndarray]:
@@ -166,19 +121,13 @@ class MarkovOperator:
             transition = as_sparse("transition", transition)
             check_square("transition", transition)
             check_nonnegative("transition", transition)
-            sums = _row_sums(transition)
-            worst = int(np.argmax(np.abs(sums - 1.0))) if sums.size else 0
-            if sums.size and abs(sums[worst] - 1.0) > atol:
-                raise ValueError(
-                    f"transition must be row-stochastic (rows summing to 1 within {atol:g}), "
-                    f"got row {worst} summing to {sums[worst]:.6g}"
-                )
+            check_row_sums("transition", transition, atol=atol)
         else:
             transition = as_array("transition", transition, ndim=2)
             check_row_stochastic("transition", transition, atol=atol)
         self._P = transition
         self._kernel = None  # a symmetric kernel with P = rownorm(kernel), when known
-        self._sampling = None  # (points, beta, alpha, k, radius, q) when built from points
+        self._sampling = None  # (points, beta, alpha, k, radius, q, zero_diagonal) when built from points
         self.nodes = None  # vertex labels when built from a graph
         if stationary is not None:
             stationary = as_array("stationary", stationary, ndim=1)
@@ -225,16 +174,16 @@ class MarkovOperator:
         ([0.3333333333333333, 0.6666666666666666], True)
         """
         alpha = check_in_range("alpha", alpha, 0.0, 1.0)
-        kernel, degree = _validated_kernel(kernel)
+        kernel, degree = validated_kernel(kernel)
         if alpha:
             h = degree ** (-alpha)
-            kernel = _scale_columns(_scale_rows(h, kernel), h)
-            degree = _row_sums(kernel)
+            kernel = scale_columns(scale_rows(h, kernel), h)
+            degree = row_sums(kernel)
         op = cls.__new__(cls)
-        op._P = _scale_rows(1.0 / degree, kernel)
+        op._P = scale_rows(1.0 / degree, kernel)
         op._sampling = None
         op.nodes = None
-        if _is_symmetric(kernel):
+        if is_symmetric(kernel):
             op._kernel = kernel
             op.__dict__["stationary"] = degree / (degree.sum() if is_sparse(kernel) else namespace(degree).sum(degree))
         else:
@@ -307,7 +256,7 @@ class MarkovOperator:
                 xp = namespace(kernel)
                 kernel = kernel - xp.eye(kernel.shape[0], dtype=kernel.dtype, device=array_api_compat.device(kernel))
         op = cls.from_kernel(kernel, alpha)
-        op._sampling = (points, beta, alpha, k, radius, _row_sums(kernel), zero_diagonal)
+        op._sampling = (points, beta, alpha, k, radius, row_sums(kernel), zero_diagonal)
         return op
 
     @classmethod
@@ -388,7 +337,7 @@ class MarkovOperator:
                 f"the stationary law is not unique: P has {len(classes)} closed communicating classes "
                 f"(vertices {shown}{'; ...' if len(classes) > 3 else ''}); restrict P to one class"
             )
-        system = _transpose(self.generator)
+        system = transpose(self.generator)
         if self.is_sparse:
             from scipy.sparse.linalg import spsolve
 
@@ -427,22 +376,22 @@ class MarkovOperator:
         pi = self.stationary
         if float(namespace(pi).min(pi)) <= 0.0:
             raise ValueError("the π-adjoint needs π > 0 everywhere, but P has transient states (π_i = 0)")
-        return _scale_columns(_scale_rows(1.0 / pi, _transpose(self._P)), pi)
+        return scale_columns(scale_rows(1.0 / pi, transpose(self._P)), pi)
 
     @cached_property
     def flux(self):
         r"""The flux :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P` (probability per step along each edge)."""
-        return _scale_rows(self.stationary, self._P)
+        return scale_rows(self.stationary, self._P)
 
     @cached_property
     def current(self):
         r"""The stationary current :math:`\mathsf J = \mathsf A - \mathsf A^\top`; :math:`\mathsf J\mathbf 1 = 0`."""
-        return self.flux - _transpose(self.flux)
+        return self.flux - transpose(self.flux)
 
     @cached_property
     def reversibility_residual(self) -> float:
         r"""The detailed-balance residual :math:`\varepsilon_{\mathrm{rev}} = \lVert \mathsf A - \mathsf A^\top\rVert_F / \lVert\mathsf A\rVert_F \in [0, \sqrt2]`."""  # noqa: E501
-        return _frobenius(self.current) / _frobenius(self.flux)
+        return frobenius(self.current) / frobenius(self.flux)
 
     @property
     def is_reversible(self) -> bool:
@@ -454,13 +403,13 @@ class MarkovOperator:
     def _symmetric_conjugate(self):
         r"""The symmetric :math:`S = \Pi^{1/2}\mathsf P\,\Pi^{-1/2}`, similar to :math:`\mathsf P` when reversible."""
         if self._kernel is not None:
-            degree = _row_sums(self._kernel)
+            degree = row_sums(self._kernel)
             root = degree**0.5 if self.is_sparse else namespace(degree).sqrt(degree)
-            return _scale_columns(_scale_rows(1.0 / root, self._kernel), 1.0 / root)
+            return scale_columns(scale_rows(1.0 / root, self._kernel), 1.0 / root)
         pi = self.stationary
         root = pi**0.5 if self.is_sparse else namespace(pi).sqrt(pi)
-        s = _scale_columns(_scale_rows(root, self._P), 1.0 / root)
-        return 0.5 * (s + _transpose(s))
+        s = scale_columns(scale_rows(root, self._P), 1.0 / root)
+        return 0.5 * (s + transpose(s))
 
     def spectrum(self, count: int = 10) -> Spectrum:
         r"""The ``count`` leading eigenpairs :math:`\mathsf P\psi_k = \mu_k\psi_k`.
@@ -606,52 +555,18 @@ class MarkovOperator:
         points = as_array("points", points, ndim=2)
         namespace(points, train)
         check_matching("points columns", points.shape[1], "training dimension", train.shape[1])
-        cross = self._cross_kernel(points, train, beta, k, radius)
+        cross = cross_kernel(points, train, beta, k, radius)
         if zero_diagonal:  # a new point that coincides with a training point does not weigh itself
-            cross = _drop_coincident(cross, points, train)
-        q_new = _row_sums(cross)
+            cross = drop_coincident(cross, points, train)
+        q_new = row_sums(cross)
         if float(to_numpy(q_new).min()) <= 0.0:
             raise ValueError("some new points have no training neighbour within the kernel's support")
         if alpha:
-            cross = _scale_columns(_scale_rows(q_new ** (-alpha), cross), q ** (-alpha))
-        transition = _scale_rows(1.0 / _row_sums(cross), cross)
+            cross = scale_columns(scale_rows(q_new ** (-alpha), cross), q ** (-alpha))
+        transition = scale_rows(1.0 / row_sums(cross), cross)
         coordinates = self.diffusion_map(n_components, t)
         mu = self.spectrum(n_components + 1).values[1:]
         return (transition @ coordinates) / mu[None, :]
-
-    @staticmethod
-    def _cross_kernel(points, train, beta, k, radius):
-        if k is None and radius is None:
-            xp = namespace(points)
-            diff = points[:, None, :] - train[None, :, :]
-            return xp.exp(-beta * xp.sum(diff * diff, axis=-1))
-        import scipy.sparse
-        from scipy.spatial import cKDTree
-
-        tree = cKDTree(train)
-        m = points.shape[0]
-        if k is not None:
-            # The training kernel keeps j ~ i when either is among the other's k nearest (union).  The
-            # same rule for a new x: j among x's k nearest training points, or x within j's own k-th
-            # neighbour distance r_k(j).  At a training point this is exactly its kernel row.
-            _, index = tree.query(points, k=k + 1, workers=-1)
-            nearest = scipy.sparse.csr_array(
-                (np.ones(m * (k + 1)), (np.repeat(np.arange(m), k + 1), index.ravel())), shape=(m, train.shape[0])
-            )
-            reach = tree.query(train, k=k + 1, workers=-1)[0][:, -1]
-            within = cKDTree(points).sparse_distance_matrix(tree, float(reach.max()), output_type="coo_matrix")
-            keep = within.data <= reach[within.col]
-            within = scipy.sparse.csr_array(
-                (np.ones(int(keep.sum())), (within.row[keep], within.col[keep])), shape=nearest.shape
-            )
-            pattern = (nearest + within).tocoo()
-            diff = points[pattern.row] - train[pattern.col]
-            values = np.exp(-beta * np.einsum("ij,ij->i", diff, diff))
-            return scipy.sparse.csr_array((values, (pattern.row, pattern.col)), shape=nearest.shape)
-        pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")  # keeps d = 0
-        return scipy.sparse.csr_array(
-            (np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0])
-        )
 
 
 def _default_beta(points, k, radius) -> float:
@@ -671,70 +586,3 @@ def _default_beta(points, k, radius) -> float:
     if typical <= 0.0:
         raise ValueError(f"cannot choose beta: the median distance to the {k}-th neighbour is 0 (duplicated points)")
     return 1.0 / typical
-
-
-def _drop_coincident(cross, points, train):
-    """Zero the cross-kernel entries of new points that coincide with a training point."""
-    from scipy.spatial import cKDTree
-
-    distance, index = cKDTree(to_numpy(train)).query(to_numpy(points), k=1)
-    hits = np.flatnonzero(distance == 0.0)
-    if hits.size == 0:
-        return cross
-    if is_sparse(cross):
-        cross = cross.tolil()
-        cross[hits, index[hits]] = 0.0
-        return cross.tocsr()
-    xp = namespace(cross)
-    mask = np.zeros(tuple(cross.shape), dtype=bool)
-    mask[hits, index[hits]] = True
-    keep = xp.asarray(~mask, device=array_api_compat.device(cross))
-    return xp.where(keep, cross, xp.zeros_like(cross))
-
-
-def doob_transform(kernel, h) -> MarkovOperator:
-    r"""The Doob h-transform :math:`\mathsf P_h = \operatorname{diag}(\mathsf K h)^{-1}\mathsf K\operatorname{diag}(h)`.
-
-    Destination reweighting by :math:`h > 0`, then row normalisation (in logits: score
-    :math:`+ \log h_j`).  For symmetric :math:`\mathsf K`, :math:`\pi^{(h)}_i\mathsf P_{h,ij} \propto
-    h_i\mathsf K_{ij}h_j` is symmetric, so :math:`\mathsf P_h` is reversible with
-    :math:`\pi^{(h)} \propto h\odot\mathsf K h` (returned exactly, as the operator of the symmetric
-    kernel :math:`h_i\mathsf K_{ij}h_j`).  Coifman–Lafon α-normalisation is the case
-    :math:`h = (\mathsf K\mathbf 1)^{-\alpha}`.
-
-    Parameters
-    ----------
-    kernel : array or scipy sparse, shape=[n, n]
-        Nonnegative with positive row sums.
-    h : array, shape=[n]
-        Positive.
-
-    Returns
-    -------
-    MarkovOperator
-
-    References
-    ----------
-    Attention Geometry §4 [SEED]; attention-geometry-math §A.4 (Doob h-transform) and §A.2
-    (α-normalisation as a Doob transform [DERIVED]).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> K = np.array([[1.0, 2.0], [2.0, 1.0]]); h = np.array([1.0, 3.0])
-    >>> op = doob_transform(K, h)
-    >>> op.P.tolist()  # rows of K diag(h), normalised
-    [[0.14285714285714285, 0.8571428571428571], [0.4, 0.6]]
-    >>> bool(np.allclose(op.stationary, h * (K @ h) / np.sum(h * (K @ h))))
-    True
-    """
-    kernel, _ = _validated_kernel(kernel)
-    h = as_array("h", h, ndim=1)
-    if not is_sparse(kernel):
-        namespace(kernel, h)
-    check_matching("kernel rows", kernel.shape[0], "h", h.shape[0])
-    if float(namespace(h).min(h)) <= 0.0:
-        raise ValueError(f"h must be entrywise positive, got minimum {float(namespace(h).min(h)):.6g}")
-    if _is_symmetric(kernel):
-        return MarkovOperator.from_kernel(_scale_columns(_scale_rows(h, kernel), h))
-    return MarkovOperator.from_kernel(_scale_columns(kernel, h))

@@ -14,7 +14,11 @@ from workbench.validation import (
 __all__ = ["markov_operator", "reversible_stationary_law", "softmax_operator"]
 
 
-def _positive_row_sums(name, kernel):
+def positive_row_sums(name, kernel):
+    """Degrees ``p = kernel·1`` (last axis), raising unless every row sums to a positive number.
+
+    Package-internal (not in ``__all__``): :func:`workbench.markov._kernels.alpha_normalize` uses it too.
+    """
     xp = namespace(kernel)
     degree = xp.sum(kernel, axis=-1)
     smallest = float(xp.min(degree))
@@ -54,7 +58,7 @@ def markov_operator(kernel):
     kernel = as_array("kernel", kernel)
     check_square("kernel", kernel)
     check_nonnegative("kernel", kernel)
-    degree = _positive_row_sums("kernel", kernel)
+    degree = positive_row_sums("kernel", kernel)
     return kernel / degree[..., None]
 
 
@@ -87,7 +91,7 @@ def reversible_stationary_law(kernel):
     check_symmetric("kernel", kernel)
     check_nonnegative("kernel", kernel)
     xp = namespace(kernel)
-    degree = _positive_row_sums("kernel", kernel)
+    degree = positive_row_sums("kernel", kernel)
     return degree / xp.sum(degree, axis=-1, keepdims=True)
 
 
