@@ -23,7 +23,7 @@ from functools import cached_property
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import namespace, to_numpy, unit_roundoff
 from workbench.markov._matrices import (
     check_row_sums,
     frobenius,
@@ -69,12 +69,20 @@ class Spectrum:
     vectors: object
 
 
-def _closed_classes(matrix) -> list[np.ndarray]:
-    """Closed communicating classes of the chain: strongly connected components nothing leaves."""
+def _closed_classes(matrix, floor: float = 0.0) -> list[np.ndarray]:
+    """Closed communicating classes of the chain: strongly connected components nothing leaves.
+
+    Transitions at or below ``floor`` count as absent (``floor = 0``: the support).
+    """
     import scipy.sparse
     from scipy.sparse.csgraph import connected_components
 
-    support = matrix if is_sparse(matrix) else scipy.sparse.csr_array(to_numpy(matrix))
+    support = (
+        scipy.sparse.csr_array(matrix, copy=True) if is_sparse(matrix) else scipy.sparse.csr_array(to_numpy(matrix))
+    )
+    if floor > 0:
+        support.data[support.data <= floor] = 0
+        support.eliminate_zeros()
     count, labels = connected_components(support, directed=True, connection="strong")
     coo = support.tocoo()
     leaving = labels[coo.row] != labels[coo.col]
@@ -328,7 +336,9 @@ class MarkovOperator:
         Exact from the degrees for an operator built from a symmetric kernel.  Otherwise it solves
         :math:`(I - \mathsf P)^\top\pi = 0` with one equation replaced by :math:`\mathbf 1^\top\pi = 1`
         (the equations sum to zero, so any one is redundant when :math:`\pi` is unique).  Raises
-        ``ValueError`` when :math:`\pi` is not unique (more than one closed class).
+        ``ValueError`` when :math:`\pi` is not unique (more than one closed class), and when it is not
+        determined to working precision: the transitions above the unit roundoff :math:`u` (those that
+        :math:`1 - \mathsf P_{ii}` still records) leave more than one closed class.
         """
         classes = _closed_classes(self._P)
         if len(classes) > 1:
@@ -337,6 +347,11 @@ class MarkovOperator:
                 f"the stationary law is not unique: P has {len(classes)} closed communicating classes "
                 f"(vertices {shown}{'; ...' if len(classes) > 3 else ''}); restrict P to one class"
             )
+        # 1 − P_ii records a leaving transition only above the unit roundoff u.  When the transitions above u
+        # split the chain into several closed classes, π hangs on digits the system does not hold: refuse,
+        # whatever LAPACK's pivoting makes of the (numerically singular) system.
+        if len(_closed_classes(self._P, floor=unit_roundoff(self._P))) > 1:
+            raise self._undetermined()
         system = transpose(self.generator)
         if self.is_sparse:
             from scipy.sparse.linalg import spsolve
@@ -355,17 +370,21 @@ class MarkovOperator:
             try:
                 pi = xp.linalg.solve(system, rhs)
             except (np.linalg.LinAlgError, RuntimeError) as error:  # torch raises a RuntimeError subclass
-                # One closed class by support, but transitions that underflow (sharp softmax rows)
-                # make the system singular in floating point: π is not determined to working precision.
-                smallest = float(xp.min(xp.where(self._P > 0, self._P, xp.ones_like(self._P))))
-                raise ValueError(
-                    "the stationary law is numerically undetermined: P has one closed class but its system is "
-                    f"singular in floating point (smallest positive transition {smallest:.3g}); lower the "
-                    "inverse temperature or pass the stationary law explicitly"
-                ) from error
+                raise self._undetermined() from error
         xp = namespace(pi)
         pi = xp.where(pi < 0, xp.zeros_like(pi), pi)  # rounding-level negatives off the closed class
         return pi / xp.sum(pi)
+
+    def _undetermined(self) -> ValueError:
+        # One closed class by support, but transitions that underflow (sharp softmax rows) make the system
+        # singular in floating point: π is not determined to working precision.
+        P = to_numpy(self._P.tocsr().data if self.is_sparse else self._P)
+        smallest = float(np.min(P[P > 0])) if np.any(P > 0) else 0.0
+        return ValueError(
+            "the stationary law is numerically undetermined: P has one closed class but its system is "
+            f"singular in floating point (smallest positive transition {smallest:.3g}); lower the "
+            "inverse temperature or pass the stationary law explicitly"
+        )
 
     @cached_property
     def adjoint(self):
