@@ -5,7 +5,7 @@ Source: lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics" and "
 and the generator-field section (the compact/diagonal/nilpotent :math:`(K, H, N)` knobs exponentiated in the
 fixed order :math:`\exp(K)\exp(H)\exp(N)`; the Cartan split).  The split formulas were lost in extraction
 and are reconstructed as the Lie-algebra Iwasawa decomposition [RECON].  The functions checked are in
-:mod:`workbench.nn`.
+:mod:`workbench.lens`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sympy as sp
 from derivations._common import EPS, by_scale, relative_error
 from workbench.backend import to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.nn import cartan_split, iwasawa_split, principal_log
+from workbench.lens import cartan_split, iwasawa_split, principal_log
 
 #: Largest rotation angle drawn for SO(d): the principal log is ill-conditioned as |θ| → π.
 MAX_ANGLE = 0.9 * np.pi

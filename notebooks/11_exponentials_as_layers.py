@@ -39,32 +39,34 @@ import scipy.linalg
 import torch
 
 from workbench.experiments import fusion_slopes, fusion_table, magnus_stack_table, residual_stack
+from workbench.lens import (
+    cartan_split,
+    commutator_norms,
+    iwasawa_split,
+    log_lens,
+    plot_commutator_heatmap,
+    principal_log,
+)
 from workbench.nn import (
     ExpMarkovAttention,
     GivensFlowMixer,
     HeatKernelAttention,
     SPDMap,
     SymplecticMap,
+    banded_transported_scores,
     bch_conjugation_error,
     brick_planes,
-    cartan_split,
-    commutator_norms,
     curvature,
     double_exponential,
     gauge_change,
     givens_generator,
     givens_product,
-    iwasawa_split,
-    log_lens,
     multiscale_generator,
     multiscale_offsets,
-    plot_commutator_heatmap,
     prefix_transports,
-    principal_log,
     symplectic_form,
     transported_scores,
 )
-from workbench.nn import banded_transported_scores
 
 SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
 torch.set_num_threads(1)  # small matrices: one thread is the fastest, and robust on a shared machine

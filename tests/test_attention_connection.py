@@ -1,4 +1,4 @@
-"""Tests of the connection walk of attention (workbench.attention._connection).
+"""Tests of the connection walk of attention (workbench.attention: _walk, _effective, _mixing, _polar, _holonomy, _twisted_ring).
 
 Oracles: explicit loops over edges (dense references), the closed-form spectrum of the twisted ring,
 scipy.linalg.polar and scipy.linalg.sqrtm (independent implementations of the polar factors), hand values,
@@ -16,8 +16,7 @@ import pytest
 import scipy.linalg
 from conftest import HAS_TORCH
 
-from workbench.backend import to_backend, to_numpy
-from workbench.attention._connection import (
+from workbench.attention import (
     MixingGenerator,
     OrthogonalityDeviation,
     block_operator,
@@ -35,6 +34,7 @@ from workbench.attention._connection import (
     polar_transports,
     propagate,
 )
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import MarkovOperator
 
 # ---- helpers -----------------------------------------------------------------------------------

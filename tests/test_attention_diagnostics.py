@@ -7,8 +7,7 @@ import pytest
 import scipy.spatial
 import scipy.stats
 
-from workbench.backend import to_backend, to_numpy
-from workbench.attention._diagnostics import (
+from workbench.attention import (
     BetaSweep,
     beta_sweep,
     effective_neighbours,
@@ -24,6 +23,7 @@ from workbench.attention._diagnostics import (
     score_skew_ratio,
     uniform_entropy,
 )
+from workbench.backend import to_backend, to_numpy
 
 SQRT2 = math.sqrt(2.0)
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from conftest import HAS_TORCH
 
-from workbench.backend import to_backend, to_numpy
-from workbench.attention._family import (
+from workbench.attention import (
     CORNERS,
     OPERATORS,
     CornerHead,
     bond_inertia,
+    bond_link_split,
     corner_distances,
     effective_form,
     family_logits,
@@ -22,8 +22,9 @@ from workbench.attention._family import (
     operator_skew_ratio,
     parameter_count,
     project_head,
+    token_split,
 )
-from workbench.attention._split import bond_link_split, token_split
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import MarkovOperator, doob_transform
 
 EPS = np.finfo(float).eps

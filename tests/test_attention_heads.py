@@ -5,8 +5,7 @@ import pytest
 import scipy.special
 from conftest import HAS_TORCH
 
-from workbench.backend import to_backend, to_numpy
-from workbench.attention._heads import (
+from workbench.attention import (
     AttentionHead,
     MultiHeadAttention,
     attention_mask,
@@ -14,6 +13,7 @@ from workbench.attention._heads import (
     random_multihead,
     softmax_rows,
 )
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import MarkovOperator
 
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")

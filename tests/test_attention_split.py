@@ -5,8 +5,7 @@ import pytest
 import scipy.linalg
 from conftest import HAS_TORCH
 
-from workbench.backend import to_backend, to_numpy
-from workbench.attention._split import (
+from workbench.attention import (
     DestinationTilt,
     LinkHodgeSplit,
     ScoreSplit,
@@ -22,6 +21,7 @@ from workbench.attention._split import (
     token_split,
     triangle_cycles,
 )
+from workbench.backend import to_backend, to_numpy
 from workbench.markov import MarkovOperator, cycle_affinities, cycle_basis, doob_transform, softmax_operator
 
 EPS = np.finfo(float).eps

@@ -16,7 +16,7 @@ import torch
 
 import benchmarks.bch_fusion as bench
 from workbench.catalogue import fit_rate
-from workbench.experiments._bch_fusion import (
+from workbench.experiments import (
     ResidualStack,
     commutator_summary,
     fuse,
@@ -121,7 +121,7 @@ def test_commutator_summary_closed_form():
 
 def test_commutator_summary_is_the_upper_triangle_of_the_log_lens_map():
     """The fusion summary (max, mean over i < j) against the log lens's full matrix (independent code, 1e-15)."""
-    from workbench.nn._log_lens import commutator_norms
+    from workbench.lens import commutator_norms
 
     rng = np.random.default_rng(3)
     gens = [_skew(rng, 5) for _ in range(4)]

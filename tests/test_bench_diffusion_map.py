@@ -71,7 +71,7 @@ def test_sklearn_marked_missing(monkeypatch):
 def test_curvature_row(report):
     row = _row(report, "Bakry–Émery")
     if row["seconds"].startswith("not available"):
-        pytest.skip("workbench.markov._curvature is not there yet")
+        pytest.skip("workbench.markov is not there yet")
     assert float(row["seconds"]) > 0.0
     assert "median" in row["check"]
 

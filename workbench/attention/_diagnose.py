@@ -38,22 +38,17 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from workbench.attention._connection import (
-    effective_connection_energy,
-    effective_transport_gram,
-    geometric_drift,
-    holonomy_deviation,
-    orthogonality_deviation,
-)
-from workbench.attention._diagnostics import (
-    induction_score,
-    mean_entropy,
-    previous_token_score,
-    reversibility_residual,
-    score_skew_ratio,
-)
-from workbench.attention._family import OPERATORS, bond_inertia, corner_distances, negative_mass
+from workbench.attention._circuits import induction_score, previous_token_score
+from workbench.attention._corners import corner_distances
+from workbench.attention._effective import geometric_drift
+from workbench.attention._entropy import mean_entropy
+from workbench.attention._forms import bond_inertia, negative_mass
 from workbench.attention._heads import MultiHeadAttention
+from workbench.attention._holonomy import holonomy_deviation
+from workbench.attention._mixing import effective_connection_energy
+from workbench.attention._operators import OPERATORS
+from workbench.attention._polar import effective_transport_gram, orthogonality_deviation
+from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
 
 __all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "plot_diagnosis"]
 

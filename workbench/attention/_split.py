@@ -34,72 +34,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import array_api_compat
-import numpy as np
-
+from workbench.attention._split_checks import check_same_shape, transpose, zero_diagonal
 from workbench.backend import namespace
-from workbench.markov import hodge_split
-from workbench.markov._cycles import _cycle_edges, _segment_sums
-from workbench.validation import as_array, check_in_range, check_integer, check_matching, check_square
+from workbench.validation import as_array, check_in_range, check_matching, check_square
 
 __all__ = [
     "DestinationTilt",
-    "LinkHodgeSplit",
     "ScoreSplit",
     "bond_link_split",
     "destination_tilt",
     "distance_form_logits",
-    "exact_link",
-    "is_exact_link",
-    "link_hodge_split",
-    "link_holonomy",
-    "link_potential",
     "score_split",
     "token_split",
-    "triangle_cycles",
 ]
-
-
-# --- helpers --------------------------------------------------------------------------------------------
-
-
-def _transpose(x):
-    return namespace(x).matrix_transpose(x)
-
-
-def _check_same_shape(name_a, a, name_b, b):
-    if tuple(a.shape) != tuple(b.shape):
-        raise ValueError(f"{name_a} and {name_b} must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
-
-
-def _check_antisymmetric(name, x, rtol=1e-12):
-    xp = namespace(x)
-    if int(x.shape[-1]) == 0:
-        return
-    gap = float(xp.max(xp.abs(x + _transpose(x))))
-    scale = max(float(xp.max(xp.abs(x))), np.finfo(float).tiny)
-    if gap > rtol * scale:
-        raise ValueError(
-            f"{name} must be antisymmetric, got max |{name} + {name}^T| = {gap:.6g} (relative {gap / scale:.6g})"
-        )
-
-
-def _antisymmetric_matrix(name, x):
-    x = as_array(name, x, ndim=2)
-    check_square(name, x)
-    _check_antisymmetric(name, x)
-    return x
-
-
-def _zero_diagonal(x):
-    """``x`` with its diagonal set to exactly 0 (shape [..., n, n])."""
-    xp = namespace(x)
-    n = int(x.shape[-1])
-    eye = xp.eye(n, dtype=xp.bool, device=array_api_compat.device(x))
-    return xp.where(eye, xp.zeros_like(x), x)
-
-
-# --- the split of a bilinear form ---------------------------------------------------------------------
 
 
 def bond_link_split(M):
@@ -137,7 +84,7 @@ def bond_link_split(M):
     """
     M = as_array("M", M, min_ndim=2)
     check_square("M", M)
-    Mt = _transpose(M)
+    Mt = transpose(M)
     return 0.5 * (M + Mt), 0.5 * (M - Mt)
 
 
@@ -203,18 +150,18 @@ def token_split(q, k):
     q = as_array("q", q, min_ndim=2)
     k = as_array("k", k, min_ndim=2)
     namespace(q, k)
-    _check_same_shape("q", q, "k", k)
-    return _split_scores(q @ _transpose(k))
+    check_same_shape("q", q, "k", k)
+    return _split_scores(q @ transpose(k))
 
 
 def _split_scores(W):
     xp = namespace(W)
-    Wt = _transpose(W)
+    Wt = transpose(W)
     bond = 0.5 * (W + Wt)
     link = 0.5 * (W - Wt)
     g = xp.linalg.diagonal(bond)
     # g_i + g_i - 2 S_ii is exactly 0 in IEEE arithmetic; the explicit zero guards fused or reordered kernels.
-    d2 = _zero_diagonal(g[..., :, None] + g[..., None, :] - 2.0 * bond)
+    d2 = zero_diagonal(g[..., :, None] + g[..., None, :] - 2.0 * bond)
     return ScoreSplit(bond, link, g, d2)
 
 
@@ -258,7 +205,7 @@ def score_split(X, W_Q, W_K, b_Q=None, b_K=None):
     W_Q = as_array("W_Q", W_Q, min_ndim=2)
     W_K = as_array("W_K", W_K, min_ndim=2)
     namespace(X, W_Q, W_K)
-    _check_same_shape("W_Q", W_Q, "W_K", W_K)
+    check_same_shape("W_Q", W_Q, "W_K", W_K)
     check_matching("X columns", X.shape[-1], "W_Q rows", W_Q.shape[-2])
     q, k = X @ W_Q, X @ W_K
     for name, bias in (("b_Q", b_Q), ("b_K", b_K)):
@@ -395,266 +342,3 @@ def destination_tilt(split, beta):
     kernel = xp.exp(-0.5 * beta * (d2 - c))
     h = xp.exp(0.5 * beta * (g - xp.max(g, axis=-1, keepdims=True)))
     return DestinationTilt(kernel, h)
-
-
-# --- exact links, the Hodge split and holonomy ---------------------------------------------------------
-
-
-def exact_link(phi):
-    r"""The exact (gradient) link of a potential, :math:`\mathcal A_{ij} = \varphi_i - \varphi_j`.
-
-    A head whose link is exact is a Doob transform of its bond, hence reversible: in the logits,
-    :math:`\beta(\varphi_i - \varphi_j)` is a source term (cancelled by the row softmax) plus a destination
-    tilt :math:`e^{-\beta\varphi_j}`.
-
-    Parameters
-    ----------
-    phi : array, shape=[..., n]
-
-    Returns
-    -------
-    array, shape=[..., n, n]
-        Exactly antisymmetric.
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Exact link ⇔ Doob ⇔ reversible" [DERIVED].
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> exact_link(np.array([0.0, 1.0, 3.0])).tolist()  # by hand: φ_i - φ_j
-    [[0.0, -1.0, -3.0], [1.0, 0.0, -2.0], [3.0, 2.0, 0.0]]
-    """
-    phi = as_array("phi", phi, min_ndim=1)
-    return phi[..., :, None] - phi[..., None, :]
-
-
-def link_potential(link):
-    r"""Least-squares potential of a link on the complete graph, :math:`\varphi_i = \tfrac1N\sum_j\mathcal A_{ij}`.
-
-    It minimises :math:`\sum_{i,j}(\mathcal A_{ij} - (\varphi_i - \varphi_j))^2` with :math:`\sum_i\varphi_i = 0`:
-    the normal equations on :math:`K_N` read :math:`N\varphi_i - \sum_j\varphi_j = \sum_j\mathcal A_{ij}`.  For an
-    exact link :math:`\mathcal A = \varphi_i - \varphi_j` it returns :math:`\varphi` minus its mean.
-
-    Parameters
-    ----------
-    link : array, shape=[..., n, n]
-        Antisymmetric (checked to a relative 1e-12).
-
-    Returns
-    -------
-    array, shape=[..., n]
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Cycle affinities" (Hodge split of the link on the complete graph) [DERIVED].
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> phi = np.array([1.0, 2.0, 6.0])
-    >>> link_potential(exact_link(phi)).tolist()  # φ minus its mean 3
-    [-2.0, -1.0, 3.0]
-    """
-    link = as_array("link", link, min_ndim=2)
-    check_square("link", link)
-    _check_antisymmetric("link", link)
-    n = int(link.shape[-1])
-    return namespace(link).sum(link, axis=-1) / max(n, 1)  # an empty link has the empty potential
-
-
-class LinkHodgeSplit(NamedTuple):
-    r"""Hodge split of a link, :math:`\mathcal A = (\varphi_i - \varphi_j) + \mathcal A^\perp`."""
-
-    exact: object
-    r"""Gradient part :math:`\varphi_i - \varphi_j`: carries no holonomy; a destination (Doob) tilt."""
-    coexact: object
-    r"""Divergence-free part :math:`\mathcal A^\perp` (:math:`\sum_j w_{ij}\mathcal A^\perp_{ij} = 0`): all holonomy."""
-
-
-def link_hodge_split(link, weights=None):
-    r"""Hodge split of a link into its exact (Doob) and coexact (circulating) parts.
-
-    .. math::
-
-        \mathcal A = \underbrace{(\varphi_i - \varphi_j)}_{\text{exact}} + \underbrace{\mathcal A^\perp}_{\text{coexact}},
-        \qquad \sum_j w_{ij}\mathcal A^\perp_{ij} = 0,
-
-    with :math:`\varphi` the :math:`w`-weighted least-squares potential.  On the complete graph
-    :math:`K_N` with unit weights (the default) :math:`\varphi` is :func:`link_potential` and
-    :math:`\mathcal A^\perp\mathbf 1 = 0`.  The exact part is absorbed by the row softmax into a destination
-    tilt; only the coexact part makes the head nonreversible.  This delegates to
-    :func:`workbench.markov.hodge_split`.
-
-    Parameters
-    ----------
-    link : array, shape=[n, n]
-        Antisymmetric.
-    weights : array, shape=[n, n], optional
-        Symmetric nonnegative edge weights; default: the complete graph (ones off the diagonal).  Pass the
-        symmetrised mask for a masked head.
-
-    Returns
-    -------
-    LinkHodgeSplit
-        ``(exact, coexact)`` in the library of ``link``.
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Cycle affinities" (Hodge split of the link) [DERIVED]; L.-H. Lim, "Hodge
-    Laplacians on graphs", SIAM Review 62 (2020) 685.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(4)
-    >>> B = rng.standard_normal((5, 5)); link = (B - B.T) / 2
-    >>> exact, coexact = link_hodge_split(link)
-    >>> bool(np.allclose(exact, exact_link(link.mean(axis=1))) and np.allclose(coexact.sum(axis=1), 0.0))
-    True
-    """  # noqa: E501
-    link = _antisymmetric_matrix("link", link)
-    if weights is None:
-        xp = namespace(link)
-        n = int(link.shape[0])
-        ones = xp.ones((n, n), dtype=link.dtype, device=array_api_compat.device(link))
-        weights = _zero_diagonal(ones)
-    _, exact, coexact = hodge_split(link, weights)
-    return LinkHodgeSplit(exact, coexact)
-
-
-def triangle_cycles(n):
-    r"""The triangles :math:`(0, i, j, 0)`, :math:`1 \le i < j \le n-1`: a cycle basis of the complete graph.
-
-    There are :math:`(n-1)(n-2)/2` of them, the cyclomatic number of :math:`K_n`; each is the fundamental
-    cycle of the edge :math:`\{i, j\}` with respect to the star spanning tree at vertex 0.
-
-    Parameters
-    ----------
-    n : int
-        Number of vertices, :math:`n \ge 0`.
-
-    Returns
-    -------
-    list of tuple of int
-        Closed vertex sequences, ordered by :math:`(i, j)`.
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
-
-    Examples
-    --------
-    >>> triangle_cycles(4)
-    [(0, 1, 2, 0), (0, 1, 3, 0), (0, 2, 3, 0)]
-    >>> len(triangle_cycles(10)) == 9 * 8 // 2
-    True
-    """
-    n = check_integer("n", n, 0)
-    return [(0, i, j, 0) for i in range(1, n) for j in range(i + 1, n)]
-
-
-def link_holonomy(link, cycles=None):
-    r"""Holonomy of a link around cycles, :math:`\oint_\gamma\mathcal A = \sum_m\mathcal A_{i_m i_{m+1}}`.
-
-    For a cycle :math:`\gamma = (i_0\to i_1\to\dots\to i_k = i_0)`.  The holonomy vanishes on every cycle
-    exactly when the link is exact (:math:`\mathcal A_{ij} = \varphi_i - \varphi_j`), and the cycle affinity of
-    the head :math:`\mathsf P = \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))` is twice it,
-
-    .. math::
-
-        \mathfrak A(\gamma) = \sum_m \log\frac{\mathsf P_{i_m i_{m+1}}}{\mathsf P_{i_{m+1} i_m}}
-        = 2\beta\oint_\gamma\mathcal A,
-
-    because the partition functions telescope and the bond cancels (see
-    :func:`workbench.markov.cycle_affinities`).
-
-    Parameters
-    ----------
-    link : array, shape=[n, n]
-        Antisymmetric.
-    cycles : sequence of sequences of int, optional
-        Closed :math:`(i_0, \dots, i_{k-1}, i_0)` or open :math:`(i_0, \dots, i_{k-1})` vertex sequences.
-        Default: :func:`triangle_cycles` ``(n)``, a basis of the cycle space of the complete graph.
-
-    Returns
-    -------
-    array, shape=[len(cycles)]
-        In the library of ``link``.
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED]; J. Schnakenberg, Rev. Mod. Phys. 48 (1976) 571.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(5)
-    >>> B = rng.standard_normal((4, 4)); link = B - B.T
-    >>> by_hand = link[0, 2] + link[2, 3] + link[3, 0]
-    >>> bool(np.isclose(link_holonomy(link, [(0, 2, 3, 0)])[0], by_hand))
-    True
-    >>> bool(np.allclose(link_holonomy(exact_link(rng.standard_normal(4))), 0.0))  # exact: no holonomy
-    True
-    """
-    link = _antisymmetric_matrix("link", link)
-    n = int(link.shape[0])
-    if cycles is None:
-        cycles = triangle_cycles(n)
-    sources, targets, starts = _cycle_edges(cycles, n)  # the parser of markov.cycle_affinities
-    xp = namespace(link)
-    device = array_api_compat.device(link)
-    if starts.size == 0:
-        return xp.zeros(0, dtype=link.dtype, device=device)
-    steps = link[xp.asarray(sources, device=device), xp.asarray(targets, device=device)]
-    return _segment_sums(steps, starts)
-
-
-def is_exact_link(link, rtol=1e-10):
-    r"""Whether a link is exact on the complete graph, :math:`\mathcal A_{ij} = \varphi_i - \varphi_j`.
-
-    On :math:`K_N` the link is exact iff its holonomy vanishes on the triangle basis :math:`(0, i, j)`, i.e.
-
-    .. math::
-
-        r_{ij} = \mathcal A_{ij} - \mathcal A_{i0} - \mathcal A_{0j} = 0 \quad\text{for all } i, j,
-
-    (then :math:`\varphi_i = \mathcal A_{i0}`).  The test is
-    :math:`\max_{ij}|r_{ij}| \le \mathrm{rtol}\cdot\max_{ij}|\mathcal A_{ij}|`; an exact link built from a
-    potential of size :math:`|\varphi|` carries rounding of order :math:`10^{-16}|\varphi|`, so choose ``rtol``
-    above that relative to :math:`\max|\mathcal A|`.  By the Kolmogorov criterion this is the same as the head
-    :math:`\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))` being reversible, for any bond.
-
-    Parameters
-    ----------
-    link : array, shape=[n, n]
-        Antisymmetric.
-    rtol : float
-        Relative tolerance, ``rtol >= 0``.
-
-    Returns
-    -------
-    bool
-
-    References
-    ----------
-    attention-geometry-math §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities" (Kolmogorov criterion)
-    [DERIVED].
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> phi = np.array([0.3, -1.2, 2.0, 0.5])
-    >>> is_exact_link(exact_link(phi)), is_exact_link(exact_link(phi) + np.array(
-    ...     [[0, 1, -1, 0], [-1, 0, 1, 0], [1, -1, 0, 0], [0, 0, 0, 0.0]]))  # plus a circulation on (0, 1, 2)
-    (True, False)
-    """
-    link = _antisymmetric_matrix("link", link)
-    rtol = check_in_range("rtol", rtol, 0.0)
-    xp = namespace(link)
-    if int(link.shape[0]) == 0:
-        return True
-    residual = link - link[:, :1] - link[:1, :]
-    scale = float(xp.max(xp.abs(link)))
-    return float(xp.max(xp.abs(residual))) <= rtol * scale

@@ -1,146 +1,17 @@
-r"""Multi-head self-attention with the scores of any of the four operators (DMAP, DMTN, ATAP, ATTN).
+r"""The attention layer of the experiments: :class:`workbench.nn.OperatorAttention`, under its experiments name.
 
-The layer is ordinary multi-head attention except for one line: the logits of head :math:`h` are the
-operator's logits :func:`workbench.attention.operator_logits` on that head's queries and keys,
-
-.. math::
-
-    \mathsf P^{(h)} = \operatorname{rownorm}\exp_\odot\bigl(\ell^{\mathrm{op}}(q^{(h)}, k^{(h)})\bigr),
-    \qquad
-    \mathrm{MHSA}(X) = \sum_h \mathsf P^{(h)} X W_V^{(h)} W_O^{(h)} + b_O,
-
-with :math:`q^{(h)} = XW_Q^{(h)}`, :math:`k^{(h)} = XW_K^{(h)}` (row convention, :math:`W^{(h)} \in
-\mathbb R^{D\times d_h}`) and :math:`\beta = 1/\sqrt{d_h}`.  The logits are
-:func:`workbench.attention.family_logits` at the operator's corner, evaluated here without its boundary checks
-(a training step would spend a third of its time validating tensors the layer made itself); the tests hold
-this path to the attention layer's own ``family_operator`` to 1e-12 in float64.  A trained layer is read back
-with the same formulas the diagnostics use: :meth:`OperatorAttention.head_weights` returns
-:math:`(W_Q^{(h)}, W_K^{(h)})` in that convention.
+The Swiss SiT scan (Attention Geometry §9) and the induction transformers (§11) use multi-head
+self-attention with the scores of one of the four operators.  The layer is a torch layer of the library and
+lives in :mod:`workbench.nn`; this module keeps the name ``workbench.experiments.OperatorAttention`` for the
+experiments and their users.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §7 (the four operators), §9 and §11 (the experiments);
-attention-geometry-math §A.7 [CODE nanochat ``gpt.py``].
+Attention Geometry (Candanedo, arXiv 2604.09560) §7 (the four operators), §9 and §11 (the experiments).
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-import torch
-from torch import nn
-
-from workbench.attention import CORNERS, OPERATORS, operator_skew_ratio
-from workbench.validation import check_choice, check_integer
+from workbench.nn import OperatorAttention
 
 __all__ = ["OperatorAttention"]
-
-
-class OperatorAttention(nn.Module):
-    r"""Multi-head self-attention whose row-softmax logits are those of a chosen operator.
-
-    .. math::
-
-        \mathrm{MHSA}(X) = \sum_h \operatorname{rownorm}\exp_\odot\bigl(\ell^{\mathrm{op}}(XW_Q^{(h)},
-        XW_K^{(h)})\bigr)\, X W_V^{(h)} W_O^{(h)} + b_O .
-
-    Parameters
-    ----------
-    d_model : int
-        Width :math:`D` of the residual stream.
-    n_heads : int
-        Number of heads; must divide ``d_model`` (head width :math:`d_h = D / H`).
-    operator : {'DMAP', 'DMTN', 'ATAP', 'ATTN'}
-        The score geometry (:data:`workbench.attention.OPERATORS`).
-    causal : bool
-        Causal mask (query :math:`i` sees keys :math:`j \le i`).
-
-    References
-    ----------
-    Attention Geometry §7, Table 4; attention-geometry-math §A.7.
-
-    Examples
-    --------
-    >>> import torch
-    >>> torch.manual_seed(0) and None
-    >>> layer = OperatorAttention(8, 2, "DMAP")
-    >>> x = torch.randn(3, 5, 8)
-    >>> y, P = layer(x, return_operator=True)
-    >>> tuple(y.shape), tuple(P.shape)
-    ((3, 5, 8), (3, 2, 5, 5))
-    >>> bool(torch.allclose(P.sum(-1), torch.ones(3, 2, 5)))  # row-stochastic
-    True
-    >>> bool(torch.allclose(P[0, 0].diagonal(), P[0, 0].max(dim=-1).values))  # DMAP: the self-bond is the largest
-    True
-    """
-
-    def __init__(self, d_model: int, n_heads: int, operator: str = "ATTN", *, causal: bool = False):
-        super().__init__()
-        d_model = check_integer("d_model", d_model, 1)
-        n_heads = check_integer("n_heads", n_heads, 1)
-        if d_model % n_heads:
-            raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}")
-        self.operator = check_choice("operator", operator, OPERATORS)
-        self.causal = bool(causal)
-        self.n_heads = n_heads
-        self.d_head = d_model // n_heads
-        self.query = nn.Linear(d_model, d_model, bias=False)
-        self.key = nn.Linear(d_model, d_model, bias=False)
-        self.value = nn.Linear(d_model, d_model, bias=False)
-        self.out = nn.Linear(d_model, d_model)
-
-    def _split(self, x: torch.Tensor) -> torch.Tensor:
-        batch, n, _ = x.shape
-        return x.view(batch, n, self.n_heads, self.d_head).transpose(1, 2)  # [B, H, n, d_h]
-
-    def _logits(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
-        # family_logits(q, k, b, a) of workbench.attention, term for term (see the module docstring).
-        b, a = CORNERS[self.operator]
-        W = q @ k.transpose(-1, -2)
-        logits = W
-        if b != 1 or a != 1:
-            n = (q - k) / math.sqrt(2.0)
-            n_gram = 0.5 * (n @ n.transpose(-1, -2))
-            if b != 1:
-                logits = logits + (1 - b) * n_gram
-            if a != 1:
-                g = (q * k).sum(-1) + (1 - b) * n_gram.diagonal(dim1=-2, dim2=-1)
-                link = 0.5 * (W - W.transpose(-1, -2))
-                exact = 0.5 * (g[..., :, None] - g[..., None, :])
-                logits = logits - (1 - a) * (link - exact)
-        return logits / math.sqrt(self.d_head)
-
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        r"""The heads' Markov operators :math:`\mathsf P^{(h)}`, shape ``[B, H, n, n]``, rows summing to 1."""
-        if x.ndim != 3 or x.shape[-1] != self.query.in_features:
-            raise ValueError(f"x must have shape [batch, tokens, {self.query.in_features}], got {tuple(x.shape)}")
-        logits = self._logits(self._split(self.query(x)), self._split(self.key(x)))
-        if self.causal:
-            n = x.shape[1]
-            future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
-            logits = logits.masked_fill(future, -math.inf)  # exp(−∞) = 0: masked keys get exactly zero weight
-        return torch.softmax(logits, dim=-1)
-
-    def forward(self, x: torch.Tensor, return_operator: bool = False):
-        P = self.attention(x)
-        mixed = (P @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
-        y = self.out(mixed)
-        return (y, P) if return_operator else y
-
-    def head_weights(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        r"""Per head :math:`(W_Q^{(h)}, W_K^{(h)})`, each ``[D, d_h]`` in the row convention :math:`q = XW_Q`."""
-        wq = self.query.weight.detach().cpu().double().numpy()
-        wk = self.key.weight.detach().cpu().double().numpy()
-        s = slice
-        return [
-            (wq[s(h * self.d_head, (h + 1) * self.d_head)].T, wk[s(h * self.d_head, (h + 1) * self.d_head)].T)
-            for h in range(self.n_heads)
-        ]
-
-    def skew_ratios(self) -> np.ndarray:
-        r"""Score skew ratio :math:`\rho_{\mathrm{skew}}` of each head's effective form.
-
-        Exactly 0 for DMAP and ATAP (their link is exact, so the effective form has no skew part).
-        """
-        return np.array([operator_skew_ratio(wq, wk, self.operator) for wq, wk in self.head_weights()])

@@ -3,25 +3,53 @@
 Exponentials of a constrained generator inherit an exact invariant: a Markov generator gives a stochastic
 matrix, a skew one an orthogonal matrix, a symmetric one an SPD matrix, a Hamiltonian one a symplectic
 matrix (lie-exponential-roadmap, seed).  Each layer here is a small ``torch.nn.Module`` whose guarantee is
-a catalogue identity (area ``nn``).
+a catalogue identity (area ``nn``).  The log lens that reads learned maps through their logarithms is the
+numpy package :mod:`workbench.lens`.
 
-ExpMarkovAttention       -- e^{tQ}V for a learned banded Markov generator Q (uniformization, learnable t)
-HeatKernelAttention      -- e^{-tL}V for a learned graph Laplacian, several t per head
-uniformized_action       -- differentiable e^{tQ}X in torch ops (the engine's Poisson cut-off)
-BandedGenerator, banded_generator, symmetric_banded_generator, multiscale_offsets -- banded generators
-GivensFlowMixer          -- exactly orthogonal token or feature mixing by products of plane rotations
-givens_product, givens_generator, brick_planes, random_planes -- the rotations and their generator
-SPDMap                   -- exp(S), S symmetric, with a certified Lipschitz cap (Gershgorin bound)
-SymplecticMap            -- exp(JH), H symmetric: preserves the symplectic form J
-prefix_transports, transport, transported_scores, banded_transported_scores, gauge_change -- gauge transport
-multiscale_generator, double_exponential, conjugated_generator -- the gauge transformer's mixing step
-twist_generator, twisted_generator, bch_conjugation_error -- the BCH twist of non-commuting frames
-curvature, holonomy      -- discrete curvature log(e^{A_{i+1}}e^{A_i}e^{-A_{i+1}}e^{-A_i}) and loop transports
-principal_log, classify_map, log_lens -- the log lens: logarithms of learned maps, with reasons where none
-generator_spectrum, commutator_norms, adjacent_commutators, plot_commutator_heatmap -- spectra, commutators
-cartan_split, iwasawa_split, jordan_chevalley -- skew + symmetric, skew + diagonal + nilpotent, D + N
+Exp-Markov and heat-kernel attention
+====================================
+BandedGenerator              -- a banded Markov generator stored by its rates: Q X by shifted adds, or the dense Q
+banded_generator             -- softplus rates at the given offsets, rows summing to 0, nothing across the ends
+symmetric_banded_generator   -- -L = W - D for a symmetric banded weight W (the heat-kernel generator)
+multiscale_offsets           -- ±1, ±2, ±4, ..., ±2^levels (or the negative half, for a causal band)
+uniformized_action           -- differentiable e^{tQ}X in torch ops (the engine's Poisson cut-off)
+ExpMarkovAttention           -- e^{tQ}V for a learned banded Markov generator Q (uniformization, learnable t)
+HeatKernelAttention          -- e^{-tL}V for a learned graph Laplacian, several t per head
 
-Names load on first use (PEP 562), so the numpy-only log lens works without torch; the layers need torch.
+Givens flows, SPD and symplectic maps
+=====================================
+brick_planes                 -- layers of disjoint neighbour pairs, alternating (0,1),(2,3),... and (1,2),(3,4),...
+random_planes                -- one random perfect matching of the coordinates per layer (seeded)
+GivensProduct                -- a product of plane rotations: apply, transpose, dense matrix, stage generators
+givens_product               -- the product of the rotations of given angles on given planes
+givens_generator             -- the skew generator sum_k theta_k (E_{i_k j_k} - E_{j_k i_k}) of those rotations
+GivensFlowMixer              -- exactly orthogonal token or feature mixing by products of plane rotations
+gershgorin_bound             -- max_i (S_ii + sum_{j != i} |S_ij|) >= lambda_max(S), differentiable almost everywhere
+SPDMap                       -- exp(S), S symmetric, with a certified Lipschitz cap (Gershgorin bound)
+symplectic_form              -- the standard form J = [[0, I_n], [-I_n, 0]], d = 2n
+SymplecticMap                -- exp(JH), H symmetric: preserves the symplectic form J
+
+Gauge transport
+===============
+prefix_transports            -- T_0 = I, T_j = e^{A_{j-1}} T_{j-1}, by an associative scan
+transport                    -- R_{i<-j} = T_i T_j^{-1}
+gauge_change                 -- transports, queries, keys and values after x_j -> S_j x_j
+transported_scores           -- c_ij = <q_i, T_i T_j^{-1} k_j>, all pairs
+banded_transported_scores    -- c_{i,delta} at the given offsets only
+multiscale_generator         -- Q_{i,i+delta} = phi(c_{i,delta}), rows summing to 0 (the gauge transformer's Q)
+double_exponential           -- y = T e^{t Q (x) I} T^{-1} v: transport in, Markov exponential, transport out
+conjugated_generator         -- T (Q (x) I) T^{-1} = sum_ij Q_ij E_ij (x) R_{i<-j}, exactly
+twist_generator              -- BCH_N(Phi_i, -Phi_j), the degree-N truncation of log(e^{Phi_i} e^{-Phi_j})
+bch_conjugation_error        -- ||e^{Phi_i} e^{-Phi_j} - exp(BCH_N(Phi_i, -Phi_j))||_F = O(eps^{N+1})
+twisted_generator            -- sum_ij Q_ij E_ij (x) exp(BCH_N(Phi_i, -Phi_j)), the BCH-twisted generator
+curvature                    -- F_i = log(e^{A_{i+1}} e^{A_i} e^{-A_{i+1}} e^{-A_i}), principal log or truncated series
+holonomy                     -- H = R_{b<-a} C^{-1}: a segment's transport against a second one (or reversed order)
+
+Operator attention
+==================
+OperatorAttention            -- multi-head self-attention whose logits are DMAP, DMTN, ATAP or ATTN (family_logits)
+
+Names load on first use (PEP 562), so ``import workbench.nn`` works without torch; the layers need torch.
 """
 
 from __future__ import annotations
@@ -29,59 +57,29 @@ from __future__ import annotations
 import importlib
 
 _MODULES = {
-    "workbench.nn._exp_markov": (
+    "workbench.nn._banded_generator": (
         "BandedGenerator",
-        "ExpMarkovAttention",
-        "HeatKernelAttention",
         "banded_generator",
         "multiscale_offsets",
         "symmetric_banded_generator",
-        "uniformized_action",
     ),
-    "workbench.nn._flows": (
-        "GivensFlowMixer",
-        "GivensProduct",
-        "SPDMap",
-        "SymplecticMap",
-        "brick_planes",
-        "gershgorin_bound",
-        "givens_generator",
-        "givens_product",
-        "random_planes",
-        "symplectic_form",
-    ),
-    "workbench.nn._gauge": (
+    "workbench.nn._uniformization": ("uniformized_action",),
+    "workbench.nn._exp_markov": ("ExpMarkovAttention", "HeatKernelAttention"),
+    "workbench.nn._planes": ("brick_planes", "random_planes"),
+    "workbench.nn._givens": ("GivensFlowMixer", "GivensProduct", "givens_generator", "givens_product"),
+    "workbench.nn._spd": ("SPDMap", "gershgorin_bound"),
+    "workbench.nn._symplectic": ("SymplecticMap", "symplectic_form"),
+    "workbench.nn._transport": (
         "banded_transported_scores",
-        "bch_conjugation_error",
-        "conjugated_generator",
-        "curvature",
-        "double_exponential",
         "gauge_change",
-        "holonomy",
-        "multiscale_generator",
         "prefix_transports",
         "transport",
         "transported_scores",
-        "twist_generator",
-        "twisted_generator",
     ),
-    "workbench.nn._log_lens": (
-        "CartanSplit",
-        "GeneratorSpectrum",
-        "IwasawaSplit",
-        "JordanChevalleySplit",
-        "LogLensReport",
-        "adjacent_commutators",
-        "cartan_split",
-        "classify_map",
-        "commutator_norms",
-        "generator_spectrum",
-        "iwasawa_split",
-        "jordan_chevalley",
-        "log_lens",
-        "plot_commutator_heatmap",
-        "principal_log",
-    ),
+    "workbench.nn._double_exponential": ("conjugated_generator", "double_exponential", "multiscale_generator"),
+    "workbench.nn._twist": ("bch_conjugation_error", "twist_generator", "twisted_generator"),
+    "workbench.nn._curvature": ("curvature", "holonomy"),
+    "workbench.nn._operator_attention": ("OperatorAttention",),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 

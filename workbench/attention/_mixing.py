@@ -1,0 +1,269 @@
+r"""The generator :math:`L_{\mathrm{mix}} = I - T(A, O)` of a connection walk, its π-split, and the connection energy.
+
+Under :math:`\langle X, Y\rangle_\pi = \sum_i \pi_i\langle X_i, Y_i\rangle` the generator splits into a
+π-symmetric part (dissipation) and a π-skew part (directed drift); the connection Dirichlet energy
+:math:`\mathcal E_c(X) = \tfrac12\sum_{i,j}\pi_i A_{ij}\lVert X_i - X_j O_{ij}\rVert^2` is its quadratic form
+under the hypotheses stated at :func:`connection_energy`.  :func:`effective_connection_energy` evaluates the
+energy of multi-head attention from the heads, without the :math:`n^2d^2` transport array.
+
+References
+----------
+"From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
+found), §5, Eqs. (12)–(14) and Appendix F (reversibility, generator,
+symmetric/skew decomposition, connection energy); attention-geometry-math §B.4.
+Every displayed formula of that paper is lost; the formulas here are the reconstructions of
+attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+"""
+
+# The paper names the transport field O (edge transports O_ij); the public signatures keep its symbol.
+# ruff: noqa: E741
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from workbench.attention._connection_checks import (
+    check_features,
+    check_heads,
+    check_law,
+    check_transports,
+    check_walk,
+    stationary_law,
+)
+from workbench.attention._walk import connection_laplacian
+from workbench.backend import namespace, to_numpy
+from workbench.validation import check_nonnegative
+
+__all__ = [
+    "MixingGenerator",
+    "connection_energy",
+    "effective_connection_energy",
+    "mixing_generator",
+]
+
+
+class MixingGenerator(NamedTuple):
+    r"""The generator :math:`L_{\mathrm{mix}} = I - T(A_{\mathrm{eff}}, O^{\mathrm{eff}})` and its π-split.
+
+    Attributes
+    ----------
+    L_mix : array, shape=[n*d, n*d]
+        The generator (positive convention).
+    L_adjoint : array, shape=[n*d, n*d]
+        Its adjoint :math:`L^\sharp = \Pi^{-1}L_{\mathrm{mix}}^\top\Pi` in :math:`\langle\cdot,\cdot\rangle_\pi`.
+    L_sym : array, shape=[n*d, n*d]
+        :math:`\tfrac12(L_{\mathrm{mix}} + L^\sharp)`, π-self-adjoint: dissipation.
+    L_skew : array, shape=[n*d, n*d]
+        :math:`\tfrac12(L_{\mathrm{mix}} - L^\sharp)`, π-skew-adjoint: directed drift (advection).
+    pi : array, shape=[n]
+        The positive weights :math:`\pi` of the inner product.
+    """
+
+    L_mix: Any
+    L_adjoint: Any
+    L_sym: Any
+    L_skew: Any
+    pi: Any
+
+
+def mixing_generator(A_eff, O_eff, pi=None) -> MixingGenerator:
+    r"""Split :math:`L_{\mathrm{mix}} = I - T(A_{\mathrm{eff}}, O^{\mathrm{eff}})` into π-symmetric and π-skew parts.
+
+    With :math:`\langle X, Y\rangle_\pi = \sum_i \pi_i\langle X_i, Y_i\rangle` and
+    :math:`\Pi = \operatorname{diag}(\pi)\otimes I_d`,
+
+    .. math::
+
+        L^\sharp = \Pi^{-1} L_{\mathrm{mix}}^\top \Pi,\qquad
+        L_{\mathrm{sym}} = \tfrac12(L_{\mathrm{mix}} + L^\sharp),\qquad
+        L_{\mathrm{skew}} = \tfrac12(L_{\mathrm{mix}} - L^\sharp),
+
+    so :math:`\Pi L_{\mathrm{sym}}` is symmetric and :math:`\Pi L_{\mathrm{skew}}` antisymmetric, and
+    :math:`\langle X, L_{\mathrm{mix}}X\rangle_\pi = \langle X, L_{\mathrm{sym}}X\rangle_\pi`.  The split is
+    an identity for any positive :math:`\pi`; it is the natural one for the stationary law.
+    :math:`L_{\mathrm{skew}} = 0` exactly when :math:`\pi_i A_{ij} O_{ij}^\top = \pi_j A_{ji} O_{ji}` on every
+    edge — e.g. a reversible walk (:math:`\pi_i A_{ij} = \pi_j A_{ji}`) with :math:`O_{ji} = O_{ij}^\top`, which
+    for orthogonal transports is inverse consistency :math:`O_{ji} = O_{ij}^{-1}`.
+
+    Parameters
+    ----------
+    A_eff : array, shape=[n, n]
+        The effective walk (row-stochastic when ``pi`` is omitted).
+    O_eff : array, shape=[n, n, d, d]
+        The effective transports.
+    pi : array, shape=[n], optional
+        Positive weights of the inner product.  Default: the stationary law of ``A_eff``
+        (:class:`workbench.markov.MarkovOperator`), which must then be positive.  A causal walk has transient
+        states (its stationary law sits on the first token), so pass ``pi`` explicitly there.
+
+    Returns
+    -------
+    MixingGenerator
+        ``(L_mix, L_adjoint, L_sym, L_skew, pi)``.
+
+    Raises
+    ------
+    ValueError
+        If the stationary law is not unique or not positive, or ``pi`` is not positive.
+
+    References
+    ----------
+    Connection-Laplacian paper §5, Eqs. (12)–(13) (reversibility, generator, symmetric/skew decomposition);
+    attention-geometry-math §B.4 [RECON].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(3)
+    >>> A = rng.random((4, 4)); A /= A.sum(axis=1, keepdims=True)
+    >>> gen = mixing_generator(A, rng.standard_normal((4, 4, 2, 2)))
+    >>> Pi = np.diag(np.repeat(gen.pi, 2))
+    >>> bool(np.allclose(Pi @ gen.L_sym, (Pi @ gen.L_sym).T, rtol=0, atol=1e-15))
+    True
+    >>> bool(np.allclose(gen.L_sym + gen.L_skew, gen.L_mix, rtol=0, atol=1e-15))
+    True
+    """
+    A_eff = check_walk("A_eff", A_eff)
+    n = int(A_eff.shape[0])
+    O_eff = check_transports("O_eff", O_eff, n, "A_eff")
+    if pi is None:
+        pi = stationary_law("A_eff", A_eff)
+        if float(namespace(pi).min(pi)) <= 0.0:
+            raise ValueError(
+                "the π-adjoint needs π > 0, but the stationary law of A_eff vanishes on transient states "
+                "(e.g. under a causal mask); pass a positive pi, such as the uniform law"
+            )
+    else:
+        pi = check_law("pi", pi, n, positive=True)
+    xp = namespace(A_eff, O_eff, pi)
+    d = int(O_eff.shape[-1])
+    L = connection_laplacian(A_eff, O_eff)
+    weight = xp.reshape(xp.broadcast_to(pi[:, None], (n, d)), (n * d,))  # diagonal of Π = diag(π) ⊗ I_d
+    adjoint = xp.matrix_transpose(L) * weight[None, :] / weight[:, None]
+    return MixingGenerator(L, adjoint, 0.5 * (L + adjoint), 0.5 * (L - adjoint), pi)
+
+
+def connection_energy(A, O, X, pi=None):
+    r"""The connection Dirichlet energy :math:`\mathcal E_c(X) = \tfrac12\sum_{i,j}\pi_i A_{ij}\lVert X_i - X_j O_{ij}\rVert^2`.
+
+    It is nonnegative and vanishes exactly on the parallel sections of the support (:math:`X_i = X_j O_{ij}`
+    wherever :math:`\pi_i A_{ij} > 0`).  Its relation to the generator :math:`L_{\mathrm{mix}} = I - T(A, O)`:
+    expanding the square gives, for any :math:`A, O, \pi`,
+
+    .. math::
+
+        \langle X, L_{\mathrm{mix}}X\rangle_\pi - \mathcal E_c(X)
+        = \sum_i \pi_i\bigl(1 - \tfrac12 r_i\bigr)\lVert X_i\rVert^2
+          - \tfrac12\sum_{i,j}\pi_i A_{ij}\lVert X_j O_{ij}\rVert^2,\qquad r_i = \sum_j A_{ij}.
+
+    Hence :math:`\langle X, L_{\mathrm{mix}}X\rangle_\pi = \mathcal E_c(X)` for every :math:`X` if and only if
+    :math:`\sum_i \pi_i A_{ij} O_{ij}O_{ij}^\top = \pi_j(2 - r_j) I_d` for every :math:`j`.  The usual sufficient
+    hypotheses [DERIVED]: :math:`A` row-stochastic (:math:`r = \mathbf 1`), :math:`\pi` stationary
+    (:math:`\pi^\top A = \pi^\top`) and every active :math:`O_{ij}` orthogonal.  Reversibility is *not* needed.
+    Under these hypotheses :math:`\langle X, L_{\mathrm{sym}} X\rangle_\pi = \mathcal E_c(X) \ge 0`, so the
+    π-symmetric part is positive semidefinite even for a nonreversible walk.  Without these hypotheses (non-isometric transports,
+    a non-stationary :math:`\pi`) the energy is a diagnostic, not the quadratic form of the generator.
+
+    Parameters
+    ----------
+    A : array, shape=[n, n]
+        Nonnegative walk weights (row-stochastic when ``pi`` is omitted).
+    O : array, shape=[n, n, d, d]
+        Edge transports, ``O[i, j]`` for the edge ``j → i``.
+    X : array, shape=[n, d]
+        Row-vector features.
+    pi : array, shape=[n], optional
+        Nonnegative vertex weights; default the stationary law of ``A``.
+
+    Returns
+    -------
+    0-d array
+        Of the inputs' library (differentiable under torch).
+
+    References
+    ----------
+    Connection-Laplacian paper §5, Eq. (14) and Appendix F (connection energy); attention-geometry-math §B.4
+    [RECON for the energy, DERIVED for the identity and its hypotheses].
+
+    Examples
+    --------
+    Orthogonal transports, stationary law, a nonreversible walk: the energy is the quadratic form.
+
+    >>> import numpy as np
+    >>> from scipy.stats import ortho_group
+    >>> rng = np.random.default_rng(4)
+    >>> n, d = 5, 3
+    >>> A = rng.random((n, n)); A /= A.sum(axis=1, keepdims=True)
+    >>> O = ortho_group.rvs(d, size=n * n, random_state=5).reshape(n, n, d, d)
+    >>> X = rng.standard_normal((n, d))
+    >>> gen = mixing_generator(A, O)
+    >>> x = X.reshape(-1)
+    >>> form = x @ (np.repeat(gen.pi, d) * (gen.L_mix @ x))
+    >>> bool(np.isclose(float(connection_energy(A, O, X)), form, rtol=1e-13, atol=0))
+    True
+    """  # noqa: E501
+    A = check_walk("A", A)
+    check_nonnegative("A", A)
+    n = int(A.shape[0])
+    O = check_transports("O", O, n)
+    X = check_features("X", X, n, int(O.shape[-1]))
+    pi = stationary_law("A", A) if pi is None else check_law("pi", pi, n, positive=False)
+    xp = namespace(A, O, X, pi)
+    transported = xp.einsum("jb,ijba->ija", X, O)  # [i, j] = X_j O_ij
+    gap = xp.sum((X[:, None, :] - transported) ** 2, axis=-1)
+    return 0.5 * xp.sum(pi[:, None] * A * gap)
+
+
+def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
+    r"""The connection energy :math:`\mathcal E_c(X)` of the effective walk and transport, from the heads alone.
+
+    .. math::
+
+        \mathcal E_c(X) = \tfrac12\sum_{i,j}\pi_i A_{\mathrm{eff}}(i,j)\,\lVert X_i - X_jO^{\mathrm{eff}}_{ij}\rVert^2,
+        \qquad X_jO^{\mathrm{eff}}_{ij} = \sum_h w_h(i,j)\,(XM_h)_j,
+
+    so only the :math:`H` products :math:`XM_h` and an :math:`n\times n\times d` array are formed.  Equal to
+    :func:`connection_energy` of :func:`effective_connection` (tested).
+
+    Parameters
+    ----------
+    A_heads : array, shape=[H, n, n]
+    M_heads : array, shape=[H, d, d]
+    X : array, shape=[n, d]
+    pi : array, shape=[n], optional
+        Weights of the sources; default the stationary law of :math:`A_{\mathrm{eff}}`.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Connection-Laplacian paper §5, Eq. (14); attention-geometry-math §B.4 [RECON].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from workbench.attention import effective_connection
+    >>> rng = np.random.default_rng(1)
+    >>> A_heads = rng.random((2, 3, 3)); A_heads /= A_heads.sum(axis=2, keepdims=True)
+    >>> M_heads, X = rng.standard_normal((2, 4, 4)), rng.standard_normal((3, 4))
+    >>> A_eff, O_eff = effective_connection(A_heads, M_heads)
+    >>> dense = float(connection_energy(A_eff, O_eff, X))
+    >>> bool(np.isclose(effective_connection_energy(A_heads, M_heads, X), dense, rtol=1e-12))
+    True
+    """
+    A_heads, M_heads = check_heads(A_heads, M_heads)
+    n, d = int(A_heads.shape[1]), int(M_heads.shape[-1])
+    X = to_numpy(check_features("X", X, n, d)).astype(np.float64)
+    A, M = to_numpy(A_heads).astype(np.float64), to_numpy(M_heads).astype(np.float64)
+    total = A.sum(axis=0)
+    A_eff = total / A.shape[0]
+    pi = stationary_law("A_eff", A_eff) if pi is None else check_law("pi", pi, n, positive=False)
+    pi = to_numpy(pi).astype(np.float64)
+    w = A / np.where(total > 0, total, 1.0)
+    moved = np.sum(w[:, :, :, None] * (X[None, :, :] @ M)[:, None, :, :], axis=0)  # X_j O_eff(i, j)
+    gap = ((X[:, None, :] - moved) ** 2).sum(axis=-1)
+    return float(0.5 * np.sum(pi[:, None] * A_eff * gap))

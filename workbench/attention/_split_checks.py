@@ -1,0 +1,60 @@
+r"""Primitives of the bond/link split: transposes, same-shape and antisymmetry checks, a zero diagonal.
+
+Shared by :mod:`._split`, :mod:`._links` and the operator family (package-internal, not exported).
+
+References
+----------
+Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; attention-geometry-math §A.7 "Exact
+bond/link split", "Distance form with site potentials", "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"
+[DERIVED].
+"""
+
+from __future__ import annotations
+
+import array_api_compat
+import numpy as np
+
+from workbench.backend import namespace
+from workbench.validation import as_array, check_square
+
+__all__ = []
+
+
+def transpose(x):
+    """The matrix transpose of the last two axes, in the library of ``x``."""
+    return namespace(x).matrix_transpose(x)
+
+
+def check_same_shape(name_a, a, name_b, b):
+    """Raise unless ``a`` and ``b`` have the same shape."""
+    if tuple(a.shape) != tuple(b.shape):
+        raise ValueError(f"{name_a} and {name_b} must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+
+
+def check_antisymmetric(name, x, rtol=1e-12):
+    """Raise unless ``x`` is antisymmetric to relative tolerance ``rtol`` (max-entry scale)."""
+    xp = namespace(x)
+    if int(x.shape[-1]) == 0:
+        return
+    gap = float(xp.max(xp.abs(x + transpose(x))))
+    scale = max(float(xp.max(xp.abs(x))), np.finfo(float).tiny)
+    if gap > rtol * scale:
+        raise ValueError(
+            f"{name} must be antisymmetric, got max |{name} + {name}^T| = {gap:.6g} (relative {gap / scale:.6g})"
+        )
+
+
+def antisymmetric_matrix(name, x):
+    """Validate an antisymmetric square matrix (a link)."""
+    x = as_array(name, x, ndim=2)
+    check_square(name, x)
+    check_antisymmetric(name, x)
+    return x
+
+
+def zero_diagonal(x):
+    """``x`` with its diagonal set to exactly 0 (shape [..., n, n])."""
+    xp = namespace(x)
+    n = int(x.shape[-1])
+    eye = xp.eye(n, dtype=xp.bool, device=array_api_compat.device(x))
+    return xp.where(eye, xp.zeros_like(x), x)

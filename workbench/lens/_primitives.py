@@ -1,0 +1,58 @@
+r"""Primitives of the log lens: boundary checks of maps and stacks, the tolerance, the commutator.
+
+Package-internal helpers (no ``__all__`` entry): every public function of :mod:`workbench.lens` reads its
+matrices through :func:`as_matrix` / :func:`as_stack` (finite, real, square; float64 numpy copies, torch
+tensors detached and moved to the host) and its tolerance through :func:`check_tol`.
+
+References
+----------
+lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics" [SEED].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.backend import to_numpy
+from workbench.validation import as_array, check_in_range, check_matching, check_square
+
+__all__ = []  # package-internal helpers only
+
+#: Default structural tolerance (relative, max-norm): symmetry, orthogonality, eigenvalues at -1 or 0.
+DEFAULT_TOL = 1e-10
+
+
+def as_matrix(name: str, W) -> np.ndarray:
+    """Return one finite real square matrix as a private float64 numpy array."""
+    if isinstance(W, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got {type(W).__name__}")
+    W = as_array(name, W)
+    check_square(name, W)
+    if len(W.shape) != 2:
+        raise ValueError(f"{name} must be a single square matrix (2-dimensional), got shape {tuple(W.shape)}")
+    return np.array(to_numpy(W), dtype=np.float64)
+
+
+def as_stack(name: str, generators) -> np.ndarray:
+    """Return a list or stack of equal-size square matrices as a float64 array ``shape=[L, d, d]``."""
+    if isinstance(generators, (list, tuple)):
+        if not generators:
+            raise ValueError(f"{name} must hold at least one matrix, got 0")
+        mats = [as_matrix(f"{name}[{i}]", g) for i, g in enumerate(generators)]
+        for i, m in enumerate(mats[1:], start=1):
+            check_matching(f"{name}[0]", mats[0].shape[0], f"{name}[{i}]", m.shape[0])
+        return np.stack(mats)
+    arr = as_array(name, generators, ndim=3)
+    check_square(name, arr)
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one matrix, got 0")
+    return np.array(to_numpy(arr), dtype=np.float64)
+
+
+def check_tol(tol) -> float:
+    return check_in_range("tol", tol, 0.0, low_inclusive=False)
+
+
+def commutator(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The commutator :math:`[a, b] = ab - ba`."""
+    return a @ b - b @ a

@@ -1,0 +1,83 @@
+r"""Primitives of :mod:`workbench.nn`: the one offsets validator and the type checks of a layer's input.
+
+Package-internal helpers (no ``__all__`` entry), shared by the banded generators, the exp-Markov and
+heat-kernel layers, the gauge transport (offsets), and the Givens, SPD and symplectic layers (input checks).
+
+References
+----------
+lie-exponential-roadmap (seed), "Multiscale banded synthesis" (offsets :math:`\delta`) [SEED].
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import torch
+
+from workbench.validation import check_finite
+
+__all__ = []  # package-internal helpers only
+
+
+def check_offsets(offsets, *, n: int | None = None, causal: bool = False, positive: bool = False) -> tuple[int, ...]:
+    r"""Offsets as a tuple of distinct nonzero ints; the one offsets validator of :mod:`workbench.nn`.
+
+    ``TypeError`` for something that is not a sequence of integers; ``ValueError`` for bad values: empty, zero,
+    repeated, positive when ``causal``, negative when ``positive``, or (if ``n`` is given) :math:`|\delta| > n-1`.
+    Without ``n`` an offset may exceed the sequence (its rates are then dropped by :class:`BandedGenerator`).
+    """
+    if isinstance(offsets, (str, bytes)):
+        values = None
+    else:
+        try:
+            values = list(offsets)
+        except TypeError:
+            values = None
+    if values is None:
+        raise TypeError(f"offsets must be a non-empty sequence of distinct nonzero integers, got {offsets!r}")
+    for o in values:
+        if isinstance(o, bool) or not isinstance(o, Integral):
+            raise TypeError(f"offsets must hold integers, got {o!r} in {offsets!r}")
+    values = [int(o) for o in values]
+    if not values or any(o == 0 for o in values) or len(set(values)) != len(values):
+        raise ValueError(f"offsets must be a non-empty sequence of distinct nonzero integers, got {tuple(values)}")
+    if n is not None:
+        for o in values:
+            if abs(o) > n - 1:
+                raise ValueError(f"offsets must be nonzero integers with |delta| <= n - 1 = {n - 1}, got {o}")
+    if causal and any(o > 0 for o in values):
+        raise ValueError(
+            f"offsets must all be negative when causal=True (position i reads only j = i + offset < i), got {values}"
+        )
+    if positive and any(o < 0 for o in values):
+        raise ValueError(f"offsets must be positive distances of the symmetric band, got {values}")
+    return tuple(values)
+
+
+#: Input dtypes of the layers that form ``matrix_exp`` in the input's dtype (half precision overflows or loses W).
+EXP_DTYPES = (torch.float32, torch.float64)
+
+
+def check_layer_input(x, *, dtypes: tuple[torch.dtype, ...] | None = None) -> None:
+    """Type checks of a layer's input: a real floating torch tensor (``dtypes`` restricts the floating dtypes)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a real floating-point tensor, got dtype {x.dtype}")
+    if dtypes is not None and x.dtype not in dtypes:
+        names = " or ".join(str(t) for t in dtypes)
+        raise TypeError(
+            f"x must have dtype {names} (the layer forms its matrix exponential in the input's dtype), "
+            f"got dtype {x.dtype}"
+        )
+
+
+def check_exp_map_input(x, d: int) -> None:
+    r"""Checks of the input of a map :math:`x \mapsto e^{M}x` formed densely (SPD, symplectic).
+
+    ``x`` float32/float64 (:data:`EXP_DTYPES`), last dimension ``d``, finite.
+    """
+    check_layer_input(x, dtypes=EXP_DTYPES)
+    if x.ndim < 1 or x.shape[-1] != d:
+        raise ValueError(f"x must have last dimension {d}, got shape {tuple(x.shape)}")
+    check_finite("x", x.detach())
