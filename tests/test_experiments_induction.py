@@ -14,15 +14,15 @@ import pytest
 import torch
 
 from workbench.attention import repeated_random_tokens
-from workbench.experiments._induction import (
+from workbench.experiments import (
     ARCHITECTURES,
     INDUCTION_OPERATORS,
     InductionConfig,
     InductionTransformer,
     detect_phase_transition,
-    format_table,
     run_induction,
 )
+from workbench.experiments import induction_table as format_table
 
 TINY = dict(vocab_size=8, half_length=4, d_model=8, n_heads=2, steps=6, batch=4, log_every=3, eval_batch=4)
 
@@ -315,7 +315,7 @@ def test_quick_preset_all_runs(tmp_path):
 
 
 def test_variable_period_tokens_repeat_their_last_segment():
-    from workbench.experiments._induction import variable_period_tokens
+    from workbench.experiments import variable_period_tokens
 
     tokens, periods = variable_period_tokens(np.random.default_rng(3), 40, 10, 64, 3, 7, return_periods=True)
     assert tokens.shape == (64, 20) and tokens.dtype == np.int64
@@ -352,7 +352,7 @@ def test_shifted_period_probe_separates_induction_from_a_positional_copier():
     Tolerances: segments drawn from V = 64 tokens repeat a token inside a segment with small probability, which
     can mislead the latest-occurrence rule (≥ 0.9 leaves room); chance is 1/64, so the copier stays < 0.1.
     """
-    from workbench.experiments._induction import shifted_period_accuracy
+    from workbench.experiments import shifted_period_accuracy
 
     cfg = InductionConfig.preset("quick", vocab_size=64, half_length=12, eval_batch=24)
     assert shifted_period_accuracy(_Oracle(64, "induction"), cfg) >= 0.9

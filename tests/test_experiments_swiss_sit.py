@@ -10,18 +10,17 @@ import pytest
 import torch
 
 from workbench.attention import OPERATORS, native_spacing
-from workbench.experiments._runs import progress
-from workbench.experiments._swiss_sit import (
-    EPS_REV_TOLERANCE,
+from workbench.experiments import (
     SEED_TABLE1,
     SWISS_SIT_ORDERS,
     SwissSiT,
     SwissSiTConfig,
-    _train_condition,
-    format_table,
+    progress,
     run_swiss_sit,
     swiss_roll_points,
 )
+from workbench.experiments import swiss_sit_table as format_table
+from workbench.experiments._swiss_sit import EPS_REV_TOLERANCE, _train_condition
 
 # A tiny configuration for the default (fast) tests: a few steps, 2 contexts of 16 points.
 TINY = SwissSiTConfig.preset("quick", n_train=300, context=16, steps=8, batch=4, n_generate=32, euler_steps=5)

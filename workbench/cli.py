@@ -212,6 +212,46 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 MODELS = ("minilm",)
 
+# The diagnose tables: one (header, cell) pair per column, the cell read from a layer or head record.
+_LAYER_COLUMNS = (
+    ("layer", lambda r: str(r.layer)),
+    ("H̄", lambda r: _format_number(r.entropy)),
+    ("e^H̄", lambda r: _format_number(r.effective_neighbours)),
+    ("ε_rev(A_eff)", lambda r: _format_number(r.eps_rev)),
+    ("ε_rev content", lambda r: _format_number(r.eps_rev_content)),
+    ("ρ_skew", lambda r: _format_number(r.rho_skew)),
+    ("δ_orth", lambda r: _format_number(r.delta_orth)),
+    ("d_A→next", lambda r: _format_number(r.drift)),
+    ("‖A_eff‖_F", lambda r: _format_number(r.a_eff_norm)),
+    ("Ḡ diag/off", lambda r: _format_number(r.gram_diagonal_ratio)),
+    ("ℰ_c/‖X‖²_π", lambda r: _format_number(r.energy_ratio)),
+    ("loop defect", lambda r: _format_number(r.loop_inconsistency)),
+    ("corners", lambda r: " ".join(f"{k}:{v}" for k, v in r.corners.items() if v)),
+)
+_HEAD_COLUMNS = (
+    ("layer", lambda r: str(r.layer)),
+    ("head", lambda r: str(r.head)),
+    ("H̄", lambda r: _format_number(r.entropy)),
+    ("e^H̄", lambda r: _format_number(r.effective_neighbours)),
+    ("ε_rev", lambda r: _format_number(r.eps_rev)),
+    ("ρ_skew", lambda r: _format_number(r.rho_skew)),
+    ("δ_orth(M_h)", lambda r: _format_number(r.delta_orth)),
+    ("inertia", lambda r: "/".join(str(c) for c in r.inertia)),
+    ("neg. mass", lambda r: _format_number(r.negative_mass)),
+    ("prev-tok", lambda r: _format_number(r.previous_token)),
+    ("induction", lambda r: _format_number(r.induction)),
+    ("nearest corner (TV)", lambda r: f"{r.nearest_constrained} ({r.corner_distance:.2f})"),
+    ("reads as", lambda r: r.corner),
+)
+
+
+def _add_columns(table: Table, columns, records) -> None:
+    """Fill ``table`` with one right-justified column per ``(header, cell)`` and one row per record."""
+    for header, _ in columns:
+        table.add_column(header, justify="right")
+    for record in records:
+        table.add_row(*(cell(record) for _, cell in columns))
+
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
     from workbench.attention import diagnose, load_minilm, plot_diagnosis
@@ -234,77 +274,13 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     console = _console()
     console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
     layers = Table(title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)")
-    for column in (
-        "layer",
-        "H̄",
-        "e^H̄",
-        "ε_rev(A_eff)",
-        "ε_rev content",
-        "ρ_skew",
-        "δ_orth",
-        "d_A→next",
-        "‖A_eff‖_F",
-        "Ḡ diag/off",
-        "ℰ_c/‖X‖²_π",
-        "loop defect",
-        "corners",
-    ):
-        layers.add_column(column, justify="right")
-    for r in report.layers:
-        corners = " ".join(f"{k}:{v}" for k, v in r.corners.items() if v)
-        layers.add_row(
-            str(r.layer),
-            *(
-                _format_number(x)
-                for x in (
-                    r.entropy,
-                    r.effective_neighbours,
-                    r.eps_rev,
-                    r.eps_rev_content,
-                    r.rho_skew,
-                    r.delta_orth,
-                    r.drift,
-                    r.a_eff_norm,
-                    r.gram_diagonal_ratio,
-                    r.energy_ratio,
-                    r.loop_inconsistency,
-                )
-            ),
-            corners,
-        )
+    _add_columns(layers, _LAYER_COLUMNS, report.layers)
     console.print(layers)
     heads = Table(
         title="per head (inertia +/−/0 of the bias-augmented bond: generically (d_h, d_h, ·) when W_Q ≠ W_K, "
         "so read the negative mass)"
     )
-    for column in (
-        "layer",
-        "head",
-        "H̄",
-        "e^H̄",
-        "ε_rev",
-        "ρ_skew",
-        "δ_orth(M_h)",
-        "inertia",
-        "neg. mass",
-        "prev-tok",
-        "induction",
-        "nearest corner (TV)",
-        "reads as",
-    ):
-        heads.add_column(column, justify="right")
-    for r in report.heads:
-        heads.add_row(
-            str(r.layer),
-            str(r.head),
-            *(_format_number(x) for x in (r.entropy, r.effective_neighbours, r.eps_rev, r.rho_skew, r.delta_orth)),
-            "/".join(str(c) for c in r.inertia),
-            _format_number(r.negative_mass),
-            _format_number(r.previous_token),
-            _format_number(r.induction),
-            f"{r.nearest_constrained} ({r.corner_distance:.2f})",
-            r.corner,
-        )
+    _add_columns(heads, _HEAD_COLUMNS, report.heads)
     console.print(heads)
     if args.plot:
         console.print(f"figure written to {args.plot}")
@@ -363,7 +339,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
             if value not in allowed:
                 raise ValueError(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
         selection[axis] = tuple(dict.fromkeys(chosen))
-    from workbench.experiments import run_directory
+    from workbench.experiments import jsonable, run_directory
 
     if args.threads is not None:
         import torch
@@ -372,8 +348,6 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     out = run_directory(args.name, args.preset, args.out)
     results = experiment.run(config, out=out, progress=not args.no_progress and not args.json, **selection)
     if args.json:
-        from workbench.experiments._runs import jsonable
-
         print(json.dumps(jsonable(results), indent=1, ensure_ascii=False))
     else:
         print(experiment.table(results))

@@ -13,7 +13,55 @@ Each experiment has a frozen config with ``preset("quick")`` (minutes on two CPU
 directory), and a Markdown table beside the seed's numbers.  ``workbench experiment NAME`` drives them
 (with one torch thread by default: these models are small, and two threads on a two-core machine that is
 doing anything else run 5–15× slower than one).  Names load on first use (PEP 562): the BCH fusion
-experiment needs only numpy; the others need torch.
+experiment, the configs, the transition criterion, the tables and the run records need only numpy; the
+models and runners need torch.
+
+Running experiments
+-------------------
+EXPERIMENTS             -- the experiments ``workbench experiment NAME`` runs, by name
+Experiment              -- a registered experiment: config class, runner, table formatter, selection axes
+ExperimentConfig        -- base of the frozen configs: ``preset(name)``, ``preset_name()``, field checks
+run_directory           -- create the run directory (given, or experiments/runs/NAME-PRESET-TIMESTAMP)
+save_json               -- write a JSON-able record (indented, UTF-8) to a file
+jsonable                -- a value with numpy scalars/arrays, dataclasses, tuples, paths as JSON types
+progress                -- a tqdm progress bar (or a no-op bar with the same interface)
+OperatorAttention       -- multi-head self-attention whose scores are those of one operator (DMAP/DMTN/ATAP/ATTN)
+
+Swiss SiT (Attention Geometry §9, Table 1)
+------------------------------------------
+SwissSiTConfig          -- settings of the Swiss SiT scan (presets quick, paper)
+SWISS_SIT_ORDERS        -- the block orders, ffn-mhsa and mhsa-ffn
+swiss_roll_points       -- n points of the noisy 2-D Swiss roll, standardised
+SwissSiT                -- one-block flow transformer on sets of 2-D points, one operator's attention
+run_swiss_sit           -- train, sample and diagnose the model for each (operator, order) condition
+swiss_sit_table         -- Markdown table of a run in the layout of the seed's Table 1
+SEED_TABLE1             -- the seed's Table 1, keyed by (operator, order)
+
+Induction heads (Attention Geometry §11)
+----------------------------------------
+InductionConfig         -- settings of the induction experiment (presets quick, paper)
+INDUCTION_OPERATORS     -- the score geometries compared, ATTN, DMTN, DMAP
+ARCHITECTURES           -- the block types, attn-only and mlp
+variable_period_tokens  -- sequences ending in a random segment repeated twice, of random length
+InductionTransformer    -- small causal transformer whose heads use one operator's scores
+detect_phase_transition -- the plateau-then-drop criterion on a repeated-half loss curve
+PhaseTransition         -- what detect_phase_transition found (step, window, head, reason)
+shifted_period_accuracy -- top-1 accuracy on periods other than the training one (the positional-shortcut probe)
+run_induction           -- train one model per (operator, architecture) with matched budgets and read them
+induction_table         -- Markdown table of the runs beside the seed's §11 accuracies
+SEED_INDUCTION          -- the seed's §11 depth-32 sequence (stage, operator, induction accuracy)
+
+BCH/Magnus fusion (lie-exponential roadmap)
+-------------------------------------------
+fuse                    -- Ω_N = log(e^{A_1}⋯e^{A_k}) truncated at degree N (multi-factor BCH)
+product_of_exponentials -- the exact product e^{A_1}⋯e^{A_k}, first factor leftmost
+commutator_summary      -- largest and mean pairwise commutator norm ‖[A_i, A_j]‖_F
+fusion_table            -- BCH fusion error per truncation order against the commutator norms, with a safe flag
+fusion_slopes           -- fitted log-log slope of each order's error against the scale (expect N + 1)
+ResidualStack           -- L linear residual layers sampling A(t) = Σ_j t^j X_j, with their exact flows
+residual_stack          -- a random ResidualStack with unit-norm coefficients
+FUSION_METHODS          -- the fusion routes of a stack, bch and magnus
+magnus_stack_table      -- error of each fused stack against the exact stack and the continuous flow
 """
 
 from __future__ import annotations
@@ -21,41 +69,34 @@ from __future__ import annotations
 import importlib
 
 _MODULES = {
-    "workbench.experiments._induction": (
-        "ARCHITECTURES",
-        "INDUCTION_OPERATORS",
-        "InductionConfig",
-        "InductionTransformer",
-        "detect_phase_transition",
-        "run_induction",
-        "variable_period_tokens",
-    ),
-    "workbench.experiments._layers": ("OperatorAttention",),
-    "workbench.experiments._runs": ("run_directory", "save_json"),
-    "workbench.experiments._swiss_sit": (
-        "SEED_TABLE1",
-        "SWISS_SIT_ORDERS",
-        "SwissSiT",
-        "SwissSiTConfig",
-        "run_swiss_sit",
-        "swiss_roll_points",
-    ),
-    "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
     "workbench.experiments._bch_fusion": (
-        "ResidualStack",
+        "commutator_summary",
         "fuse",
         "fusion_slopes",
         "fusion_table",
-        "magnus_stack_table",
         "product_of_exponentials",
-        "residual_stack",
     ),
+    "workbench.experiments._config": ("ExperimentConfig",),
+    "workbench.experiments._induction": ("run_induction", "shifted_period_accuracy"),
+    "workbench.experiments._induction_config": (
+        "ARCHITECTURES",
+        "INDUCTION_OPERATORS",
+        "InductionConfig",
+        "variable_period_tokens",
+    ),
+    "workbench.experiments._induction_model": ("InductionTransformer",),
+    "workbench.experiments._induction_report": ("SEED_INDUCTION", "induction_table"),
+    "workbench.experiments._layers": ("OperatorAttention",),
+    "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
+    "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
+    "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
+    "workbench.experiments._runs": ("jsonable", "progress", "run_directory", "save_json"),
+    "workbench.experiments._swiss_sit": ("run_swiss_sit",),
+    "workbench.experiments._swiss_sit_config": ("SWISS_SIT_ORDERS", "SwissSiTConfig", "swiss_roll_points"),
+    "workbench.experiments._swiss_sit_model": ("SwissSiT",),
+    "workbench.experiments._swiss_sit_report": ("SEED_TABLE1", "swiss_sit_table"),
 }
-_RENAMED = {
-    "induction_table": ("workbench.experiments._induction", "format_table"),
-    "swiss_sit_table": ("workbench.experiments._swiss_sit", "format_table"),
-}
-_WHERE = {name: (module, name) for module, names in _MODULES.items() for name in names} | _RENAMED
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = sorted(_WHERE)
 
@@ -63,8 +104,7 @@ __all__ = sorted(_WHERE)
 def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'workbench.experiments' has no attribute {name!r}")
-    module, attribute = _WHERE[name]
-    value = getattr(importlib.import_module(module), attribute)
+    value = getattr(importlib.import_module(_WHERE[name]), name)
     globals()[name] = value
     return value
 

@@ -6,10 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.experiments._induction import ARCHITECTURES, INDUCTION_OPERATORS, InductionConfig, run_induction
-from workbench.experiments._induction import format_table as induction_table
-from workbench.experiments._swiss_sit import SWISS_SIT_ORDERS, SwissSiTConfig, run_swiss_sit
-from workbench.experiments._swiss_sit import format_table as swiss_sit_table
+from workbench.experiments._induction import run_induction
+from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPERATORS, InductionConfig
+from workbench.experiments._induction_report import induction_table
+from workbench.experiments._swiss_sit import run_swiss_sit
+from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig
+from workbench.experiments._swiss_sit_report import swiss_sit_table
 
 __all__ = ["EXPERIMENTS", "Experiment"]
 

@@ -53,13 +53,10 @@ import copy
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from workbench.attention import (
     OPERATORS,
@@ -68,37 +65,14 @@ from workbench.attention import (
     nearest_target_distance,
     reversibility_residual,
 )
-from workbench.experiments._layers import OperatorAttention
 from workbench.experiments._runs import jsonable, run_directory, save_json
 from workbench.experiments._runs import progress as _progress_bar
-from workbench.markov import SwissRoll
-from workbench.validation import check_choice, check_in_range, check_integer
+from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig, swiss_roll_points
+from workbench.experiments._swiss_sit_model import SwissSiT
+from workbench.experiments._swiss_sit_report import save_figures, swiss_sit_table
+from workbench.validation import check_choice
 
-__all__ = [
-    "SEED_TABLE1",
-    "SWISS_SIT_ORDERS",
-    "SwissSiT",
-    "SwissSiTConfig",
-    "format_table",
-    "run_swiss_sit",
-    "swiss_roll_points",
-]
-
-SWISS_SIT_ORDERS = ("ffn-mhsa", "mhsa-ffn")
-"""Block orders: ``"ffn-mhsa"`` runs the FFN sublayer first (the seed's FFN→MHSA convention)."""
-
-#: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from attention-geometry-math §A.12
-#: [SEED]; keyed by ``(operator, order)``.
-SEED_TABLE1: dict[tuple[str, str], dict[str, float]] = {
-    ("DMAP", "ffn-mhsa"): {"d_nn": 0.0506, "eff_neighbours": 27.2, "eps_rev": 2.46e-4, "rho_skew": 0.0},
-    ("DMAP", "mhsa-ffn"): {"d_nn": 0.0502, "eff_neighbours": 1.14, "eps_rev": 1.83e-6, "rho_skew": 0.0},
-    ("DMTN", "ffn-mhsa"): {"d_nn": 0.0498, "eff_neighbours": 42.4, "eps_rev": 0.224, "rho_skew": 0.287},
-    ("DMTN", "mhsa-ffn"): {"d_nn": 0.0508, "eff_neighbours": 11.1, "eps_rev": 0.234, "rho_skew": 0.116},
-    ("ATAP", "ffn-mhsa"): {"d_nn": 0.0494, "eff_neighbours": 46.4, "eps_rev": 6.15e-5, "rho_skew": 0.0},
-    ("ATAP", "mhsa-ffn"): {"d_nn": 0.0512, "eff_neighbours": 9.63, "eps_rev": 1.27e-5, "rho_skew": 0.0},
-    ("ATTN", "ffn-mhsa"): {"d_nn": 0.0499, "eff_neighbours": 56.2, "eps_rev": 0.439, "rho_skew": 0.859},
-    ("ATTN", "mhsa-ffn"): {"d_nn": 0.0508, "eff_neighbours": 10.4, "eps_rev": 1.414, "rho_skew": 10.449},
-}
+__all__ = ["run_swiss_sit"]
 
 #: Tolerance of the structural check ε_rev = 0 for DMAP/ATAP: the operators are recorded in float64, so the
 #: residual is float64 rounding of P and of the stationary law (~1e-13); 1e-6 leaves room for ill-conditioned
@@ -107,292 +81,6 @@ EPS_REV_TOLERANCE = 1e-6
 
 #: Null-task fidelity band for d_NN / native spacing (meaningful only for a trained, paper-preset model).
 FIDELITY_BAND = (0.5, 2.0)
-
-_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(
-        n_train=4000,
-        context=32,
-        d_model=16,
-        n_heads=2,
-        ffn_mult=2,
-        steps=120,
-        batch=8,
-        lr=3e-3,
-        ema=0.95,
-        euler_steps=20,
-        n_generate=128,
-        log_every=50,
-    ),
-    "paper": {},
-}
-
-
-@dataclass(frozen=True)
-class SwissSiTConfig:
-    r"""Settings of the Swiss SiT scan; the defaults are the ``"paper"`` preset.
-
-    Parameters
-    ----------
-    n_train : int
-        Training-set size (4000 in the seed).
-    seed : int
-        Seed of the data, initialisation, batches and sampling noise (123 in the seed).
-    noise : float
-        Standard deviation of the isotropic Gaussian noise added to the raw :math:`(x, z)` roll (sklearn units),
-        before standardisation: the thickness of the roll.
-    context : int
-        :math:`N`, points per context (tokens per sequence).
-    d_model, n_heads, ffn_mult : int
-        Width :math:`D`, heads (dividing :math:`D`) and FFN hidden width :math:`\text{ffn\_mult}\cdot D`.
-    steps, batch : int
-        Training steps and contexts per step.
-    lr, weight_decay : float
-        AdamW learning rate (constant) and decoupled weight decay.
-    ema : float
-        Decay of the EMA of the weights in :math:`[0, 1)`; the EMA model samples and is diagnosed.
-    euler_steps : int
-        Euler steps from :math:`\tau = 1` to :math:`\tau = 0`.
-    n_generate : int
-        Generated points, a multiple of ``context`` (``n_generate / context`` independent contexts).
-    diagnostic_times : tuple of float
-        Generative times in :math:`(0, 1]` at which the attention operators are recorded.
-    log_every : int
-        Steps between progress-bar loss updates.
-
-    References
-    ----------
-    attention-geometry-math §A.11 [SEED: 4000 points, seed 123; RECON: everything else].
-
-    Examples
-    --------
-    >>> SwissSiTConfig.preset("quick").context
-    32
-    >>> SwissSiTConfig(context=0)
-    Traceback (most recent call last):
-        ...
-    ValueError: context must be an integer >= 2, got 0
-    """
-
-    n_train: int = 4000
-    seed: int = 123
-    noise: float = 0.5
-    context: int = 64
-    d_model: int = 64
-    n_heads: int = 4
-    ffn_mult: int = 4
-    steps: int = 3000
-    batch: int = 16
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    ema: float = 0.998
-    euler_steps: int = 100
-    n_generate: int = 2048
-    diagnostic_times: tuple[float, ...] = (1.0, 0.75, 0.5, 0.25, 0.05)
-    log_every: int = 100
-
-    def __post_init__(self):
-        check_integer("n_train", self.n_train, 2)
-        check_integer("seed", self.seed, 0)
-        check_in_range("noise", self.noise, 0.0)
-        check_integer("context", self.context, 2)
-        if self.context > self.n_train:
-            raise ValueError(f"context must be <= n_train={self.n_train}, got {self.context}")
-        check_integer("d_model", self.d_model, 1)
-        check_integer("n_heads", self.n_heads, 1)
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads must divide d_model={self.d_model}, got {self.n_heads}")
-        check_integer("ffn_mult", self.ffn_mult, 1)
-        check_integer("steps", self.steps, 1)
-        check_integer("batch", self.batch, 1)
-        check_in_range("lr", self.lr, 0.0, low_inclusive=False)
-        check_in_range("weight_decay", self.weight_decay, 0.0)
-        check_in_range("ema", self.ema, 0.0, 1.0, high_inclusive=False)
-        check_integer("euler_steps", self.euler_steps, 1)
-        check_integer("n_generate", self.n_generate, 1)
-        if self.n_generate % self.context:
-            raise ValueError(f"n_generate must be a multiple of context={self.context}, got {self.n_generate}")
-        times = self.diagnostic_times
-        if not isinstance(times, tuple) or not times:
-            raise TypeError(f"diagnostic_times must be a non-empty tuple of floats, got {times!r}")
-        for t in times:
-            check_in_range("diagnostic_times entry", t, 0.0, 1.0, low_inclusive=False)
-        check_integer("log_every", self.log_every, 1)
-
-    @classmethod
-    def preset(cls, name: str, **overrides) -> SwissSiTConfig:
-        """The ``"quick"`` (all 8 conditions in about a minute on 2 cores) or ``"paper"`` preset.
-
-        Keyword ``overrides`` replace single fields.
-
-        Examples
-        --------
-        >>> SwissSiTConfig.preset("paper") == SwissSiTConfig()
-        True
-        >>> SwissSiTConfig.preset("quick", steps=5).steps
-        5
-        """
-        check_choice("name", name, tuple(_PRESETS))
-        return cls(**{**_PRESETS[name], **overrides})
-
-    def preset_name(self) -> str:
-        """``"quick"`` or ``"paper"`` if this is that preset exactly, else ``"custom"``."""
-        for name in _PRESETS:
-            if self == SwissSiTConfig.preset(name):
-                return name
-        return "custom"
-
-
-def swiss_roll_points(n: int, seed: int | None = 123, noise: float = 0.5) -> np.ndarray:
-    r"""``n`` points of the noisy 2-D Swiss roll, standardised.
-
-    .. math::
-
-        y_i = (t_i\cos t_i,\ t_i\sin t_i) + \sigma\,\xi_i, \quad t_i \sim U[3\pi/2, 9\pi/2],\
-        \xi_i \sim \mathcal N(0, I_2); \qquad x_i = \frac{y_i - \bar y}{s}, \quad
-        s^2 = \frac1{2n}\sum_i\lVert y_i - \bar y\rVert^2,
-
-    the :math:`(x, z)` slice of :class:`workbench.markov.SwissRoll` (``sampling="parameter"``, as sklearn's
-    ``make_swiss_roll``) with noise :math:`\sigma` = ``noise`` in raw units; one overall scale :math:`s`, so
-    the roll keeps its shape.  For ``n=4000, seed=123, noise=0.5`` the native spacing
-    (:func:`workbench.attention.native_spacing`) is about 0.017; with ``noise=0`` about 0.0017.
-
-    Parameters
-    ----------
-    n : int
-        Number of points (at least 2).
-    seed : int or None
-        Seed of the :class:`numpy.random.Generator` (parameters first, then noise).
-    noise : float
-        Noise standard deviation :math:`\sigma \ge 0` before standardisation.
-
-    Returns
-    -------
-    numpy.ndarray, shape=[n, 2], float64
-
-    References
-    ----------
-    Attention Geometry §9 [SEED]; attention-geometry-math §A.11 [RECON: 2-D slice, standardisation].
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = swiss_roll_points(500, seed=0)
-    >>> x.shape, bool(np.allclose(x.mean(0), 0.0, atol=1e-12)), bool(np.isclose((x**2).mean(), 1.0))
-    ((500, 2), True, True)
-    """
-    n = check_integer("n", n, 2)
-    noise = check_in_range("noise", noise, 0.0)
-    rng = np.random.default_rng(seed)
-    xyz = SwissRoll(sampling="parameter").sample(n, rng)
-    y = xyz[:, [0, 2]] + noise * rng.standard_normal((n, 2))
-    y = y - y.mean(axis=0)
-    return y / math.sqrt(float((y**2).mean()))
-
-
-def _time_embedding(tau: torch.Tensor, dim: int, max_period: float = 10_000.0) -> torch.Tensor:
-    """Sinusoidal embedding of ``1000·τ`` (DiT convention), shape ``[B, dim]``."""
-    half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=tau.dtype, device=tau.device) / half)
-    angles = 1000.0 * tau[:, None] * freqs[None]
-    emb = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
-    if dim % 2:
-        emb = torch.cat([emb, torch.zeros_like(emb[:, :1])], dim=-1)
-    return emb
-
-
-def _modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-    return x * (1.0 + scale[:, None]) + shift[:, None]
-
-
-class SwissSiT(nn.Module):
-    r"""One-block flow transformer on sets of 2-D points, with the attention of a chosen operator.
-
-    For a context :math:`X \in \mathbb R^{N\times 2}` at generative time :math:`\tau`, with
-    :math:`c = \mathrm{MLP}(\mathrm{sinusoid}(\tau))` and adaLN-Zero modulation of each sublayer,
-
-    .. math::
-
-        h_0 = XW_{\mathrm{in}} + b_{\mathrm{in}},\quad
-        h \leftarrow h + g_s(c)\odot S\bigl(\mathrm{LN}(h)\,(1 + a_s(c)) + b_s(c)\bigr)
-        \ \text{for } S \text{ in the order},\quad
-        v = \bigl(\mathrm{LN}(h)(1 + a_o(c)) + b_o(c)\bigr)W_{\mathrm{out}} + b_{\mathrm{out}},
-
-    where the sublayers are :math:`S = \mathrm{MHSA}` (:class:`OperatorAttention`, bidirectional, operator
-    ``operator``) and :math:`S = \mathrm{FFN}` (GELU), and ``order="ffn-mhsa"`` applies the FFN first.  No
-    positional encoding: the model is permutation-equivariant over the :math:`N` points.
-
-    Parameters
-    ----------
-    operator : {'DMAP', 'DMTN', 'ATAP', 'ATTN'}
-    order : {'ffn-mhsa', 'mhsa-ffn'}
-    d_model, n_heads, ffn_mult : int
-
-    References
-    ----------
-    Attention Geometry §9 [SEED: one block, both orders]; attention-geometry-math §A.11 [RECON: pre-LN, adaLN].
-
-    Examples
-    --------
-    >>> import torch
-    >>> _ = torch.manual_seed(0)
-    >>> model = SwissSiT("DMTN", "ffn-mhsa", d_model=8, n_heads=2)
-    >>> x, tau = torch.randn(3, 5, 2), torch.rand(3)
-    >>> tuple(model(x, tau).shape), tuple(model.operators(x, tau).shape)
-    ((3, 5, 2), (3, 2, 5, 5))
-    >>> bool(torch.allclose(model.operators(x, tau).sum(-1), torch.ones(3, 2, 5)))  # row-stochastic
-    True
-    """
-
-    def __init__(self, operator: str, order: str, d_model: int = 64, n_heads: int = 4, ffn_mult: int = 4):
-        super().__init__()
-        self.operator = check_choice("operator", operator, OPERATORS)
-        self.order = check_choice("order", order, SWISS_SIT_ORDERS)
-        d_model = check_integer("d_model", d_model, 1)
-        ffn_mult = check_integer("ffn_mult", ffn_mult, 1)
-        self.d_model = d_model
-        self.embed = nn.Linear(2, d_model)
-        self.time_mlp = nn.Sequential(nn.Linear(d_model, d_model), nn.SiLU(), nn.Linear(d_model, d_model))
-        self.attn = OperatorAttention(d_model, n_heads, operator, causal=False)
-        self.ffn = nn.Sequential(
-            nn.Linear(d_model, ffn_mult * d_model), nn.GELU(), nn.Linear(ffn_mult * d_model, d_model)
-        )
-        self.norm_attn = nn.LayerNorm(d_model, elementwise_affine=False)
-        self.norm_ffn = nn.LayerNorm(d_model, elementwise_affine=False)
-        self.norm_out = nn.LayerNorm(d_model, elementwise_affine=False)
-        # adaLN-Zero: 3 (shift, scale, gate) per sublayer + 2 (shift, scale) for the output; zero-initialised.
-        self.ada = nn.Sequential(nn.SiLU(), nn.Linear(d_model, 8 * d_model))
-        nn.init.zeros_(self.ada[1].weight)
-        nn.init.zeros_(self.ada[1].bias)
-        self.head = nn.Linear(d_model, 2)
-
-    def _run(self, x: torch.Tensor, tau: torch.Tensor, want_operator: bool):
-        if x.ndim != 3 or x.shape[-1] != 2:
-            raise ValueError(f"x must have shape [batch, points, 2], got {tuple(x.shape)}")
-        if tau.shape != (x.shape[0],):
-            raise ValueError(f"tau must have shape [{x.shape[0]}] (one time per context), got {tuple(tau.shape)}")
-        c = self.time_mlp(_time_embedding(tau, self.d_model))
-        mods = self.ada(c).chunk(8, dim=-1)
-        h = self.embed(x)
-        P = None
-        sublayers = ("ffn", "mhsa") if self.order == "ffn-mhsa" else ("mhsa", "ffn")
-        for name in sublayers:
-            if name == "mhsa":
-                shift, scale, gate = mods[0:3]
-                y, P = self.attn(_modulate(self.norm_attn(h), shift, scale), return_operator=True)
-            else:
-                shift, scale, gate = mods[3:6]
-                y = self.ffn(_modulate(self.norm_ffn(h), shift, scale))
-            h = h + gate[:, None] * y
-        v = self.head(_modulate(self.norm_out(h), mods[6], mods[7]))
-        return (v, P) if want_operator else v
-
-    def forward(self, x: torch.Tensor, tau: torch.Tensor, return_operator: bool = False):
-        """Velocity ``[B, N, 2]`` at points ``x [B, N, 2]`` and times ``tau [B]`` (and ``P [B, H, N, N]``)."""
-        return self._run(x, tau, return_operator)
-
-    def operators(self, x: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
-        r"""The MHSA Markov operators :math:`\mathsf P^{(h)}` of each context, ``[B, H, N, N]``, rows summing to 1."""
-        return self._run(x, tau, True)[1]
 
 
 def _grid_index(times: tuple[float, ...], euler_steps: int) -> list[int]:
@@ -512,109 +200,6 @@ def _checks(rows: list[dict], config: SwissSiTConfig) -> dict:
     }
 
 
-def _fmt(value: float) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) < 1e-2 or abs(value) >= 1e3:
-        return f"{value:.2e}"
-    return f"{value:.3g}"
-
-
-def format_table(results: dict) -> str:
-    r"""Markdown table of a :func:`run_swiss_sit` result in the layout of the seed's Table 1.
-
-    Each cell reads ``ours / seed``; :math:`d_{\mathrm{NN}}` also shows the ratio to the native spacing
-    (the seed's raw values are in its own, unrecovered units: compare ratios).
-
-    Parameters
-    ----------
-    results : dict
-        The dictionary returned by :func:`run_swiss_sit`.
-
-    Returns
-    -------
-    str
-
-    References
-    ----------
-    Attention Geometry §9, Table 1 [SEED]; attention-geometry-math §A.12.
-
-    Examples
-    --------
-    >>> row = dict(operator="DMAP", order="mhsa-ffn", d_nn=0.02, d_nn_ratio=1.2, eff_neighbours=1.5,
-    ...            eps_rev=1e-14, rho_skew=0.0)
-    >>> text = format_table({"native_spacing": 0.0167, "rows": [row]})
-    >>> "| DMAP | MHSA→FFN | 0.02 (1.2×) / 0.0506" in text.replace("0.0502", "0.0506")
-    True
-    """
-    lines = [
-        "| Op | Order | d_NN (×native) ours / seed | e^{H̄} ours / seed | ε_rev ours / seed | ρ_skew ours / seed |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in results["rows"]:
-        seed = SEED_TABLE1.get((r["operator"], r["order"]), {})
-        order = r["order"].replace("-", "→").upper()
-
-        def pair(k, r=r, seed=seed):
-            return f"{_fmt(r[k])} / {_fmt(seed[k]) if k in seed else '—'}"
-
-        d_nn = f"{_fmt(r['d_nn'])} ({r['d_nn_ratio']:.2g}×) / {_fmt(seed['d_nn']) if seed else '—'}"
-        lines.append(
-            f"| {r['operator']} | {order} | {d_nn} | {pair('eff_neighbours')} | {pair('eps_rev')} | "
-            f"{pair('rho_skew')} |"
-        )
-    lines.append("")
-    lines.append(
-        f"Native spacing of the training set (mean NN distance): {_fmt(results['native_spacing'])} "
-        "(seed: d_NN 0.0494–0.0512, 'close to the native spacing')."
-    )
-    return "\n".join(lines) + "\n"
-
-
-def _figures(path: Path, train: np.ndarray, conditions: list[tuple[str, str, dict]]) -> None:
-    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
-
-    lim = 1.1 * max(3.0, float(np.abs(train).max()))  # one frame for all panels (noise reaches about ±3)
-    pick = next((c for c in conditions if c[0] == "DMTN" and c[1] == "ffn-mhsa"), conditions[0])
-    snaps = pick[2]["snapshots"]
-    fig = Figure(figsize=(2.6 * (1 + len(snaps)), 2.8))
-    axes = fig.subplots(1, 1 + len(snaps), squeeze=False)
-    axes = axes[0]
-    axes[0].scatter(train[:, 0], train[:, 1], s=1, c="k")
-    axes[0].set_title(f"training set ({len(train)})")
-    for ax, (tau, pts) in zip(axes[1:], sorted(snaps.items(), reverse=True), strict=True):
-        ax.scatter(pts[:, 0], pts[:, 1], s=2, c="C0")
-        ax.set_title(f"τ = {tau:g}")
-    for ax in axes:
-        ax.set_xlim(-lim, lim)
-        ax.set_ylim(-lim, lim)
-        ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.suptitle(f"{pick[0]} {pick[1].replace('-', '→').upper()}")
-    fig.tight_layout()
-    fig.savefig(path / "samples.png", dpi=110)
-
-    cols = min(4, len(conditions))
-    rows_ = math.ceil(len(conditions) / cols)
-    fig = Figure(figsize=(2.8 * cols, 2.8 * rows_))
-    axes = fig.subplots(rows_, cols, squeeze=False)
-    for ax in axes.ravel():
-        ax.axis("off")
-    for ax, (op, order, sampled) in zip(axes.ravel(), conditions, strict=False):
-        ax.axis("on")
-        ax.scatter(train[:, 0], train[:, 1], s=1, c="0.8")
-        ax.scatter(sampled["samples"][:, 0], sampled["samples"][:, 1], s=2, c="C3")
-        ax.set_title(f"{op} {order.replace('-', '→').upper()}", fontsize=9)
-        ax.set_xlim(-lim, lim)
-        ax.set_ylim(-lim, lim)
-        ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.tight_layout()
-    fig.savefig(path / "grid.png", dpi=110)
-
-
 def run_swiss_sit(
     config: SwissSiTConfig | None = None,
     *,
@@ -728,7 +313,7 @@ def run_swiss_sit(
     if path is not None:
         save_json(path / "config.json", dataclasses.asdict(config))
         save_json(path / "results.json", results)
-        (path / "table.md").write_text(format_table(results), encoding="utf-8")
-        _figures(path, train, conditions)
+        (path / "table.md").write_text(swiss_sit_table(results), encoding="utf-8")
+        save_figures(path, train, conditions)
         results["out"] = str(path)
     return jsonable(results)

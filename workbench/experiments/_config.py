@@ -1,0 +1,111 @@
+"""The base of the experiments' frozen configs: presets, the preset name, and validation field by field.
+
+Each experiment's settings (:class:`workbench.experiments.SwissSiTConfig`,
+:class:`workbench.experiments.InductionConfig`) are a frozen dataclass deriving from :class:`ExperimentConfig`.
+The base holds what they share: the ``preset(name, **overrides)`` constructor over the class's ``PRESETS``
+table, ``preset_name()``, and the checks of the training fields every experiment has (``seed``, ``d_model``,
+``n_heads``, ``steps``, ``batch``, ``lr``, ``weight_decay``, ``log_every``: :data:`TRAINING_CHECKS`).  The
+fields themselves are declared by each experiment, in its own order and with its own defaults: the order is that
+of ``config.json`` in a run directory and of the constructor's arguments, so a dataclass base holding them
+(its fields come first) would change both.
+
+References
+----------
+Attention Geometry (Candanedo, arXiv 2604.09560) §9 and §11 [SEED] (the two experiments whose settings these
+are); attention-geometry-math §A.11 [RECON] (the protocols).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from workbench.validation import check_choice, check_in_range, check_integer
+
+__all__ = ["ExperimentConfig"]
+
+#: A field check: called as ``check(config, field_name, value)``; raises ``ValueError``/``TypeError``.
+Check = Callable[[Any, str, Any], object]
+
+
+def integer_check(low: int, high: int | None = None) -> Check:
+    """The check ``check_integer(name, value, low, high)`` of one field."""
+    return lambda config, name, value: check_integer(name, value, low, high)
+
+
+def range_check(low: float, high: float | None = None, **inclusive: bool) -> Check:
+    """The check ``check_in_range(name, value, low, high, **inclusive)`` of one field."""
+    return lambda config, name, value: check_in_range(name, value, low, high, **inclusive)
+
+
+def _check_heads(config, name: str, value) -> None:
+    check_integer(name, value, 1)
+    if config.d_model % value:
+        raise ValueError(config.HEADS_MESSAGE.format(d_model=config.d_model, n_heads=value))
+
+
+#: Checks of the training fields every experiment declares (``n_heads`` must also divide ``d_model``).
+TRAINING_CHECKS: dict[str, Check] = {
+    "seed": integer_check(0),
+    "d_model": integer_check(1),
+    "n_heads": _check_heads,
+    "steps": integer_check(1),
+    "batch": integer_check(1),
+    "lr": range_check(0.0, low_inclusive=False),
+    "weight_decay": range_check(0.0),
+    "log_every": integer_check(1),
+}
+
+
+class ExperimentConfig:
+    """Base of an experiment's frozen dataclass config: presets, the preset name, field validation.
+
+    A subclass is a ``@dataclass(frozen=True)`` that declares its fields and sets two class attributes:
+    ``PRESETS`` (preset name → field values that differ from the defaults) and ``CHECKS`` (field name → check,
+    :data:`TRAINING_CHECKS` for the shared fields).  On construction every field is checked, in declaration
+    order, so the first bad field is the one reported.  ``HEADS_MESSAGE`` is the message (a format string with
+    ``d_model`` and ``n_heads``) when ``n_heads`` does not divide ``d_model``.  A subclass with a ``name`` field
+    gets the preset's name in it from :meth:`preset`.
+
+    References
+    ----------
+    Attention Geometry §9, §11 [SEED]; attention-geometry-math §A.11 [RECON].
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Toy(ExperimentConfig):
+    ...     PRESETS = {"quick": {"steps": 5}, "paper": {}}
+    ...     CHECKS = {"steps": TRAINING_CHECKS["steps"]}
+    ...     steps: int = 100
+    >>> Toy.preset("quick").steps, Toy.preset("quick").preset_name(), Toy(steps=7).preset_name()
+    (5, 'quick', 'custom')
+    >>> Toy(steps=0)
+    Traceback (most recent call last):
+        ...
+    ValueError: steps must be an integer >= 1, got 0
+    """
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
+    CHECKS: ClassVar[dict[str, Check]] = {}
+    HEADS_MESSAGE: ClassVar[str] = "n_heads must divide d_model={d_model}, got {n_heads}"
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            self.CHECKS[field.name](self, field.name, getattr(self, field.name))
+
+    @classmethod
+    def preset(cls, name: str, **overrides):
+        """The settings of preset ``name`` (one of ``PRESETS``); keyword ``overrides`` replace single fields."""
+        check_choice("name", name, tuple(cls.PRESETS))
+        named = {"name": name} if "name" in {f.name for f in dataclasses.fields(cls)} else {}
+        return cls(**{**cls.PRESETS[name], **named, **overrides})
+
+    def preset_name(self) -> str:
+        """The preset this config is exactly (e.g. ``"quick"`` or ``"paper"``), else ``"custom"``."""
+        for name in self.PRESETS:
+            if self == type(self).preset(name):
+                return name
+        return "custom"

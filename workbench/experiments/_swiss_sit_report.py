@@ -1,0 +1,137 @@
+r"""The Swiss SiT report: the Markdown table in the layout of the seed's Table 1, and the sample figures.
+
+:func:`swiss_sit_table` formats a :func:`workbench.experiments.run_swiss_sit` result beside the seed's numbers
+(:data:`SEED_TABLE1`); :func:`save_figures` draws the samples of one condition along the generative time and
+the final samples of every condition.
+
+References
+----------
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1, Figure 2 [SEED]; attention-geometry-math §A.12
+(Table 1 numbers) [SEED].
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SEED_TABLE1", "swiss_sit_table"]
+
+#: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from attention-geometry-math §A.12
+#: [SEED]; keyed by ``(operator, order)``.
+SEED_TABLE1: dict[tuple[str, str], dict[str, float]] = {
+    ("DMAP", "ffn-mhsa"): {"d_nn": 0.0506, "eff_neighbours": 27.2, "eps_rev": 2.46e-4, "rho_skew": 0.0},
+    ("DMAP", "mhsa-ffn"): {"d_nn": 0.0502, "eff_neighbours": 1.14, "eps_rev": 1.83e-6, "rho_skew": 0.0},
+    ("DMTN", "ffn-mhsa"): {"d_nn": 0.0498, "eff_neighbours": 42.4, "eps_rev": 0.224, "rho_skew": 0.287},
+    ("DMTN", "mhsa-ffn"): {"d_nn": 0.0508, "eff_neighbours": 11.1, "eps_rev": 0.234, "rho_skew": 0.116},
+    ("ATAP", "ffn-mhsa"): {"d_nn": 0.0494, "eff_neighbours": 46.4, "eps_rev": 6.15e-5, "rho_skew": 0.0},
+    ("ATAP", "mhsa-ffn"): {"d_nn": 0.0512, "eff_neighbours": 9.63, "eps_rev": 1.27e-5, "rho_skew": 0.0},
+    ("ATTN", "ffn-mhsa"): {"d_nn": 0.0499, "eff_neighbours": 56.2, "eps_rev": 0.439, "rho_skew": 0.859},
+    ("ATTN", "mhsa-ffn"): {"d_nn": 0.0508, "eff_neighbours": 10.4, "eps_rev": 1.414, "rho_skew": 10.449},
+}
+
+
+def _fmt(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) < 1e-2 or abs(value) >= 1e3:
+        return f"{value:.2e}"
+    return f"{value:.3g}"
+
+
+def swiss_sit_table(results: dict) -> str:
+    r"""Markdown table of a :func:`run_swiss_sit` result in the layout of the seed's Table 1.
+
+    Each cell reads ``ours / seed``; :math:`d_{\mathrm{NN}}` also shows the ratio to the native spacing
+    (the seed's raw values are in its own, unrecovered units: compare ratios).
+
+    Parameters
+    ----------
+    results : dict
+        The dictionary returned by :func:`run_swiss_sit`.
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    Attention Geometry §9, Table 1 [SEED]; attention-geometry-math §A.12.
+
+    Examples
+    --------
+    >>> row = dict(operator="DMAP", order="mhsa-ffn", d_nn=0.02, d_nn_ratio=1.2, eff_neighbours=1.5,
+    ...            eps_rev=1e-14, rho_skew=0.0)
+    >>> text = swiss_sit_table({"native_spacing": 0.0167, "rows": [row]})
+    >>> "| DMAP | MHSA→FFN | 0.02 (1.2×) / 0.0506" in text.replace("0.0502", "0.0506")
+    True
+    """
+    lines = [
+        "| Op | Order | d_NN (×native) ours / seed | e^{H̄} ours / seed | ε_rev ours / seed | ρ_skew ours / seed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results["rows"]:
+        seed = SEED_TABLE1.get((r["operator"], r["order"]), {})
+        order = r["order"].replace("-", "→").upper()
+
+        def pair(k, r=r, seed=seed):
+            return f"{_fmt(r[k])} / {_fmt(seed[k]) if k in seed else '—'}"
+
+        d_nn = f"{_fmt(r['d_nn'])} ({r['d_nn_ratio']:.2g}×) / {_fmt(seed['d_nn']) if seed else '—'}"
+        lines.append(
+            f"| {r['operator']} | {order} | {d_nn} | {pair('eff_neighbours')} | {pair('eps_rev')} | "
+            f"{pair('rho_skew')} |"
+        )
+    lines.append("")
+    lines.append(
+        f"Native spacing of the training set (mean NN distance): {_fmt(results['native_spacing'])} "
+        "(seed: d_NN 0.0494–0.0512, 'close to the native spacing')."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def save_figures(path: Path, train: np.ndarray, conditions: list[tuple[str, str, dict]]) -> None:
+    """Write ``samples.png`` and ``grid.png`` (conditions: ``(operator, order, sampled)``) into ``path``."""
+    from matplotlib.figure import Figure  # no pyplot: the caller's backend is left alone
+
+    lim = 1.1 * max(3.0, float(np.abs(train).max()))  # one frame for all panels (noise reaches about ±3)
+    pick = next((c for c in conditions if c[0] == "DMTN" and c[1] == "ffn-mhsa"), conditions[0])
+    snaps = pick[2]["snapshots"]
+    fig = Figure(figsize=(2.6 * (1 + len(snaps)), 2.8))
+    axes = fig.subplots(1, 1 + len(snaps), squeeze=False)
+    axes = axes[0]
+    axes[0].scatter(train[:, 0], train[:, 1], s=1, c="k")
+    axes[0].set_title(f"training set ({len(train)})")
+    for ax, (tau, pts) in zip(axes[1:], sorted(snaps.items(), reverse=True), strict=True):
+        ax.scatter(pts[:, 0], pts[:, 1], s=2, c="C0")
+        ax.set_title(f"τ = {tau:g}")
+    for ax in axes:
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.suptitle(f"{pick[0]} {pick[1].replace('-', '→').upper()}")
+    fig.tight_layout()
+    fig.savefig(path / "samples.png", dpi=110)
+
+    cols = min(4, len(conditions))
+    rows_ = math.ceil(len(conditions) / cols)
+    fig = Figure(figsize=(2.8 * cols, 2.8 * rows_))
+    axes = fig.subplots(rows_, cols, squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    for ax, (op, order, sampled) in zip(axes.ravel(), conditions, strict=False):
+        ax.axis("on")
+        ax.scatter(train[:, 0], train[:, 1], s=1, c="0.8")
+        ax.scatter(sampled["samples"][:, 0], sampled["samples"][:, 1], s=2, c="C3")
+        ax.set_title(f"{op} {order.replace('-', '→').upper()}", fontsize=9)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path / "grid.png", dpi=110)
