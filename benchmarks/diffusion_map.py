@@ -124,8 +124,7 @@ def sklearn_pipeline(path: str, gamma: float, k: int, count: int) -> dict:
 
 
 def curvature_pipeline(path: str, beta: float, k: int) -> dict:
-    from workbench.markov import bakry_emery_curvature
-    from workbench.markov import MarkovOperator
+    from workbench.markov import MarkovOperator, bakry_emery_curvature
 
     op = MarkovOperator.from_points(np.load(path), beta, k=k)
     start = time.perf_counter()
@@ -226,8 +225,7 @@ def _self_loop_free_reference(points: np.ndarray, beta: float) -> tuple[np.ndarr
     """The workbench's eigenpairs, degrees and edge count for the kernel scikit-learn diagonalises (K_ii = 0)."""
     import scipy.sparse
 
-    from workbench.markov import gauss_kernel_sparse
-    from workbench.markov import MarkovOperator
+    from workbench.markov import MarkovOperator, gauss_kernel_sparse
 
     kernel = gauss_kernel_sparse(points, beta, k=NEIGHBOURS)
     kernel = kernel - scipy.sparse.eye_array(kernel.shape[0], format="csr")

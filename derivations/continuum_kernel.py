@@ -24,9 +24,14 @@ import sympy as sp
 
 from derivations._common import by_scale
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.continuum import kernel_calculus_at, sphere_product_quadrature, torus_lattice
-from workbench.continuum import cauchy_green_estimator, kernel_generator_expansion
-from workbench.continuum import bochner_gamma2
+from workbench.continuum import (
+    bochner_gamma2,
+    cauchy_green_estimator,
+    kernel_calculus_at,
+    kernel_generator_expansion,
+    sphere_product_quadrature,
+    torus_lattice,
+)
 from workbench.markov import Circle, MarkovOperator, alpha_normalize, gauss_kernel, gauss_kernel_sparse, markov_operator
 from workbench.validation import check_in_range, check_integer
 

@@ -35,11 +35,11 @@ import sympy as sp
 
 from derivations._common import by_scale
 from workbench.catalogue import Identity, Step, Verification, claim
-from workbench.continuum import kernel_generator_expansion
 from workbench.continuum import (
     circle_courrege_operator,
     circle_jump_kernel,
     circle_log_heat_kernel,
+    kernel_generator_expansion,
     sphere_log_heat_kernel,
     varadhan_remainder,
 )

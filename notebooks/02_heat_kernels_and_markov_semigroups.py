@@ -40,8 +40,7 @@ import scipy.special
 import torch
 
 from workbench.catalogue import fit_rate
-from workbench.expmv import AccuracyWarning, expmv
-from workbench.expmv import BandedMatrix
+from workbench.expmv import AccuracyWarning, BandedMatrix, expmv
 from workbench.markov import MarkovOperator, SwissRoll
 
 SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"

@@ -25,7 +25,6 @@ run_directory           -- create the run directory (given, or experiments/runs/
 save_json               -- write a JSON-able record (indented, UTF-8) to a file
 jsonable                -- a value with numpy scalars/arrays, dataclasses, tuples, paths as JSON types
 progress                -- a tqdm progress bar (or a no-op bar with the same interface)
-OperatorAttention       -- multi-head self-attention whose scores are those of one operator (DMAP/DMTN/ATAP/ATTN)
 
 Swiss SiT (Attention Geometry §9, Table 1)
 ------------------------------------------
@@ -86,7 +85,6 @@ _MODULES = {
     ),
     "workbench.experiments._induction_model": ("InductionTransformer",),
     "workbench.experiments._induction_report": ("SEED_INDUCTION", "induction_table"),
-    "workbench.experiments._layers": ("OperatorAttention",),
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),

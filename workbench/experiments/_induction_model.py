@@ -1,7 +1,7 @@
 r"""The induction experiment's model: a small causal transformer whose heads use one operator's scores.
 
 Token and learned position embeddings, pre-LN blocks of causal multi-head attention (each head's scores those of
-one operator, :class:`workbench.experiments.OperatorAttention`) with an optional GELU MLP sublayer, and a
+one operator, :class:`workbench.nn.OperatorAttention`) with an optional GELU MLP sublayer, and a
 linear read-out: the two-layer models in which induction heads form.
 
 References
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from workbench.experiments._induction_config import ARCHITECTURES
-from workbench.experiments._layers import OperatorAttention
+from workbench.nn import OperatorAttention
 from workbench.validation import check_choice, check_integer
 
 __all__ = ["InductionTransformer"]
@@ -54,7 +54,7 @@ class InductionTransformer(nn.Module):
         \;[+\ \mathrm{MLP}(\mathrm{LN}\,\cdot)], \qquad
         \mathrm{logits} = \mathrm{LN}(h^{(L)})\,W_U,
 
-    with :class:`workbench.experiments._layers.OperatorAttention` as the MHSA (causal mask) and, for
+    with :class:`workbench.nn.OperatorAttention` as the MHSA (causal mask) and, for
     ``architecture="mlp"``, a GELU MLP of width :math:`4D` after each attention sublayer.
 
     Parameters

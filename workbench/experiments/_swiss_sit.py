@@ -14,7 +14,7 @@ scan trains one model per condition (operator :math:`\in` {DMAP, DMTN, ATAP, ATT
 * :math:`\varepsilon_{\mathrm{rev}}` — detailed-balance residual
   (:func:`workbench.attention.reversibility_residual`), mean and max over recorded operators;
 * :math:`\rho_{\mathrm{skew}}` — mean over heads of the effective score skew ratio
-  (:meth:`workbench.experiments._layers.OperatorAttention.skew_ratios`).
+  (:meth:`workbench.nn.OperatorAttention.skew_ratios`).
 
 Protocol (the seed's protocol was lost; every choice below is a reconstruction, [RECON], exposed in
 :class:`SwissSiTConfig`):

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from workbench.attention import OPERATORS
-from workbench.experiments._layers import OperatorAttention
+from workbench.nn import OperatorAttention
 from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS
 from workbench.validation import check_choice, check_integer
 

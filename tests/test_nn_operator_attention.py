@@ -1,4 +1,4 @@
-"""OperatorAttention: the torch MHSA layer whose scores are one of the four operators.
+"""OperatorAttention (workbench.nn): multi-head self-attention with DMAP/DMTN/ATAP/ATTN logits.
 
 Oracles: torch's own ``nn.MultiheadAttention`` for the ATTN corner (same weights, float64: agreement to
 1e-12, a few roundings of O(1) sums); the attention layer's numpy ``family_operator`` on the layer's head
