@@ -19,8 +19,8 @@ import torch
 from torch import nn
 
 from workbench.attention import OPERATORS
-from workbench.nn import OperatorAttention
 from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS
+from workbench.nn import OperatorAttention
 from workbench.validation import check_choice, check_integer
 
 __all__ = ["SwissSiT"]
