@@ -279,10 +279,7 @@ def test_bad_input_is_refused_with_named_messages(rng):
         bipartite.diffusion_map(5, t=0.5)
 
 
-def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
-    # A sharp attention head (β ≈ 15 on an ordered Swiss-roll context): by its support it has one closed class,
-    # but transitions underflow to ~1e-323 and the linear system is singular in floating
-    # point.  The error must say so instead of surfacing LAPACK's "Singular matrix".
+def _sharp_swiss_roll_head():
     from workbench.markov import SwissRoll, softmax_operator
 
     points = SwissRoll().sample(64, seed=9)
@@ -291,8 +288,94 @@ def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
     rng = np.random.default_rng(9)
     X = points @ rng.standard_normal((2, 16))
     W_Q, W_K = 0.7 * rng.standard_normal((16, 4)), 0.7 * rng.standard_normal((16, 4))
-    P = softmax_operator((X @ W_Q) @ (X @ W_K).T, beta=14.67799267622069)  # a plain attention head
+    return softmax_operator((X @ W_Q) @ (X @ W_K).T, beta=14.67799267622069)  # a plain attention head
+
+
+def _gth_mpmath(P, digits=60):
+    """GTH elimination in mpmath (arbitrary exponent range): the oracle for a law beyond double range."""
+    import mpmath
+
+    mpmath.mp.dps = digits
+    n = P.shape[0]
+    A = [[mpmath.mpf(float(P[i, j])) for j in range(n)] for i in range(n)]
+    for k in range(n - 1, 0, -1):
+        s = mpmath.fsum(A[k][:k])
+        for i in range(k):
+            A[i][k] /= s
+        for i in range(k):
+            for j in range(k):
+                A[i][j] += A[i][k] * A[k][j]
+    pi = [mpmath.mpf(1)]
+    for k in range(1, n):
+        pi.append(mpmath.fsum(pi[i] * A[i][k] for i in range(k)))
+    total = mpmath.fsum(pi)
+    return [p / total for p in pi]
+
+
+def test_stationary_law_of_a_numerically_reducible_head_is_a_clear_error():
+    # A sharp attention head (β ≈ 15 on an ordered Swiss-roll context): by its support it has one closed class,
+    # but its law spans more than the double range (oracle: the same elimination in mpmath, π_max/π_min ≈
+    # 1e1190), so no float64 vector holds it.  The error must say so, on every BLAS (it no longer depends on
+    # whether LAPACK's pivoting happens to meet an exact zero).
+    P = _sharp_swiss_roll_head()
+    pi = _gth_mpmath(P)
+    assert max(pi) / min(pi) > 1e308
     with pytest.raises(
         ValueError, match=r"the stationary law is numerically undetermined: .*\(smallest positive transition"
     ):
         _ = MarkovOperator(P).stationary
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch:cpu"] if HAS_TORCH else ["numpy"])
+def test_stationary_law_keeps_transitions_below_the_unit_roundoff(backend):
+    # Oracle: the two-state closed form π = (b, a)/(a + b) for P = [[1 − a, a], [b, 1 − b]].  With a, b ≈ 1e-20,
+    # 1 − P_ii rounds to 0 and (I − P)ᵀ is the zero matrix in float64; GTH never forms it.  Tolerance 4u: a few
+    # roundings of sums and quotients of positive numbers (no cancellation).
+    a, b = 1e-20, 3e-20
+    P = to_backend(np.array([[1 - a, a], [b, 1 - b]]), backend)
+    pi = to_numpy(MarkovOperator(P).stationary)
+    np.testing.assert_allclose(pi, [b / (a + b), a / (a + b)], rtol=4 * 2.0**-53, atol=0)
+
+
+def test_stationary_law_of_a_sharp_head_to_full_relative_accuracy():
+    # Oracle: the mpmath elimination at 60 digits on the same stored matrix.  β = 6 on the same context leaves
+    # transitions down to ~1e-126 and π over 125 decades; every π_i is to match to 1e-12 relative (the
+    # elimination's entrywise bound is O(n²u) ≈ 5e-13 for n = 64).  LU on (I − P)ᵀ, the previous method, is off
+    # by 190 % on the smallest entries here.
+    P = softmax_operator_for_beta(6.0)
+    pi = to_numpy(MarkovOperator(P).stationary)
+    reference = np.array([float(p) for p in _gth_mpmath(P)])
+    assert reference.max() / reference.min() > 1e10
+    np.testing.assert_allclose(pi, reference, rtol=1e-12, atol=0)
+
+
+def softmax_operator_for_beta(beta):
+    P = _sharp_swiss_roll_head()
+    logits = np.log(np.maximum(P, np.finfo(float).tiny)) / 14.67799267622069  # the head's scores, shifted per row
+    weights = np.exp(beta * (logits - logits.max(axis=1, keepdims=True)))
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def test_stationary_law_vanishes_off_the_closed_class_and_refuses_subnormal_links():
+    # Oracle: closed forms.  State 2 is transient (it leaves for {0, 1} and nothing returns): π = (1/2, 1/2, 0).
+    P = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]])
+    np.testing.assert_allclose(MarkovOperator(P).stationary, [0.5, 0.5, 0.0], rtol=4 * 2.0**-53, atol=0)
+    # Two states joined only by a subnormal transition (1e-310 < the smallest normal 2.2e-308): one closed class
+    # by support, but the law hangs on a number with no relative precision left.
+    joined = np.array([[1.0, 0.0], [1e-310, 1.0 - 1e-310]])
+    joined[0] = [1.0 - 1e-310, 1e-310]
+    with pytest.raises(ValueError, match=r"numerically undetermined: .*only through transitions that underflow"):
+        _ = MarkovOperator(joined).stationary
+
+
+def test_stationary_law_agrees_with_a_dense_solve_on_well_conditioned_chains():
+    # Oracle: numpy's LU solve of (I − P)ᵀπ = 0 with one equation replaced by Σπ = 1 (well conditioned for a
+    # dense random chain: 1e-13 covers a few hundred roundings).
+    rng = np.random.default_rng(4)
+    for n in (3, 17, 80):
+        P = rng.random((n, n)) ** 3
+        P /= P.sum(axis=1, keepdims=True)
+        system = (np.eye(n) - P).T
+        system[-1] = 1.0
+        reference = np.linalg.solve(system, np.eye(n)[-1])
+        np.testing.assert_allclose(MarkovOperator(P).stationary, reference, rtol=1e-13, atol=0)

@@ -23,7 +23,7 @@ from functools import cached_property
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace, to_numpy, unit_roundoff
+from workbench.backend import namespace, to_numpy
 from workbench.markov._matrices import (
     check_row_sums,
     frobenius,
@@ -35,6 +35,7 @@ from workbench.markov._matrices import (
     validated_kernel,
 )
 from workbench.markov._nystrom import cross_kernel, drop_coincident
+from workbench.markov._stationary import closed_classes, gth_stationary
 from workbench.validation import (
     as_array,
     as_sparse,
@@ -67,27 +68,6 @@ class Spectrum:
 
     values: object
     vectors: object
-
-
-def _closed_classes(matrix, floor: float = 0.0) -> list[np.ndarray]:
-    """Closed communicating classes of the chain: strongly connected components nothing leaves.
-
-    Transitions at or below ``floor`` count as absent (``floor = 0``: the support).
-    """
-    import scipy.sparse
-    from scipy.sparse.csgraph import connected_components
-
-    support = (
-        scipy.sparse.csr_array(matrix, copy=True) if is_sparse(matrix) else scipy.sparse.csr_array(to_numpy(matrix))
-    )
-    if floor > 0:
-        support.data[support.data <= floor] = 0
-        support.eliminate_zeros()
-    count, labels = connected_components(support, directed=True, connection="strong")
-    coo = support.tocoo()
-    leaving = labels[coo.row] != labels[coo.col]
-    open_classes = set(labels[coo.row[leaving]].tolist())
-    return [np.flatnonzero(labels == c) for c in range(count) if c not in open_classes]
 
 
 class MarkovOperator:
@@ -335,55 +315,65 @@ class MarkovOperator:
 
         Exact from the degrees for an operator built from a symmetric kernel.  Otherwise it solves
         :math:`(I - \mathsf P)^\top\pi = 0` with one equation replaced by :math:`\mathbf 1^\top\pi = 1`
-        (the equations sum to zero, so any one is redundant when :math:`\pi` is unique).  Raises
+        (the equations sum to zero, so any one is redundant when :math:`\pi` is unique) for sparse operators.  Raises
         ``ValueError`` when :math:`\pi` is not unique (more than one closed class), and when it is not
-        determined to working precision: the transitions above the unit roundoff :math:`u` (those that
-        :math:`1 - \mathsf P_{ii}` still records) leave more than one closed class.
+        determined to working precision (the class is held together only by subnormal transitions, or the
+        ratios :math:`\pi_i/\pi_j` leave the floating-point range).
+        Dense operators use the Grassmann–Taksar–Heyman elimination on the closed class, which never forms
+        :math:`1 - \mathsf P_{ii}` and so keeps every :math:`\pi_i` to small relative error however sharp
+        the rows; sparse ones an LU solve.
         """
-        classes = _closed_classes(self._P)
+        classes = closed_classes(self._P)
         if len(classes) > 1:
             shown = "; ".join(str(c[:5].tolist())[:-1] + (", ...]" if c.size > 5 else "]") for c in classes[:3])
             raise ValueError(
                 f"the stationary law is not unique: P has {len(classes)} closed communicating classes "
                 f"(vertices {shown}{'; ...' if len(classes) > 3 else ''}); restrict P to one class"
             )
-        # 1 − P_ii records a leaving transition only above the unit roundoff u.  When the transitions above u
-        # split the chain into several closed classes, π hangs on digits the system does not hold: refuse,
-        # whatever LAPACK's pivoting makes of the (numerically singular) system.
-        if len(_closed_classes(self._P, floor=unit_roundoff(self._P))) > 1:
+        # A class held together only by subnormal transitions (no relative precision left) has a law its
+        # data do not determine.
+        if len(closed_classes(self._P, floor=float(np.finfo(np.float64).tiny))) > 1:
             raise self._undetermined()
-        system = transpose(self.generator)
         if self.is_sparse:
             from scipy.sparse.linalg import spsolve
 
-            system = system.tolil()
+            system = transpose(self.generator).tolil()
             system[-1, :] = np.ones(self.n)
             rhs = np.zeros(self.n)
             rhs[-1] = 1.0
             pi = spsolve(system.tocsc(), rhs)
+            xp = namespace(pi)
+            pi = xp.where(pi < 0, xp.zeros_like(pi), pi)  # rounding-level negatives off the closed class
+            return pi / xp.sum(pi)
+        # Dense: GTH elimination on the closed class (π vanishes off it): no 1 − P_ii is ever formed, so
+        # sharp heads whose leaving transitions fall below the unit roundoff keep their law to full
+        # relative accuracy, on every BLAS.
+        xp = namespace(self._P)
+        closed = classes[0]
+        if closed.size == self.n:
+            pi = gth_stationary(self._P)
         else:
-            xp = namespace(self._P)
-            ones = xp.ones((1, self.n), dtype=self._P.dtype, device=array_api_compat.device(self._P))
-            system = xp.concat([system[:-1, :], ones], axis=0)
-            rhs = xp.zeros(self.n, dtype=self._P.dtype, device=array_api_compat.device(self._P))
-            rhs[-1] = 1.0
-            try:
-                pi = xp.linalg.solve(system, rhs)
-            except (np.linalg.LinAlgError, RuntimeError) as error:  # torch raises a RuntimeError subclass
-                raise self._undetermined() from error
-        xp = namespace(pi)
-        pi = xp.where(pi < 0, xp.zeros_like(pi), pi)  # rounding-level negatives off the closed class
-        return pi / xp.sum(pi)
+            index = xp.asarray(closed, device=array_api_compat.device(self._P))
+            on_class = gth_stationary(xp.take(xp.take(self._P, index, axis=0), index, axis=1))
+            pi = None
+            if on_class is not None:
+                pi = xp.zeros(self.n, dtype=self._P.dtype, device=array_api_compat.device(self._P))
+                pi[index] = on_class
+        if pi is None:
+            raise self._undetermined()
+        return pi
 
     def _undetermined(self) -> ValueError:
-        # One closed class by support, but transitions that underflow (sharp softmax rows) make the system
-        # singular in floating point: π is not determined to working precision.
+        # One closed class by support, but held together only by subnormal transitions, or with a law whose
+        # ratios leave the floating-point range (very sharp softmax rows): π is not determined to working
+        # precision.
         P = to_numpy(self._P.tocsr().data if self.is_sparse else self._P)
         smallest = float(np.min(P[P > 0])) if np.any(P > 0) else 0.0
         return ValueError(
-            "the stationary law is numerically undetermined: P has one closed class but its system is "
-            f"singular in floating point (smallest positive transition {smallest:.3g}); lower the "
-            "inverse temperature or pass the stationary law explicitly"
+            "the stationary law is numerically undetermined: P has one closed class, but only through "
+            "transitions that underflow, or with ratios π_i/π_j beyond the floating-point range (smallest "
+            f"positive transition {smallest:.3g}); lower the inverse temperature or pass the stationary law "
+            "explicitly"
         )
 
     @cached_property
