@@ -293,7 +293,7 @@ for s in sharpness:
 print(f"rotation head, ATTN: ε_rev at β = {sharpness[-1]:g} is √2 − {np.sqrt(2) - rotating['ATTN'][-1]:.1e}")
 print(f"rotation head, DMAP of the same weights: max ε_rev {max(rotating['DMAP']):.1e}")
 assert np.sqrt(2) - rotating["ATTN"][-1] < 1e-6 and max(rotating["DMAP"]) < 1e-12
-assert max(rotating["ATTN"]) <= np.sqrt(2)
+assert max(rotating["ATTN"]) <= np.sqrt(2) + 8 * np.finfo(float).eps  # the bound √2, up to a few roundings
 
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
 ax.semilogx(sharpness, rotating["ATTN"], "o-", ms=3, label="ATTN, pure rotation M = −Mᵀ")
