@@ -123,3 +123,15 @@ def test_every_identity_passes_at_large_scale(name):
     results = run_checks(select(discover(), name=name), seed=11, scale="large", backends=BACKENDS, symbolic=False)
     for r in results:
         assert r.passed, (r.backend, r.residual, r.tolerance, r.error)
+
+
+def test_run_checks_names_what_it_wants_when_given_an_area_string():
+    # Reproducer: run_checks("markov") raised AttributeError ('str' object has no attribute 'name').
+    from workbench.catalogue import run_checks
+
+    with pytest.raises(
+        TypeError, match=r"identities must be an iterable of Identity records, .* got the string 'markov'"
+    ):
+        run_checks("markov")
+    with pytest.raises(TypeError, match=r"identities\[0\] must be an Identity, got int"):
+        run_checks([1])

@@ -364,6 +364,15 @@ def run_checks(
     [('sympy', True), ('numpy', True)]
     """
     check_choice("scale", scale, SCALES)
+    if isinstance(identities, (str, Identity)):
+        shown = f"the string {identities!r}" if isinstance(identities, str) else "one Identity"
+        raise TypeError(
+            f"identities must be an iterable of Identity records, e.g. select(discover(), area=...), got {shown}"
+        )
+    identities = list(identities)
+    for i, identity in enumerate(identities):
+        if not isinstance(identity, Identity):
+            raise TypeError(f"identities[{i}] must be an Identity, got {type(identity).__name__}")
     results = []
     for identity in identities:
         if symbolic:

@@ -27,6 +27,7 @@ __all__ = [
     "check_integer",
     "check_markov_generator",
     "check_matching",
+    "check_memory",
     "check_nonnegative",
     "check_row_stochastic",
     "check_square",
@@ -408,3 +409,44 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
         listed = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {listed}, got {value!r}")
     return value
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the kernel reports available (``MemAvailable`` of ``/proc/meminfo``); ``None`` elsewhere."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_memory(what: str, nbytes: float, hint: str = "", budget: float | None = None) -> None:
+    """Refuse work whose estimated memory ``nbytes`` exceeds ``budget`` (default: the available memory).
+
+    The estimate is made before anything is allocated, so a too-large request is a ``ValueError`` that says
+    what it would have needed, not a ``MemoryError`` (or a swapping machine) halfway through.
+
+    Examples
+    --------
+    >>> check_memory("a 10×10 float64 matrix", 800)
+    >>> check_memory("an n×n kernel (n = 1000000)", 8e12, "use a sparse kernel", budget=2**30)
+    Traceback (most recent call last):
+        ...
+    ValueError: an n×n kernel (n = 1000000) needs about 7.5e+03 GiB, more than the budget of 1 GiB; use a sparse kernel
+    """
+    if budget is None:
+        budget = available_memory()
+        if budget is None:
+            return
+        source = " (available memory)"
+    else:
+        source = ""
+    if nbytes > budget:
+        advice = f"; {hint}" if hint else ""
+        raise ValueError(
+            f"{what} needs about {nbytes / 2**30:.2g} GiB, more than the budget of {budget / 2**30:.3g} GiB{source}"
+            f"{advice}"
+        )

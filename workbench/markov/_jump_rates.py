@@ -52,6 +52,8 @@ class JumpRates:
             self.xp = xp
             self.degree = xp.sum(self.W, axis=1)
         self.n = int(self.W.shape[0])
+        if self.n == 0:
+            raise ValueError(f"{name} must have at least one vertex, got shape (0, 0)")
         self._row = None
         self._row_sum = None
 

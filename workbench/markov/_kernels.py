@@ -16,6 +16,7 @@ R. R. Coifman and S. Lafon, Diffusion maps, Appl. Comput. Harmon. Anal. 21 (2006
 
 from __future__ import annotations
 
+import math
 from numbers import Integral
 
 import array_api_compat
@@ -25,7 +26,7 @@ from scipy.spatial import cKDTree
 
 from workbench.backend import namespace
 from workbench.markov._operators import positive_row_sums
-from workbench.validation import as_array, check_in_range, check_nonnegative, check_square
+from workbench.validation import as_array, check_in_range, check_memory, check_nonnegative, check_square
 
 __all__ = ["alpha_normalize", "gauss_kernel", "gauss_kernel_sparse", "squared_distances"]
 
@@ -53,6 +54,13 @@ def squared_distances(points):
     [[0.0, 25.0], [25.0, 0.0]]
     """
     points = as_array("points", points, min_ndim=2)
+    n, batch = int(points.shape[-2]), math.prod(int(s) for s in points.shape[:-2])
+    # The n×n result and one temporary of the same size (cdist's output, then the caller's exp).
+    check_memory(
+        f"the dense pairwise distances of points (n = {n}{f', batch {batch}' if batch > 1 else ''})",
+        2.0 * batch * n * n * points.dtype.itemsize,
+        "use gauss_kernel_sparse (a kNN or radius graph) or fewer points",
+    )
     if array_api_compat.is_torch_array(points):
         import torch
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from workbench.backend import namespace
 from workbench.validation import (
     as_array,
@@ -122,7 +124,12 @@ def softmax_operator(scores, beta=1.0):
     scores = as_array("scores", scores, min_ndim=2)
     beta = check_in_range("beta", beta, 0.0)
     xp = namespace(scores)
-    z = beta * scores
-    z = z - xp.max(z, axis=-1, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = beta * scores
+        z = z - xp.max(z, axis=-1, keepdims=True)
+        if not bool(xp.all(xp.isfinite(z))):
+            # β·S overflowed (β near the float maximum): shift first, then scale.  The law is the same; each
+            # shifted entry is ≤ 0, so an overflow now gives −∞ (weight exactly 0, the β → ∞ limit), never NaN.
+            z = beta * (scores - xp.max(scores, axis=-1, keepdims=True))
     weights = xp.exp(z)
     return weights / xp.sum(weights, axis=-1, keepdims=True)
