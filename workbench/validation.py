@@ -23,6 +23,7 @@ __all__ = [
     "as_sparse",
     "check_choice",
     "check_finite",
+    "check_finite_result",
     "check_in_range",
     "check_integer",
     "check_markov_generator",
@@ -450,3 +451,24 @@ def check_memory(what: str, nbytes: float, hint: str = "", budget: float | None 
             f"{what} needs about {nbytes / 2**30:.2g} GiB, more than the budget of {budget / 2**30:.3g} GiB{source}"
             f"{advice}"
         )
+
+
+def check_finite_result(what: str, value: float, **inputs: Any) -> float:
+    """Return ``value`` if finite; otherwise a ``ValueError`` naming the inputs that overflowed it.
+
+    For closed-form scalars whose inputs are each valid but whose result leaves the double range: the
+    caller gets the reason, never a silent ``inf``/``nan``.
+
+    Examples
+    --------
+    >>> check_finite_result("rate", 2.0, beta=1.0)
+    2.0
+    >>> check_finite_result("rate", float("inf"), beta=1e308)
+    Traceback (most recent call last):
+        ...
+    ValueError: rate is not finite in double precision for beta=1e+308 (got inf); use smaller inputs
+    """
+    if math.isfinite(value):
+        return value
+    shown = ", ".join(f"{k}={v!r}" if not isinstance(v, float) else f"{k}={v:g}" for k, v in inputs.items())
+    raise ValueError(f"{what} is not finite in double precision for {shown} (got {value!r}); use smaller inputs")

@@ -38,7 +38,7 @@ import scipy.sparse
 from scipy.spatial import cKDTree
 
 from workbench.markov import carre_du_champ, gamma2
-from workbench.validation import as_array, check_in_range, check_integer
+from workbench.validation import as_array, check_finite_result, check_in_range, check_integer, check_memory
 
 __all__ = ["KernelCalculus", "kernel_calculus_at", "sphere_product_quadrature", "torus_lattice"]
 
@@ -116,9 +116,15 @@ def torus_lattice(n: int, dim: int = 2, period: float = 2.0 * math.pi) -> tuple[
     dim = check_integer("dim", dim, 1)
     period = check_in_range("period", period, 0.0, low_inclusive=False)
     h = period / n
+    try:
+        volume = h**dim
+    except OverflowError:
+        volume = math.inf
+    check_finite_result("the cell volume (period/n)^dim", volume, n=n, dim=dim, period=period)
+    check_memory(f"a torus lattice of n^dim = {n}^{dim} nodes", 8.0 * (dim + 2) * float(n) ** dim, "use fewer nodes")
     axes = np.meshgrid(*([np.arange(n) * h] * dim), indexing="ij")
     points = np.stack([a.ravel() for a in axes], axis=-1)
-    return points, np.full(n**dim, h**dim)
+    return points, np.full(n**dim, volume)
 
 
 class KernelCalculus(NamedTuple):

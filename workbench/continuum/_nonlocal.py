@@ -42,7 +42,7 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from workbench.validation import as_array, check_in_range, check_integer
+from workbench.validation import as_array, check_finite_result, check_in_range, check_integer
 
 __all__ = [
     "JumpKernel",
@@ -207,7 +207,11 @@ def varadhan_remainder(log_p, distance, t, hbar=1.0, dimension=1):
     t, hbar = _check_time(t, hbar)
     dimension = check_integer("dimension", dimension, 1)
     s = hbar * t
-    return -4 * s * log_p - distance**2 - 2 * dimension * s * math.log(4 * math.pi * s)
+    try:
+        value = -4 * s * log_p - distance**2 - 2 * dimension * s * math.log(4 * math.pi * s)
+    except OverflowError:
+        value = math.inf
+    return check_finite_result("the Varadhan remainder", value, log_p=log_p, distance=distance, t=t, hbar=hbar)
 
 
 def diffusive_jump_rate(beta, hbar=1.0, dimension=1):
@@ -245,7 +249,11 @@ def diffusive_jump_rate(beta, hbar=1.0, dimension=1):
     beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
     hbar = check_in_range("hbar", hbar, 0.0, low_inclusive=False)
     dimension = check_integer("dimension", dimension, 1)
-    return 4 * hbar * beta * (beta / math.pi) ** (dimension / 2)
+    try:
+        rate = 4 * hbar * beta * (beta / math.pi) ** (dimension / 2)
+    except OverflowError:
+        rate = math.inf
+    return check_finite_result("the jump rate", rate, beta=beta, hbar=hbar, dimension=dimension)
 
 
 class JumpKernel(NamedTuple):
