@@ -48,6 +48,7 @@ import scipy.special
 from workbench.backend import namespace, to_numpy, unit_roundoff
 from workbench.expmv._banded import BandedMatrix
 from workbench.expmv._blocks import as_block, axpy, finish, fresh_product
+from workbench.expmv._krylov import expmv_krylov
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range
 
@@ -403,8 +404,12 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     A wider interval is still correct, at the price of more terms (and a larger :math:`M` if it is wider
     at the growing end).  A too-narrow interval is detected when it matters:
     :math:`\lVert T_k(\hat A)B\rVert_F \le \lVert B\rVert_F` must hold on :math:`[-1, 1]`, and is checked
-    every 16 degrees and at the end; growth raises ``ValueError`` (given interval) or falls back to
-    Gershgorin bounds (Lanczos interval).  An eigenvalue a distance :math:`\delta` outside, in a direction
+    every 16 degrees and at the end; growth raises ``ValueError`` (given interval); for a Lanczos interval,
+    which is a hypothesis until this check, it falls back to Gershgorin bounds when a Rayleigh quotient
+    certifies their growing end (as above), and otherwise to :func:`~workbench.expmv.expmv_krylov`
+    (Lanczos time stepping, no interval needed; ``info["method"]`` is then ``"krylov"`` and
+    ``info["fallback_from"]`` ``"chebyshev"``): Chebyshev never runs on an interval whose growing end is
+    neither certified nor survived by the check.  An eigenvalue a distance :math:`\delta` outside, in a direction
     :math:`B` barely touches, can escape the check; the series still converges there, and that component's
     error is about :math:`\varepsilon_K\cosh(K\operatorname{arccosh}(1+\delta/h))` — small unless
     :math:`K\sqrt{2\delta/h} \gg 1`, which is when the check fires for any visible component.
@@ -482,6 +487,7 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     # Work with B / 2^e, |entries| ≤ 1 (exact), so that norms neither underflow nor overflow; 2^e goes
     # into the final scaling together with e^ℓ.
     exponent = math.frexp(peak)[1]
+    original = block
     block = block * math.ldexp(1.0, -exponent)
 
     def expansion_for(target, bounds=bounds):
@@ -496,9 +502,16 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
                 f"{escape.ratio:.3g}·‖B‖_F at degree {escape.degree} (Chebyshev polynomials are bounded by 1 "
                 "on [-1, 1]); widen the interval, or pass interval=None for Gershgorin bounds"
             ) from None
-        bounds = tuple(float(v) for v in op.gershgorin())
-        info.update(interval=bounds, interval_source="gershgorin (lanczos bound failed)")
         info["matvecs"] += escape.degree
+        bounds = tuple(float(v) for v in op.gershgorin())
+        info["matvecs"] += 1
+        if not _gershgorin_is_tight(op, block, t, bounds):
+            # The Lanczos interval is disproved and the Gershgorin one is not certified at the end where
+            # e^{tx} is largest: Chebyshev on it would scale by M = e^{t·g} ≫ ‖e^{tA}‖ and return rounding
+            # noise (reproducer: −GGᵀ/√50, t = 10 gave 1e176 for 0.84).  Lanczos time stepping needs no
+            # interval; its error is controlled a posteriori.
+            return _krylov_fallback(op, original, vector, t, tol, info, escape)
+        info.update(interval=bounds, interval_source="gershgorin (lanczos bound failed)")
 
         def expansion_for(target, bounds=bounds):
             return chebyshev_exp_coefficients(t, bounds, target)
@@ -528,6 +541,24 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
             stacklevel=2,
         )
     return finish(xp, result, vector), info
+
+
+def _krylov_fallback(op, block, vector, t, tol, info, escape):
+    r"""Finish with :func:`~workbench.expmv.expmv_krylov` (Lanczos) after a disproved spectral interval."""
+    xp = namespace(block)
+    y, krylov = expmv_krylov(op, block, t, tol=tol, lanczos=True)
+    info.update({key: value for key, value in krylov.items() if key not in ("matvecs", "method")})
+    info.update(
+        method="krylov",
+        fallback_from="chebyshev",
+        matvecs=info["matvecs"] + krylov["matvecs"],
+        interval_source="lanczos bound failed; krylov fallback",
+        fallback_reason=(
+            f"the Lanczos interval missed the spectrum (‖T_k(Â)B‖_F grew to {escape.ratio:.3g}·‖B‖_F at degree "
+            f"{escape.degree}) and the Gershgorin bound is not certified at the growing end"
+        ),
+    )
+    return finish(xp, y, vector), info
 
 
 def _rescale(xp, total, log_scale, exponent, norm_total, dtype):

@@ -20,6 +20,7 @@ A. H. Al-Mohy and N. J. Higham, SIAM J. Sci. Comput. 33 (2011) 488–511.
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 
@@ -45,15 +46,18 @@ def _method(name: str):
     return getattr(importlib.import_module(module), function)
 
 
-def choose_method(op: LinearMap, times) -> tuple[str, str]:
-    """Return ``(method, reason)`` for ``method="auto"``.
+def choose_method(op: LinearMap, times, unit: float = 2.0**-53) -> tuple[str, str]:
+    r"""Return ``(method, reason)`` for ``method="auto"``.
 
     Symmetric operators go to Chebyshev, symmetric Markov generators (heat kernels e^{−tL}) included:
     its degree grows like √(t·width) where uniformization needs ≈ qt products (172 against 580 for
     the path Laplacian at t = 200), and its error is within ``tol`` in norm, but nonnegativity then
     holds only to rounding.  Non-symmetric generators go to uniformization, whose results are
     nonnegative with exact row sums by construction; pass ``method="uniformization"`` to get that
-    guarantee for a symmetric generator too.
+    guarantee for a symmetric generator too.  An operator known only through its action goes to Krylov,
+    unless rounding in the projection, about :math:`u\,|t|\,\lVert A\rVert_1`, would cost half the
+    digits or more while products with :math:`A^\top` are available: then Taylor, whose power-norm
+    bounds :math:`\lVert A^p\rVert_1^{1/p}` stay moderate for a huge non-normal part (``[[1, 1e17], [0, 1]]``).
     """
     if isinstance(op.a, KroneckerSum):
         return "kronecker", "A is a Kronecker sum: e^{t(A⊕B)} = e^{tA} ⊗ e^{tB} on the factors"
@@ -62,6 +66,12 @@ def choose_method(op: LinearMap, times) -> tuple[str, str]:
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
     if op.action_only:
+        rounding = unit * max(abs(v) for v in times) * op.one_norm()
+        if rounding > math.sqrt(unit) and op.transpose_action() is not None:
+            return "taylor", (
+                f"A is only known through its action, but u·|t|·‖A‖₁ = {rounding:.2g} would swamp a Krylov "
+                "projection: truncated Taylor with power-norm bounds ‖A^p‖^(1/p)"
+            )
         return "krylov", "A is only known through its action: Arnoldi with a-posteriori error control"
     return "taylor", "general A: truncated Taylor with Al-Mohy–Higham scaling"
 
@@ -77,7 +87,8 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         A vector or a block of columns (float64 or float32; the result has its dtype and device).
     t : float or 1-D array
         A time, or a nondecreasing grid of times (then the result is stacked along a new first axis;
-        the grid is walked in order from 0, each step reusing the previous result).
+        the grid is walked outwards from 0, negative times backwards and the others forwards, each step
+        reusing the result next nearer to 0; a time 0 gives a copy of ``B``).
     method : {'auto', 'taylor', 'krylov', 'chebyshev', 'uniformization', 'kronecker'}
         ``'auto'`` chooses from what :math:`A` is (see :func:`choose_method`) and says why in the info.
     tol : float, optional
@@ -126,19 +137,29 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     check_choice("method", method, ("auto", *METHODS))
     reason = "requested"
     if method == "auto":
-        method, reason = choose_method(op, times.tolist())
+        method, reason = choose_method(op, times.tolist(), unit_roundoff(b))
     run = _method(method)
 
     xp = namespace(b)
-    results, infos = [], []
-    current, now = b, 0.0
-    for target in times.tolist():
-        step, now = target - now, target
-        info = {"matvecs": 0}
-        if step != 0.0:
-            current, info = run(op, current, step, tol=float(tol), **options)
-        infos.append(info)
-        results.append(current[:, 0] if vector else current)
+    grid = times.tolist()
+    results, infos = [None] * len(grid), [None] * len(grid)
+    empty = b.shape[0] * b.shape[1] == 0  # nothing to multiply: e^{tA} applied to an empty block
+    # Walk outwards from t = 0 (where the result is B itself): the negative times backwards in time, the
+    # others forwards, each step reusing the result nearest 0.  Walking [-5, 0] from -5 back to 0 would
+    # return e^{5A}(e^{-5A}B) with the rounding of both steps amplified, not B (reproducer 3).
+    negative = [i for i, target in enumerate(grid) if target < 0.0][::-1]
+    forward = [i for i, target in enumerate(grid) if target >= 0.0]
+    for chain in (negative, forward):
+        current, now = b, 0.0
+        for i in chain:
+            step, now = grid[i] - now, grid[i]
+            info = {"matvecs": 0}
+            if step != 0.0 and not empty:
+                current, info = run(op, current, step, tol=float(tol), **options)
+            elif current is b:  # e^{0·A}B = B: hand back a copy, never the caller's object
+                current = xp.asarray(b, copy=True)
+            infos[i] = info
+            results[i] = current[:, 0] if vector else current
     out = results[0] if np.ndim(t) == 0 else xp.stack(results, axis=0)
     if not return_info:
         return out
@@ -149,6 +170,9 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         "tol": float(tol),
     }
     if np.ndim(t) == 0:
+        if infos[0].get("fallback_from") == method:  # the chosen method handed over (it says why)
+            summary["method"] = infos[0]["method"]
+            summary["reason"] = f"{reason}; {method} fell back to {infos[0]['method']}: {infos[0]['fallback_reason']}"
         summary.update({k: v for k, v in infos[0].items() if k not in summary})
     else:
         summary["per_time"] = infos

@@ -62,7 +62,13 @@ class LinearMap:
     def matmat(self, x):
         """Return :math:`AX` for a block ``x`` of shape ``[n, k]`` (same library and device as ``x``)."""
         if self.kind in ("linear-operator", "structured"):
-            return self.a.matmat(x)
+            y = self.a.matmat(x)
+            if getattr(getattr(y, "dtype", None), "kind", "f") == "c":
+                raise TypeError(
+                    f"A must be real-valued: its action returned dtype {y.dtype} for a {x.dtype} block "
+                    "(complex A is not supported; scipy.sparse.linalg.expm_multiply handles complex data)"
+                )
+            return y
         return self.a @ x
 
     @property
@@ -366,6 +372,12 @@ def as_linear_map(a, name: str = "A") -> LinearMap:
             raise ValueError(f"{name} must be finite, got non-finite stored entries")
         kind = "torch-sparse"
     elif _is_linear_operator(a):
+        if np.dtype(a.dtype).kind not in "fiub":
+            # The methods run in real arithmetic; a complex operator would lose its imaginary part.
+            raise TypeError(
+                f"{name} must be real-valued, got a LinearOperator of dtype {np.dtype(a.dtype)} "
+                "(complex A is not supported; scipy.sparse.linalg.expm_multiply handles complex data)"
+            )
         kind = "linear-operator"
     elif hasattr(a, "matmat") and hasattr(a, "shape") and not hasattr(a, "__array__"):
         kind = "structured"

@@ -1,0 +1,209 @@
+"""Reliability reproducers for ``workbench.expmv`` and scipy's own expm_multiply cases, run through ``expmv``.
+
+Each test names the reproducer it pins (numbered as in the issue) and its oracle.  The scipy cases are
+adapted (rewritten, not copied) from scipy/sparse/linalg/tests/test_expm_multiply.py: random matrices of
+several sizes, time grids, and the dtype grid.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse
+import scipy.sparse.linalg
+
+from workbench.expmv import AccuracyWarning, expmv, expmv_krylov
+from workbench.expmv._linear import as_linear_map
+
+
+def relerr(y, exact):
+    return np.linalg.norm(y - exact) / np.linalg.norm(exact)
+
+
+def wishart():
+    g = np.random.default_rng(2024).standard_normal((50, 50))
+    return -(g @ g.T) / np.sqrt(50)
+
+
+# ---- reproducer 1: Chebyshev on an unproven (Lanczos) interval ---------------------------------------
+
+
+@pytest.mark.parametrize("t", [10.0, 30.0])
+@pytest.mark.parametrize("start", ["ones", "gaussian", "identity"])
+def test_repro1_symmetric_large_t_never_runs_chebyshev_on_a_disproved_interval(t, start):
+    # Reproducer 1: A = −GGᵀ/√50 (λ_max ≈ −2e-4 sits at a Marchenko–Pastur hard edge Lanczos undershoots);
+    # t = 10 returned 4e176 (truth ≈ 0.5), t = 30 a false overflow error.  Oracle: scipy.linalg.expm
+    # (Padé, ‖tA‖ ≤ 830, all eigenvalues ≤ 0 so e^{tA} is a contraction); tolerance 1e-11 relative:
+    # rounding ~u·|t|·‖A‖ ≈ 1e-13 in either method, with a factor 100 of room.
+    a = wishart()
+    b = {"ones": np.ones(50), "gaussian": np.random.default_rng(1).standard_normal(50), "identity": np.eye(50)}[start]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AccuracyWarning)
+        y, info = expmv(a, b, t, return_info=True)
+    assert relerr(y, scipy.linalg.expm(t * a) @ b) <= 1e-11
+    # Either the Lanczos interval survived the growth check, or Krylov took over (and the info says so).
+    assert info["interval_source"] in ("lanczos", "lanczos bound failed; krylov fallback")
+    if info["interval_source"] != "lanczos":
+        assert info["method"] == "krylov" and "fell back to krylov" in info["reason"]
+
+
+# ---- reproducer 2: complex A ---------------------------------------------------------------------------
+
+
+def test_repro2_complex_linear_operator_is_refused_not_truncated():
+    # Reproducer 2: a complex LinearOperator with real B returned [1, 1] (imaginary part dropped); the
+    # exact value (scipy.linalg.expm) is [-0.30 + 1.38j, 0.54 + 0.84j].  Complex data is refused.
+    a = scipy.sparse.linalg.aslinearoperator(np.array([[1j, 1j], [0, 1j]]))
+    with pytest.raises(TypeError, match=r"A must be real-valued, got a LinearOperator of dtype complex128"):
+        expmv(a, np.ones(2))
+    # A real-declared operator whose action is complex is caught at the first product.
+    sneaky = scipy.sparse.linalg.LinearOperator((2, 2), matvec=lambda x: 1j * x, dtype=np.float64)
+    with pytest.raises(TypeError, match=r"A must be real-valued: its action returned dtype complex128"):
+        expmv(sneaky, np.ones(2), method="krylov")
+    with pytest.raises(TypeError, match=r"A must be real-valued, got dtype complex128"):
+        expmv(np.array([[1j, 0], [0, 1j]]), np.ones(2))
+
+
+# ---- reproducer 3: grids of negative times -----------------------------------------------------------
+
+
+def generator(n, seed):
+    q = np.random.default_rng(seed).random((n, n)) * 3.0
+    np.fill_diagonal(q, 0.0)
+    return q - np.diag(q.sum(axis=1))
+
+
+@pytest.mark.parametrize("n", [3, 12])
+def test_repro3_negative_grid_is_walked_outwards_from_zero(n):
+    # Reproducer 3: expmv(Q, B, [-5, 0])[1] walked 0 → −5 → 0 and came back off by up to 2.8e9×.
+    # Oracle: e^{0·Q}B = B exactly; e^{−5Q}B by scipy.linalg.expm, 1e-8 relative (‖5Q‖ up to ~100 and
+    # e^{−5Q} has norm up to e^{~200}: the problem's own condition, not the walk, sets this tolerance).
+    q, b = generator(n, 5), np.random.default_rng(6).standard_normal(n)
+    y = expmv(q, b, [-5.0, -1.0, 0.0, 0.5])
+    np.testing.assert_array_equal(y[2], b)
+    for k, t in enumerate([-5.0, -1.0, 0.0, 0.5]):
+        assert relerr(y[k], scipy.linalg.expm(t * q) @ b) <= 1e-8
+
+
+# ---- reproducer 4: Krylov norms -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1e-170, 1.0, 1e182])
+def test_repro4_krylov_norms_are_scaled(size):
+    # Reproducer 4: a rotation generator with B = [1e-170, 0] came back as B (norm underflow); a large
+    # solution overflowed the estimate.  Oracle: closed form e^{tJ}e₁ = (cos t, −sin t); 1e-14 relative
+    # (a 2×2 invariant space: exact up to rounding).
+    a = scipy.sparse.linalg.aslinearoperator(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+    y, info = expmv(a, np.array([size, 0.0]), 1.0, return_info=True)
+    np.testing.assert_allclose(y / size, [np.cos(1.0), -np.sin(1.0)], rtol=1e-14, atol=1e-15)
+    assert info["matvecs"] <= 5
+
+
+def test_repro4_growing_solution_takes_few_steps():
+    # Reproducer 4 (growth): e^{diag(1, 420)} [1, 1] ≈ [e, 2.5e182] made the estimate infinite (1000 steps).
+    # Oracle: closed form; Frobenius-relative 1e-10: the projected Hessenberg exponential at ‖τH‖ = 420 is
+    # scaling-and-squaring in scipy.linalg.expm, which loses ~3 digits there (observed 1.4e-11).
+    a = scipy.sparse.linalg.aslinearoperator(np.diag([1.0, 420.0]))
+    y, info = expmv_krylov(as_linear_map(a), np.ones((2, 1)), 1.0)
+    scale = np.exp(420.0)  # compare in units of the largest entry (a plain norm would overflow here)
+    assert relerr(y[:, 0] / scale, np.exp([1.0, 420.0]) / scale) <= 1e-10 and info["steps"] <= 10
+
+
+# ---- reproducer 5: huge non-normal operator ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("t", [1.0, 10.0])
+def test_repro5_huge_nonnormal_operator_gets_the_right_answer(t):
+    # Reproducer 5: Krylov on [[1, 1e17], [0, 1]] gave 100 % error at t = 1 and a false overflow at t = 10.
+    # Oracle: closed form e^{tA} = e^t [[1, 1e17 t], [0, 1]] (= scipy.linalg.expm); 1e-12 relative
+    # (Taylor with power-norm bounds, no cancellation: all terms are positive).
+    j = np.array([[1.0, 1e17], [0.0, 1.0]])
+    y, info = expmv(scipy.sparse.linalg.aslinearoperator(j), np.ones(2), t, return_info=True)
+    np.testing.assert_allclose(y, np.exp(t) * np.array([1.0 + 1e17 * t, 1.0]), rtol=1e-12)
+    assert info["method"] == "taylor" and "swamp a Krylov projection" in info["reason"]
+    # Krylov itself refuses, saying what to change.
+    with pytest.raises(ValueError, match=r"expmv_krylov cannot resolve exp\(tA\)B.*use method='taylor'"):
+        expmv(scipy.sparse.linalg.aslinearoperator(j), np.ones(2), t, method="krylov")
+
+
+# ---- reproducers 6 and 7: empty blocks, t = 0 ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["auto", "taylor", "krylov", "uniformization"])
+def test_repro6_empty_block_gives_an_empty_result(method):
+    # Reproducer 6: a [2, 0] block raised a BLAS error.  Oracle: e^{tA} applied to no columns is no columns.
+    q = np.array([[-1.0, 1.0], [2.0, -2.0]])
+    y = expmv(q, np.zeros((2, 0)), 1.5, method=method)
+    assert y.shape == (2, 0)
+    assert expmv(q, np.zeros((2, 0)), [0.0, 1.0]).shape == (2, 2, 0)
+
+
+def test_repro7_time_zero_returns_a_copy():
+    # Reproducer 7: at t = 0 the caller's B itself was returned.  Oracle: e^{0·A}B = B, as a new array.
+    q, b = np.array([[-1.0, 1.0], [2.0, -2.0]]), np.ones(2)
+    y = expmv(q, b, 0.0)
+    assert y is not b and not np.shares_memory(y, b)
+    np.testing.assert_array_equal(y, b)
+    grid = expmv(q, b, [0.0, 0.0])
+    grid[0, 0] = 5.0
+    assert b[0] == 1.0
+
+
+# ---- scipy's expm_multiply cases, through expmv -------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 30])
+@pytest.mark.parametrize("method", ["auto", "taylor", "krylov"])
+def test_scipy_random_matrices_of_several_sizes(n, method):
+    # scipy's random-matrix cases: A = randn/√n (several n), B a vector and a block.  Oracle:
+    # scipy.linalg.expm; 1e-11 relative (‖A‖ ≈ 2: rounding only, well inside the default tol u).
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)) / np.sqrt(n)
+    for b in (rng.standard_normal(n), rng.standard_normal((n, 3))):
+        y = expmv(a, b, 1.0, method=method)
+        assert relerr(y, scipy.linalg.expm(a) @ b) <= 1e-11
+
+
+@pytest.mark.parametrize(("start", "stop", "num"), [(0.1, 0.5, 5), (0.0, 10.0, 11), (-2.0, 2.0, 9), (2.0, 2.0, 3)])
+def test_scipy_time_grids(start, stop, num):
+    # scipy's interval cases (start, stop, num, endpoint=True), on a random 20×20 and a sparse operator.
+    # Oracle: scipy.linalg.expm at each grid point; 1e-9 relative (‖tA‖ up to ~30, one walk per sign).
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((20, 20)) / np.sqrt(20)
+    b = rng.standard_normal((20, 2))
+    grid = np.linspace(start, stop, num)
+    for operator in (a, scipy.sparse.csr_array(a)):
+        y = expmv(operator, b, grid)
+        for k, t in enumerate(grid):
+            assert relerr(y[k], scipy.linalg.expm(t * a) @ b) <= 1e-9
+
+
+@pytest.mark.parametrize(
+    ("dtype", "kind"),
+    # scipy sparse A is held in float64 by the validation layer, so it pairs with float64 B only.
+    [
+        (np.float32, "dense"),
+        (np.float32, "operator"),
+        (np.float64, "dense"),
+        (np.float64, "sparse"),
+        (np.float64, "operator"),
+    ],
+)
+def test_scipy_dtype_grid(dtype, kind):
+    # scipy's dtype grid (real part: complex data is refused, see reproducer 2).  Oracle: scipy.linalg.expm
+    # in float64; tolerance 1e3·u of the dtype (u = 6e-8 or 1.1e-16; ‖A‖ ≈ 2, ~30 products).
+    rng = np.random.default_rng(11)
+    a64 = rng.standard_normal((12, 12)) / np.sqrt(12)
+    b64 = rng.standard_normal((12, 2))
+    a = a64.astype(dtype)
+    operator = {
+        "dense": a,
+        "sparse": scipy.sparse.csr_array(a),
+        "operator": scipy.sparse.linalg.aslinearoperator(a),
+    }[kind]
+    y = expmv(operator, b64.astype(dtype), 0.8)
+    assert y.dtype == dtype
+    assert (
+        relerr(y.astype(np.float64), scipy.linalg.expm(0.8 * a.astype(np.float64)) @ b64) <= 1e3 * np.finfo(dtype).eps
+    )
