@@ -36,6 +36,9 @@ from workbench.experiments import (
     residual_stack,
 )
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 TOGGLE = "GAUGE_BCH_FUSION"
 LABELS = {"euler": "residual x+hAx", "stack": "exp stack", "bch": "BCH of layers", "magnus": "Magnus of A(t)"}
 

@@ -71,6 +71,9 @@ import numpy as np
 
 from benchmarks._timing import timed_in_fresh_process
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 SIZES = (10_000, 100_000)
 NEIGHBOURS = 15
 EIGENPAIRS = 10

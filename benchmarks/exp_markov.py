@@ -22,6 +22,9 @@ import torch
 from workbench.expmv import expmv
 from workbench.nn import banded_generator, multiscale_offsets, uniformized_action
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 
 def best_of(fn, repeat=3):
     number = max(1, int(0.2 / max(timeit.timeit(fn, number=1), 1e-6)))

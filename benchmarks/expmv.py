@@ -26,6 +26,9 @@ import scipy.sparse.linalg
 
 from workbench.expmv import expmv
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 SIZES = (10_000, 100_000, 1_000_000)
 COLUMNS = 4
 

@@ -17,6 +17,9 @@ import scipy.sparse.linalg
 
 from workbench.expmv import expmv_rank1
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 
 def dense_action(matrix, b):
     return scipy.linalg.expm(matrix) @ b

@@ -16,6 +16,9 @@ import numpy as np
 
 from workbench.attention import effective_connection, effective_transport_gram, load_minilm, orthogonality_deviation
 
+#: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
+OPTIONS = ()
+
 
 def dense(A, M):
     A_eff, O_eff = effective_connection(A, M)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +34,39 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
 
 
+class _Interrupted(Exception):
+    """SIGINT during a command; the message says what was kept."""
+
+
+def _strict(value):
+    """``value`` with every non-finite float (numpy's too) replaced by ``None``: JSON has no NaN or inf."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a numpy scalar
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _print_json(document, indent: int = 2) -> None:
+    """Print ``document`` as one strict JSON document (RFC 8259: ``NaN``/``Infinity`` become ``null``)."""
+    print(json.dumps(_strict(document), indent=indent, ensure_ascii=False, allow_nan=False))
+
+
+def _seed(text: str) -> int:
+    """The argparse type of ``--seed``: numpy seeds are non-negative integers."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
 def _format_number(x: float | None) -> str:
     if x is None:
         return "—"
@@ -45,7 +80,7 @@ def _format_sizes(sizes: dict) -> str:
 def _cmd_list(args: argparse.Namespace) -> int:
     identities = select(discover(), area=args.area)
     if args.json:
-        print(json.dumps([i.describe() for i in identities], indent=2, ensure_ascii=False))
+        _print_json([i.describe() for i in identities])
         return 0
     table = Table(title=f"workbench catalogue — {len(identities)} identities")
     for column in ("name", "area", "source", "statement"):
@@ -117,7 +152,10 @@ def _results_table(results: list[Result], args) -> Table:
 def _cmd_check(args: argparse.Namespace) -> int:
     identities = select(discover(), name=args.name, area=args.area)
     backends = _backends_for(args.device)
-    results = _run_with_progress(identities, args, backends, quiet=args.json)
+    try:
+        results = _run_with_progress(identities, args, backends, quiet=args.json)
+    except KeyboardInterrupt:
+        raise _Interrupted("no results were kept (check writes no files)") from None
     failed = [r for r in results if not r.passed]
     if args.json:
         document = {
@@ -128,7 +166,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
             "summary": {"total": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
             "results": [r.to_dict() for r in results],
         }
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        _print_json(document)
         return 1 if failed else 0
     console = _console()
     console.print(_results_table(results, args))
@@ -146,7 +184,7 @@ def _cmd_derive_series(args: argparse.Namespace) -> int:
         raise ValueError(f"--degree must be a positive integer, got {degree}")
     series = SERIES[args.name](degree)
     if args.format == "json":
-        print(json.dumps(series.to_json(args.basis), indent=2))
+        _print_json(series.to_json(args.basis))
     elif args.format == "latex":
         print(series.to_latex(args.basis))
     else:
@@ -189,12 +227,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     found = {e.name: e for e in entry_points(group="workbench.benchmarks")}
     if args.name not in found:
         raise ValueError(f"name must be one of {', '.join(sorted(found))}, got {args.name!r}")
-    options = {}
-    if args.max_degree is not None:
-        options["max_degree"] = args.max_degree
-    report = found[args.name].load().run(**options)
+    given = {key: getattr(args, key) for key in _BENCH_OPTIONS if getattr(args, key) is not None}
+    module = found[args.name].load()
+    declared = tuple(getattr(module, "OPTIONS", ()))  # the run() keywords this benchmark takes
+    for key in given:
+        if key not in declared:
+            takes = ", ".join(_BENCH_OPTIONS.get(k, k) for k in declared) or "no options"
+            raise ValueError(f"{_BENCH_OPTIONS[key]} does not apply to the {args.name} benchmark (it takes {takes})")
+    try:
+        report = module.run(**given)
+    except KeyboardInterrupt:
+        raise _Interrupted("no results were kept (bench writes no files)") from None
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        _print_json(report)
         return 0
     # A report is one main table; a benchmark with several views adds them under "tables".
     for part in [report, *report.get("tables", [])]:
@@ -209,6 +254,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _console().print(table)
     return 0
 
+
+#: The bench options of the command line: run() keyword -> flag.  A benchmark declares those it takes in OPTIONS.
+_BENCH_OPTIONS = {"max_degree": "--max-degree"}
 
 MODELS = ("minilm",)
 
@@ -258,6 +306,8 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
 
     if args.model not in MODELS:
         raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {args.model!r}")
+    if args.plot:  # before the model runs: a bad path must not cost the computation
+        _check_plot_path(args.plot)
     try:
         model = load_minilm(args.model_dir)
     except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
@@ -267,10 +317,42 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
-        plot_diagnosis(report, args.plot)
+        try:
+            plot_diagnosis(report, args.plot)
+        except OSError as exc:  # e.g. the disk filled up after the check: say so, keep the report
+            _print_diagnosis(report, args)
+            print(f"workbench diagnose: error: --plot {args.plot!r} could not be written: {exc}", file=sys.stderr)
+            return 1
+    _print_diagnosis(report, args)
+    return 0
+
+
+def _check_plot_path(plot: str) -> None:
+    """Refuse a ``--plot`` path whose format matplotlib cannot write or whose folder cannot take a file."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    formats = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    path = Path(plot)
+    suffix = path.suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise ValueError(
+            f"--plot must be a file name ending in one of {', '.join('.' + f for f in sorted(formats))}, got {plot!r}"
+        )
+    folder = path.parent
+    if path.is_dir() or not folder.is_dir():
+        raise ValueError(f"--plot must be a file in an existing folder, got {plot!r}")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ValueError(f"--plot must be in a writable folder, got {plot!r} ({exc.strerror or exc})") from None
+
+
+def _print_diagnosis(report, args: argparse.Namespace) -> None:
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-        return 0
+        _print_json(report.to_dict())
+        return
     console = _console()
     console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
     layers = Table(title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)")
@@ -284,7 +366,6 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     console.print(heads)
     if args.plot:
         console.print(f"figure written to {args.plot}")
-    return 0
 
 
 def _notebook_dir(requested: str | None) -> Path:
@@ -345,10 +426,17 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(_positive(args.threads, "--threads"))
-    out = run_directory(args.name, args.preset, args.out)
-    results = experiment.run(config, out=out, progress=not args.no_progress and not args.json, **selection)
+    out = run_directory(args.name, args.preset, args.out, require_empty=not args.force)
+    try:
+        results = experiment.run(config, out=out, progress=not args.no_progress and not args.json, **selection)
+    except KeyboardInterrupt:
+        kept = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+        raise _Interrupted(
+            f"the run directory {out} keeps what was written before the interrupt: "
+            + (", ".join(kept) if kept else "nothing (results are written when the run ends)")
+        ) from None
     if args.json:
-        print(json.dumps(jsonable(results), indent=1, ensure_ascii=False))
+        _print_json(jsonable(results), indent=1)
     else:
         print(experiment.table(results))
         print(f"\nrun directory: {out}")
@@ -416,7 +504,7 @@ def _parser() -> argparse.ArgumentParser:
     p_check.add_argument("name", nargs="?", help="an identity name or dotted prefix")
     p_check.add_argument("--area", help="only this area")
     p_check.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    p_check.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p_check.add_argument("--seed", type=_seed, default=0, help="random seed, an integer >= 0 (default 0)")
     p_check.add_argument("--scale", choices=SCALES, default="small", help="problem sizes")
     p_check.add_argument(
         "--device",
@@ -455,11 +543,19 @@ def _parser() -> argparse.ArgumentParser:
         "--architecture", dest="architectures", action="append", help="induction: attn-only or mlp"
     )
     p_experiment.add_argument("--steps", type=int, help="training steps (overrides the preset)")
-    p_experiment.add_argument("--seed", type=int, help="random seed (overrides the preset)")
+    p_experiment.add_argument("--seed", type=_seed, help="random seed, an integer >= 0 (overrides the preset)")
     p_experiment.add_argument(
         "--set", action="append", metavar="FIELD=VALUE", help="override any config field (repeatable; JSON values)"
     )
-    p_experiment.add_argument("--out", help="run directory (default experiments/runs/NAME-PRESET-TIMESTAMP)")
+    p_experiment.add_argument(
+        "--out",
+        help="run directory (default experiments/runs/NAME-PRESET-TIMESTAMP); an existing one must be empty",
+    )
+    p_experiment.add_argument(
+        "--force",
+        action="store_true",
+        help="reuse a non-empty --out: files of the same name are replaced, other files are left as they are",
+    )
     p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_experiment.add_argument(
@@ -475,7 +571,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 1 a check failed, 2 bad usage)."""
+    """Run the command line; return the exit status.
+
+    0 ok, 1 a check failed (or a file could not be written), 2 bad usage, 130 interrupted (SIGINT); every
+    error and an interrupt are one line on stderr, never a traceback.
+    """
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "lab":
@@ -500,3 +600,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         sys.stderr.close()
         return 0
+    except _Interrupted as exc:
+        print(f"workbench {args.command}: interrupted; {exc}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print(f"workbench {args.command}: interrupted before any result was written", file=sys.stderr)
+        return 130
+    except OSError as exc:  # the file system refused something the checks above could not foresee
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 1
