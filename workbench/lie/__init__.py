@@ -3,6 +3,11 @@
 Coefficients are exact fractions throughout (never floats); series evaluate on numpy or torch
 matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
 
+Work that grows with a degree is estimated before it starts (Witt counts times measured per-step costs)
+and refused past a 10 s budget with a ``ValueError`` naming the parameter, the ceiling and the
+estimate: e.g. ``bch`` through degree 20, ``zassenhaus`` 11, ``magnus`` order 14, Hall coordinates 14.
+Integer parameters accept Python ints, numpy integer scalars and 0-d integer arrays (never bools).
+
 Words and Lyndon words
 ----------------------
 format_word             -- a word with its letters named, (0, 0, 1) -> 'AAB'
@@ -49,7 +54,7 @@ integrate_noncommutative -- evaluate those integrals once a polynomial A(t) is s
 from workbench.lie._bases import BASES, basis_trees, change_of_basis, lyndon_coordinates, lyndon_tree
 from workbench.lie._bch import bch, bch_many, commutator_log, hausdorff, log_of_exponentials, symmetric_bch
 from workbench.lie._fast import bch_even_degree
-from workbench.lie._free import Tree, bracket, expand_tree, tree_degree, tree_to_string
+from workbench.lie._free import Tree, bracket, check_degree, expand_tree, tree_degree, tree_to_string
 from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
 from workbench.lie._series import LieSeries
 from workbench.lie._words import (
@@ -65,6 +70,7 @@ from workbench.lie._zassenhaus import zassenhaus
 
 def _magnus_linear(degree: int) -> LieSeries:
     # `workbench derive magnus`: A(t) = A + tB (a single letter at degree 1).
+    degree = check_degree(degree)
     return magnus(degree, 2 if degree >= 2 else 1)
 
 

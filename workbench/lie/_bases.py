@@ -24,28 +24,38 @@ from collections import defaultdict
 from fractions import Fraction
 from functools import cache
 
+from workbench.lie._budget import EXACT_UP_TO, basis_change_seconds, check_budget
 from workbench.lie._fast import lyndon_coordinates_from_values
 from workbench.lie._free import (
+    MAX_EXPAND_DEGREE,
     ZERO,
     FreeElement,
     Tree,
     Word,
     add_scaled,
-    expand_tree,
+    check_element,
+    check_integer,
+    check_word,
+    expand_tree_unchecked,
     multidegree,
     tree_degree,
     tree_letters,
 )
-from workbench.lie._words import format_word, is_lyndon, lyndon_words, multidegree_blocks, standard_factorization
+from workbench.lie._words import (
+    format_word,
+    is_lyndon,
+    lyndon_words,
+    multidegree_blocks,
+    standard_factorization_unchecked,
+)
 
 __all__ = ["BASES", "basis_trees", "change_of_basis", "lyndon_coordinates", "lyndon_tree"]
 
 BASES = ("lyndon", "hall", "right-normed")
 
 
-@cache
 def lyndon_tree(word: Word) -> Tree:
-    """Standard bracketing ``P_w`` of a Lyndon word.
+    """Standard bracketing ``P_w`` of a Lyndon word (length at most 64, the package's largest degree).
 
     Examples
     --------
@@ -53,10 +63,18 @@ def lyndon_tree(word: Word) -> Tree:
     >>> tree_to_string(lyndon_tree((0, 0, 1))), tree_to_string(lyndon_tree((0, 1, 1)))
     ('[A,[A,B]]', '[[A,B],B]')
     """
+    word = check_word("word", word)
+    if not 1 <= len(word) <= EXACT_UP_TO or not is_lyndon(word):
+        raise ValueError(f"word must be a Lyndon word of length 1 to {EXACT_UP_TO}, got {word!r}")
+    return _lyndon_tree(word)
+
+
+@cache
+def _lyndon_tree(word: Word) -> Tree:
     if len(word) == 1:
         return word[0]
-    u, v = standard_factorization(word)
-    return (lyndon_tree(u), lyndon_tree(v))
+    u, v = standard_factorization_unchecked(word)
+    return (_lyndon_tree(u), _lyndon_tree(v))
 
 
 def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
@@ -71,11 +89,23 @@ def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
 
     Examples
     --------
+    >>> from workbench.lie import expand_tree
     >>> coords = lyndon_coordinates(dict(expand_tree(((0, 1), 0))))  # [[A,B],A] = -[A,[A,B]]
     >>> {format_word(w): int(c) for w, c in coords.items()}
     {'AAB': -1}
     """
-    remaining = {w: Fraction(c) for w, c in element.items() if c}
+    remaining = check_element("element", element)
+    longest = max((len(w) for w in remaining), default=0)
+    if longest > MAX_EXPAND_DEGREE:
+        raise ValueError(
+            f"element must have words of length at most {MAX_EXPAND_DEGREE} (each step expands a Lyndon "
+            f"element into up to 2^(d-1) words), got a word of length {longest}"
+        )
+    return lyndon_coordinates_unchecked(remaining)
+
+
+def lyndon_coordinates_unchecked(remaining: dict[Word, Fraction]) -> dict[Word, Fraction]:
+    """The unchecked core of :func:`lyndon_coordinates` (elements built by the package; consumed)."""
     coordinates: dict[Word, Fraction] = {}
     while remaining:
         w = min(remaining)
@@ -85,7 +115,7 @@ def lyndon_coordinates(element: FreeElement) -> dict[Word, Fraction]:
             )
         c = remaining[w]
         coordinates[w] = c
-        add_scaled(remaining, expand_tree(lyndon_tree(w)), -c)
+        add_scaled(remaining, expand_tree_unchecked(_lyndon_tree(w)), -c)
     return coordinates
 
 
@@ -95,7 +125,7 @@ def _tree_coordinates(tree: Tree, n_letters: int) -> dict[Word, Fraction]:
     degree = tree_degree(tree)
     index = _lyndon_index(n_letters, degree)
     values = [ZERO] * len(index)
-    for word, c in expand_tree(tree):
+    for word, c in expand_tree_unchecked(tree):
         position = index.get(word)
         if position is not None:
             values[position] = Fraction(c)
@@ -172,7 +202,6 @@ def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
     return tuple(chosen)
 
 
-@cache
 def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     """The basis elements of exact ``degree`` as bracket trees, in the basis order.
 
@@ -183,14 +212,25 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     ['[[B,A],A]', '[[B,A],B]']
     >>> [tree_to_string(t) for t in basis_trees("right-normed", 2, 3)]
     ['[A,[A,B]]', '[B,[A,B]]']
+
+    The work is estimated first and refused past the package's budget: Hall ``degree ≤ 14`` and
+    right-normed ``degree ≤ 13`` for two letters (11 and 10 for three), Lyndon as :func:`lyndon_words`.
     """
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    n_letters = check_integer("n_letters", n_letters, 1)
+    degree = check_integer("degree", degree, 1)
+    check_budget("degree", degree, f"the {basis} basis on {n_letters} letters", basis_change_seconds, basis, n_letters)
+    return _basis_trees(basis, n_letters, degree)
+
+
+@cache
+def _basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     if basis == "lyndon":
-        return tuple(lyndon_tree(w) for w in lyndon_words(n_letters, degree))
+        return tuple(_lyndon_tree(w) for w in lyndon_words(n_letters, degree))
     if basis == "hall":
         return tuple(t for t in _hall_trees(n_letters, degree) if tree_degree(t) == degree)
-    if basis == "right-normed":
-        return _right_normed_trees(n_letters, degree)
-    raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    return _right_normed_trees(n_letters, degree)
 
 
 @cache
@@ -204,7 +244,7 @@ def _coordinate_matrix(basis: str, n_letters: int, degree: int):
     blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = {
         key: ([lyndon[k] for k in members], []) for key, members in multidegree_blocks(n_letters, degree)
     }
-    for tree in basis_trees(basis, n_letters, degree):
+    for tree in _basis_trees(basis, n_letters, degree):
         blocks[multidegree(tree_letters(tree), n_letters)][1].append(tree)
     out = {}
     for key, (words, trees) in blocks.items():
@@ -227,11 +267,27 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
     >>> from workbench.lie import tree_to_string
     >>> [(tree_to_string(t), c) for t, c in change_of_basis({(0, 1): Fraction(1)}, "hall", 2)]
     [('[B,A]', Fraction(-1, 1))]
+
+    The keys must be Lyndon words over ``n_letters`` letters; their longest length is the degree that
+    the basis change is budgeted for (as :func:`basis_trees`).
     """
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    n_letters = check_integer("n_letters", n_letters, 1)
+    coordinates = check_element("coordinates", coordinates, n_letters)
+    for w in coordinates:
+        if len(w) > EXACT_UP_TO or not is_lyndon(w):
+            raise ValueError(f"coordinates keys must be Lyndon words of length at most {EXACT_UP_TO}, got {w!r}")
+    return change_of_basis_unchecked(coordinates, basis, n_letters)
+
+
+def change_of_basis_unchecked(coordinates: dict[Word, Fraction], basis: str, n_letters: int):
+    """:func:`change_of_basis` for coordinates built by the package (the budget is still checked)."""
+    top = max((len(w) for w in coordinates), default=0)
+    if top:
+        check_budget("degree", top, f"the {basis} basis on {n_letters} letters", basis_change_seconds, basis, n_letters)
     if basis == "lyndon":
-        return [(lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
+        return [(_lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
     from sympy import ZZ
     from sympy.polys.matrices import DomainMatrix
 
@@ -241,7 +297,7 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
             by_degree[len(w)][w] = c
     result: list[tuple[Tree, Fraction]] = []
     for degree in sorted(by_degree):
-        order = {t: i for i, t in enumerate(basis_trees(basis, n_letters, degree))}
+        order = {t: i for i, t in enumerate(_basis_trees(basis, n_letters, degree))}
         found: list[tuple[Tree, Fraction]] = []
         for words, trees, matrix in _coordinate_matrix(basis, n_letters, degree).values():
             target = [by_degree[degree].get(w, Fraction(0)) for w in words]

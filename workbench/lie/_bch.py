@@ -25,8 +25,9 @@ from collections import defaultdict
 from fractions import Fraction
 from functools import cache
 
+from workbench.lie._budget import check_budget, generic_log_seconds, hausdorff_seconds, increasing_log_seconds
 from workbench.lie._fast import bch_even_degree, increasing_product_log_coefficients, lyndon_coordinates_from_values
-from workbench.lie._free import NAMES, Word, check_degree
+from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
 from workbench.lie._series import LieSeries
 from workbench.lie._words import lyndon_words
 
@@ -71,6 +72,24 @@ def _log_coefficient(word: Word, factors: tuple[Factor, ...]) -> Fraction:
     return sum((Fraction((-1) ** (k + 1), k) * ways[k][n] for k in range(1, n + 1)), Fraction(0))
 
 
+def _check_factors(factors) -> tuple[Factor, ...]:
+    # (letter, scale) pairs: letter a nonnegative integer, scale an exact rational (never a float).
+    if isinstance(factors, str | bytes) or not hasattr(factors, "__iter__"):
+        raise TypeError(f"factors must be a sequence of (letter, scale) pairs, got {factors!r}")
+    checked = []
+    for i, pair in enumerate(factors):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(f"factors[{i}] must be a (letter, scale) pair, got {pair!r}")
+        letter = check_integer(f"factors[{i}] letter", pair[0], 0, len(NAMES) - 1)
+        scale = pair[1] if as_integer(pair[1]) is None else as_integer(pair[1])
+        if isinstance(scale, bool) or not isinstance(scale, int | Fraction):
+            raise TypeError(f"factors[{i}] scale must be an exact rational (int or Fraction), got {pair[1]!r}")
+        checked.append((letter, Fraction(scale)))
+    if not checked:
+        raise ValueError("factors must name at least one exponential, got none")
+    return tuple(checked)
+
+
 def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name: str = "log") -> LieSeries:
     r"""Lyndon coordinates of :math:`\log(e^{s_1 X_{l_1}} \cdots e^{s_m X_{l_m}})` up to ``degree``.
 
@@ -79,9 +98,12 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     factors : sequence of (int, Fraction)
         ``(letter, scale)`` for each exponential, left to right.
     degree : int
-        Truncation degree (≥ 1).
+        Truncation degree (≥ 1).  The work is estimated first and refused past the package's budget
+        (:mod:`workbench.lie._budget`): for one exponential per letter in alphabet order (the BCH
+        family) ``degree ≤ 20`` on two letters, 12 on three, 10 on four; for four general factors
+        on two letters (the group commutator) ``degree ≤ 16``.
     n_letters : int, optional
-        Alphabet size (default: the largest letter used + 1).
+        Alphabet size, at most 26 (default: the largest letter used + 1).
     name : str
         Name recorded on the series.
 
@@ -92,15 +114,17 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     'A + B + 1/2 [A,B] + 1/12 [A,[A,B]] + 1/12 [[A,B],B]'
     """
     degree = check_degree(degree)
-    factors = tuple((int(letter), Fraction(scale)) for letter, scale in factors)
-    if not factors:
-        raise ValueError("factors must name at least one exponential, got none")
+    factors = _check_factors(factors)
     used = max(letter for letter, _ in factors) + 1
-    n_letters = used if n_letters is None else n_letters
-    if min(letter for letter, _ in factors) < 0 or n_letters < used:
+    n_letters = used if n_letters is None else check_integer("n_letters", n_letters, 1, len(NAMES))
+    if n_letters < used:
         raise ValueError(f"factor letters must lie in 0..{n_letters - 1}, got {[f[0] for f in factors]}")
     # Fast path: one exponential per generator, in alphabet order, unit scales (BCH, multi-factor BCH).
     increasing = factors == tuple((letter, Fraction(1)) for letter in range(n_letters))
+    if increasing:
+        check_budget("degree", degree, name, increasing_log_seconds, n_letters)
+    else:
+        check_budget("degree", degree, name, generic_log_seconds, n_letters, len(factors))
     coordinates: dict[Word, Fraction] = {}
     for d in range(1, degree + 1):
         if increasing and n_letters == 2 and d % 2 == 0:
@@ -116,6 +140,8 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
 
 def bch(degree: int) -> LieSeries:
     r"""Baker–Campbell–Hausdorff series :math:`\log(e^A e^B)` up to ``degree``, in the Lyndon basis.
+
+    ``degree ≤ 20`` (the work budget of :func:`log_of_exponentials`; ``bch(20)`` takes about 4.5 s).
 
     Examples
     --------
@@ -148,19 +174,20 @@ def symmetric_bch(degree: int) -> LieSeries:
 def bch_many(n_factors: int, degree: int) -> LieSeries:
     r"""Multi-factor BCH :math:`\log(e^{A_1} e^{A_2} \cdots e^{A_k})` with generators ``A, B, C, …``.
 
+    ``degree`` is budgeted as in :func:`log_of_exponentials` (``≤ 20`` for 2 factors, 12 for 3, 10 for 4).
+
     Examples
     --------
     >>> bch_many(3, 2).to_text()
     'A + B + C + 1/2 [A,B] + 1/2 [A,C] + 1/2 [B,C]'
     """
-    if isinstance(n_factors, bool) or not isinstance(n_factors, int) or not 2 <= n_factors <= len(NAMES):
-        raise ValueError(f"n_factors must be an integer in [2, {len(NAMES)}], got {n_factors!r}")
+    n_factors = check_integer("n_factors", n_factors, 2, len(NAMES))
     name = "bch" if n_factors == 2 else f"bch{n_factors}"
     return log_of_exponentials([(i, 1) for i in range(n_factors)], degree, n_factors, name)
 
 
 def commutator_log(degree: int) -> LieSeries:
-    r"""Group-commutator series :math:`\log(e^A e^B e^{-A} e^{-B}) = [A,B] + \dots`.
+    r"""Group-commutator series :math:`\log(e^A e^B e^{-A} e^{-B}) = [A,B] + \dots` (``degree ≤ 16``).
 
     Examples
     --------
@@ -177,7 +204,8 @@ def hausdorff(degree: int, form: str = "-A") -> LieSeries:
     ``form="+A"``: :math:`e^{A} B e^{-A} = \sum_k \frac{1}{k!}\operatorname{ad}_A^k B`, with
     :math:`\operatorname{ad}_A B = [A,B]`.  Sources disagree on which one is "the" Hausdorff series;
     both are provided and pinned by tests.  :math:`\operatorname{ad}_A^k B` is the Lyndon-basis
-    element of the word :math:`A^kB`, so the coordinates need no solving.
+    element of the word :math:`A^kB`, so the coordinates need no solving.  ``degree ≤ 64``, the
+    package's largest degree (the estimated work, :math:`k^2` per term, is far inside the budget).
 
     Examples
     --------
@@ -186,7 +214,7 @@ def hausdorff(degree: int, form: str = "-A") -> LieSeries:
     >>> hausdorff(3, form="+A").to_text()
     'B + [A,B] + 1/2 [A,[A,B]]'
     """
-    degree = check_degree(degree)
+    degree = check_budget("degree", check_degree(degree), "hausdorff", hausdorff_seconds)
     if form not in ("-A", "+A"):
         raise ValueError(f"form must be '-A' (e^(-A) B e^A) or '+A' (e^A B e^(-A)), got {form!r}")
     sign = -1 if form == "-A" else 1

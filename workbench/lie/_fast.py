@@ -29,7 +29,8 @@ from functools import cache
 import numpy as np
 import scipy.sparse
 
-from workbench.lie._free import Word
+from workbench.lie._budget import EXACT_UP_TO
+from workbench.lie._free import Word, check_element, check_integer
 from workbench.lie._words import lyndon_words, multidegree_blocks
 
 # The public tool is the even-degree relabelling; the three engine steps are package-internal helpers
@@ -139,6 +140,12 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
     >>> bch_even_degree({(0,): Fraction(1), (1,): Fraction(1)}, 2)  # ½[A,B]
     {(0, 1): Fraction(1, 2)}
     """
+    degree = check_integer("degree", degree, 2, EXACT_UP_TO, expected=f"an even integer in [2, {EXACT_UP_TO}]")
+    if degree % 2:
+        raise ValueError(
+            f"degree must be an even integer in [2, {EXACT_UP_TO}] (odd degrees need the solve), got {degree}"
+        )
+    lower = check_element("lower", lower, 2)
     used = [(word, c) for word, c in lower.items() if len(word) < degree and word != (0,)]
     if not used:
         return {}

@@ -32,8 +32,9 @@ from fractions import Fraction
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.lie._bases import lyndon_coordinates
-from workbench.lie._free import add_scaled, bracket, check_degree
+from workbench.lie._bases import lyndon_coordinates_unchecked
+from workbench.lie._budget import check_budget, magnus_seconds
+from workbench.lie._free import add_scaled, check_degree, check_integer, commutator_into
 from workbench.lie._series import LieSeries
 from workbench.validation import as_array, check_in_range, check_square
 
@@ -53,6 +54,10 @@ def _weight(word) -> int:
     return sum(letter + 1 for letter in word)
 
 
+def _bracket(x: dict, y: dict) -> dict:
+    return commutator_into(defaultdict(Fraction), x.items(), y.items())
+
+
 def _add(x: dict, y: dict, scale: Fraction = Fraction(1)) -> dict:
     return add_scaled(dict(x), y.items(), scale)
 
@@ -65,14 +70,18 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
     :math:`k` carries :math:`h^k` (shown by the renderers, ``h_power`` in JSON).  ``evaluate`` works at
     :math:`h = 1`; :func:`magnus_omega` evaluates at any :math:`h` by scaling :math:`X_j \to h^{j+1} X_j`.
 
+    The work (brackets over the :math:`N` words of weight ≤ ``order``, about :math:`N^2` word pairs) is
+    estimated first and refused past the package's budget: ``order ≤ 14`` for ``n_terms = 2``, 11 for
+    3, 10 for 4 (:mod:`workbench.lie._budget`).
+
     Examples
     --------
     >>> magnus(3).to_text()
     'h A + 1/2 h^2 B - 1/12 h^3 [A,B]'
     """
-    order = check_degree(order)
-    if isinstance(n_terms, bool) or not isinstance(n_terms, int) or not 1 <= n_terms <= order:
-        raise ValueError(f"n_terms must be an integer in [1, order={order}], got {n_terms!r}")
+    order = check_degree(order, "order")
+    n_terms = check_integer("n_terms", n_terms, 1, order, expected=f"an integer in [1, order={order}]")
+    check_budget("order", order, f"magnus with n_terms={n_terms}", magnus_seconds, n_terms)
     letters = [((j,), Fraction(1)) for j in range(n_terms)]
 
     def truncate(element: dict) -> dict:
@@ -89,13 +98,13 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
         total: dict = {}
         for j in range(1, n):
             if j == 1:
-                s = truncate(bracket(omegas[n - 1], a_of_t))
+                s = truncate(_bracket(omegas[n - 1], a_of_t))
             else:
                 s = {}
                 for m in range(1, n - j + 1):
                     previous = s_terms.get((n - m, j - 1), {})
                     if previous:
-                        s = _add(s, truncate(bracket(omegas[m], previous)))
+                        s = _add(s, truncate(_bracket(omegas[m], previous)))
             s_terms[(n, j)] = s
             if s:
                 total = _add(total, integrate(s), _bernoulli(j) / math.factorial(j))
@@ -104,7 +113,7 @@ def magnus(order: int, n_terms: int = 2) -> LieSeries:
     for part in omegas.values():
         for w, c in part.items():
             omega[w] += c
-    coordinates = lyndon_coordinates({w: c for w, c in omega.items() if c})
+    coordinates = lyndon_coordinates_unchecked({w: c for w, c in omega.items() if c})
     return LieSeries("magnus", n_terms, order, coordinates, tuple(range(1, n_terms + 1)))
 
 
@@ -119,9 +128,12 @@ def magnus_omega(coefficients, h, order: int = 4):
     coefficients : sequence of arrays, shape=[n, n]
         :math:`X_0, X_1, …` (numpy or torch).
     h : float
-        Step length, :math:`h \ge 0`.
+        Step length, :math:`h \ge 0`, finite, and small enough that the terms stay in float64 range:
+        with :math:`M = \sum_j h^{j+1}\lVert X_j\rVert_F/(j+1) \ge \int_0^h \lVert A\rVert_F`, a term of
+        degree :math:`k` is bounded by :math:`(2M)^k`, and :math:`(2M)^{\text{order}} > 10^{300}` is
+        refused (far outside the convergence domain anyway).
     order : int
-        Truncation order in :math:`h`.
+        Truncation order in :math:`h` (budgeted as :func:`magnus`).
 
     Examples
     --------
@@ -132,6 +144,8 @@ def magnus_omega(coefficients, h, order: int = 4):
     [[0.0, 2.0, -0.6666666666666666], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
     """
     h = check_in_range("h", h, 0.0)
+    if isinstance(coefficients, str | bytes) or not hasattr(coefficients, "__iter__"):
+        raise TypeError(f"coefficients must be a sequence of matrices X_0, X_1, ..., got {type(coefficients).__name__}")
     matrices = [as_array(f"coefficients[{j}]", x) for j, x in enumerate(coefficients)]
     if not matrices:
         raise ValueError("coefficients must hold at least one matrix X_0, got none")
@@ -140,10 +154,33 @@ def magnus_omega(coefficients, h, order: int = 4):
         check_square(f"coefficients[{j}]", m)
         if tuple(m.shape) != tuple(matrices[0].shape):
             raise ValueError(f"coefficients must share one shape, got {tuple(matrices[0].shape)} and {tuple(m.shape)}")
-    _warn_outside_convergence(matrices, h)
+    order = check_degree(order, "order")
     series = magnus(order, len(matrices)) if len(matrices) <= order else magnus(order, order)
+    _check_step(matrices[: series.n_letters], h, order)
+    _warn_outside_convergence(matrices, h)
     scaled = [h ** (j + 1) * m for j, m in enumerate(matrices[: series.n_letters])]
     return series.evaluate(*scaled)
+
+
+def _check_step(matrices, h: float, order: int) -> None:
+    # log10 of M = Σ_j h^{j+1} ‖X_j‖_F / (j+1), in logarithms so that no power of h overflows.
+    if h == 0.0:
+        return
+    logs = []
+    for j, m in enumerate(matrices):
+        host = np.asarray(to_numpy(m), dtype=np.float64)
+        norm = float(np.max(np.sqrt(np.sum(host * host, axis=(-2, -1))))) if host.size else 0.0
+        if norm > 0.0:
+            logs.append((j + 1) * math.log10(h) + math.log10(norm) - math.log10(j + 1))
+    if not logs:
+        return
+    top = max(logs)
+    log_m = top + math.log10(sum(10.0 ** (v - top) for v in logs))
+    if order * (log_m + math.log10(2.0)) > 300.0:
+        raise ValueError(
+            f"h must keep the order-{order} Magnus terms within float64 range ((2M)^order <= 1e300 with "
+            f"M = sum_j h^(j+1) ||X_j||_F / (j+1) = 10^{log_m:.4g}), got {h!r}; shorten h or split the interval"
+        )
 
 
 def _warn_outside_convergence(matrices, h: float) -> None:
@@ -185,8 +222,7 @@ def magnus_integrals(n: int):
     """
     import sympy as sp
 
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 4:
-        raise ValueError(f"n must be an integer in [1, 4] (nested integrals grow fast), got {n!r}")
+    n = check_integer("n", n, 1, 4, expected="an integer in [1, 4] (nested integrals grow fast)")
     A = sp.Function("A", commutative=False)
     t = sp.Symbol("t", positive=True)
     counter = iter(range(1, 10_000))
@@ -235,6 +271,9 @@ def integrate_noncommutative(expr):
     2*X
     """
     import sympy as sp
+
+    if not isinstance(expr, sp.Basic):
+        raise TypeError(f"expr must be a sympy expression, got {type(expr).__name__}")
 
     def evaluate(node):
         if not node.args:

@@ -13,8 +13,17 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from workbench.backend import namespace
-from workbench.lie._bases import change_of_basis, lyndon_tree
-from workbench.lie._free import NAMES, Tree, Word, expand_tree, tree_degree, tree_letters, tree_to_string
+from workbench.lie._bases import BASES, change_of_basis_unchecked, lyndon_tree
+from workbench.lie._free import (
+    NAMES,
+    Tree,
+    Word,
+    check_integer,
+    expand_tree_unchecked,
+    tree_degree,
+    tree_letters,
+    tree_to_string_unchecked,
+)
 from workbench.validation import as_array, check_square
 
 __all__ = ["LieSeries"]
@@ -61,18 +70,25 @@ class LieSeries:
 
     def _label(self, tree: Tree, latex: bool = False) -> str:
         power = self._h_power(tree)
-        text = tree_to_string(tree, NAMES[: self.n_letters])
+        text = tree_to_string_unchecked(tree, NAMES[: self.n_letters])
         if power is None:
             return text
         h = "h" if power == 1 else (f"h^{{{power}}}" if latex else f"h^{power}")
         return f"{h} {text}"
 
     def terms(self, basis: str = "lyndon") -> list[tuple[Tree, Fraction]]:
-        """``(bracket tree, coefficient)`` pairs in ``basis``, by degree, zero terms omitted."""
-        return change_of_basis(self.coordinates, basis, self.n_letters)
+        """``(bracket tree, coefficient)`` pairs in ``basis``, by degree, zero terms omitted.
+
+        A change to the Hall or right-normed basis is budgeted as :func:`~workbench.lie.basis_trees`
+        (for two letters: Hall through degree 14, right-normed through 13).
+        """
+        if basis not in BASES:
+            raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+        return change_of_basis_unchecked(self.coordinates, basis, self.n_letters)
 
     def component(self, degree: int) -> LieSeries:
         """The homogeneous part of the given degree (for Zassenhaus: the factor ``C_n``)."""
+        degree = check_integer("degree", degree, 1)
         part = {w: c for w, c in self.coordinates.items() if len(w) == degree}
         return LieSeries(f"{self.name}[{degree}]", self.n_letters, self.degree, part, self.letter_weights)
 
@@ -93,7 +109,7 @@ class LieSeries:
             "basis": basis,
             "generators": list(names),
             "terms": [
-                {"bracket": tree_to_string(t, names), "coefficient": str(c), "degree": tree_degree(t)}
+                {"bracket": tree_to_string_unchecked(t, names), "coefficient": str(c), "degree": tree_degree(t)}
                 | ({} if self.letter_weights is None else {"h_power": self._h_power(t)})
                 for t, c in self.terms(basis)
             ],
@@ -116,7 +132,7 @@ class LieSeries:
         """The series expanded in the free associative algebra (all words)."""
         out: dict[Word, Fraction] = defaultdict(Fraction)
         for w, c in self.coordinates.items():
-            for u, a in expand_tree(lyndon_tree(w)):
+            for u, a in expand_tree_unchecked(lyndon_tree(w)):
                 out[u] += c * a
         return {u: c for u, c in out.items() if c}
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from workbench.lie._free import NAMES, Word, multidegree
+from workbench.lie._budget import MAX_WITT_BITS, check_budget, lyndon_count, lyndon_words_seconds, witt_bits
+from workbench.lie._free import NAMES, Word, check_integer, check_word, multidegree
 
 __all__ = [
     "format_word",
@@ -29,7 +30,9 @@ def format_word(word: Word, names: str = NAMES) -> str:
     >>> format_word((0, 1, 1))
     'ABB'
     """
-    return "".join(names[i] for i in word)
+    if not isinstance(names, str) or not names:
+        raise TypeError(f"names must be a nonempty string of letter names, got {names!r}")
+    return "".join(names[i] for i in check_word("word", word, len(names)))
 
 
 def is_lyndon(word: Word) -> bool:
@@ -42,7 +45,8 @@ def is_lyndon(word: Word) -> bool:
     >>> is_lyndon((0, 0, 1)), is_lyndon((0, 1, 0)), is_lyndon((0, 1, 0, 1))
     (True, False, False)
     """
-    return len(word) > 0 and len(lyndon_factorization(word)) == 1
+    word = check_word("word", word)
+    return len(word) > 0 and len(_duval(word)) == 1
 
 
 def lyndon_factorization(word: Word) -> list[Word]:
@@ -55,6 +59,10 @@ def lyndon_factorization(word: Word) -> list[Word]:
     >>> [format_word(f) for f in lyndon_factorization((1, 0, 1, 0, 0, 1))]
     ['B', 'AB', 'AAB']
     """
+    return _duval(check_word("word", word))
+
+
+def _duval(word: Word) -> list[Word]:
     factors, i, n = [], 0, len(word)
     while i < n:
         j, k = i + 1, i
@@ -67,19 +75,31 @@ def lyndon_factorization(word: Word) -> list[Word]:
     return factors
 
 
-@cache
 def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
-    """All Lyndon words of length ``degree`` over ``n_letters`` letters, in lexicographic order.
+    r"""All Lyndon words of length ``degree`` over ``n_letters`` letters, in lexicographic order.
 
-    Duval's generation algorithm (each word from its predecessor), keeping those of exact length.
+    Duval's generation algorithm (each word from its predecessor), keeping those of exact length; there
+    are :math:`\frac1n \sum_{d \mid n} \mu(d) r^{n/d}` of them (:func:`witt_dimension`).
+
+    The work (every Lyndon word of length ≤ ``degree`` is visited, the result is kept in memory) is
+    estimated first and refused past the package's budget: for two letters ``degree ≤ 26``, for three
+    ``≤ 16``, for 26 letters ``≤ 5`` (see :mod:`workbench.lie._budget`).
 
     Examples
     --------
     >>> [format_word(w) for w in lyndon_words(2, 4)]
     ['AAAB', 'AABB', 'ABBB']
+    >>> len(lyndon_words(2, 10)) == witt_dimension(2, 10) == 99
+    True
     """
-    if n_letters < 1 or degree < 1:
-        raise ValueError(f"n_letters and degree must be positive integers, got n_letters={n_letters}, degree={degree}")
+    n_letters = check_integer("n_letters", n_letters, 1)
+    degree = check_integer("degree", degree, 1)
+    check_budget("degree", degree, f"lyndon_words on {n_letters} letters", lyndon_words_seconds, n_letters)
+    return _lyndon_words(n_letters, degree)
+
+
+@cache
+def _lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     found = []
     w = [0]
     while w:
@@ -95,7 +115,6 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     return tuple(found)
 
 
-@cache
 def standard_factorization(word: Word) -> tuple[Word, Word]:
     """Standard factorisation ``w = uv`` of a Lyndon word: ``v`` is its longest proper Lyndon suffix.
 
@@ -108,8 +127,16 @@ def standard_factorization(word: Word) -> tuple[Word, Word]:
     >>> [format_word(x) for x in standard_factorization((0, 1, 1))]
     ['AB', 'B']
     """
-    if len(word) < 2 or not is_lyndon(word):
-        raise ValueError(f"word must be a Lyndon word of length ≥ 2, got {format_word(word)!r}")
+    word = check_word("word", word)
+    if len(word) < 2 or len(_duval(word)) != 1:
+        shown = "".join(NAMES[i] for i in word) if all(i < len(NAMES) for i in word) else word
+        raise ValueError(f"word must be a Lyndon word of length ≥ 2, got {shown!r}")
+    return standard_factorization_unchecked(word)
+
+
+@cache
+def standard_factorization_unchecked(word: Word) -> tuple[Word, Word]:
+    """The unchecked core of :func:`standard_factorization` (Lyndon words built by the package)."""
     # The longest proper Lyndon suffix of a Lyndon word is its lexicographically smallest proper suffix.
     start = min(range(1, len(word)), key=lambda i: word[i:])
     return word[:start], word[start:]
@@ -133,25 +160,6 @@ def multidegree_blocks(n_letters: int, degree: int) -> tuple[tuple[tuple[int, ..
     return tuple((key, tuple(members)) for key, members in blocks.items())
 
 
-def mobius(n: int) -> int:
-    """Möbius function μ(n).
-
-    Examples
-    --------
-    >>> [mobius(n) for n in range(1, 11)]
-    [1, -1, -1, 0, -1, 1, -1, 0, 0, 1]
-    """
-    result, p, m = 1, 2, n
-    while p * p <= m:
-        if m % p == 0:
-            m //= p
-            if m % p == 0:
-                return 0
-            result = -result
-        p += 1
-    return -result if m > 1 else result
-
-
 def witt_dimension(n_letters: int, degree: int) -> int:
     r"""Dimension of the degree-``n`` part of the free Lie algebra on ``r`` letters (Witt's formula).
 
@@ -163,6 +171,18 @@ def witt_dimension(n_letters: int, degree: int) -> int:
     --------
     >>> [witt_dimension(2, n) for n in range(1, 11)]
     [2, 1, 2, 3, 6, 9, 18, 30, 56, 99]
+
+    The sum runs over the divisors of ``n`` (found in :math:`O(\sqrt n)` steps); its cost is the big
+    integer :math:`r^n`, refused past ``MAX_WITT_BITS`` (:math:`2^{22}`) bits, e.g. ``degree ≤ 4,194,304``
+    for two letters.
     """
-    total = sum(mobius(d) * n_letters ** (degree // d) for d in range(1, degree + 1) if degree % d == 0)
-    return total // degree
+    n_letters = check_integer("n_letters", n_letters, 1)
+    degree = check_integer("degree", degree, 1)
+    bits = witt_bits(n_letters, degree)
+    if bits > MAX_WITT_BITS:
+        raise ValueError(
+            f"degree must keep n_letters**degree within {MAX_WITT_BITS} bits for witt_dimension "
+            f"(degree <= {int(MAX_WITT_BITS / (bits / degree))} for n_letters={n_letters}), got {degree!r}: "
+            f"{bits:.3g} bits"
+        )
+    return lyndon_count(n_letters, degree)
