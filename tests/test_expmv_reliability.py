@@ -207,3 +207,60 @@ def test_scipy_dtype_grid(dtype, kind):
     assert (
         relerr(y.astype(np.float64), scipy.linalg.expm(0.8 * a.astype(np.float64)) @ b64) <= 1e3 * np.finfo(dtype).eps
     )
+
+
+# --- unbounded work and numpy scalars (the "unbounded work" and "valid input refused" lists) ----------
+
+
+def test_tol_accepts_numpy_scalars_and_0d_arrays():
+    # Reproducer: tol=np.float32(1e-6) was refused as "must be in (0, 1)".  Oracle: the same call with a float.
+    Q = np.array([[-1.0, 1.0], [2.0, -2.0]])
+    expected = expmv(Q, np.ones(2), 0.7, tol=1e-6)
+    for tol in (np.float32(1e-6), np.float64(1e-6), np.array(1e-6)):
+        np.testing.assert_array_equal(expmv(Q, np.ones(2), 0.7, tol=tol), expected)
+    for bad in (True, "x", 0.0, 1.0):
+        with pytest.raises(ValueError, match=r"tol must be in \(0, 1\), got"):
+            expmv(Q, np.ones(2), 0.7, tol=bad)
+
+
+def test_taylor_refuses_unbounded_work_before_it_starts():
+    # Reproducers: expmv(..., 1e308, method="taylor") raised OverflowError from math.ceil(inf); a finite but huge
+    # t·‖A‖ planned billions of products.  Both are refused before any product is formed.
+    Q = np.array([[-1.0, 1.0], [2.0, -2.0]])
+    with pytest.raises(ValueError, match=r"needs the norm bound \|t\|·‖A‖ to be finite, got inf"):
+        expmv(Q, np.ones(2), 1e308, method="taylor")
+    with pytest.raises(
+        ValueError, match=r"expmv_taylor would need about 8\.\d+e\+09 products of A .* budget of 1e\+07"
+    ):
+        expmv(Q, np.ones(2), 1e9, method="taylor")
+
+
+def test_uniformization_and_poisson_truncation_refuse_unbounded_work():
+    # Reproducers: expmv(Q, B, 1e9) ran for hours; poisson_truncation(1e12) hung and (1e20) tried to allocate
+    # 1.27 TiB.  The cost (≥ Λ = qt products; a window of ~2√(2Λ log(4/tol)) terms) is checked first.
+    from workbench.expmv import poisson_truncation
+
+    Q = np.array([[-1.0, 1.0], [2.0, -2.0]])
+    with pytest.raises(
+        ValueError,
+        match=r"uniformization needs 2000001908 block products .* at least ⌊qt⌋ \+ 1\), more than max_matvecs = 10000000",
+    ):
+        expmv(Q, np.ones(2), 1e9)
+    for mean in (1e12, 1e20):
+        with pytest.raises(
+            ValueError, match=r"poisson_truncation needs a window of about .* terms for mean = 1e\+(12|20)"
+        ):
+            poisson_truncation(mean)
+    left, right, weights = poisson_truncation(1e9)  # within budget: still works (oracle: Σ weights = 1)
+    assert left < 1e9 < right and abs(weights.sum() - 1.0) < 1e-12
+
+
+def test_chebyshev_with_a_subnormal_block_scales_in_two_exact_halves():
+    # Found by hypothesis: B = 2.2e-313 (subnormal) made the normalising factor 2^1038 overflow (OverflowError
+    # from math.ldexp).  Oracle: scipy.linalg.expm; tolerance 1e-11 relative to the largest entry, since the
+    # subnormal result ~9e-311 carries only ~40 significant bits.
+    A = np.ones((6, 6))
+    B = np.full((6, 2), 2.22507386e-313)
+    reference = scipy.linalg.expm(A) @ B
+    result = expmv(A, B, 1.0, method="chebyshev")
+    assert np.abs(result - reference).max() <= 1e-11 * np.abs(reference).max()

@@ -12,6 +12,8 @@ These are package-internal helpers (not exported).
 
 from __future__ import annotations
 
+import math
+
 import array_api_compat
 import numpy as np
 import scipy.linalg.blas
@@ -21,6 +23,11 @@ from workbench.expmv._linear import LinearMap
 from workbench.validation import as_array, check_matching
 
 __all__ = []
+
+#: The most block products of A one call of a method may plan; past it a ValueError says what to change
+#: (before any product is formed).  At 10⁷ a sparse operator with 10⁶ nonzeros costs hours; the catalogue's
+#: largest cases plan under 10⁴.
+MAX_PRODUCTS = 10**7
 
 
 def as_block(op: LinearMap, b, name: str = "B"):
@@ -66,3 +73,12 @@ def axpy(y, a: float, x):
 def finish(xp, result, vector):
     """The block ``result`` back in the caller's shape: a vector ``[n]`` if :func:`as_block` got one."""
     return xp.reshape(result, (result.shape[0],)) if vector else result
+
+
+def scale_by_power_of_two(w, exponent: int):
+    """:math:`2^E W`, in two exact halves when :math:`2^E` alone is outside the floating range.
+
+    Exact for any block whose scaled entries stay normal: each factor is a power of two within the range.
+    """
+    half = exponent // 2
+    return (w * math.ldexp(1.0, half)) * math.ldexp(1.0, exponent - half)

@@ -47,7 +47,7 @@ import scipy.special
 
 from workbench.backend import namespace, to_numpy, unit_roundoff
 from workbench.expmv._banded import BandedMatrix
-from workbench.expmv._blocks import as_block, axpy, finish, fresh_product
+from workbench.expmv._blocks import as_block, axpy, finish, fresh_product, scale_by_power_of_two
 from workbench.expmv._krylov import expmv_krylov
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range
@@ -488,7 +488,7 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     # into the final scaling together with e^ℓ.
     exponent = math.frexp(peak)[1]
     original = block
-    block = block * math.ldexp(1.0, -exponent)
+    block = scale_by_power_of_two(block, -exponent)  # a subnormal B needs 2^E beyond the range: two halves
 
     def expansion_for(target, bounds=bounds):
         return chebyshev_exp_coefficients(t, bounds, target)
@@ -571,6 +571,6 @@ def _rescale(xp, total, log_scale, exponent, norm_total, dtype):
             "reduce t or rescale B"
         )
     if abs(log_scale) < largest - 60.0:  # the usual case: e^ℓ in range, the power of two applied exactly
-        return (total * math.exp(log_scale)) * math.ldexp(1.0, exponent)
+        return scale_by_power_of_two(total * math.exp(log_scale), exponent)
     combined = 0.5 * (log_scale + exponent * math.log(2.0))  # extreme scales: one factor, in two halves
     return (total * math.exp(combined)) * math.exp(combined)

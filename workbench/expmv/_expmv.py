@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from numbers import Real
 
 import numpy as np
 
@@ -132,7 +133,11 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         raise ValueError(f"a grid of times must be nondecreasing (it is walked step by step), got {times.tolist()}")
     if tol is None:
         tol = unit_roundoff(b)
-    elif not (isinstance(tol, (int, float)) and 0.0 < float(tol) < 1.0):
+    elif isinstance(tol, (bool, np.bool_)) or not (
+        isinstance(tol, Real) or (getattr(tol, "shape", None) == () and getattr(tol, "dtype", None) is not None)
+    ):
+        raise ValueError(f"tol must be in (0, 1), got {tol!r}")
+    elif not 0.0 < float(tol) < 1.0:  # numpy scalars and 0-d arrays are numbers too
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     check_choice("method", method, ("auto", *METHODS))
     reason = "requested"

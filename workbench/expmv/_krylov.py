@@ -52,6 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
+from workbench.expmv._blocks import scale_by_power_of_two
 from workbench.expmv._linear import AccuracyWarning, LinearMap
 from workbench.validation import check_in_range, check_integer
 
@@ -74,12 +75,6 @@ def _contiguous(x):
     if array_api_compat.is_torch_array(x):
         return x.contiguous()
     return np.ascontiguousarray(x)
-
-
-def _scale_by_power_of_two(w, exponent: int):
-    """:math:`2^E W`, in two exact halves when :math:`2^E` alone is outside the floating range."""
-    half = exponent // 2
-    return (w * math.ldexp(1.0, half)) * math.ldexp(1.0, exponent - half)
 
 
 def _column_norms(xp, x, axis: int):
@@ -442,7 +437,7 @@ def expmv_krylov(
             tau = _round_step(min(tau, t_out - t_now))
     info.update(matvecs=products, steps=steps, error_estimate=error, rejections=rejections)
     if exponent != 0 and bool(xp.all(xp.isfinite(w))):
-        w = _scale_by_power_of_two(w, exponent)
+        w = scale_by_power_of_two(w, exponent)
     if not bool(xp.all(xp.isfinite(w))):
         raise OverflowError(f"exp(tA)B overflows the {B.dtype} range (t = {t:g}); rescale B or shorten t")
     if forced or exhausted or error > 1.001 * tol:

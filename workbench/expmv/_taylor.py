@@ -61,6 +61,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
+from workbench.expmv._blocks import MAX_PRODUCTS
 from workbench.expmv._linear import LinearMap
 from workbench.expmv._taylor_theta import theta_table
 from workbench.validation import check_choice, check_in_range, check_integer
@@ -206,6 +207,11 @@ def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int) -> tu
     """
     best = None
     for p, a in alpha.items():
+        if not math.isfinite(a):
+            raise ValueError(
+                f"exp(tA)B needs the norm bound |t|·‖A‖ to be finite, got {a:g}; rescale A or t (the work, "
+                "about |t|·‖A‖/θ_m products of A, would be unbounded)"
+            )
         for m in range(max(1, p * (p - 1) - 1), m_max + 1):
             steps = max(math.ceil(a / theta[m - 1]), 1)
             cost = m * steps
@@ -310,6 +316,9 @@ def expmv_taylor(
     ------
     OverflowError
         If :math:`e^{tA}B` (or the factor :math:`e^{t\mu}`) is beyond the floating range.
+    ValueError
+        If the plan needs more than :data:`MAX_PRODUCTS` (10⁷) block products (or :math:`|t|\lVert A\rVert` is
+        not finite): the work is refused before it starts.
 
     References
     ----------
@@ -394,6 +403,13 @@ def expmv_taylor(
                     alphas[q] = min(abs(t) * max(d[q], d[q + 1]), alpha1)
         info.update(power_norms=how, norm_matvecs=shifted.products)
         m, s, p = _select_degree(alphas, theta, m_max)
+        if m * s > MAX_PRODUCTS:
+            raise ValueError(
+                f"expmv_taylor would need about {m * s:.3g} products of A (degree {m} × {s} steps for "
+                f"|t|·‖A‖ ≈ {alphas[p]:.3g}), more than the budget of {MAX_PRODUCTS:.0e}; shorten t, split the "
+                "time interval, or use a method suited to the operator (uniformization for Markov generators, "
+                "Chebyshev for symmetric A)"
+            )
         alpha = alphas[p]
         backward = tol * alpha  # ≥ s·h̃(α/s), since α/s ≤ θ_m
         info.update(norm_bound=alpha, backward_error_bound=backward, error_estimate=math.expm1(backward))

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.special
 
 from workbench.backend import namespace, to_numpy, unit_roundoff
-from workbench.expmv._blocks import as_block, axpy, finish, fresh_product
+from workbench.expmv._blocks import MAX_PRODUCTS, as_block, axpy, finish, fresh_product
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range
 
@@ -103,6 +103,11 @@ def poisson_truncation(mean, tol=2.0**-53) -> tuple[int, int, np.ndarray]:
     log_term = math.log(2.0 / half)
     width = math.sqrt(2.0 * mean * log_term) + log_term + 10.0
     while True:
+        if 2.0 * width + 1.0 > MAX_PRODUCTS:
+            raise ValueError(
+                f"poisson_truncation needs a window of about {2.0 * width + 1.0:.3g} terms for mean = {mean:.6g}, "
+                f"more than {MAX_PRODUCTS:.0e}; a Poisson mixture this wide is beyond what one call evaluates"
+            )
         lo = max(0, math.floor(mean - width))
         hi = math.ceil(mean + width)
         ks = np.arange(lo, hi + 1)
@@ -213,7 +218,8 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     tol : float
         Bound on :math:`2\varepsilon_{\text{mass}}`, in :math:`(0, 1)`.
     max_matvecs : int, optional
-        Raise ``ValueError`` instead of running when more block products would be needed.
+        Raise ``ValueError`` instead of running when more block products would be needed (default: the
+        package budget of 10⁷, checked before anything runs).
 
     Returns
     -------
@@ -273,13 +279,21 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     unit = unit_roundoff(block)
     rate = top * (1.0 + max(RATE_MARGIN, 4096.0 * unit))
     mean = rate * t
+    budget = MAX_PRODUCTS if max_matvecs is None else max_matvecs
+    if mean + 1 > budget:  # R > Λ: refuse before the (itself O(Λ)) truncation search
+        raise ValueError(
+            f"uniformization needs {math.floor(mean) + 1} block products for qt = {mean:.6g} (q = {rate:.6g}, "
+            f"t = {t:.6g}; at least ⌊qt⌋ + 1), more than max_matvecs = {budget}; use a Krylov or (for reversible "
+            "chains) Chebyshev "
+            "method, split the time interval, or raise max_matvecs"
+        )
     left, right, weights = poisson_truncation(mean, 0.5 * tol)
     neglected = float((scipy.special.pdtr(left - 1, mean) if left > 0 else 0.0) + scipy.special.pdtrc(right, mean))
     info.update(rate=rate, poisson_mean=mean, left=left, right=right, neglected_mass=neglected)
-    if max_matvecs is not None and right + 1 > max_matvecs:
+    if right + 1 > budget:
         raise ValueError(
             f"uniformization needs {right + 1} block products for qt = {mean:.6g} (q = {rate:.6g}, t = {t:.6g}), "
-            f"more than max_matvecs = {max_matvecs}; use a Krylov or (for reversible chains) Chebyshev method, "
+            f"more than max_matvecs = {budget}; use a Krylov or (for reversible chains) Chebyshev method, "
             "or raise max_matvecs"
         )
 
