@@ -264,3 +264,16 @@ def test_chebyshev_with_a_subnormal_block_scales_in_two_exact_halves():
     reference = scipy.linalg.expm(A) @ B
     result = expmv(A, B, 1.0, method="chebyshev")
     assert np.abs(result - reference).max() <= 1e-11 * np.abs(reference).max()
+
+
+def test_banded_generator_refuses_a_fractional_size():
+    # Reproducer: banded_markov_generator(50, 2.5) rounded the bandwidth silently.
+    from workbench.expmv import banded_markov_generator
+
+    with pytest.raises(ValueError, match=r"bandwidth must be an integer, got 2\.5"):
+        banded_markov_generator(50, 2.5)
+    with pytest.raises(ValueError, match=r"n must be an integer, got 50\.5"):
+        banded_markov_generator(50.5, 2)
+    with pytest.raises(ValueError, match=r"n must be an integer, got True"):
+        banded_markov_generator(True, 1)
+    assert banded_markov_generator(np.int64(50), 2.0).offsets == banded_markov_generator(50, 2).offsets

@@ -274,6 +274,9 @@ def banded_markov_generator(n, bandwidth, seed=None) -> BandedMatrix:
     >>> bool(np.abs(Q.matmat(np.ones(100))).max() < 1e-14)
     True
     """
+    for name, value in (("n", n), ("bandwidth", bandwidth)):
+        if isinstance(value, bool) or not float(check_in_range(name, value)).is_integer():
+            raise ValueError(f"{name} must be an integer, got {value!r}")  # 2.5 used to be rounded silently
     n = int(check_in_range("n", n, 2))
     bandwidth = int(check_in_range("bandwidth", bandwidth, 1, n - 1))
     rng = np.random.default_rng(seed)
