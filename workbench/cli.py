@@ -609,3 +609,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the file system refused something the checks above could not foresee
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 1
+
+
+def entry() -> None:
+    """The ``workbench`` console script and ``python -m workbench``: :func:`main`, then exit with its status.
+
+    An interrupted command leaves through ``os._exit(130)`` after flushing: CPython remembers a
+    KeyboardInterrupt that once crossed a nested evaluation frame (torch runs some), and at exit kills
+    itself with SIGINT even though :func:`main` handled it, so the status would read −2 instead of 130.
+    """
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)
