@@ -65,7 +65,7 @@ magnus_stack_table      -- error of each fused stack against the exact stack and
 
 from __future__ import annotations
 
-import importlib
+from workbench.lazy import lazy_exports
 
 _MODULES = {
     "workbench.experiments._bch_fusion": (
@@ -94,18 +94,4 @@ _MODULES = {
     "workbench.experiments._swiss_sit_model": ("SwissSiT",),
     "workbench.experiments._swiss_sit_report": ("SEED_TABLE1", "swiss_sit_table"),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module 'workbench.experiments' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

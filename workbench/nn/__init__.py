@@ -54,7 +54,7 @@ Names load on first use (PEP 562), so ``import workbench.nn`` works without torc
 
 from __future__ import annotations
 
-import importlib
+from workbench.lazy import lazy_exports
 
 _MODULES = {
     "workbench.nn._banded_generator": (
@@ -81,18 +81,4 @@ _MODULES = {
     "workbench.nn._curvature": ("curvature", "holonomy"),
     "workbench.nn._operator_attention": ("OperatorAttention",),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str):
-    if name not in _WHERE:
-        raise AttributeError(f"module 'workbench.nn' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
