@@ -112,10 +112,6 @@ def _verify_uniform_and_shift(rng, scale, backend) -> Verification:
 
 # ---- the catalogue ------------------------------------------------------------------------------------
 
-SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; attention-geometry-math §A.7"
-SOURCE_CONNECTION = (
-    "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; attention-geometry-math §B"
-)
 
 IDENTITIES = [
     Identity(

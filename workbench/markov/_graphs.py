@@ -25,6 +25,8 @@ import numpy as np
 import scipy.sparse
 from scipy.sparse.csgraph import connected_components
 
+from workbench.markov._stationary import closed_classes
+
 __all__ = ["graph_weights"]
 
 
@@ -41,14 +43,6 @@ def _check_edge_weights(graph, weight, nodes) -> None:
             raise ValueError(f"edge weights must be finite real numbers, got {weight}={w!r} on edge ({u!r}, {v!r})")
         if w < 0:
             raise ValueError(f"edge weights must be nonnegative, got {weight}={w!r} on edge ({u!r}, {v!r})")
-
-
-def _closed_classes(adjacency, labels, components: int) -> tuple[int, int]:
-    """Closed classes (strong components with no edge leaving them): how many, and how many vertices in them."""
-    coo = adjacency.tocoo()
-    leaving = labels[coo.row] != labels[coo.col]
-    open_classes = np.unique(labels[coo.row[leaving]])
-    return components - open_classes.size, int(np.sum(~np.isin(labels, open_classes)))
 
 
 def graph_weights(graph, *, weight="weight", nodelist=None):
@@ -145,10 +139,11 @@ def graph_weights(graph, *, weight="weight", nodelist=None):
         )
     walk = adjacency.copy()
     walk.eliminate_zeros()  # a zero-weight edge is never taken by the walk
-    components, labels = connected_components(walk, directed=True, connection="strong")
+    components = connected_components(walk, directed=True, connection="strong", return_labels=False)
     if components > 1:
         kind = "strongly connected" if graph.is_directed() else "connected"
-        closed, recurrent = _closed_classes(walk, labels, components)
+        classes = closed_classes(walk)
+        closed, recurrent = len(classes), sum(c.size for c in classes)
         if closed > 1:
             consequence = f"{closed} closed classes, so the stationary law is not unique"
         else:
