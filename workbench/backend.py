@@ -63,15 +63,19 @@ def _is_array(x: Any) -> bool:
     return array_api_compat.is_numpy_array(x) or array_api_compat.is_torch_array(x)
 
 
-def namespace(*arrays: Any):
-    """Return the Array API namespace shared by ``arrays``.
+def namespace(*arrays: Any, **named: Any):
+    """Return the Array API namespace shared by ``arrays`` and ``named``.
 
-    Python scalars and ``None`` are ignored; lists and tuples count as numpy.
+    Python scalars and ``None`` are ignored; lists and tuples count as numpy.  Inputs passed by keyword are
+    named in error messages by their keyword (a public function passes its parameters that way, so a refusal
+    says ``W_Q must be …``); positional inputs are named by position.
 
     Parameters
     ----------
     *arrays
         The inputs of one public call.
+    **named
+        More inputs, each under the parameter name a message should use.
 
     Returns
     -------
@@ -89,23 +93,27 @@ def namespace(*arrays: Any):
     >>> import numpy as np
     >>> namespace(np.ones(3), 2.0).__name__
     'array_api_compat.numpy'
+    >>> namespace(W_Q="not an array")
+    Traceback (most recent call last):
+    ...
+    TypeError: W_Q must be a numpy array or a torch tensor, got builtins.str
     """
-    if all(isinstance(x, (np.ndarray, np.generic, float, int)) or x is None for x in arrays):
+    inputs = [*((f"argument {position}", x) for position, x in enumerate(arrays)), *named.items()]
+    if all(isinstance(x, (np.ndarray, np.generic, float, int)) or x is None for _, x in inputs):
         return _numpy_namespace()  # fast path: the common all-numpy call
     kinds: dict[str, str] = {}
-    for position, x in enumerate(arrays):
+    for name, x in inputs:
         if x is None or isinstance(x, (bool, int, float, complex, list, tuple)):
             if isinstance(x, (list, tuple)):
-                kinds.setdefault("numpy", f"argument {position} (list)")
+                kinds.setdefault("numpy", f"{name} (list)")
             continue
         if array_api_compat.is_numpy_array(x):
-            kinds.setdefault("numpy", f"argument {position} ({type(x).__name__})")
+            kinds.setdefault("numpy", f"{name} ({type(x).__name__})")
         elif array_api_compat.is_torch_array(x):
-            kinds.setdefault("torch", f"argument {position} ({type(x).__name__})")
+            kinds.setdefault("torch", f"{name} ({type(x).__name__})")
         else:
             raise TypeError(
-                f"argument {position} must be a numpy array or a torch tensor, "
-                f"got {type(x).__module__}.{type(x).__name__}"
+                f"{name} must be a numpy array or a torch tensor, got {type(x).__module__}.{type(x).__name__}"
             )
     if len(kinds) > 1:
         raise TypeError(
