@@ -283,7 +283,7 @@ def test_zero_time_zero_operator_zero_block_and_zero_column(rng):
 
 
 def test_overflow_is_an_error_not_inf():
-    with pytest.raises(OverflowError, match="exp\\(tA\\)B overflows"):
+    with pytest.raises(ValueError, match="exp\\(tA\\)B overflows"):
         run(np.array([[0.0, 1.0], [1.0, 0.0]]) * 800, np.ones((2, 1)), 2.0)
 
 

@@ -51,18 +51,31 @@ def test_repro1_symmetric_large_t_never_runs_chebyshev_on_a_disproved_interval(t
 # ---- reproducer 2: complex A ---------------------------------------------------------------------------
 
 
-def test_repro2_complex_linear_operator_is_refused_not_truncated():
-    # Reproducer 2: a complex LinearOperator with real B returned [1, 1] (imaginary part dropped); the
-    # exact value (scipy.linalg.expm) is [-0.30 + 1.38j, 0.54 + 0.84j].  Complex data is refused.
-    a = scipy.sparse.linalg.aslinearoperator(np.array([[1j, 1j], [0, 1j]]))
-    with pytest.raises(TypeError, match=r"A must be real-valued, got a LinearOperator of dtype complex128"):
-        expmv(a, np.ones(2))
-    # A real-declared operator whose action is complex is caught at the first product.
+def test_repro2_complex_operator_gives_the_complex_value():
+    # Reproducer 2: a complex LinearOperator with real B returned [1, 1] (imaginary part dropped), and complex
+    # data was then refused.  Oracle: scipy.linalg.expm (dense Padé); 1e-14 relative (‖A‖ ≈ 2, a 2×2 problem:
+    # rounding only, well inside the default tol u = 1.1e-16 times a few dozen products).
+    dense = np.array([[1j, 1j], [0, 1j]])
+    exact = scipy.linalg.expm(dense) @ np.ones(2)  # [-0.30 + 1.38j, 0.54 + 0.84j]
+    for operator in (scipy.sparse.linalg.aslinearoperator(dense), dense, scipy.sparse.csr_array(dense)):
+        for method in ("auto", "taylor", "krylov"):
+            y = expmv(operator, np.ones(2), method=method)
+            assert y.dtype == np.complex128
+            assert relerr(y, exact) <= 1e-14
+
+
+def test_repro2_real_declared_operator_with_a_complex_action_is_an_error_not_truncated():
+    # Reproducer 2 (second half): an operator declared float64 whose action is complex would have its
+    # imaginary part cast away.  It is caught at the first product, whatever the method.
     sneaky = scipy.sparse.linalg.LinearOperator((2, 2), matvec=lambda x: 1j * x, dtype=np.float64)
-    with pytest.raises(TypeError, match=r"A must be real-valued: its action returned dtype complex128"):
-        expmv(sneaky, np.ones(2), method="krylov")
-    with pytest.raises(TypeError, match=r"A must be real-valued, got dtype complex128"):
-        expmv(np.array([[1j, 0], [0, 1j]]), np.ones(2))
+    for method in ("krylov", "taylor"):
+        with pytest.raises(
+            TypeError, match=r"A is declared real \(dtype float64\), but its action returned dtype complex128"
+        ):
+            expmv(sneaky, np.ones(2), method=method)
+    # Declared complex, the same action is correct: e^{iI}[1, 1] = e^i [1, 1] (closed form; 1e-14 relative).
+    honest = scipy.sparse.linalg.LinearOperator((2, 2), matvec=lambda x: 1j * x, dtype=np.complex128)
+    np.testing.assert_allclose(expmv(honest, np.ones(2), method="krylov"), np.exp(1j) * np.ones(2), rtol=1e-14)
 
 
 # ---- reproducer 3: grids of negative times -----------------------------------------------------------
@@ -179,34 +192,69 @@ def test_scipy_time_grids(start, stop, num):
             assert relerr(y[k], scipy.linalg.expm(t * a) @ b) <= 1e-9
 
 
+#: scipy's dtype grid (test_expm_multiply_dtype): integer, single, double, complex; longdouble is refused here.
+SCIPY_DTYPES = (np.intc, np.int64, np.float32, np.float64, np.complex64, np.complex128)
+
+
+def unit_of(dtype):
+    return 2.0**-24 if np.dtype(dtype) in (np.float32, np.complex64) else 2.0**-53
+
+
+@pytest.mark.parametrize("b_is_matrix", [False, True])
+@pytest.mark.parametrize("dtype_b", SCIPY_DTYPES)
+@pytest.mark.parametrize("dtype_a", SCIPY_DTYPES)
+def test_scipy_dtype_grid(dtype_a, dtype_b, b_is_matrix):
+    # scipy's dtype grid: A = inv(rand(7, 7)) (complex: inv(rand + i·rand)), B = 2·rand (complex: rand + i·rand),
+    # one time and the grid linspace(0.1, 3.2, 13), dense and as a LinearOperator.  Oracle: scipy.linalg.expm
+    # of the (already cast) data in complex128.  Tolerance 100·u·max(1, ‖tA‖₁), u of the result's dtype:
+    # rounding in Taylor/Arnoldi grows like u‖tA‖ (observed at most 5·u·‖tA‖₁ here; ‖A‖₁ ≈ 20), so
+    # single precision (float32, complex64) is looser by its u = 6e-8.
+    rng = np.random.default_rng(1234)
+    n, shape = 7, ((7, 3) if b_is_matrix else (7,))
+    noise = 1j * rng.random((n, n)) if np.dtype(dtype_a).kind == "c" else 0.0
+    a = scipy.linalg.inv(rng.random((n, n)) + noise).astype(dtype_a)
+    b = 2.0 * rng.random(shape) if np.dtype(dtype_b).kind != "c" else rng.random(shape) + 1j * rng.random(shape)
+    b = b.astype(dtype_b)
+    expected = scipy.sparse.linalg.expm_multiply(a, b).dtype  # scipy's dtype rule, for explicit A
+    grid = np.linspace(0.1, 3.2, 13)
+    for operator in (a, scipy.sparse.linalg.aslinearoperator(a)):
+        single = expmv(operator, b)
+        stacked = expmv(operator, b, grid)
+        assert single.dtype == stacked.dtype == expected
+        for t, y in [(1.0, single), *zip(grid, stacked, strict=True)]:
+            exact = scipy.linalg.expm(t * a.astype(np.complex128)) @ b
+            scale = max(1.0, np.linalg.norm(t * a.astype(np.complex128), 1))
+            assert relerr(y, exact) <= 100 * unit_of(y.dtype) * scale
+
+
+def test_scipy_complex_case():
+    # scipy's test_complex: A = [[i, i], [0, i]], B = [i, i].  Oracle: the closed form
+    # e^{A} = e^{i}[[1, 1], [0, 1]], so e^{A}B = [i e^i + i·i e^i, i e^i]; 1e-14 relative (rounding only).
+    a, b = np.array([[1j, 1j], [0, 1j]]), np.array([1j, 1j])
+    exact = np.array([1j * np.exp(1j) + 1j * (1j * np.cos(1) - np.sin(1)), 1j * np.exp(1j)])
+    for operator in (a, scipy.sparse.linalg.aslinearoperator(a), scipy.sparse.csr_array(a)):
+        y = expmv(operator, b)
+        assert y.dtype == np.complex128 and relerr(y, exact) <= 1e-14
+
+
 @pytest.mark.parametrize(
-    ("dtype", "kind"),
-    # scipy sparse A is held in float64 by the validation layer, so it pairs with float64 B only.
+    ("diagonal", "b"),
     [
-        (np.float32, "dense"),
-        (np.float32, "operator"),
-        (np.float64, "dense"),
-        (np.float64, "sparse"),
-        (np.float64, "operator"),
+        (np.arange(5), np.ones(5, dtype=int)),  # A and B integer
+        (-1j * np.arange(5), np.ones(5, dtype=int)),  # A complex, B integer
+        (np.arange(5), np.full(5, 1j)),  # A integer, B complex
     ],
 )
-def test_scipy_dtype_grid(dtype, kind):
-    # scipy's dtype grid (real part: complex data is refused, see reproducer 2).  Oracle: scipy.linalg.expm
-    # in float64; tolerance 1e3·u of the dtype (u = 6e-8 or 1.1e-16; ‖A‖ ≈ 2, ~30 products).
-    rng = np.random.default_rng(11)
-    a64 = rng.standard_normal((12, 12)) / np.sqrt(12)
-    b64 = rng.standard_normal((12, 2))
-    a = a64.astype(dtype)
-    operator = {
-        "dense": a,
-        "sparse": scipy.sparse.csr_array(a),
-        "operator": scipy.sparse.linalg.aslinearoperator(a),
-    }[kind]
-    y = expmv(operator, b64.astype(dtype), 0.8)
-    assert y.dtype == dtype
-    assert (
-        relerr(y.astype(np.float64), scipy.linalg.expm(0.8 * a.astype(np.float64)) @ b64) <= 1e3 * np.finfo(dtype).eps
-    )
+def test_scipy_interval_dtype_cases(diagonal, b):
+    # scipy's test_sparse_expm_multiply_interval_dtypes: a sparse diagonal A, the grid [0, 1], B a vector and
+    # the identity block.  Oracle: the closed form e^{tD} = diag(e^{t d_i}); 1e-13 relative (a diagonal
+    # operator, ‖A‖ = 4: rounding only).
+    a = scipy.sparse.csr_array(np.diag(diagonal))
+    y = expmv(a, b, [0.0, 1.0])
+    np.testing.assert_allclose(y[-1], np.exp(diagonal) * b, rtol=1e-13)
+    block = expmv(a, np.identity(5, dtype=b.dtype), [0.0, 1.0])
+    np.testing.assert_allclose(np.diag(block[-1]) * b, np.exp(diagonal) * b, rtol=1e-13)
+    assert y.dtype == block.dtype == np.result_type(a.dtype if a.dtype.kind != "i" else float, b.dtype, float)
 
 
 # --- unbounded work and numpy scalars (the issue's "unbounded work" and "valid input refused" lists) ----------
@@ -277,3 +325,84 @@ def test_banded_generator_refuses_a_fractional_size():
     with pytest.raises(ValueError, match=r"n must be an integer, got True"):
         banded_markov_generator(True, 1)
     assert banded_markov_generator(np.int64(50), 2.0).offsets == banded_markov_generator(50, 2).offsets
+
+
+# ---- huge t and huge A: a ValueError naming what to change, never a bare OverflowError ----------------------
+
+
+def _huge_cases():
+    import workbench.expmv as ex
+
+    q, s, g = np.array([[-1.0, 1.0], [2.0, -2.0]]), np.array([[2.0, 1.0], [1.0, 3.0]]), np.array([[0.5, 1.0], [0, 0.2]])
+    ones = np.ones(2)
+    cases = []
+    for t in (1e308, 1e300, -1e308):
+        for name, a in (("generator", q), ("symmetric", s), ("general", g), ("scalar", 3.0 * np.eye(2))):
+            for method in ("auto", "taylor", "krylov", "chebyshev", "uniformization"):
+                if not (name == "scalar" and t < 0):  # e^{-3e308}·B = 0 is the right answer there
+                    cases.append(
+                        (f"expmv-{name}-{method}-{t:g}", lambda a=a, m=method, t=t: ex.expmv(a, ones, t, method=m))
+                    )
+        operator = scipy.sparse.linalg.aslinearoperator(g)
+        cases += [
+            (f"expmv-operator-{t:g}", lambda t=t, o=operator: ex.expmv(o, ones, t)),
+            (f"chebyshev_exp_coefficients-{t:g}", lambda t=t: ex.chebyshev_exp_coefficients(t, (0.0, 1.0))),
+            (f"poisson_truncation-{t:g}", lambda t=t: ex.poisson_truncation(abs(t))),
+            (f"expm_rank1-{t:g}", lambda t=t: ex.expm_rank1(ones, ones, t)),
+            (f"expmv_rank1-{t:g}", lambda t=t: ex.expmv_rank1(ones, ones, ones, t)),
+            (f"expmv_kronecker_sum-{t:g}", lambda t=t: ex.expmv_kronecker_sum(s, s, np.ones(4), t)),
+            (f"kronecker-{t:g}", lambda t=t: ex.expmv(ex.KroneckerSum(s, s), np.ones(4), t)),
+            (f"banded-{t:g}", lambda t=t: ex.expmv(ex.banded_markov_generator(10, 1, seed=0), np.ones(10), t)),
+        ]
+        if t > 0:
+            cases.append((f"phi1-{t:g}", lambda t=t: ex.phi1(np.array([t]))))
+    for name, a in (("generator", q), ("symmetric", s), ("general", g), ("scalar", 3.0 * np.eye(2))):
+        for method in ("auto", "taylor", "krylov", "chebyshev", "uniformization"):
+            cases.append(
+                (f"expmv-1e300A-{name}-{method}", lambda a=a, m=method: ex.expmv(1e300 * a, ones, 1.0, method=m))
+            )
+        operator = scipy.sparse.linalg.aslinearoperator(1e300 * a)
+        cases.append((f"expmv-1e300A-{name}-operator", lambda o=operator: ex.expmv(o, ones, 1.0)))
+    cases += [
+        ("expm_rank1-1e300u", lambda: ex.expm_rank1(1e300 * ones, ones)),
+        ("expmv_kronecker_sum-1e300A", lambda: ex.expmv_kronecker_sum(1e300 * s, s, np.ones(4))),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(("name", "call"), _huge_cases(), ids=[name for name, _ in _huge_cases()])
+def test_huge_t_or_A_is_a_value_error(name, call):
+    # Issue 17: t = 1e308, 1e300, -1e308 or A scaled by 1e300 raised OverflowError (math.ceil(inf), math.exp)
+    # or returned inf.  Every public function of workbench.expmv now refuses with a ValueError whose message
+    # names what to change (t, A, B, the interval or the factors).  Oracle: the result is beyond the float range
+    # or the work beyond the budget, so no finite answer is right.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's overflow notice on the way to the refusal
+        with pytest.raises(
+            ValueError, match=r"(?i)\bt\b|\bA\b|\bz\b|rescale|shorten|generator|symmetric|semigroup|mean"
+        ):
+            call()
+
+
+def test_taylor_budget_applies_to_an_action_only_operator():
+    # An operator with only matvec (no rmatvec, no entries): the 1-norm is a lower bound from 10 probes, and
+    # the plan is still checked against MAX_PRODUCTS before any Taylor product.  Oracle: |t|·‖A‖₁ = 3e9
+    # needs 55·⌈3e9/θ_55⌉ ≈ 1.67e10 products (θ_55 = 9.87 at u = 2⁻⁵³, Al-Mohy & Higham Table 3.1), over 1e7.
+    from workbench.expmv._blocks import MAX_PRODUCTS
+
+    calls = []
+
+    def matvec(x):
+        calls.append(1)
+        return np.array([[-1.0, 1.0], [2.0, -2.0]]) @ x
+
+    operator = scipy.sparse.linalg.LinearOperator((2, 2), matvec=matvec, dtype=np.float64)
+    assert MAX_PRODUCTS == 10**7
+    with pytest.raises(
+        ValueError,
+        match=r"expmv_taylor would need about 1\.67e\+10 products of A \(degree 55 × 3040\d+ steps.* budget of 1e\+07",
+    ):
+        expmv(operator, np.ones(2), 1e9, method="taylor")
+    assert len(calls) <= 10  # only the norm probes ran
+    # Within the budget the same operator gives e^{tQ}1 = 1 (oracle: Q1 = 0); 1e-13 absolute (rounding).
+    np.testing.assert_allclose(expmv(operator, np.ones(2), 3.0, method="taylor"), np.ones(2), rtol=0, atol=1e-13)

@@ -339,9 +339,9 @@ def test_scalar_multiple_of_identity_is_exact():
 
 
 def test_overflow_is_an_error_not_inf():
-    with pytest.raises(OverflowError, match="exp\\(tA\\)B overflows"):
+    with pytest.raises(ValueError, match="exp\\(tA\\)B overflows"):
         run(800.0 * np.eye(3), np.ones((3, 1)), 1.0)
-    with pytest.raises(OverflowError, match="exp\\(tA\\)B overflows"):
+    with pytest.raises(ValueError, match="exp\\(tA\\)B overflows"):
         run(np.array([[0.0, 1.0], [1.0, 0.0]]) * 500, np.ones((2, 1)), 2.0)
 
 

@@ -1,5 +1,13 @@
 """exp(tA)·B without forming exp(tA): one front door, five methods, structured operators and closed forms.
 
+A and B may be real or complex, in single or double precision, numpy/scipy or torch (not mixed).  The
+result dtype follows scipy.sparse.linalg.expm_multiply (numpy.result_type(A, B), integer A read as
+float64; torch.promote_types for tensors), and the default tolerance is the unit roundoff of that dtype.
+Complex A runs Taylor or Krylov (Arnoldi); Chebyshev needs a real spectrum, so only Hermitian A; a
+skew-Hermitian A = -iH goes to Taylor, with the reason in the info.  A real A meets a complex B as
+[Re B, Im B], so uniformization and Chebyshev stay available.  Results beyond the floating range and
+plans beyond the work budget are ValueErrors that say what to change.
+
 The front door
 expmv                      -- e^{tA}B by uniformization, Chebyshev, Krylov, Taylor or Kronecker, chosen from A
 METHODS                    -- the method names ``expmv`` accepts (name → module, function)

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.linalg.blas
 
 from workbench.backend import namespace
-from workbench.expmv._linear import LinearMap
-from workbench.validation import as_array, check_matching
+from workbench.expmv._linear import LinearMap, as_operand, result_dtype
+from workbench.validation import check_matching
 
 __all__ = []
 
@@ -31,13 +31,38 @@ MAX_PRODUCTS = 10**7
 
 
 def as_block(op: LinearMap, b, name: str = "B"):
-    """``b`` as a 2-D block ``[n, k]`` and whether it came as a vector."""
-    b = as_array(name, b)
+    """``b`` as a 2-D block ``[n, k]`` and whether it came as a vector.
+
+    The block is cast to the dtype of the result (:func:`~workbench.expmv._linear.result_dtype`): complex
+    when :math:`A` is, double precision when either side is.
+    """
+    b = as_operand(name, b, keep_integers=True)
     if b.ndim not in (1, 2):
         raise ValueError(f"{name} must have shape [n] or [n, k], got shape {tuple(b.shape)}")
     check_matching("A columns", op.n, f"{name} rows", b.shape[0])
     vector = b.ndim == 1
+    b = promote_block(op, b)
     return (namespace(b).reshape(b, (b.shape[0], 1)) if vector else b), vector
+
+
+def promote_block(op: LinearMap, b):
+    """``b`` in the dtype of :math:`e^{tA}B` (a no-op when it already has it)."""
+    dtype = result_dtype(op, b)
+    return b if b.dtype == dtype else namespace(b).astype(b, dtype)
+
+
+def split_complex(xp, b):
+    r"""The real block :math:`[\operatorname{Re} B,\ \operatorname{Im} B]` (``[n, 2k]``) of a complex block.
+
+    For real :math:`A`, :math:`e^{tA}B = e^{tA}\operatorname{Re}B + i\,e^{tA}\operatorname{Im}B`: the methods
+    that need a real operator (Chebyshev, uniformization) then run unchanged on twice the columns.
+    """
+    return xp.concat([xp.real(b), xp.imag(b)], axis=1)
+
+
+def join_complex(xp, y, k: int):
+    """The complex block :math:`Y_{:, :k} + iY_{:, k:}` from a split result (see :func:`split_complex`)."""
+    return y[..., :k] + 1j * y[..., k:]
 
 
 def fresh_product(xp, op: LinearMap, x, dtype):

@@ -47,13 +47,15 @@ import scipy.special
 
 from workbench.backend import namespace, to_numpy, unit_roundoff
 from workbench.expmv._banded import BandedMatrix
-from workbench.expmv._blocks import as_block, axpy, finish, fresh_product, scale_by_power_of_two
+from workbench.expmv._blocks import MAX_PRODUCTS, as_block, axpy, finish, fresh_product, scale_by_power_of_two
 from workbench.expmv._krylov import expmv_krylov
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range
 
 __all__ = ["ChebyshevExpansion", "chebyshev_exp_coefficients", "expmv_chebyshev"]
 
+#: log of the largest float64 (math.exp overflows past it).
+_LOG_MAX = math.log(np.finfo(np.float64).max)
 #: Most Lanczos steps used by ``interval="lanczos"`` (it stops once the extreme Ritz values have settled).
 LANCZOS_STEPS = 64
 #: Check ``‖T_k(Â)B‖_F ≤ ‖B‖_F`` every this many degrees (one host sync each).
@@ -95,7 +97,13 @@ def _bessel_degree(tau_abs: float, target: float) -> tuple[np.ndarray, float]:
         return np.ones(1), 0.0
     log_inv = math.log(max(1.0 / target, 2.0))
     # Gaussian profile e^{-k²/(2|τ|)} for k ≪ |τ| and super-geometric decay past |τ| suggest this start.
-    count = math.ceil(math.sqrt(2.0 * tau_abs * (log_inv + 8.0)) + log_inv + 32)
+    estimate = math.sqrt(2.0 * tau_abs * (log_inv + 8.0)) + log_inv + 32
+    if not estimate <= MAX_PRODUCTS:  # one block product per degree: refuse before allocating the terms
+        raise ValueError(
+            f"a Chebyshev expansion of exp(tx) needs about {estimate:.3g} terms for |t|·(b - a)/2 = {tau_abs:.6g}, "
+            f"more than {MAX_PRODUCTS:.0e}; shorten t or narrow the interval (rescale A)"
+        )
+    count = math.ceil(estimate)
     while True:
         values = scipy.special.ive(np.arange(count + 2), tau_abs)
         last, after = values[count], values[count + 1]
@@ -173,6 +181,16 @@ def _check_interval(interval) -> tuple[float, float]:
     return a, b
 
 
+def _is_complex(x) -> bool:
+    return "complex" in str(x.dtype)
+
+
+def _inner(xp, x, y):
+    r"""The inner product :math:`x^*y` of two columns, as a Python number (complex for complex data)."""
+    value = xp.sum(xp.conj(x) * y) if _is_complex(x) else xp.sum(x * y)
+    return complex(value) if _is_complex(x) else float(value)
+
+
 def _lanczos_interval(op: LinearMap, like, steps: int, t: float) -> tuple[tuple[float, float], int]:
     r"""An enclosure of the spectrum from at most ``steps`` Lanczos steps, intersected with Gershgorin.
 
@@ -206,14 +224,15 @@ def _lanczos_interval(op: LinearMap, like, steps: int, t: float) -> tuple[tuple[
     for step in range(steps):
         current = basis[-1]
         w = xp.astype(op.matmat(current), like.dtype)
-        alphas.append(float(xp.sum(w * current)))
+        alphas.append(_inner(xp, current, w).real)  # real for Hermitian A
         if full:
             stacked = xp.concat(basis, axis=1)
+            adjoint = xp.matrix_transpose(xp.conj(stacked) if _is_complex(like) else stacked)
             for _ in range(2):  # twice is enough (Kahan–Parlett)
-                w = w - stacked @ (xp.matrix_transpose(stacked) @ w)
+                w = w - stacked @ (adjoint @ w)
         else:
             w = w - alphas[-1] * current - (betas[-1] * basis[-2] if betas else 0.0)
-            w = w - float(xp.sum(w * current)) * current  # local reorthogonalisation
+            w = w - _inner(xp, current, w) * current  # local reorthogonalisation
         beta = float(xp.linalg.vector_norm(w))
         if (full and len(basis) == n) or beta <= 1e-12 * max(abs(alphas[-1]), 1e-300):
             lo, hi, _ = enclosure(0.0)  # invariant subspace: the Ritz values are eigenvalues
@@ -226,6 +245,8 @@ def _lanczos_interval(op: LinearMap, like, steps: int, t: float) -> tuple[tuple[
         if not full:
             basis = basis[-2:]
     g_lo, g_hi = op.gershgorin()
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # the recurrence overflowed (entries near the float range)
+        lo, hi = g_lo, g_hi
     lo, hi = max(lo, g_lo), min(hi, g_hi)
     if not lo < hi:
         pad = max(abs(lo), abs(hi), 1.0) * 1e-12
@@ -247,7 +268,7 @@ def _gershgorin_is_tight(op: LinearMap, like, t: float, bounds) -> bool:
     probes = np.ones((n, 2))
     probes[1::2, 1] = -1.0
     probes = xp.asarray(probes, dtype=like.dtype, device=array_api_compat.device(like))
-    quotients = to_numpy(xp.sum(probes * xp.astype(op.matmat(probes), like.dtype), axis=0)) / n
+    quotients = np.real(to_numpy(xp.sum(probes * xp.astype(op.matmat(probes), like.dtype), axis=0))) / n
     end = bounds[1] if t > 0 else bounds[0]
     return bool(abs(t) * float(np.min(np.abs(end - quotients))) <= 1.0)
 
@@ -417,9 +438,13 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     Parameters
     ----------
     op : LinearMap or operator
-        Symmetric :math:`A` (anything :func:`~workbench.expmv._linear.as_linear_map` accepts).
+        Symmetric :math:`A`, or Hermitian (:math:`A = A^*`) when complex: the expansion needs a real
+        spectrum, so a skew-Hermitian :math:`A = -iH` is refused (use Taylor or Krylov for it; a series on
+        :math:`H` with complex coefficients is not implemented).  Anything
+        :func:`~workbench.expmv._linear.as_linear_map` accepts.
     B : array, shape=[n, k] or [n]
-        numpy or torch (any device); products are computed in its library and dtype.
+        numpy or torch (any device), real or complex; products are computed in its library, in the
+        result dtype of :math:`A` and :math:`B`.
     t : float
         Real time; :math:`t < 0` is meaningful (e.g. :math:`e^{|t|L}`, growing).
     tol : float
@@ -468,6 +493,12 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     block, vector = as_block(op, B)
     xp = namespace(block)
     if not (assume_symmetric or op.is_symmetric()):
+        if op.is_complex:
+            raise ValueError(
+                "expmv_chebyshev needs a Hermitian A (real spectrum); this complex A is not Hermitian "
+                f"(kind {op.kind!r}; a skew-Hermitian A = -iH has an imaginary spectrum: use method='taylor' or "
+                "'krylov'; pass assume_symmetric=True for a LinearOperator known to be Hermitian)"
+            )
         raise ValueError(
             "expmv_chebyshev needs a symmetric A (real spectrum); A is not symmetric "
             f"(kind {op.kind!r}; pass assume_symmetric=True for a LinearOperator known to be symmetric)"
@@ -483,7 +514,13 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     a, b = bounds
     if a == b:  # Gershgorin a = b means A = aI exactly
         info["log_scale"] = t * a
-        return finish(xp, block * math.exp(t * a), vector), info
+        result = block * math.exp(t * a) if t * a <= _LOG_MAX else None
+        if result is None or not bool(xp.all(xp.isfinite(result))):
+            raise ValueError(
+                f"exp(tA)B overflows {block.dtype}: A = {a:.6g}·I and t = {t:g} give exp({t * a:.6g}); "
+                "shorten t or rescale A or B"
+            )
+        return finish(xp, result, vector), info
     # Work with B / 2^e, |entries| ≤ 1 (exact), so that norms neither underflow nor overflow; 2^e goes
     # into the final scaling together with e^ℓ.
     exponent = math.frexp(peak)[1]
@@ -563,7 +600,7 @@ def _krylov_fallback(op, block, vector, t, tol, info, escape):
 
 def _rescale(xp, total, log_scale, exponent, norm_total, dtype):
     r"""Multiply by :math:`e^{\ell}\,2^{e}` without overflowing an intermediate factor."""
-    largest = math.log(float(np.finfo(np.float32 if dtype == xp.float32 else np.float64).max))
+    largest = math.log(float(xp.finfo(dtype).max))
     log_norm = log_scale + exponent * math.log(2.0) + (math.log(norm_total) if norm_total > 0 else -math.inf)
     if log_norm > largest:
         raise ValueError(

@@ -26,9 +26,10 @@ from numbers import Real
 import numpy as np
 
 from workbench.backend import namespace, unit_roundoff
+from workbench.expmv._blocks import join_complex, promote_block, split_complex
 from workbench.expmv._kronecker import KroneckerSum
-from workbench.expmv._linear import LinearMap, as_linear_map
-from workbench.validation import as_array, check_choice, check_matching
+from workbench.expmv._linear import LinearMap, as_linear_map, as_operand, result_dtype
+from workbench.validation import check_choice, check_matching
 
 __all__ = ["METHODS", "expmv"]
 
@@ -40,6 +41,15 @@ METHODS = {
     "uniformization": ("workbench.expmv._uniformization", "expmv_uniformization"),
     "kronecker": ("workbench.expmv._kronecker", "expmv_kronecker"),
 }
+
+
+def _real_dtype(dtype):
+    """The real dtype of a complex one (numpy or torch)."""
+    if isinstance(dtype, np.dtype):
+        return np.finfo(dtype).dtype
+    import torch
+
+    return torch.empty(0, dtype=dtype).real.dtype
 
 
 def _method(name: str):
@@ -63,6 +73,8 @@ def choose_method(op: LinearMap, times, unit: float = 2.0**-53) -> tuple[str, st
     if isinstance(op.a, KroneckerSum):
         return "kronecker", "A is a Kronecker sum: e^{t(A⊕B)} = e^{tA} ⊗ e^{tB} on the factors"
     if op.is_symmetric():
+        if op.is_complex:
+            return "chebyshev", "A is Hermitian (real spectrum): Chebyshev series on its spectral interval"
         return "chebyshev", "A is symmetric: Chebyshev series on its spectral interval"
     if op.is_markov_generator() and min(times) >= 0:
         return "uniformization", "A is a Markov generator and t ≥ 0: a Poisson mixture of stochastic powers"
@@ -74,7 +86,21 @@ def choose_method(op: LinearMap, times, unit: float = 2.0**-53) -> tuple[str, st
                 "projection: truncated Taylor with power-norm bounds ‖A^p‖^(1/p)"
             )
         return "krylov", "A is only known through its action: Arnoldi with a-posteriori error control"
+    if op.is_complex and _is_skew_hermitian(op):
+        return "taylor", (
+            "A is skew-Hermitian (A = −iH, a unitary flow): its spectrum is imaginary, so Chebyshev on a real "
+            "interval does not apply (a Chebyshev series on H with complex coefficients is not implemented); "
+            "truncated Taylor with Al-Mohy–Higham scaling"
+        )
     return "taylor", "general A: truncated Taylor with Al-Mohy–Higham scaling"
+
+
+def _is_skew_hermitian(op: LinearMap) -> bool:
+    """Whether :math:`iA` is Hermitian, i.e. :math:`A^* = -A` (explicit operators only)."""
+    host = op.host_matrix(strict=False)
+    if host is None:
+        return False
+    return as_linear_map(1j * host).is_symmetric()
 
 
 def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return_info: bool = False, **options):
@@ -83,9 +109,10 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     Parameters
     ----------
     A : array, scipy sparse, LinearOperator, torch tensor (dense or sparse) or structured, shape=[n, n]
-        The operator.  numpy/scipy operators need numpy ``B``; torch operators need torch ``B``.
+        The operator, real or complex.  numpy/scipy operators need numpy ``B``; torch operators need
+        torch ``B`` (mixing the two is a ``TypeError``).
     B : array, shape=[n] or [n, k]
-        A vector or a block of columns (float64 or float32; the result has its dtype and device).
+        A vector or a block of columns, real or complex.
     t : float or 1-D array
         A time, or a nondecreasing grid of times (then the result is stacked along a new first axis;
         the grid is walked outwards from 0, negative times backwards and the others forwards, each step
@@ -105,6 +132,25 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     Returns
     -------
     array, or (array, dict)
+        The result lives in ``B``'s library and device.
+
+    Notes
+    -----
+    **Dtypes.**  The result has dtype ``numpy.result_type(A, B)`` after integer and bool entries of
+    :math:`A` are read as float64 — the rule of :func:`scipy.sparse.linalg.expm_multiply` for dense and
+    sparse :math:`A`: float32 with float32 (or bool, int8, int16, float16) stays float32, float32 with
+    float64 or int32 becomes float64, and a complex side gives a complex result.  torch tensors follow
+    :func:`torch.promote_types` instead.  A ``LinearOperator`` counts with its declared ``dtype`` (scipy
+    computes every LinearOperator in double precision).  float16 is computed in float32; extended
+    precision (``longdouble``) is refused, since the methods would only carry double precision.  The
+    default ``tol`` is the unit roundoff of the result's dtype (:math:`2^{-24}` for float32 and
+    complex64), and a single-precision problem is computed in single precision, sparse ones included.
+
+    **Complex data.**  Complex :math:`A` runs Taylor or Krylov (Arnoldi), or Chebyshev when :math:`A` is
+    Hermitian (then "symmetric" means :math:`A = A^*` throughout); a skew-Hermitian :math:`A = -iH`
+    (Schrödinger flows) goes to Taylor, and the reason says why.  A real :math:`A` with a complex
+    :math:`B` is applied to :math:`[\operatorname{Re}B,\ \operatorname{Im}B]` in real arithmetic, so that
+    uniformization and Chebyshev stay available.
 
     Examples
     --------
@@ -118,7 +164,9 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     """
     op = as_linear_map(A)
     vector = False
-    b = as_array("B", B, min_ndim=1)
+    b = as_operand("B", B, keep_integers=True)
+    if b.ndim == 0:
+        raise ValueError(f"B must be a vector or a block of columns (shape [n] or [n, k]), got shape {tuple(b.shape)}")
     if b.ndim == 1:
         vector = True
         b = b[:, None]
@@ -126,6 +174,18 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         raise ValueError(f"B must be a vector or a block of columns (shape [n] or [n, k]), got shape {tuple(b.shape)}")
     check_matching("A", op.n, "B rows", b.shape[0])
     op.check_operand(b)
+    # One compute dtype for A and B (result_dtype); a real A meets a complex B as [Re B, Im B].
+    dtype = result_dtype(op, b)
+    split = None
+    if op.is_complex or "complex" not in str(dtype):
+        op = op.astype(dtype)
+        b = promote_block(op, b)
+    else:
+        real = _real_dtype(dtype)
+        op = op.astype(real)
+        b = promote_block(op, namespace(b).astype(b, dtype))
+        split = int(b.shape[1])
+        b = split_complex(namespace(b), b)
     times = np.atleast_1d(np.asarray(t, dtype=float))
     if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")
@@ -164,7 +224,11 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
             elif current is b:  # e^{0·A}B = B: hand back a copy, never the caller's object
                 current = xp.asarray(b, copy=True)
             infos[i] = info
-            results[i] = current[:, 0] if vector else current
+            results[i] = current
+    if split is not None:
+        results = [join_complex(xp, r, split) for r in results]
+    if vector:
+        results = [r[:, 0] for r in results]
     out = results[0] if np.ndim(t) == 0 else xp.stack(results, axis=0)
     if not return_info:
         return out

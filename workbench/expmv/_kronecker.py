@@ -21,10 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.backend import matrix_exp, namespace
+from workbench.expmv._blocks import promote_block
 from workbench.expmv._chebyshev import expmv_chebyshev
-from workbench.expmv._linear import LinearMap, as_linear_map
+from workbench.expmv._linear import LinearMap, as_linear_map, as_operand
 from workbench.expmv._uniformization import expmv_uniformization
-from workbench.validation import as_array, check_in_range, check_matching
+from workbench.validation import check_in_range, check_matching
 
 __all__ = ["KroneckerSum", "expmv_kronecker", "expmv_kronecker_sum"]
 
@@ -213,6 +214,13 @@ def _kronecker_apply(a, b, v, t, *, dense_limit, tol, factor_expmv):
         return apply
 
     result = _apply_factors(v, a.n, b.n, exp_factor(a), exp_factor(b), add=False)
+    xp = namespace(result)
+    if not bool(xp.all(xp.isfinite(result))):
+        raise ValueError(
+            f"exp(t(A⊕B))B is not finite in {result.dtype} (t = {t:g}, factor norms {a.one_norm():.3g} and "
+            f"{b.one_norm():.3g}): it overflows, or a factor exponential failed at this scale; shorten t or "
+            "rescale the factors or B"
+        )
     return result, {"method": "kronecker-sum", "matvecs": products, "factor_methods": methods, "error_estimate": None}
 
 
@@ -239,7 +247,8 @@ def expmv_kronecker_sum(A, B, V, t=1.0, *, dense_limit=2048, tol=2.0**-53, facto
         Square factors of orders :math:`n`, :math:`m` (dense, sparse, :class:`~workbench.expmv.BandedMatrix`,
         :class:`KroneckerSum`).
     V : array, shape=[nm] or [nm, k]
-        numpy or torch; results in its library, dtype and device.
+        numpy or torch, real or complex; results in its library and device, in the dtype of
+        ``result_type(A, B, V)``.
     t : float
         Real time.
     dense_limit : int
@@ -274,7 +283,9 @@ def expmv_kronecker_sum(A, B, V, t=1.0, *, dense_limit=2048, tol=2.0**-53, facto
     a, b = as_linear_map(A, "A"), as_linear_map(B, "B")
     t = check_in_range("t", t)
     dense_limit = int(check_in_range("dense_limit", dense_limit, 0))
-    V = as_array("V", V)
+    V = promote_block(
+        as_linear_map(KroneckerSum(a, b)), as_operand("V", V, keep_integers=True)
+    )  # complex factors: complex V
     if V.ndim not in (1, 2):
         raise ValueError(f"V must have shape [nm] or [nm, k], got shape {tuple(V.shape)}")
     check_matching("A ⊕ B columns", a.n * b.n, "V rows", V.shape[0])
@@ -301,7 +312,7 @@ def expmv_kronecker(op, B, t, *, tol=2.0**-53, dense_limit=2048, factor_expmv=No
     if not isinstance(structured, KroneckerSum):
         raise TypeError(f"expmv_kronecker needs a KroneckerSum operator, got {type(structured).__name__}")
     t = check_in_range("t", t)
-    V = as_array("B", B)
+    V = promote_block(as_linear_map(structured), as_operand("B", B, keep_integers=True))
     if V.ndim not in (1, 2):
         raise ValueError(f"B must have shape [n] or [n, k], got shape {tuple(V.shape)}")
     check_matching("A columns", structured.n, "B rows", V.shape[0])

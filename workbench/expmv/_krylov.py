@@ -52,7 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
-from workbench.expmv._blocks import scale_by_power_of_two
+from workbench.expmv._blocks import promote_block, scale_by_power_of_two
 from workbench.expmv._linear import AccuracyWarning, LinearMap
 from workbench.validation import check_in_range, check_integer
 
@@ -84,18 +84,20 @@ def _column_norms(xp, x, axis: int):
     loses :math:`|x| < 10^{-154}` to underflow and overflows past :math:`10^{154}` (reproducer 4:
     ``B = [1e-170, 0]`` came back unchanged).
     """
-    peak = xp.max(xp.abs(x), axis=axis)
+    size = xp.abs(x)  # real, also for a complex block
+    peak = xp.max(size, axis=axis)
     safe = xp.where(peak > 0, peak, xp.ones_like(peak))
-    scaled = x / (safe[None, :] if axis == 0 else safe[:, None])
+    scaled = size / (safe[None, :] if axis == 0 else safe[:, None])
     return peak * xp.sqrt(xp.sum(scaled * scaled, axis=axis))
 
 
 def _host_norm(x: np.ndarray) -> float:
     """The Frobenius norm of a host array, scaled like :func:`_column_norms`."""
-    peak = float(np.max(np.abs(x))) if x.size else 0.0
+    size = np.abs(x)
+    peak = float(np.max(size)) if x.size else 0.0
     if peak == 0.0 or not math.isfinite(peak):
         return peak
-    return peak * float(np.sqrt(np.sum((x / peak) ** 2)))
+    return peak * float(np.sqrt(np.sum((size / peak) ** 2)))
 
 
 #: Krylov dimensions at which the process pauses to ask whether the space is already large enough.
@@ -125,9 +127,14 @@ def _krylov_basis(op: LinearMap, w, beta, m: int, lanczos: bool, basis, enough=N
     v = xp.where(beta[None, :] > 0, w / safe_beta[None, :], xp.zeros_like(w))  # [n, k]
     basis[:, 0, :] = xp.permute_dims(v, (1, 0))
     h_cols = []  # columns of H, each [k, m+1] on the device
+    complex_data = "complex" in str(w.dtype)
+    host_dtype = np.complex128 if complex_data and not lanczos else np.float64
 
     def host(d):
-        return np.stack([np.asarray(to_numpy(c[:, : d + 1]), dtype=np.float64) for c in h_cols], axis=2)
+        # Lanczos on a Hermitian A has a real tridiagonal H (α_j = v_j*Av_j is real, β_j a norm).
+        parts = [to_numpy(c[:, : d + 1]) for c in h_cols]
+        parts = [p.real if host_dtype is np.float64 else p for p in parts]
+        return np.stack([np.asarray(p, dtype=host_dtype) for p in parts], axis=2)
 
     for j in range(m + 1):
         av = op.matmat(v)
@@ -145,15 +152,17 @@ def _krylov_basis(op: LinearMap, w, beta, m: int, lanczos: bool, basis, enough=N
                 previous = h_cols[-1][:, j]  # h_{j+1,j} = h_{j,j+1}
                 row = row - previous[:, None] * basis[:, j - 1, :]
                 coeff[:, j - 1] = previous
-            alpha = xp.sum(basis[:, j, :] * row, axis=1)
+            current = xp.conj(basis[:, j, :]) if complex_data else basis[:, j, :]
+            alpha = xp.sum(current * row, axis=1)
             row = row - alpha[:, None] * basis[:, j, :]
             coeff[:, j] = alpha
         else:
-            # Classical Gram–Schmidt, twice (CGS2): batched matrix–vector products.
+            # Classical Gram–Schmidt, twice (CGS2): batched matrix–vector products (c = V*w).
             span = basis[:, : j + 1, :]
-            c1 = xp.matmul(span, row[:, :, None])[:, :, 0]
+            span_h = xp.conj(span) if complex_data else span
+            c1 = xp.matmul(span_h, row[:, :, None])[:, :, 0]
             row = row - xp.matmul(xp.permute_dims(span, (0, 2, 1)), c1[:, :, None])[:, :, 0]
-            c2 = xp.matmul(span, row[:, :, None])[:, :, 0]
+            c2 = xp.matmul(span_h, row[:, :, None])[:, :, 0]
             row = row - xp.matmul(xp.permute_dims(span, (0, 2, 1)), c2[:, :, None])[:, :, 0]
             coeff[:, : j + 1] = c1 + c2
         norm = _column_norms(xp, row, 1)
@@ -185,13 +194,13 @@ def _first_column(h: np.ndarray, size: int, m: int, step: float, invariant: bool
     if invariant:
         out = None
     else:
-        augmented = np.zeros((k, m + 2, m + 2))
+        augmented = np.zeros((k, m + 2, m + 2), dtype=h.dtype)
         augmented[:, : m + 1, :m] = h
         augmented[:, m + 1, m] = 1.0
         out = scipy.linalg.expm(step * augmented)[:, :, 0]
     if symmetric:
         theta, u = np.linalg.eigh(step * h[:, :dim, :dim])
-        top = np.matmul(u, (np.exp(theta) * u[:, 0, :])[:, :, None])[:, :, 0]
+        top = np.matmul(u, (np.exp(theta) * np.conj(u[:, 0, :]))[:, :, None])[:, :, 0]
     elif invariant:
         top = scipy.linalg.expm(step * h[:, :dim, :dim])[:, :, 0]
     else:
@@ -270,7 +279,8 @@ def expmv_krylov(
     op : LinearMap
         The operator :math:`A`.
     B : array, shape=[n, k]
-        numpy or torch (any device), float64 or float32.
+        numpy or torch (any device), real or complex, single or double precision (complex when
+        :math:`A` is: Arnoldi then orthogonalises in the complex inner product :math:`x^*y`).
     t : float
         Real time, of either sign.
     tol : float
@@ -279,8 +289,9 @@ def expmv_krylov(
         Krylov dimension per step, 1 to 500 (lowered to ``n``).  Larger ``m`` takes longer steps at
         :math:`O(nkm)` (Lanczos) or :math:`O(nkm^2)` (Arnoldi) orthogonalisation cost per step.
     lanczos : bool, optional
-        Use the Lanczos recurrence; default: when ``op.is_symmetric()`` (``True`` vouches for the
-        symmetry of an operator that cannot be checked, such as a LinearOperator).
+        Use the Lanczos recurrence; default: when ``op.is_symmetric()`` (Hermitian, for complex
+        :math:`A`; ``True`` vouches for the symmetry of an operator that cannot be checked, such as a
+        LinearOperator).
     max_steps, max_rejections : int
         Limits on time steps and on step-size reductions within one step.
 
@@ -309,6 +320,7 @@ def expmv_krylov(
     (True, 'lanczos')
     """
     xp = namespace(B)
+    B = promote_block(op, B)  # complex A makes the block complex
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     t = check_in_range("t", t)
     m = check_integer("m", m, 1, 500)
@@ -377,9 +389,9 @@ def expmv_krylov(
             beta = np.asarray(to_numpy(beta_dev), dtype=np.float64)
             size_w = _host_norm(beta)
             if not math.isfinite(size_w):
-                raise OverflowError(
+                raise ValueError(
                     f"exp(tA)B overflows the {B.dtype} range by t = {sign * t_now:.6g} (of {t:g}); "
-                    "rescale B or shorten t"
+                    "rescale B or A, or shorten t"
                 )
             last = steps + 1 >= max_steps
             remaining = t_out - t_now
@@ -439,7 +451,7 @@ def expmv_krylov(
     if exponent != 0 and bool(xp.all(xp.isfinite(w))):
         w = scale_by_power_of_two(w, exponent)
     if not bool(xp.all(xp.isfinite(w))):
-        raise OverflowError(f"exp(tA)B overflows the {B.dtype} range (t = {t:g}); rescale B or shorten t")
+        raise ValueError(f"exp(tA)B overflows the {B.dtype} range (t = {t:g}); rescale B or A, or shorten t")
     if forced or exhausted or error > 1.001 * tol:
         cause = (
             f"the step limit max_steps={max_steps} was reached"

@@ -20,13 +20,99 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, as_sparse, check_finite, is_sparse
+from workbench.validation import check_finite, is_sparse
 
 __all__ = ["AccuracyWarning", "LinearMap", "as_linear_map"]
 
 
 class AccuracyWarning(UserWarning):
     """An ``expmv`` method could not meet the requested tolerance; the message says what to change."""
+
+
+# ---- dtypes ---------------------------------------------------------------------------------------
+
+
+def _numpy_compute_dtype(dtype, name: str) -> np.dtype:
+    """The dtype an operand of numpy ``dtype`` is computed in: integers and bools as float64, float16 as float32."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iub":
+        return np.dtype(np.float64)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    if dtype.kind in "fc":
+        if dtype.itemsize > (8 if dtype.kind == "f" else 16):
+            raise TypeError(
+                f"{name} must have at most double precision (float32, float64, complex64 or complex128), got "
+                f"dtype {dtype}; extended precision is not carried through the methods (convert with "
+                ".astype(np.float64) or np.complex128)"
+            )
+        return dtype
+    raise TypeError(f"{name} must be a numeric array (bool, integer, float or complex), got dtype {dtype}")
+
+
+def as_operand(name: str, x, *, keep_integers: bool = False):
+    """``x`` as a numeric array of its own library: integers and bools become float64 and float16 float32.
+
+    Complex data is kept (unlike :func:`workbench.validation.as_array`); entries must be finite.  With
+    ``keep_integers`` integer and bool data keep their dtype, for :func:`result_dtype` to promote (a block
+    ``B`` of int8 with float32 :math:`A` is computed in float32, as scipy does).
+
+    Raises
+    ------
+    TypeError
+        For a non-numeric array or one in extended precision.
+    ValueError
+        For non-finite entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_operand("B", [1, 2]).dtype, as_operand("B", np.array([1j], dtype=np.complex64)).dtype
+    (dtype('float64'), dtype('complex64'))
+    """
+    namespace(x)  # rejects foreign array libraries
+    if array_api_compat.is_torch_array(x):
+        import torch
+
+        if x.dtype in (torch.float16, torch.bfloat16):
+            x = x.float()
+        elif not (x.is_floating_point() or x.is_complex() or keep_integers):
+            x = x.double()
+        elif x.dtype == torch.complex32:
+            x = x.to(torch.complex64)
+    else:
+        try:
+            arr = np.asarray(x)
+        except (ValueError, TypeError) as exc:
+            raise TypeError(f"{name} must be a numeric array, got {type(x).__name__}") from exc
+        keep = keep_integers and arr.dtype.kind in "iub"
+        x = arr if keep else arr.astype(_numpy_compute_dtype(arr.dtype, name), copy=False)
+    check_finite(name, x)
+    return x
+
+
+def _is_complex_dtype(dtype) -> bool:
+    return "complex" in str(dtype)
+
+
+def result_dtype(op: LinearMap, b):
+    """The dtype of :math:`e^{tA}B`: ``result_type(A, B)`` after integer entries of :math:`A` are read as float64.
+
+    The rule of :func:`scipy.sparse.linalg.expm_multiply` for dense and sparse :math:`A` (float32 with
+    float32 or int8 stays float32, float32 with int32 or float64 becomes float64, a complex side makes the
+    result complex); torch tensors follow :func:`torch.promote_types`.  A ``LinearOperator`` or structured
+    operator counts with its declared ``dtype``.
+    """
+    op_dtype = op.dtype
+    if array_api_compat.is_torch_array(b):
+        import torch
+
+        if not isinstance(op_dtype, torch.dtype):
+            op_dtype = getattr(torch, np.dtype(op_dtype).name)
+        if not (op_dtype.is_floating_point or op_dtype.is_complex):
+            op_dtype = torch.float64
+        return torch.promote_types(op_dtype, b.dtype)
+    return np.result_type(_numpy_compute_dtype(op_dtype, "A"), b.dtype)
 
 
 def _is_linear_operator(a) -> bool:
@@ -63,10 +149,11 @@ class LinearMap:
         """Return :math:`AX` for a block ``x`` of shape ``[n, k]`` (same library and device as ``x``)."""
         if self.kind in ("linear-operator", "structured"):
             y = self.a.matmat(x)
-            if getattr(getattr(y, "dtype", None), "kind", "f") == "c":
+            if _is_complex_dtype(getattr(y, "dtype", "")) and not (self.is_complex or _is_complex_dtype(x.dtype)):
                 raise TypeError(
-                    f"A must be real-valued: its action returned dtype {y.dtype} for a {x.dtype} block "
-                    "(complex A is not supported; scipy.sparse.linalg.expm_multiply handles complex data)"
+                    f"A is declared real (dtype {self.dtype}), but its action returned dtype {y.dtype} for a "
+                    f"{x.dtype} block; declare the operator complex (LinearOperator(..., dtype=complex)) so that "
+                    "the imaginary part is kept"
                 )
             return y
         return self.a @ x
@@ -75,6 +162,24 @@ class LinearMap:
     def dtype(self):
         """The element type of the operator's data."""
         return self.a.dtype
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether :math:`A` has a complex dtype (then "symmetric" means Hermitian throughout)."""
+        return _is_complex_dtype(self.dtype)
+
+    def astype(self, dtype) -> LinearMap:
+        """The same operator with its entries in ``dtype`` (explicit kinds); action-only kinds are returned as they are.
+
+        A ``LinearOperator`` or structured operator computes in the dtype its action returns.
+        """
+        if not self.explicit() or str(dtype) == str(self.dtype):
+            return self
+        if self.kind == "dense":
+            return LinearMap(namespace(self.a).astype(self.a, dtype), "dense")
+        if self.kind == "scipy-sparse":
+            return LinearMap(self.a.astype(dtype), "scipy-sparse")
+        return LinearMap(self.a.to(dtype), "torch-sparse")
 
     def namespace(self):
         """The array namespace products live in (numpy for scipy operators)."""
@@ -102,7 +207,7 @@ class LinearMap:
         """Raise ``TypeError`` unless the block ``b`` lives where products with :math:`A` do.
 
         Dense :math:`A` and ``b`` must share an array library; scipy operators act on numpy arrays and
-        torch sparse ones on torch tensors; an explicit :math:`A` must have ``b``'s floating type.
+        torch sparse ones on torch tensors.  Dtypes may differ: :func:`result_dtype` gives the common one.
         """
         if self.kind == "dense":
             namespace(self.a, b)
@@ -110,31 +215,48 @@ class LinearMap:
             raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
         elif self.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
             raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
-        if self.explicit() and str(self.dtype) != str(b.dtype):
-            raise TypeError(
-                f"A and B must have the same floating type, got A {self.dtype} and B {b.dtype}; convert one of them"
-            )
 
     def transpose_action(self):
-        r"""A function computing :math:`A^\top X`, or ``None`` when the operator offers none.
+        r"""A function computing :math:`A^* X` (:math:`A^\top X` for real :math:`A`), or ``None`` when there is none.
 
-        Explicit operators transpose their entries, a ``LinearOperator`` lends its ``rmatmat``, and a
-        symmetric operator is its own transpose.
+        Explicit operators transpose (and conjugate) their entries, a ``LinearOperator`` lends its
+        ``rmatmat`` (scipy's adjoint), and a symmetric (Hermitian) operator is its own adjoint.
         """
         if self.kind == "dense":
-            a_t = namespace(self.a).matrix_transpose(self.a)
+            xp = namespace(self.a)
+            a_t = xp.matrix_transpose(xp.conj(self.a) if self.is_complex else self.a)
             return lambda x: a_t @ x
         if self.kind == "scipy-sparse":
-            a_t = self.a.T.tocsr()
+            a_t = self.a.conj().T.tocsr()
             return lambda x: a_t @ x
         if self.kind == "torch-sparse":
             a_t = self.a.t()
+            if self.is_complex:  # A*X = conj(Aᵀ conj(X)): no conjugated copy of the sparse entries
+                return lambda x: (a_t @ x.conj()).conj()
             return lambda x: a_t @ x
-        if self.kind == "linear-operator" and getattr(self.a, "rmatmat", None) is not None:
+        if self.kind == "linear-operator" and self._has_adjoint():
             return self.a.rmatmat
         if self.is_symmetric():
             return self.matmat
         return None
+
+    def _has_adjoint(self) -> bool:
+        """Whether a ``LinearOperator`` really computes :math:`A^*x`, read from its definition (no product).
+
+        Every one has ``rmatmat``, but one built from ``matvec`` alone raises when it is called: scipy's
+        wrapper keeps the functions it was given, and a subclass must override ``_rmatvec``, ``_rmatmat`` or
+        ``_adjoint``.
+        """
+        from scipy.sparse.linalg import LinearOperator
+
+        cls = type(self.a)
+        if cls.__name__ == "_CustomLinearOperator":
+            return any(
+                getattr(self.a, f"_CustomLinearOperator__{m}_impl", None) is not None for m in ("rmatvec", "rmatmat")
+            )
+        return any(
+            getattr(cls, m, None) is not getattr(LinearOperator, m) for m in ("_rmatvec", "_rmatmat", "_adjoint")
+        )
 
     # ---- entries ----------------------------------------------------------------------------
 
@@ -177,12 +299,13 @@ class LinearMap:
         return None
 
     def host_dense(self) -> np.ndarray:
-        """A float64 numpy copy of an explicit operator (small n only)."""
+        """A float64 (complex128 for complex :math:`A`) numpy copy of an explicit operator (small n only)."""
+        dtype = np.complex128 if self.is_complex else np.float64
         if self.kind == "dense":
-            return np.asarray(to_numpy(self.a), dtype=np.float64)
+            return np.asarray(to_numpy(self.a), dtype=dtype)
         if self.kind == "scipy-sparse":
-            return self.a.toarray().astype(np.float64)
-        return np.asarray(to_numpy(self.a.to_dense()), dtype=np.float64)
+            return self.a.toarray().astype(dtype)
+        return np.asarray(to_numpy(self.a.to_dense()), dtype=dtype)
 
     def dense(self, like):
         """:math:`A` as a dense matrix in the library, dtype and device of ``like``, or ``None`` without entries."""
@@ -196,7 +319,9 @@ class LinearMap:
         return xp.asarray(dense, dtype=like.dtype, device=array_api_compat.device(like))
 
     def abs_column_sums_and_diagonal(self):
-        r"""Column sums of :math:`|A|` and the diagonal, as host float64 vectors (``(None, None)`` unless explicit).
+        r"""Column sums of :math:`|A|` and the diagonal, as host vectors (``(None, None)`` unless explicit).
+
+        The sums are float64, the diagonal float64 or, for complex :math:`A`, complex128.
 
         One pass over the stored entries: the exact :math:`\lVert A - \mu I\rVert_1` for every shift
         follows, :math:`\max_j \bigl(\sum_i |a_{ij}| - |a_{jj}| + |a_{jj} - \mu|\bigr)`.
@@ -211,7 +336,8 @@ class LinearMap:
             diag = host.diagonal()
         else:
             return None, None
-        return np.asarray(columns, dtype=np.float64), np.asarray(diag, dtype=np.float64)
+        diag_dtype = np.complex128 if self.is_complex else np.float64
+        return np.asarray(columns, dtype=np.float64), np.asarray(diag, dtype=diag_dtype)
 
     def one_norm(self) -> float:
         r""":math:`\lVert A\rVert_1` (exact for explicit and structured operators, estimated otherwise)."""
@@ -240,7 +366,11 @@ class LinearMap:
         return np.asarray(self.host_sparse().diagonal())
 
     def is_symmetric(self, rtol: float = 1e-12) -> bool:
-        r"""Whether :math:`A = A^\top` to ``rtol`` relative (False when it cannot be checked)."""
+        r"""Whether :math:`A = A^*` to ``rtol`` relative (False when it cannot be checked).
+
+        For real :math:`A` that is :math:`A = A^\top`; for complex :math:`A` it is Hermitian symmetry, the
+        property every method needs (a real spectrum, an orthonormal eigenbasis, Lanczos).
+        """
         if "symmetric" not in self._facts:
             if self.kind == "structured":
                 value = bool(self.a.is_symmetric()) if hasattr(self.a, "is_symmetric") else False
@@ -248,11 +378,12 @@ class LinearMap:
                 value = False
             elif self.kind == "dense":
                 xp = namespace(self.a)
-                gap = float(xp.max(xp.abs(self.a - xp.matrix_transpose(self.a)))) if self.n else 0.0
+                adjoint = xp.matrix_transpose(xp.conj(self.a) if self.is_complex else self.a)
+                gap = float(xp.max(xp.abs(self.a - adjoint))) if self.n else 0.0
                 value = gap <= rtol * max(float(xp.max(xp.abs(self.a))) if self.n else 0.0, 1e-300)
             else:
                 host = self.host_sparse()
-                gap = abs(host - host.T)
+                gap = abs(host - host.conj().T)
                 value = (gap.max() if gap.nnz else 0.0) <= rtol * max(abs(host).max() if host.nnz else 0.0, 1e-300)
             self._facts["symmetric"] = bool(value)
         return self._facts["symmetric"]
@@ -270,24 +401,28 @@ class LinearMap:
             return False
         if self.kind == "dense":
             xp = namespace(self.a)
-            gap = float(xp.max(xp.abs(self.a[0, :] - self.a[:, 0])))
+            column = xp.conj(self.a[:, 0]) if self.is_complex else self.a[:, 0]
+            gap = float(xp.max(xp.abs(self.a[0, :] - column)))
             return gap > rtol * self.one_norm()
         if self.kind in ("scipy-sparse", "torch-sparse"):
             host = self.host_sparse().tocsr()
             if host.nnz == 0:
                 return False
             rows = np.repeat(np.arange(self.n), np.diff(host.indptr))
-            gap = np.abs(np.bincount(rows, host.data, self.n) - np.bincount(host.indices, host.data, self.n))
+            gap = np.abs(np.bincount(rows, host.data.real, self.n) - np.bincount(host.indices, host.data.real, self.n))
+            if self.is_complex:  # Hermitian: row sums are the conjugates of column sums
+                imag = host.data.imag
+                gap = np.hypot(gap, np.bincount(rows, imag, self.n) + np.bincount(host.indices, imag, self.n))
             counts = np.diff(host.indptr) + np.bincount(host.indices, minlength=self.n)
             return bool(np.any(gap > rtol * np.abs(host.data).max() * counts))
         return False
 
     def exactly_symmetric(self) -> bool:
-        r"""Dense :math:`A = A^\top` entry for entry: one comparison pass, the common case ((X + Xᵀ)/2 is exact)."""
+        r"""Dense :math:`A = A^*` entry for entry: one comparison pass, the common case ((X + X*)/2 is exact)."""
         if self.kind != "dense":
             return False
         xp = namespace(self.a)
-        return bool(xp.all(self.a == xp.matrix_transpose(self.a)))
+        return bool(xp.all(self.a == xp.matrix_transpose(xp.conj(self.a) if self.is_complex else self.a)))
 
     def is_markov_generator(self, atol: float | None = None) -> bool:
         r"""Whether :math:`A` has nonnegative off-diagonal rates and zero row sums (to ``atol`` × max rate)."""
@@ -296,7 +431,7 @@ class LinearMap:
         if "markov" not in self._facts:
             if self.kind == "structured":
                 value = bool(self.a.is_markov_generator()) if hasattr(self.a, "is_markov_generator") else False
-            elif not self.explicit():
+            elif not self.explicit() or self.is_complex:  # rates are real numbers
                 value = False
             else:
                 host = self.host_sparse().tocoo()
@@ -310,7 +445,11 @@ class LinearMap:
         return self._facts["markov"]
 
     def gershgorin(self) -> tuple[float, float]:
-        r"""Gershgorin bounds :math:`[\min_i (a_{ii} - r_i), \max_i (a_{ii} + r_i)]` on a real spectrum."""
+        r"""Gershgorin bounds :math:`[\min_i (\Re a_{ii} - r_i), \max_i (\Re a_{ii} + r_i)]`.
+
+        A bound on a real spectrum (symmetric or Hermitian :math:`A`); in general on the real parts of the
+        eigenvalues.
+        """
         if "gershgorin" not in self._facts:
             if self.kind == "structured" and hasattr(self.a, "gershgorin"):
                 value = tuple(float(v) for v in self.a.gershgorin())
@@ -321,7 +460,7 @@ class LinearMap:
                 host = self.host_sparse()
                 d = np.asarray(host.diagonal())
                 radius = np.asarray(abs(host).sum(axis=1)).ravel() - np.abs(d)
-                value = (float(np.min(d - radius)), float(np.max(d + radius)))
+                value = (float(np.min(d.real - radius)), float(np.max(d.real + radius)))
             self._facts["gershgorin"] = value
         return self._facts["gershgorin"]
 
@@ -350,43 +489,61 @@ def _one_norm_of_action(a) -> float:
 def as_linear_map(a, name: str = "A") -> LinearMap:
     """Wrap ``a`` (dense numpy/torch, scipy sparse, torch sparse CSR/COO, LinearOperator, structured) as a :class:`LinearMap`.
 
+    Entries keep their floating type, real or complex, single or double precision; integer and bool
+    entries are read as float64 and float16 as float32 (:func:`as_operand`).  Products with a block of
+    another dtype are formed in :func:`result_dtype`.
+
     Raises
     ------
     TypeError
-        For anything that is not a supported operator.
+        For anything that is not a supported operator, or data in extended precision.
     ValueError
         For a non-square or non-finite operator.
     """  # noqa: E501
     if isinstance(a, LinearMap):
         return a
     if is_sparse(a):
-        a = as_sparse(name, a)
+        a = _as_csr(name, a)
         kind = "scipy-sparse"
     elif _is_torch_sparse(a):
         import torch
 
-        if a.is_complex():
-            raise TypeError(f"{name} must be real-valued, got dtype {a.dtype}")
+        if not (a.is_floating_point() or a.is_complex()):
+            a = a.double()
         a = a.to_sparse_csr() if a.layout != torch.sparse_csr else a
-        if not bool(torch.isfinite(a.values()).all()):
+        if not bool(torch.isfinite(a.values().clone()).all()):  # a copy: complex CSR values have no strides
             raise ValueError(f"{name} must be finite, got non-finite stored entries")
         kind = "torch-sparse"
     elif _is_linear_operator(a):
-        if np.dtype(a.dtype).kind not in "fiub":
-            # The methods run in real arithmetic; a complex operator would lose its imaginary part.
-            raise TypeError(
-                f"{name} must be real-valued, got a LinearOperator of dtype {np.dtype(a.dtype)} "
-                "(complex A is not supported; scipy.sparse.linalg.expm_multiply handles complex data)"
-            )
+        _numpy_compute_dtype(a.dtype, name)  # numeric, at most double precision
         kind = "linear-operator"
     elif hasattr(a, "matmat") and hasattr(a, "shape") and not hasattr(a, "__array__"):
         kind = "structured"
     else:
-        a = as_array(name, a, ndim=2)
+        a = as_operand(name, a)
+        if a.ndim != 2:
+            raise ValueError(f"{name} must be a 2-dimensional array, got shape {tuple(int(s) for s in a.shape)}")
         kind = "dense"
     shape = tuple(int(s) for s in a.shape)
     if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(f"{name} must be a square matrix (shape [n, n]), got shape {shape}")
-    if kind == "dense":
-        check_finite(name, a)
     return LinearMap(a, kind)
+
+
+def _as_csr(name: str, x):
+    """A private CSR copy of a scipy sparse matrix in its compute dtype, finite, summed and sorted, zeros dropped."""
+    import scipy.sparse
+
+    csr = scipy.sparse.csr_array(x, dtype=_numpy_compute_dtype(x.dtype, name), copy=True)
+    csr.sum_duplicates()
+    csr.sort_indices()
+    bad = ~np.isfinite(csr.data)
+    if bad.any():
+        rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+        first, count = int(np.argmax(bad)), int(bad.sum())
+        raise ValueError(
+            f"{name} must be finite, got {count} non-finite {'entry' if count == 1 else 'entries'} "
+            f"(first at index ({int(rows[first])}, {int(csr.indices[first])}))"
+        )
+    csr.eliminate_zeros()
+    return csr

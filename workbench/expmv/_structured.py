@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import array_api_compat
+import numpy as np
 
 from workbench.backend import namespace
 from workbench.validation import as_array, check_in_range, check_matching
@@ -61,6 +62,19 @@ def _rank1_inputs(u, v, t):
     return xp, u, v, t
 
 
+def _exponent(xp, t, u, v):
+    r""":math:`z = t\,v^\top u`, refused when it is not a finite number (huge ``t``, ``u`` or ``v``)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = t * xp.sum(u * v)
+    limit = math.log(float(xp.finfo(z.dtype).max))  # φ₁(z) overflows past it
+    if not (math.isfinite(float(z)) and float(z) <= limit):
+        raise ValueError(
+            f"t·vᵀu must be at most {limit:.2f} in {z.dtype}, got {float(z):.6g} (t = {t:g}); e^(t uvᵀ) is beyond "
+            "the floating range: shorten t or rescale u or v"
+        )
+    return z
+
+
 def expm_rank1(u, v, t=1.0):
     r"""Exponential of a rank-one matrix, :math:`e^{t\,uv^\top} = I + t\,\varphi_1(t\,v^\top u)\,uv^\top`.
 
@@ -91,7 +105,7 @@ def expm_rank1(u, v, t=1.0):
     True
     """
     xp, u, v, t = _rank1_inputs(u, v, t)
-    z = t * xp.sum(u * v)
+    z = _exponent(xp, t, u, v)
     n = u.shape[0]
     eye = xp.eye(n, dtype=u.dtype, device=array_api_compat.device(u))
     return eye + (t * phi1(z)) * (u[:, None] * v[None, :])
@@ -127,7 +141,7 @@ def expmv_rank1(u, v, b, t=1.0):
     if b.ndim not in (1, 2):
         raise ValueError(f"b must have shape [n] or [n, k], got shape {tuple(b.shape)}")
     check_matching("u", u.shape[0], "b rows", b.shape[0])
-    z = t * xp.sum(u * v)
+    z = _exponent(xp, t, u, v)
     coefficient = t * phi1(z)
     if b.ndim == 1:
         return b + coefficient * xp.sum(v * b) * u

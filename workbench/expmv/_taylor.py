@@ -53,6 +53,7 @@ matrix exponential", SIAM J. Matrix Anal. Appl. 31(3) (2009) 970–989, Theorem 
 
 from __future__ import annotations
 
+import cmath
 import functools
 import math
 from contextlib import nullcontext
@@ -61,13 +62,16 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
-from workbench.expmv._blocks import MAX_PRODUCTS
+from workbench.expmv._blocks import MAX_PRODUCTS, promote_block
 from workbench.expmv._linear import LinearMap
 from workbench.expmv._taylor_theta import theta_table
 from workbench.validation import check_choice, check_in_range, check_integer
 
 __all__ = ["expmv_taylor"]
 
+
+#: log of the largest float64: e^x overflows past it.
+_LOG_MAX = math.log(np.finfo(np.float64).max)
 
 #: Largest explicit operator for which :math:`\lVert A^p\rVert_1` is computed from exact dense powers
 #: (cost :math:`p_{\max} n^3`, below one Taylor step's worth of products for such n).
@@ -77,13 +81,13 @@ _EXACT_POWER_MAX_N = 128
 # ---- facts about A: shift, norm bound, power norms ------------------------------------------------------
 
 
-def _shift_and_norm(op: LinearMap, shift: bool) -> tuple[float, float, str]:
+def _shift_and_norm(op: LinearMap, shift: bool) -> tuple[complex, float, str]:
     r"""Return ``(mu, bound, kind)``: a shift and a bound on :math:`\lVert A - \mu I\rVert`.
 
-    ``kind`` is ``"2-norm"`` for symmetric :math:`A` (the Gershgorin half-width about the interval's
-    midpoint: a bound on the spectral radius of :math:`A - \mu I`, which is its 2-norm) and
+    ``kind`` is ``"2-norm"`` for symmetric (Hermitian) :math:`A` (the Gershgorin half-width about the
+    interval's midpoint: a bound on the spectral radius of :math:`A - \mu I`, which is its 2-norm) and
     ``"1-norm"`` otherwise (:math:`\mu = \operatorname{trace}(A)/n` when the diagonal is known and the
-    shift lowers the exact 1-norm).
+    shift lowers the exact 1-norm; complex for complex :math:`A`).
     """
     columns, diag = op.abs_column_sums_and_diagonal()
     if not op.surely_asymmetric() and (op.exactly_symmetric() or op.is_symmetric()):
@@ -91,14 +95,15 @@ def _shift_and_norm(op: LinearMap, shift: bool) -> tuple[float, float, str]:
             lo, hi = op.gershgorin()
         else:  # column sums are row sums here: the Gershgorin radii without another pass
             radius = columns - np.abs(diag)
-            lo, hi = float(np.min(diag - radius)), float(np.max(diag + radius))
+            lo, hi = float(np.min(diag.real - radius)), float(np.max(diag.real + radius))
         mu = 0.5 * (lo + hi) if shift else 0.0
         return mu, max(hi - mu, mu - lo, 0.0), "2-norm"
     if columns is None:
         return 0.0, op.one_norm(), "1-norm"
     plain = float(columns.max())
     if shift:
-        mu = float(diag.sum()) / op.n
+        trace = complex(diag.sum()) if op.is_complex else float(diag.sum())
+        mu = trace / op.n
         shifted = float((columns - np.abs(diag) + np.abs(diag - mu)).max())
         if shifted < plain:
             return mu, shifted, "1-norm"
@@ -132,13 +137,13 @@ class _Shifted:
 
     @functools.cached_property
     def adjoint(self):
-        r"""A function computing :math:`A^\top X`, or ``None`` when the operator offers none."""
+        r"""A function computing :math:`A^* X` (:math:`A^\top X` if real), or ``None`` when the operator offers none."""
         return self.op.transpose_action()
 
     def rmatmat(self, x):
         self.products += 1
         y = self.adjoint(x)
-        return y - self.mu * x if self.mu != 0.0 else y
+        return y - self.mu.conjugate() * x if self.mu != 0.0 else y
 
 
 def _one_norm_estimate(shifted: _Shifted, p: int, reference, *, columns: int = 2, itmax: int = 5) -> float:
@@ -166,7 +171,11 @@ def _one_norm_estimate(shifted: _Shifted, p: int, reference, *, columns: int = 2
         estimate = float(norms[j])
         if it > 0:
             best = index[j]
-        z = xp.where(y >= 0, xp.ones_like(y), -xp.ones_like(y))
+        if "complex" in str(y.dtype):  # sign(y) = y/|y| (Higham & Tisseur 2000, §2, complex case)
+            size = xp.abs(y)
+            z = xp.where(size > 0, y / xp.where(size > 0, size, xp.ones_like(size)), xp.ones_like(y))
+        else:
+            z = xp.where(y >= 0, xp.ones_like(y), -xp.ones_like(y))
         for _ in range(p):
             z = shifted.rmatmat(z)
         h = to_numpy(xp.max(xp.abs(z), axis=1))
@@ -213,7 +222,8 @@ def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int) -> tu
                 "about |t|·‖A‖/θ_m products of A, would be unbounded)"
             )
         for m in range(max(1, p * (p - 1) - 1), m_max + 1):
-            steps = max(math.ceil(a / theta[m - 1]), 1)
+            ratio = a / theta[m - 1]  # may overflow to inf for |t|·‖A‖ near the float range
+            steps = max(math.ceil(ratio), 1) if ratio <= 2.0**62 else ratio
             cost = m * steps
             if best is None or cost < best[0]:
                 best = (cost, m, steps, p)
@@ -278,7 +288,8 @@ def expmv_taylor(
     op : LinearMap
         The operator :math:`A` (:func:`~workbench.expmv._linear.as_linear_map`).
     B : array, shape=[n, k]
-        numpy or torch (any device), float64 or float32; the products run in its library.
+        numpy or torch (any device), real or complex, single or double precision; the products run in
+        its library (complex when :math:`A` is).
     t : float
         Real time, of either sign.
     tol : float
@@ -314,8 +325,8 @@ def expmv_taylor(
 
     Raises
     ------
-    OverflowError
-        If :math:`e^{tA}B` (or the factor :math:`e^{t\mu}`) is beyond the floating range.
+    ValueError
+        If :math:`e^{tA}B` (or the factor :math:`e^{t\mu}`) is beyond the floating range of the dtype.
     ValueError
         If the plan needs more than :data:`MAX_PRODUCTS` (10⁷) block products (or :math:`|t|\lVert A\rVert` is
         not finite): the work is refused before it starts.
@@ -337,6 +348,7 @@ def expmv_taylor(
     (True, True)
     """
     xp = namespace(B)
+    B = promote_block(op, B)  # complex A makes the block complex
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     m_max = check_integer("m_max", m_max, 1, 100)
     p_max = check_integer("p_max", p_max, 1, 20)
@@ -415,13 +427,13 @@ def expmv_taylor(
         info.update(norm_bound=alpha, backward_error_bound=backward, error_estimate=math.expm1(backward))
 
     # Algorithm 3.2: s steps of the truncated series, each ending with the factor e^{tμ/s}.
-    try:
-        eta = math.exp(t * mu / s)
-    except OverflowError:
-        raise OverflowError(
-            f"exp(tA)B overflows: the shift factor exp(t*mu/s) has t*mu/s = {t * mu / s:.6g}; "
-            "rescale A or t (the result is beyond the floating range)"
-        ) from None
+    growth = t * mu.real / s  # log |e^{tμ/s}|
+    if not growth <= _LOG_MAX:
+        raise ValueError(
+            f"exp(tA)B overflows: the shift factor exp(t*mu/s) has |exp(t*mu/s)| = exp({growth:.6g}) (t = {t:g}, "
+            f"mu = {mu:.6g}, the mean of A's diagonal); rescale A or t (the result is beyond the floating range)"
+        )
+    eta = cmath.exp(t * mu / s) if isinstance(mu, complex) else math.exp(t * mu / s)
     f = xp.asarray(B, copy=True)
     norm = _inf_norm if k > 1 else _max_abs
     guard = np.errstate(over="ignore", invalid="ignore") if array_api_compat.is_numpy_namespace(xp) else nullcontext()
@@ -449,8 +461,8 @@ def expmv_taylor(
                 f *= eta
     info.update(matvecs=shifted.products, degree=m, steps=s, p=p)
     if not bool(xp.all(xp.isfinite(f))):
-        raise OverflowError(
+        raise ValueError(
             f"exp(tA)B overflows the {f.dtype} range (t = {t:g}, bound on ||t(A - mu I)|| = {alpha1:.3g}); "
-            "rescale B or shorten t"
+            "rescale B or A, or shorten t"
         )
     return f, info

@@ -263,6 +263,11 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
         max_matvecs = int(check_in_range("max_matvecs", max_matvecs, 0))
     block, vector = as_block(op, B)
     xp = namespace(block)
+    if op.is_complex:
+        raise ValueError(
+            f"expmv_uniformization needs a Markov generator Q with real rates; A is complex (dtype {op.dtype}): "
+            "use method='taylor' or 'krylov'"
+        )
     if not op.is_markov_generator():
         raise ValueError(
             "expmv_uniformization needs a Markov generator Q (negative convention: off-diagonal rates >= 0, "
@@ -282,7 +287,8 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     budget = MAX_PRODUCTS if max_matvecs is None else max_matvecs
     if mean + 1 > budget:  # R > Λ: refuse before the (itself O(Λ)) truncation search
         raise ValueError(
-            f"uniformization needs {math.floor(mean) + 1} block products for qt = {mean:.6g} (q = {rate:.6g}, "
+            f"uniformization needs {math.floor(mean) + 1 if mean < 2.0**62 else f'{mean:.3g}'} block products for "
+            f"qt = {mean:.6g} (q = {rate:.6g}, "
             f"t = {t:.6g}; at least ⌊qt⌋ + 1), more than max_matvecs = {budget}; use a Krylov or (for reversible "
             "chains) Chebyshev "
             "method, split the time interval, or raise max_matvecs"
