@@ -382,20 +382,13 @@ def _notebook_dir(requested: str | None) -> Path:
 _AXIS_OPTIONS = {"operators": "--operator", "orders": "--order", "architectures": "--architecture"}
 
 
-def _cmd_experiment(args: argparse.Namespace) -> int:
+def _experiment_config(args: argparse.Namespace, base):
+    """The config the options ask for, from ``base`` (a config), and the option that set each changed field."""
     import dataclasses
 
-    try:
-        from workbench.experiments import EXPERIMENTS
-    except ImportError as exc:  # torch missing: say what to install
-        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
-
-    if args.name not in EXPERIMENTS:
-        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
-    experiment = EXPERIMENTS[args.name]
-    config = experiment.config.preset(args.preset)
     overrides = {key: getattr(args, key) for key in ("steps", "seed") if getattr(args, key) is not None}
-    fields = {f.name for f in dataclasses.fields(config)}
+    sources = {key: f"--{key} {value}" for key, value in overrides.items()}
+    fields = {f.name for f in dataclasses.fields(base)}
     for item in args.set or ():
         key, sep, text = item.partition("=")
         if not sep or key not in fields:
@@ -406,8 +399,11 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
             overrides[key] = text
         if isinstance(overrides[key], list):
             overrides[key] = tuple(overrides[key])
-    if overrides:
-        config = dataclasses.replace(config, **overrides)
+        sources[key] = f"--set {item}"
+    return (dataclasses.replace(base, **overrides) if overrides else base), sources
+
+
+def _experiment_selection(args: argparse.Namespace, experiment) -> dict:
     selection = {}
     for axis, option in _AXIS_OPTIONS.items():
         chosen = getattr(args, axis)
@@ -420,21 +416,92 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
             if value not in allowed:
                 raise ValueError(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
         selection[axis] = tuple(dict.fromkeys(chosen))
+    return selection
+
+
+def _resumed_run(args: argparse.Namespace, experiment):
+    """The config and selection of the run ``--resume DIR`` continues; options may repeat them, not change them."""
+    from workbench.experiments import resumable_run
+
+    for option, given in (("--out", args.out), ("--force", args.force)):
+        if given:
+            raise ValueError(f"{option} does not apply with --resume, which continues the run in its own directory")
+    record = resumable_run(args.resume, "--resume")
+    where = f"the run in {args.resume!r}"
+    if record["experiment"] != args.name:
+        raise ValueError(f"name must be the experiment of {where}, {record['experiment']}, got {args.name!r}")
+    recorded = experiment.config.from_json(record["config"])
+    base = experiment.config.preset(args.preset) if args.preset is not None else recorded
+    requested, sources = _experiment_config(args, base)
+    changed = [k for k in record["config"] if getattr(requested, k) != getattr(recorded, k)]
+    if changed:
+        option = sources.get(changed[0], f"--preset {args.preset}")
+        fields = ", ".join(f"{k}={getattr(recorded, k)!r}" for k in changed[:3]) + (", ..." if changed[3:] else "")
+        raise ValueError(
+            f"{option} conflicts with {where}, recorded with {fields}; --resume continues a run with its own "
+            "settings (drop the option, or start a new run)"
+        )
+    selection = {axis: tuple(values) for axis, values in record["selection"].items()}
+    for axis, chosen in _experiment_selection(args, experiment).items():
+        if chosen != selection.get(axis):
+            raise ValueError(
+                f"{_AXIS_OPTIONS[axis]} {' '.join(chosen)} conflicts with {where}, which runs {axis} "
+                f"{', '.join(selection.get(axis, ()))}; --resume continues a run with its own selection"
+            )
+    return recorded, selection
+
+
+def _interrupted_run(out: Path, name: str) -> str:
+    """One line: what the interrupted run kept in ``out`` and how to continue it."""
+    try:
+        record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        done, planned, status = record["done"], record["conditions"], record["status"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"the run directory {out} keeps nothing (the run had not started)"
+    return (
+        f"the run directory {out} keeps {len(done)} of {len(planned)} conditions"
+        + (f" ({', '.join(done)}: each a .pt state dict and a .json row)" if done else "")
+        + f" and is marked {status} in run.json; continue it with: workbench experiment {name} --resume {out}"
+    )
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    try:
+        from workbench.experiments import EXPERIMENTS
+    except ImportError as exc:  # torch missing: say what to install
+        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+
+    if args.name not in EXPERIMENTS:
+        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
+    experiment = EXPERIMENTS[args.name]
+    if args.resume is not None:
+        config, selection = _resumed_run(args, experiment)
+    else:
+        config, _ = _experiment_config(args, experiment.config.preset(args.preset or "quick"))
+        selection = _experiment_selection(args, experiment)
     from workbench.experiments import jsonable, run_directory
 
     if args.threads is not None:
         import torch
 
         torch.set_num_threads(_positive(args.threads, "--threads"))
-    out = run_directory(args.name, args.preset, args.out, require_empty=not args.force)
+    if args.resume is not None:
+        out = Path(args.resume)
+    elif args.out is not None:
+        out = Path(args.out)  # the runner creates it, or refuses it if it holds files and --force is not given
+    else:
+        out = run_directory(args.name, args.preset or "quick")
     try:
-        results = experiment.run(config, out=out, progress=not args.no_progress and not args.json, **selection)
+        results = experiment.run(
+            config,
+            out=out,
+            progress=not args.no_progress and not args.json,
+            force=args.force,
+            resume=args.resume is not None,
+            **selection,
+        )
     except KeyboardInterrupt:
-        kept = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
-        raise _Interrupted(
-            f"the run directory {out} keeps what was written before the interrupt: "
-            + (", ".join(kept) if kept else "nothing (results are written when the run ends)")
-        ) from None
+        raise _Interrupted(_interrupted_run(out, args.name)) from None
     if args.json:
         _print_json(jsonable(results), indent=1)
     else:
@@ -536,7 +603,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
     p_experiment.add_argument("name", help="swiss-sit or induction")
-    p_experiment.add_argument("--preset", choices=("quick", "paper"), default="quick", help="sizes (default quick)")
+    p_experiment.add_argument("--preset", choices=("quick", "paper"), help="sizes (default quick)")
     p_experiment.add_argument("--operator", dest="operators", action="append", help="only this operator (repeatable)")
     p_experiment.add_argument("--order", dest="orders", action="append", help="swiss-sit: ffn-mhsa or mhsa-ffn")
     p_experiment.add_argument(
@@ -554,7 +621,15 @@ def _parser() -> argparse.ArgumentParser:
     p_experiment.add_argument(
         "--force",
         action="store_true",
-        help="reuse a non-empty --out: files of the same name are replaced, other files are left as they are",
+        help="replace the run in a non-empty --out: the files a run writes (run.json, config.json, results.json, "
+        "table.md, figures, CONDITION.pt/.json) are removed first; other files are left as they are",
+    )
+    p_experiment.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the unfinished run in DIR (its run.json says interrupted, failed or running): finished "
+        "conditions are kept, the rest run with the settings in DIR/config.json; the results equal an "
+        "uninterrupted run's (wall-clock seconds aside)",
     )
     p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -10,7 +10,8 @@ bch-fusion  -- lie-exponential roadmap: fuse a product of exponentials into one 
 
 Each experiment has a frozen config with ``preset("quick")`` (minutes on two CPU cores; CI) and
 ``preset("paper")`` (the full scan), a ``run_*`` function returning a JSON-able record (and writing a run
-directory), and a Markdown table beside the seed's numbers.  ``workbench experiment NAME`` drives them
+directory that records, as it goes, which conditions are done, so an interrupted run can be resumed), and a
+Markdown table beside the seed's numbers.  ``workbench experiment NAME`` drives them
 (with one torch thread by default: these models are small, and two threads on a two-core machine that is
 doing anything else run 5–15× slower than one).  Names load on first use (PEP 562): the BCH fusion
 experiment, the configs, the transition criterion, the tables and the run records need only numpy; the
@@ -22,8 +23,14 @@ EXPERIMENTS             -- the experiments ``workbench experiment NAME`` runs, b
 Experiment              -- a registered experiment: config class, runner, table formatter, selection axes
 ExperimentConfig        -- base of the frozen configs: ``preset(name)``, ``preset_name()``, field checks
 run_directory           -- create the run directory (given, or experiments/runs/NAME-PRESET-TIMESTAMP)
-save_json               -- write a JSON-able record (indented, UTF-8) to a file
+RunLog                  -- a run's run.json: status, conditions done, config, versions; keeps finished conditions
+RUN_STATUSES            -- the states of a run: running, interrupted, failed, complete
+resumable_run           -- the record of the unfinished run in a directory (refuses complete and non-run dirs)
+atomic_write            -- a temporary path that replaces the target file when the block ends cleanly
+save_json               -- write a JSON-able record (indented, UTF-8) to a file, atomically
+save_text               -- write a text file, atomically
 jsonable                -- a value with numpy scalars/arrays, dataclasses, tuples, paths as JSON types
+restore_floats          -- a record read back from JSON with "nan"/"inf"/"-inf" as floats again
 progress                -- a tqdm progress bar (or a no-op bar with the same interface)
 
 Swiss SiT (Attention Geometry §9, Table 1)
@@ -88,7 +95,18 @@ _MODULES = {
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
-    "workbench.experiments._runs": ("jsonable", "progress", "run_directory", "save_json"),
+    "workbench.experiments._runs": (
+        "RUN_STATUSES",
+        "RunLog",
+        "atomic_write",
+        "jsonable",
+        "progress",
+        "restore_floats",
+        "resumable_run",
+        "run_directory",
+        "save_json",
+        "save_text",
+    ),
     "workbench.experiments._swiss_sit": ("run_swiss_sit",),
     "workbench.experiments._swiss_sit_config": ("SWISS_SIT_ORDERS", "SwissSiTConfig", "swiss_roll_points"),
     "workbench.experiments._swiss_sit_model": ("SwissSiT",),

@@ -103,6 +103,41 @@ class ExperimentConfig:
         named = {"name": name} if "name" in {f.name for f in dataclasses.fields(cls)} else {}
         return cls(**{**cls.PRESETS[name], **named, **overrides})
 
+    @classmethod
+    def from_json(cls, record: dict[str, Any]):
+        """The config a run directory's ``config.json`` records (its JSON lists become the fields' tuples).
+
+        Raises ``ValueError`` if ``record`` does not hold exactly this class's fields (a config of another
+        experiment, or of a version with other fields), and the fields' own errors for bad values.
+
+        Examples
+        --------
+        >>> from dataclasses import asdict, dataclass
+        >>> import json
+        >>> @dataclass(frozen=True)
+        ... class Toy(ExperimentConfig):
+        ...     CHECKS = {"steps": TRAINING_CHECKS["steps"], "times": lambda config, name, value: None}
+        ...     steps: int = 100
+        ...     times: tuple = (0.5, 1.0)
+        >>> Toy.from_json(json.loads(json.dumps(asdict(Toy(steps=3))))) == Toy(steps=3)
+        True
+        >>> Toy.from_json({"steps": 3})
+        Traceback (most recent call last):
+            ...
+        ValueError: record must hold the fields of Toy, got one without times
+        """
+        if not isinstance(record, dict):
+            raise TypeError(f"record must be a dict of {cls.__name__} fields, got {type(record).__name__}")
+        fields = [f.name for f in dataclasses.fields(cls)]
+        unknown = [k for k in record if k not in fields]
+        missing = [k for k in fields if k not in record]
+        if unknown or missing:
+            parts = ([f"with unknown {', '.join(unknown)}"] if unknown else []) + (
+                [f"without {', '.join(missing)}"] if missing else []
+            )
+            raise ValueError(f"record must hold the fields of {cls.__name__}, got one {' and '.join(parts)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in record.items()})
+
     def preset_name(self) -> str:
         """The preset this config is exactly (e.g. ``"quick"`` or ``"paper"``), else ``"custom"``."""
         for name in self.PRESETS:

@@ -58,11 +58,17 @@ from workbench.experiments._induction_config import (
 from workbench.experiments._induction_model import InductionTransformer
 from workbench.experiments._induction_report import induction_table, save_figures
 from workbench.experiments._phase_transition import detect_phase_transition
-from workbench.experiments._runs import jsonable, run_directory, save_json
+from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.validation import check_choice
 
 __all__ = ["run_induction", "shifted_period_accuracy"]
+
+#: Every file an induction run can write into its run directory (``force`` removes these, and only these).
+ARTEFACTS = frozenset(
+    {"results.json", "table.md", "loss_curves.png", "induction_heads.png"}
+    | {f"{op}-{arch}{suffix}" for op in INDUCTION_OPERATORS for arch in ARCHITECTURES for suffix in (".pt", ".json")}
+)
 
 
 # ---- training -----------------------------------------------------------------------------------------
@@ -263,6 +269,8 @@ def run_induction(
     architectures=ARCHITECTURES,
     out: str | Path | None = None,
     progress: bool = True,
+    force: bool = False,
+    resume: bool = False,
 ) -> dict:
     r"""Train one model per (operator, architecture) with matched budgets and read their induction circuits.
 
@@ -287,10 +295,18 @@ def run_induction(
     operators : sequence of {'ATTN', 'DMTN', 'DMAP'}
     architectures : sequence of {'attn-only', 'mlp'}
     out : path, optional
-        Run directory to write ``config.json``, ``results.json``, ``table.md``, ``loss_curves.png``,
-        ``induction_heads.png`` and one ``<operator>-<architecture>.pt`` state dict per run.
+        Run directory (:class:`workbench.experiments.RunLog`): ``run.json`` and ``config.json`` at the start,
+        ``<operator>-<architecture>.pt`` (state dict) and ``<operator>-<architecture>.json`` (its run record) as
+        each run finishes, ``results.json``, ``table.md``, ``loss_curves.png`` and ``induction_heads.png`` at
+        the end.  An ``out`` that already holds files is refused unless ``force`` or ``resume``.
     progress : bool
         Show a tqdm bar per run.
+    force : bool
+        Reuse a non-empty ``out``: the files an induction run writes are removed first, other files are kept.
+    resume : bool
+        Continue the unfinished run in ``out`` (same ``config``, ``operators`` and ``architectures``), reading
+        back the records of the finished runs.  Each run is seeded on its own (``config.seed``), so the records
+        equal those of an uninterrupted run, except the wall-clock ``seconds`` and ``seconds_per_step``.
 
     Returns
     -------
@@ -321,24 +337,36 @@ def run_induction(
         raise TypeError(f"config must be an InductionConfig, got {type(config).__name__}")
     operators = _selection("operators", operators, INDUCTION_OPERATORS)
     architectures = _selection("architectures", architectures, ARCHITECTURES)
-    path = run_directory("induction", config.name, out) if out is not None else None
-    if path is not None:
-        save_json(path / "config.json", dataclasses.asdict(config))
-    runs, models = [], {}
-    for arch in architectures:
-        for operator in operators:
-            model, trained = _train_one(config, operator, arch, progress=progress)
-            runs.append(_run_record(config, model, trained, operator, arch))
-            models[(operator, arch)] = model
-    checks = _aggregate_checks(runs)
-    result = jsonable({"experiment": "induction", "config": dataclasses.asdict(config), "runs": runs, "checks": checks})
-    if path is not None:
-        save_json(path / "results.json", result)
-        (path / "table.md").write_text(induction_table(result) + "\n", encoding="utf-8")
-        save_figures(result, path)
-        for (operator, arch), model in models.items():
-            torch.save(model.state_dict(), path / f"{operator}-{arch}.pt")
-        result["out"] = str(path)
+    plan = [(operator, arch) for arch in architectures for operator in operators]
+    log = RunLog.open(
+        out,
+        experiment="induction",
+        config=dataclasses.asdict(config),
+        conditions=[f"{operator}-{arch}" for operator, arch in plan],
+        selection={"operators": operators, "architectures": architectures},
+        artefacts=ARTEFACTS,
+        force=force,
+        resume=resume,
+    )
+    with log:
+        runs = []
+        for operator, arch in plan:
+            name = f"{operator}-{arch}"
+            record = log.finished(name)
+            if record is None:
+                model, trained = _train_one(config, operator, arch, progress=progress)
+                record = _run_record(config, model, trained, operator, arch)
+                log.keep(name, record, model.state_dict())
+            runs.append(record)
+        checks = _aggregate_checks(runs)
+        result = jsonable(
+            {"experiment": "induction", "config": dataclasses.asdict(config), "runs": runs, "checks": checks}
+        )
+        if log.path is not None:
+            save_json(log.path / "results.json", result)
+            save_text(log.path / "table.md", induction_table(result) + "\n")
+            save_figures(result, log.path)
+            result["out"] = str(log.path)
     return result
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from workbench.experiments._runs import atomic_write
+
 __all__ = ["SEED_INDUCTION", "induction_table"]
 
 #: Seed's §11 depth-32 sequence (Tables 2–3): (stage, operator, induction accuracy).  [SEED]
@@ -91,7 +93,8 @@ def save_figures(result: dict, path: Path) -> None:
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("loss (nats)")
     fig.tight_layout()
-    fig.savefig(path / "loss_curves.png", dpi=120)
+    with atomic_write(path / "loss_curves.png") as temporary:  # format given: the temporary name has no .png
+        fig.savefig(temporary, format="png", dpi=120)
     plt.close(fig)
 
     fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
@@ -107,5 +110,6 @@ def save_figures(result: dict, path: Path) -> None:
     axes[1].legend(fontsize=7)
     fig.suptitle("induction head (largest final induction score) over training")
     fig.tight_layout()
-    fig.savefig(path / "induction_heads.png", dpi=120)
+    with atomic_write(path / "induction_heads.png") as temporary:  # format given: the temporary name has no .png
+        fig.savefig(temporary, format="png", dpi=120)
     plt.close(fig)

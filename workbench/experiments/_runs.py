@@ -1,28 +1,65 @@
-"""Run directories, JSON records and progress bars shared by the experiments.
+"""Run directories, their run record, atomic writes, JSON records and progress bars shared by the experiments.
 
-A run directory holds everything one invocation produced: ``config.json`` (the exact settings),
-``results.json`` (every number the tables are made from), ``table.md`` and figures.  Its default location is
-``experiments/runs/<experiment>-<preset>-<UTC timestamp>`` under the current directory, so repeated runs never
-overwrite each other; ``workbench experiment --out DIR`` refuses a ``DIR`` that already holds files unless
-``--force`` is given.  Records are written atomically (a temporary file, then :func:`os.replace`).
+A run directory holds everything one invocation produced:
+
+* ``run.json``, the run record (:class:`RunLog`), written when the run starts and rewritten as it goes: its
+  ``status`` (``"running"``, ``"interrupted"``, ``"failed"`` or ``"complete"``), the planned ``conditions`` and
+  those ``done``, the ``selection``, the ``config`` and the library versions of every session.  Only a run that
+  wrote all its results says ``"complete"``; a process killed without a chance to react (SIGKILL, power loss)
+  leaves ``"running"``;
+* ``config.json``, the exact settings, written at the start;
+* per finished condition ``<condition>.pt`` (its state dict) and ``<condition>.json`` (its row of results):
+  enough to skip the condition when the run is resumed;
+* when the run ends, ``results.json`` (every number the tables are made from), ``table.md`` and figures.
+
+The default location is ``experiments/runs/<experiment>-<preset>-<UTC timestamp>`` under the current directory,
+so repeated runs never overwrite each other.  A directory that already holds files is refused unless the run
+is told what to do with it: ``force`` (``workbench experiment --force``) first removes the files a run of the
+experiment writes and leaves every other file as it is; ``resume`` (``--resume DIR``) continues the run recorded
+there, skipping its finished conditions.  Every file is written atomically (a temporary file beside it, then
+:func:`os.replace`), so an interrupt or a failed write never leaves a truncated file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
+import importlib.metadata
 import json
 import math
 import os
+import platform
+import re
 import secrets
+import sys
 import tempfile
+import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm  # the terminal bar: no notebook-widget dependency
 
-__all__ = ["jsonable", "progress", "run_directory", "save_json"]
+__all__ = [
+    "RUN_STATUSES",
+    "RunLog",
+    "atomic_write",
+    "jsonable",
+    "progress",
+    "restore_floats",
+    "resumable_run",
+    "run_directory",
+    "save_json",
+    "save_text",
+]
+
+#: The states of a run in its ``run.json``; only ``"complete"`` means every result was written.
+RUN_STATUSES = ("running", "interrupted", "failed", "complete")
+
+RUN_RECORD = "run.json"
+CONFIG_RECORD = "config.json"
 
 
 def run_directory(experiment: str, preset: str, out: str | Path | None = None, *, require_empty: bool = False) -> Path:
@@ -39,7 +76,8 @@ def run_directory(experiment: str, preset: str, out: str | Path | None = None, *
         The run directory.
     require_empty : bool
         Refuse an existing directory that already holds files (a previous run's results and checkpoints
-        would otherwise mix with the new ones).  ``workbench experiment`` sets it unless ``--force``.
+        would otherwise mix with the new ones).  The runners refuse such a directory themselves
+        (:meth:`RunLog.open`) unless told to replace the run there (``force``) or to continue it (``resume``).
 
     Raises
     ------
@@ -66,10 +104,7 @@ def run_directory(experiment: str, preset: str, out: str | Path | None = None, *
     if path.exists() and not path.is_dir():
         raise ValueError(f"out must be a directory path, got an existing file {str(path)!r}")
     if require_empty and path.is_dir() and any(path.iterdir()):
-        raise ValueError(
-            f"out must be a new or empty directory, got {str(path)!r}, which already holds files (a previous "
-            "run's results would mix with the new ones); choose another directory or pass --force to reuse it"
-        )
+        raise ValueError(_occupied_message(path))
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
@@ -107,10 +142,55 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def atomic_write(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; when the block ends cleanly the file written there replaces ``path``.
+
+    The temporary file is created empty with mode ``0o666`` (the umask decides the final permissions, as for
+    :func:`open`) and named ``.<name>.<pid>.<random>.tmp``.  If the block raises (any exception,
+    ``KeyboardInterrupt`` included) or the replace fails, the temporary file is removed and ``path`` keeps its
+    previous contents, never a truncated file.  Writers that infer a format from the file name (matplotlib's
+    ``savefig``) need the format given explicitly.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     target = Path(tmp) / "table.md"
+    ...     with atomic_write(target) as temporary:
+    ...         _ = temporary.write_text("| a |")
+    ...     try:
+    ...         with atomic_write(target) as temporary:
+    ...             _ = temporary.write_text("half a")
+    ...             raise KeyboardInterrupt
+    ...     except KeyboardInterrupt:
+    ...         pass
+    ...     target.read_text(), sorted(p.name for p in Path(tmp).iterdir())
+    ('| a |', ['table.md'])
+    """
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    except BaseException:  # any failure, KeyboardInterrupt included: no temporary file is left behind
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def save_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_write`) and return the path."""
+    path = Path(path)
+    with atomic_write(path) as temporary, open(temporary, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    return path
+
+
 def save_json(path: str | Path, data: Any) -> Path:
     """Write ``jsonable(data)`` to ``path`` (indented, UTF-8) atomically and return the path.
 
-    The document goes to a temporary file beside ``path`` that then replaces it (:func:`os.replace`), so an
+    The document goes to a temporary file beside ``path`` that then replaces it (:func:`atomic_write`), so an
     interrupted or failed write leaves the previous file intact, never a truncated one.
 
     Examples
@@ -121,19 +201,362 @@ def save_json(path: str | Path, data: Any) -> Path:
     ...     json.loads(target.read_text()), sorted(p.name for p in Path(tmp).iterdir())
     ({'x': 0.5}, ['r.json'])
     """
-    path = Path(path)
-    text = json.dumps(jsonable(data), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    # os.open with mode 0o666 (not mkstemp's 0o600): the umask decides the final permissions, as for open().
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    return save_text(path, json.dumps(jsonable(data), indent=1, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def restore_floats(value: Any) -> Any:
+    """Undo :func:`jsonable`'s spelling of non-finite floats: ``"nan"``, ``"inf"``, ``"-inf"`` become floats again.
+
+    A record read back from JSON then holds the same numbers as the one that was written (finite floats survive
+    JSON exactly: :mod:`json` writes the shortest repr that reads back to the same double).
+
+    Examples
+    --------
+    >>> restore_floats({"loss": ["nan", 0.5], "step": "inf", "operator": "DMAP"})
+    {'loss': [nan, 0.5], 'step': inf, 'operator': 'DMAP'}
+    """
+    if isinstance(value, dict):
+        return {k: restore_floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [restore_floats(v) for v in value]
+    if value in ("nan", "inf", "-inf"):
+        return float(value)
+    return value
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _versions() -> dict[str, str]:
+    """The versions that decide a run's numbers: this package, python, numpy and (when loaded) torch."""
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:  # any failure, KeyboardInterrupt included: no temporary file is left behind
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+        workbench = importlib.metadata.version("attention-workbench")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - running from a bare source tree
+        workbench = "unknown"
+    versions = {"workbench": workbench, "python": platform.python_version(), "numpy": np.__version__}
+    if "torch" in sys.modules:
+        versions["torch"] = sys.modules["torch"].__version__
+    return versions
+
+
+def _read_json(path: Path, option: str, folder: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(
+            f"{option} must be a run directory with a readable {path.name}, got {str(folder)!r} ({exc})"
+        ) from None
+
+
+def resumable_run(path: str | Path, option: str = "out") -> dict:
+    """The run record of the unfinished run in ``path``, with ``config`` read from its ``config.json``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A run directory.
+    option : str
+        The name of the parameter or option that gave ``path``, for the error messages (``"--resume"``).
+
+    Raises
+    ------
+    ValueError
+        ``path`` is not a run directory (missing, a file, no ``run.json``, an unreadable or foreign record, no
+        ``config.json`` or one that disagrees with the record), or its run is complete (nothing to resume).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     try:
+    ...         resumable_run(tmp, "--resume")
+    ...     except ValueError as exc:
+    ...         print(str(exc).replace(tmp, "TMP"))
+    --resume must be a run directory (one holding run.json), got 'TMP'; runs written before run records existed
+    cannot be resumed
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        which = "an existing file" if folder.exists() else "a path that does not exist"
+        raise ValueError(f"{option} must be a run directory, got {which}, {str(folder)!r}")
+    if not (folder / RUN_RECORD).is_file():
+        raise ValueError(
+            f"{option} must be a run directory (one holding {RUN_RECORD}), got {str(folder)!r}; runs written "
+            "before run records existed cannot be resumed"
+        )
+    record = _read_json(folder / RUN_RECORD, option, folder)
+    keys = ("experiment", "status", "conditions", "done", "selection", "config")
+    if not isinstance(record, dict) or any(k not in record for k in keys) or record["status"] not in RUN_STATUSES:
+        raise ValueError(
+            f"{option} must be a run directory, got {str(folder)!r}, whose {RUN_RECORD} is not a run record"
+        )
+    if record["status"] == "complete":
+        raise ValueError(
+            f"{option} must be an unfinished run, got {str(folder)!r}, which is complete: nothing to resume"
+        )
+    if not (folder / CONFIG_RECORD).is_file():
+        raise ValueError(f"{option} must be a run directory with its {CONFIG_RECORD}, got {str(folder)!r}")
+    config = _read_json(folder / CONFIG_RECORD, option, folder)
+    if config != record["config"]:
+        raise ValueError(
+            f"{option} must be a run directory whose {CONFIG_RECORD} is the one its run started with, got "
+            f"{str(folder)!r}, where it differs from the config in {RUN_RECORD}"
+        )
+    return record
+
+
+def _temporary_of(name: str) -> str | None:
+    """The target of an :func:`atomic_write` temporary file name ``.<name>.<pid>.<hex>.tmp``, else ``None``."""
+    match = re.fullmatch(r"\.(.+)\.\d+\.[0-9a-f]{8}\.tmp", name)
+    return match.group(1) if match else None
+
+
+def _remove_artefacts(folder: Path, artefacts: set[str]) -> None:
+    """Delete the files named in ``artefacts`` (and their leftover temporary files); keep everything else."""
+    for entry in folder.iterdir():
+        if entry.is_file() and (entry.name in artefacts or _temporary_of(entry.name) in artefacts):
+            entry.unlink()
+
+
+class RunLog:
+    """The record of one run in its directory: ``run.json``, ``config.json`` and the finished conditions.
+
+    Open it with :meth:`open` and run the experiment inside ``with log:``.  Leaving the block normally marks
+    the run ``"complete"`` (so write the results inside it); a ``KeyboardInterrupt`` marks it ``"interrupted"``
+    and any other exception ``"failed"`` (with the error), and the exception goes on.  Each finished condition is
+    kept with :meth:`keep` (its state dict, then its row, then ``run.json``: a condition counts as done only once
+    all three are on disk); :meth:`finished` gives a resumed run the row of a condition to skip.  A log opened
+    without a directory (``out=None``) keeps nothing and finds nothing.
+
+    Attributes
+    ----------
+    path : Path or None
+        The run directory.
+    record : dict
+        The contents of ``run.json``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     plan = dict(experiment="toy", config={"steps": 2}, conditions=["a", "b"], selection={}, artefacts=set())
+    ...     try:
+    ...         with RunLog.open(Path(tmp) / "run", **plan) as log:
+    ...             log.keep("a", {"loss": 0.5})
+    ...             raise KeyboardInterrupt
+    ...     except KeyboardInterrupt:
+    ...         pass
+    ...     first = resumable_run(Path(tmp) / "run")
+    ...     with RunLog.open(Path(tmp) / "run", resume=True, **plan) as log:
+    ...         rows = [log.finished("a", state=False), log.finished("b", state=False)]
+    ...     status = json.loads((Path(tmp) / "run" / "run.json").read_text())["status"]
+    >>> first["status"], first["done"], rows, status
+    ('interrupted', ['a'], [{'loss': 0.5}, None], 'complete')
+    """
+
+    def __init__(self, path: Path | None, record: dict):
+        self.path = path
+        self.record = record
+
+    @classmethod
+    def open(
+        cls,
+        out: str | Path | None,
+        *,
+        experiment: str,
+        config: Any,
+        conditions: Iterable[str],
+        selection: dict[str, Iterable[str]],
+        artefacts: Iterable[str],
+        force: bool = False,
+        resume: bool = False,
+    ) -> RunLog:
+        """Start (or, with ``resume``, continue) the run of ``experiment`` in the directory ``out``.
+
+        Parameters
+        ----------
+        out : str, Path or None
+            The run directory; ``None`` gives a log that keeps nothing.
+        experiment : str
+            The experiment's name (``"swiss-sit"``).
+        config : dataclass or dict
+            The run's settings, written to ``config.json``.
+        conditions : iterable of str
+            The conditions the run will go through, in order (each names its ``.pt``/``.json`` files).
+        selection : dict
+            The run's selection (``{"operators": (...), "orders": (...)}``), recorded and compared on resume.
+        artefacts : iterable of str
+            Every file name a run of this experiment can write; ``force`` removes these, and only these.
+        force : bool
+            Reuse a non-empty ``out``: remove its ``artefacts`` first, leave other files as they are.  A directory
+            whose ``run.json`` records another experiment is refused (its files are not in ``artefacts``).
+        resume : bool
+            Continue the unfinished run in ``out`` (:func:`resumable_run`); its experiment, ``config`` and
+            ``selection`` must be the ones given.
+
+        Raises
+        ------
+        ValueError
+            ``out`` holds files and neither ``force`` nor ``resume`` is given; with ``resume``, ``out`` is not an
+            unfinished run of the same experiment, settings and selection; ``out`` cannot be created or written.
+
+        Warns
+        -----
+        RuntimeWarning
+            A resumed run whose recorded versions (workbench, python, numpy, torch) differ from the running ones:
+            the conditions run now may not match those of an uninterrupted run.
+        """
+        config_json = jsonable(config)
+        selection_json = jsonable({k: tuple(v) for k, v in selection.items()})
+        conditions = list(conditions)
+        if out is None and resume:
+            raise ValueError("out must be the run directory to resume, got None")
+        if out is None:
+            return cls(None, {"experiment": experiment, "status": "running", "conditions": conditions, "done": []})
+        if force and resume:
+            raise ValueError("force and resume exclude each other: force replaces the run in out, resume continues it")
+        folder = Path(out)
+        session = {"started": _now(), "versions": _versions()}
+        if resume:
+            record = resumable_run(folder)
+            _check_same_run(record, folder, experiment, config_json, selection_json)
+            folder = run_directory(experiment, "", folder)  # proves it still writable
+            before = record["sessions"][-1]["versions"] if record.get("sessions") else None
+            if before is not None and before != session["versions"]:
+                warnings.warn(
+                    f"resuming the run in {str(folder)!r} started with {before}, now {session['versions']}: the "
+                    "conditions run now may differ from those of an uninterrupted run",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            record.update(status="running", error=None, updated=session["started"])
+            record.setdefault("sessions", []).append(session)
+        else:
+            if folder.is_dir() and any(folder.iterdir()):
+                if not force:
+                    raise ValueError(_occupied_message(folder))
+                previous = _recorded(folder, "experiment")
+                if previous not in (None, experiment):
+                    raise ValueError(
+                        f"out must hold a run of {experiment} to replace it with force, got {str(folder)!r}, a run "
+                        f"of {previous}, whose files a {experiment} run does not know; choose another directory"
+                    )
+                _remove_artefacts(folder, set(artefacts) | {RUN_RECORD, CONFIG_RECORD})
+            folder = run_directory(experiment, "", folder)
+            record = {
+                "experiment": experiment,
+                "status": "running",
+                "conditions": conditions,
+                "done": [],
+                "selection": selection_json,
+                "config": config_json,
+                "error": None,
+                "started": session["started"],
+                "updated": session["started"],
+                "sessions": [session],
+            }
+            save_json(folder / CONFIG_RECORD, config_json)
+        log = cls(folder, record)
+        log._save()
+        return log
+
+    def finished(self, condition: str, *, state: bool = True) -> dict | None:
+        """The row kept for ``condition`` by an earlier session of this run, or ``None`` (run it).
+
+        With ``state`` (conditions kept with a state dict) its ``.pt`` must be on disk too.  A condition listed
+        as done whose files are gone is run again (the conditions are seeded one by one, so running it again
+        gives the same row).
+        """
+        if self.path is None or condition not in self.record["done"]:
+            return None
+        row_file = self.path / f"{condition}.json"
+        if not row_file.is_file() or (state and not self.state_path(condition).is_file()):
+            return None
+        return restore_floats(json.loads(row_file.read_text(encoding="utf-8")))
+
+    def state_path(self, condition: str) -> Path:
+        """Where the state dict of ``condition`` is kept (``<condition>.pt``)."""
+        if self.path is None:
+            raise ValueError("state_path needs a run directory, got a log opened with out=None")
+        return self.path / f"{condition}.pt"
+
+    def keep(self, condition: str, row: dict, state_dict: dict | None = None) -> None:
+        """Keep a finished condition: its ``state_dict`` (``torch.save``), its ``row`` (JSON), then mark it done."""
+        if self.path is None:
+            return
+        if state_dict is not None:
+            import torch  # only the experiments that have state dicts need torch
+
+            with atomic_write(self.state_path(condition)) as temporary:
+                torch.save(state_dict, temporary)
+        save_json(self.path / f"{condition}.json", row)
+        if condition not in self.record["done"]:
+            self.record["done"].append(condition)
+        self._save()
+
+    def _save(self) -> None:
+        if self.path is not None:
+            self.record["updated"] = _now()
+            save_json(self.path / RUN_RECORD, self.record)
+
+    def __enter__(self) -> RunLog:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if kind is None:
+            self.record["status"] = "complete"
+        elif issubclass(kind, Exception):
+            self.record.update(status="failed", error=f"{kind.__name__}: {error}")
+        else:  # KeyboardInterrupt, SystemExit
+            self.record["status"] = "interrupted"
+        try:
+            self._save()
+        except OSError:
+            if kind is None:
+                raise
+            # the run's own exception says more than a failure to record it
+        return False
+
+
+def _check_same_run(record: dict, folder: Path, experiment: str, config: dict, selection: dict) -> None:
+    """Refuse to resume ``record`` with a different experiment, config or selection (the rows would not match)."""
+    if record["experiment"] != experiment:
+        raise ValueError(
+            f"out must hold a run of {experiment} to resume it, got {str(folder)!r}, a run of {record['experiment']}"
+        )
+    if record["config"] != config:
+        fields = [k for k in config if record["config"].get(k) != config[k]]
+        fields += [k for k in record["config"] if k not in config]
+        changes = ", ".join(f"{k}={record['config'].get(k)!r} recorded, {config.get(k)!r} given" for k in fields)
+        raise ValueError(f"config must be the one recorded in {str(folder / CONFIG_RECORD)!r} to resume it: {changes}")
+    for axis in sorted(set(selection) | set(record["selection"])):
+        if record["selection"].get(axis) != selection.get(axis):
+            raise ValueError(
+                f"{axis} must be the selection recorded in {str(folder / RUN_RECORD)!r} to resume it, "
+                f"{record['selection'].get(axis)}, got {selection.get(axis)}"
+            )
+
+
+def _recorded(folder: Path, key: str) -> Any:
+    """``key`` of the ``run.json`` in ``folder``, or ``None`` when there is none (or it is unreadable)."""
+    try:
+        return json.loads((folder / RUN_RECORD).read_text(encoding="utf-8")).get(key)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return None
+
+
+def _occupied_message(folder: Path) -> str:
+    """Why a non-empty ``out`` is refused, and the three ways on."""
+    what = "a previous run's results would mix with the new ones"
+    status = _recorded(folder, "status")
+    if status in RUN_STATUSES:
+        what = f"{'an' if status[0] in 'aeiou' else 'a'} {status} run"
+    return (
+        f"out must be a new or empty directory, got {str(folder)!r}, which already holds files ({what}); choose "
+        "another directory, pass --force to replace that run (force=True: the files a run writes are removed, "
+        "other files are kept) or --resume DIR to continue it (resume=True)"
+    )
 
 
 def progress(total: int, description: str, enabled: bool = True):

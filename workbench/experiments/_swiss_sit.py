@@ -65,7 +65,7 @@ from workbench.attention import (
     nearest_target_distance,
     reversibility_residual,
 )
-from workbench.experiments._runs import jsonable, run_directory, save_json
+from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig, swiss_roll_points
 from workbench.experiments._swiss_sit_model import SwissSiT
@@ -78,6 +78,12 @@ __all__ = ["run_swiss_sit"]
 #: residual is float64 rounding of P and of the stationary law (~1e-13); 1e-6 leaves room for ill-conditioned
 #: stationary laws of very sharp heads while staying far below any trained DMTN/ATTN value (~0.1–1.4).
 EPS_REV_TOLERANCE = 1e-6
+
+#: Every file a Swiss SiT run can write into its run directory (``force`` removes these, and only these).
+ARTEFACTS = frozenset(
+    {"results.json", "table.md", "samples.png", "grid.png"}
+    | {f"{op}-{order}{suffix}" for op in OPERATORS for order in SWISS_SIT_ORDERS for suffix in (".pt", ".json")}
+)
 
 #: Null-task fidelity band for d_NN / native spacing (meaningful only for a trained, paper-preset model).
 FIDELITY_BAND = (0.5, 2.0)
@@ -207,6 +213,8 @@ def run_swiss_sit(
     orders=SWISS_SIT_ORDERS,
     out: str | Path | None = None,
     progress: bool = True,
+    force: bool = False,
+    resume: bool = False,
 ) -> dict:
     r"""Train and diagnose the Swiss SiT for each (operator, order) condition.
 
@@ -233,10 +241,19 @@ def run_swiss_sit(
     orders : sequence of str
         Subset of :data:`SWISS_SIT_ORDERS`.
     out : path, optional
-        Run directory; if given, ``results.json``, ``config.json``, ``table.md``, ``samples.png``,
-        ``grid.png`` and one ``<op>-<order>.pt`` (EMA state_dict) per condition are written there.
+        Run directory (:class:`workbench.experiments.RunLog`): ``run.json`` and ``config.json`` at the start,
+        ``<op>-<order>.pt`` (EMA state_dict) and ``<op>-<order>.json`` (its row) as each condition finishes,
+        ``results.json``, ``table.md``, ``samples.png`` and ``grid.png`` at the end.  An ``out`` that already
+        holds files is refused unless ``force`` or ``resume``.
     progress : bool
         Show a progress bar per condition.
+    force : bool
+        Reuse a non-empty ``out``: the files a Swiss SiT run writes are removed first, other files are kept.
+    resume : bool
+        Continue the unfinished run in ``out`` (same ``config``, ``operators`` and ``orders``): a finished
+        condition's row is read back and its samples, for the figures, are drawn again from its EMA state dict
+        with the same generator seed.  Every condition is seeded on its own (``config.seed``), so the rows equal
+        those of an uninterrupted run, except the wall-clock ``seconds`` and ``seconds_per_step``.
 
     Returns
     -------
@@ -274,33 +291,63 @@ def run_swiss_sit(
     train = swiss_roll_points(config.n_train, config.seed, config.noise)
     spacing = native_spacing(train)
     train_t = torch.as_tensor(train, dtype=torch.float32)
-    path = run_directory("swiss-sit", config.preset_name(), out) if out is not None else None
     snapshot_times = (1.0, 0.75, 0.5, 0.25, 0.0)
-
-    rows, conditions = [], []
-    for op in operators:
-        for order in orders:
-            start = time.perf_counter()
-            with _progress_bar(config.steps, f"{op} {order}", progress) as bar:
-                model, ema, losses = _train_condition(op, order, config, train_t, bar)
-            train_seconds = time.perf_counter() - start
-            gen = torch.Generator().manual_seed(config.seed + 1)
-            sampled = _sample(ema, config, snapshot_times, gen)
-            row = {"operator": op, "order": order, **_diagnose(ema, sampled, train, spacing)}
-            tail = max(1, config.steps // 10)
-            row.update(
-                loss=float(np.mean(losses[-tail:])),
-                seconds=time.perf_counter() - start,
-                seconds_per_step=train_seconds / config.steps,
-                parameters=sum(p.numel() for p in model.parameters()),
-                diagnostic_times_used=sampled["diagnostic_times_used"],
-            )
+    plan = [(op, order) for op in operators for order in orders]
+    log = RunLog.open(
+        out,
+        experiment="swiss-sit",
+        config=dataclasses.asdict(config),
+        conditions=[f"{op}-{order}" for op, order in plan],
+        selection={"operators": operators, "orders": orders},
+        artefacts=ARTEFACTS,
+        force=force,
+        resume=resume,
+    )
+    with log:
+        rows, conditions = [], []
+        for op, order in plan:
+            name = f"{op}-{order}"
+            row = log.finished(name)
+            if row is None:
+                row, ema, sampled = _run_condition(op, order, config, train, train_t, spacing, snapshot_times, progress)
+                log.keep(name, row, ema.state_dict())
+            else:  # kept by an earlier session: its EMA weights and the sampling seed give the same samples
+                ema = SwissSiT(op, order, config.d_model, config.n_heads, config.ffn_mult).requires_grad_(False)
+                ema.load_state_dict(torch.load(log.state_path(name), weights_only=True))
+                sampled = _sample(ema, config, snapshot_times, torch.Generator().manual_seed(config.seed + 1))
             rows.append(row)
             conditions.append((op, order, sampled))
-            if path is not None:
-                torch.save(ema.state_dict(), path / f"{op}-{order}.pt")
+        results = _results(config, spacing, rows)
+        if log.path is not None:
+            save_json(log.path / "results.json", results)
+            save_text(log.path / "table.md", swiss_sit_table(results))
+            save_figures(log.path, train, conditions)
+            results["out"] = str(log.path)
+    return jsonable(results)
 
-    results = {
+
+def _run_condition(op, order, config, train, train_t, spacing, snapshot_times, progress):
+    """Train one condition from its own seed, sample with its EMA model, diagnose: (row, EMA model, samples)."""
+    start = time.perf_counter()
+    with _progress_bar(config.steps, f"{op} {order}", progress) as bar:
+        model, ema, losses = _train_condition(op, order, config, train_t, bar)
+    train_seconds = time.perf_counter() - start
+    gen = torch.Generator().manual_seed(config.seed + 1)
+    sampled = _sample(ema, config, snapshot_times, gen)
+    row = {"operator": op, "order": order, **_diagnose(ema, sampled, train, spacing)}
+    tail = max(1, config.steps // 10)
+    row.update(
+        loss=float(np.mean(losses[-tail:])),
+        seconds=time.perf_counter() - start,
+        seconds_per_step=train_seconds / config.steps,
+        parameters=sum(p.numel() for p in model.parameters()),
+        diagnostic_times_used=sampled["diagnostic_times_used"],
+    )
+    return row, ema, sampled
+
+
+def _results(config: SwissSiTConfig, spacing: float, rows: list[dict]) -> dict:
+    return {
         "experiment": "swiss-sit",
         "preset": config.preset_name(),
         "config": dataclasses.asdict(config),
@@ -310,10 +357,3 @@ def run_swiss_sit(
         "rows": rows,
         "checks": _checks(rows, config),
     }
-    if path is not None:
-        save_json(path / "config.json", dataclasses.asdict(config))
-        save_json(path / "results.json", results)
-        (path / "table.md").write_text(swiss_sit_table(results), encoding="utf-8")
-        save_figures(path, train, conditions)
-        results["out"] = str(path)
-    return jsonable(results)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.experiments._runs import atomic_write
+
 __all__ = ["SEED_TABLE1", "swiss_sit_table"]
 
 #: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from attention-geometry-math §A.12
@@ -115,7 +117,8 @@ def save_figures(path: Path, train: np.ndarray, conditions: list[tuple[str, str,
         ax.set_yticks([])
     fig.suptitle(f"{pick[0]} {pick[1].replace('-', '→').upper()}")
     fig.tight_layout()
-    fig.savefig(path / "samples.png", dpi=110)
+    with atomic_write(path / "samples.png") as temporary:  # format given: the temporary name has no .png
+        fig.savefig(temporary, format="png", dpi=110)
 
     cols = min(4, len(conditions))
     rows_ = math.ceil(len(conditions) / cols)
@@ -134,4 +137,5 @@ def save_figures(path: Path, train: np.ndarray, conditions: list[tuple[str, str,
         ax.set_xticks([])
         ax.set_yticks([])
     fig.tight_layout()
-    fig.savefig(path / "grid.png", dpi=110)
+    with atomic_write(path / "grid.png") as temporary:  # format given: the temporary name has no .png
+        fig.savefig(temporary, format="png", dpi=110)
