@@ -260,15 +260,19 @@ def test_repro6_every_benchmark_declares_its_options():
 def test_repro7_non_empty_out_is_refused_unless_force(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
-    (out / "stale.pt").write_bytes(b"old checkpoint")
+    # A previous run's checkpoint of a condition the new run does not repeat, and a file of the user's.
+    (out / "ATTN-mhsa-ffn.pt").write_bytes(b"old checkpoint")
+    (out / "notes.txt").write_text("mine")
     refused = run(*TINY_SWISS, "--out", str(out), "--no-progress")
     assert_one_line_error(refused, 2, "out must be a new or empty directory")
     assert "--force" in refused.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["stale.pt"]  # nothing was written next to it
+    assert sorted(p.name for p in out.iterdir()) == ["ATTN-mhsa-ffn.pt", "notes.txt"]  # nothing was written
 
     forced = run(*TINY_SWISS, "--out", str(out), "--no-progress", "--force")
     assert forced.returncode == 0, forced.stderr
     assert strict_loads((out / "results.json").read_text())["rows"][0]["operator"] == "DMAP"
+    # --force removed the stale checkpoint (it would have mixed with the new run) and kept the user's file.
+    assert not (out / "ATTN-mhsa-ffn.pt").exists() and (out / "notes.txt").read_text() == "mine"
 
 
 def test_repro7_force_is_documented_in_the_help():
