@@ -186,7 +186,7 @@ def test_padding_tokens_are_transient_under_a_full_mask(rng):
 def test_attention_mask_bad_input():
     with pytest.raises(ValueError, match=r"n must be an integer >= 1, got 0"):
         attention_mask(0)
-    with pytest.raises(ValueError, match=r"valid must have shape \(4,\), got \(3,\)"):
+    with pytest.raises(ValueError, match=r"valid must have shape \(n,\) = \(4,\), got \(3,\)"):
         attention_mask(4, valid=np.ones(3, bool))
     with pytest.raises(TypeError, match=r"valid must be a boolean array \(True = valid token\), got int64"):
         attention_mask(3, valid=np.ones(3, dtype=np.int64))

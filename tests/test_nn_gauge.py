@@ -519,7 +519,7 @@ def test_validation_messages(gen):
         multiscale_generator(_randn(gen, 4, 1), 2)
     with pytest.raises(ValueError, match=r"offsets must be nonzero integers with \|delta\| <= n - 1 = 3, got -5"):
         multiscale_generator(_randn(gen, 4, 2), (1, -5))
-    with pytest.raises(ValueError, match=r"levels must be an integer >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"levels must be an integer in \[0, 62\], got -1"):
         multiscale_offsets(-1)
     gen_q = multiscale_generator(_randn(gen, 4, 2), (-1, 1))
     with pytest.raises(ValueError, match=r"t must be in \[0, inf\), got -1.0"):

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.attention._head_checks import check_rng
 from workbench.attention._stochastic_checks import check_stochastic, scalar_or_array
 from workbench.backend import namespace, to_numpy
-from workbench.validation import check_integer, check_matching
+from workbench.validation import check_integer, check_matching, check_memory
 
 __all__ = ["induction_score", "previous_token_score", "repeated_random_tokens"]
 
@@ -177,5 +178,8 @@ def repeated_random_tokens(rng=None, vocab_size: int = 1000, half_length: int = 
     vocab_size = check_integer("vocab_size", vocab_size, 1)
     half_length = check_integer("half_length", half_length, 1)
     batch = check_integer("batch", batch, 1)
-    segment = np.random.default_rng(rng).integers(0, vocab_size, size=(batch, half_length), dtype=np.int64)
+    check_memory(
+        f"batch = {batch} sequences of 2 × half_length = {2 * half_length} int64 tokens", 16.0 * batch * half_length
+    )
+    segment = check_rng("rng", rng).integers(0, vocab_size, size=(batch, half_length), dtype=np.int64)
     return np.concatenate([segment, segment], axis=1)

@@ -75,14 +75,15 @@ def check_law(name: str, pi, n: int, *, positive: bool):
     return pi
 
 
-def check_mask(mask, shape: tuple[int, ...], xp, like):
-    """Validate a boolean support mask of the given shape; return it in the library and device of ``like``."""
+def check_mask(mask, shape: tuple[int, ...], xp, like, matching: str = ""):
+    """Validate a boolean support mask of the given shape (``matching`` says whose); return it like ``like``."""
     if not (isinstance(mask, np.ndarray) or array_api_compat.is_torch_array(mask)):
         mask = np.asarray(mask)
     if str(mask.dtype) not in ("bool", "torch.bool"):
         raise TypeError(f"mask must be a boolean array (True = included), got dtype {mask.dtype}")
     if shape_of(mask) != shape:
-        raise ValueError(f"mask must have shape {shape}, got shape {shape_of(mask)}")
+        where = f" matching {matching}" if matching else ""
+        raise ValueError(f"mask must have shape {shape}{where}, got shape {shape_of(mask)}")
     return xp.asarray(mask, device=array_api_compat.device(like))
 
 
@@ -104,6 +105,6 @@ def check_heads(A_heads, M_heads):
     check_nonnegative("A_heads", A_heads)
     M_heads = as_array("M_heads", M_heads, ndim=3)
     check_square("M_heads", M_heads)
-    namespace(A_heads, M_heads)
+    namespace(A_heads=A_heads, M_heads=M_heads)
     check_matching("A_heads heads", A_heads.shape[0], "M_heads heads", M_heads.shape[0])
     return A_heads, M_heads

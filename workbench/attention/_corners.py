@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from workbench.attention._family import family_operator, operator_logits
 from workbench.attention._forms import effective_form
 from workbench.attention._operators import CORNERS, OPERATORS, SQRT_HALF, check_query_key_weights
 from workbench.backend import namespace
 from workbench.markov import MarkovOperator
-from workbench.validation import as_array, check_choice, check_in_range, check_matching
+from workbench.validation import as_array, check_choice, check_in_range, check_matching, shape_of
 
 __all__ = [
     "CornerHead",
@@ -51,7 +53,7 @@ class CornerHead:
 
     def __post_init__(self):
         W_Q, W_K = check_query_key_weights(self.W_Q, self.W_K, ndim=2)
-        check_choice("operator", self.name, OPERATORS)
+        check_choice("name", self.name, OPERATORS)
         object.__setattr__(self, "W_Q", W_Q)
         object.__setattr__(self, "W_K", W_K)
 
@@ -81,8 +83,10 @@ class CornerHead:
 
     def _queries_keys(self, X):
         X = as_array("X", X, ndim=2)
-        namespace(X, self.W_Q)
+        namespace(X=X, W_Q=self.W_Q)
         check_matching("X columns", X.shape[-1], "W_Q rows", self.W_Q.shape[0])
+        if X.shape[0] == 0:
+            raise ValueError(f"X must have at least one row (token), got shape {shape_of(X)}")
         return X @ self.W_Q, X @ self.W_K
 
     def logits(self, X, beta=None):
@@ -132,7 +136,8 @@ def project_head(W_Q, W_K, operator):
     >>> sum(p.size for p in project_head(W_Q, W_K, "DMAP").parameters) == parameter_count("DMAP", 6, 2)
     True
     """
-    return CornerHead(W_Q, W_K, operator)
+    W_Q, W_K = check_query_key_weights(W_Q, W_K, ndim=2)
+    return CornerHead(W_Q, W_K, check_choice("operator", operator, OPERATORS))
 
 
 def corner_distances(X, W_Q, W_K, beta=None, mask=None):
@@ -179,6 +184,17 @@ def corner_distances(X, W_Q, W_K, beta=None, mask=None):
     W_Q, W_K = check_query_key_weights(W_Q, W_K, ndim=2)
     head = project_head(W_Q, W_K, "ATTN")
     q, k = head._queries_keys(X)
+    if mask is not None:
+        n = int(q.shape[-2])
+        shape = shape_of(mask) if hasattr(mask, "shape") else np.shape(mask)
+        try:
+            joint = np.broadcast_shapes(shape, (n, n))
+        except ValueError:
+            joint = None
+        if joint != (n, n):
+            raise ValueError(
+                f"mask must be broadcastable to (n, n) = ({n}, {n}) for the n = {n} rows of X, got shape {shape}"
+            )
     reference = family_operator(q, k, "ATTN", beta=beta, mask=mask)
     xp = namespace(reference)
     distances = {}

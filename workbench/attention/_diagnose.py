@@ -48,11 +48,19 @@ from workbench.attention._holonomy import holonomy_deviation
 from workbench.attention._mixing import effective_connection_energy
 from workbench.attention._operators import OPERATORS
 from workbench.attention._polar import effective_transport_gram, orthogonality_deviation
+from workbench.attention._pretrained import BertEncoder
 from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
+from workbench.validation import check_integer
 
 __all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "plot_diagnosis"]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
+
+
+def _check_model(model) -> BertEncoder:
+    if not isinstance(model, BertEncoder):
+        raise TypeError(f"model must be a BertEncoder (from load_minilm), got {type(model).__name__}")
+    return model
 
 
 @dataclass(frozen=True)
@@ -182,6 +190,11 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
     >>> all(0 <= head.eps_rev <= math.sqrt(2) for head in report.heads)  # ε_rev ≤ √2 always
     True
     """
+    _check_model(model)
+    if not isinstance(model_name, str):
+        raise TypeError(f"model_name must be a string (a label for the report), got {type(model_name).__name__}")
+    if not model_name.strip():
+        raise ValueError(f"model_name must be a non-empty label for the report, got {model_name!r}")
     trace = model.trace(text)
     content = ~trace.special
     if not content.any():
@@ -254,6 +267,9 @@ def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.n
     -------
     previous_token, induction : ndarray, shape=[L, H]
     """
+    _check_model(model)
+    seed = check_integer("seed", seed, 0)
+    half_length = check_integer("half_length", half_length, 1, model.max_length // 2)
     rng = np.random.default_rng(seed)
     half = rng.integers(1999, 30000, size=half_length)
     ids = np.concatenate([half, half])
@@ -311,6 +327,8 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
     -------
     matplotlib.figure.Figure
     """
+    if not isinstance(diagnosis, Diagnosis):
+        raise TypeError(f"diagnosis must be a Diagnosis (from diagnose), got {type(diagnosis).__name__}")
     import matplotlib.pyplot as plt
 
     L = diagnosis.a_eff.shape[0]

@@ -76,7 +76,7 @@ def effective_connection(A_heads, M_heads, fill=None):
     True
     """
     A_heads, M_heads = check_heads(A_heads, M_heads)
-    xp = namespace(A_heads, M_heads, fill)
+    xp = namespace(A_heads=A_heads, M_heads=M_heads, fill=fill)
     H = int(A_heads.shape[0])
     d = int(M_heads.shape[-1])
     if fill is None:
@@ -131,7 +131,7 @@ def connection_step(A_heads, X, M_heads):
     """
     A_heads, M_heads = check_heads(A_heads, M_heads)
     X = check_features("X", X, int(A_heads.shape[1]), int(M_heads.shape[-1]))
-    xp = namespace(A_heads, X, M_heads)
+    xp = namespace(A_heads=A_heads, X=X, M_heads=M_heads)
     return xp.sum(A_heads @ (X[None, :, :] @ M_heads), axis=0)
 
 
@@ -177,11 +177,11 @@ def geometric_drift(A_prev, A_next, mask=None) -> float:
     """  # noqa: E501
     A_prev = check_walk("A_prev", A_prev)
     A_next = check_walk("A_next", A_next)
-    xp = namespace(A_prev, A_next)  # a numpy boolean mask is accepted with torch data
+    xp = namespace(A_prev=A_prev, A_next=A_next)  # a numpy boolean mask is accepted with torch data
     if shape_of(A_prev) != shape_of(A_next):
         raise ValueError(f"A_prev and A_next must have the same shape, got {shape_of(A_prev)} and {shape_of(A_next)}")
     if mask is not None:
-        mask = check_mask(mask, shape_of(A_prev), xp, A_prev)
+        mask = check_mask(mask, shape_of(A_prev), xp, A_prev, "A_prev")
         A_prev = xp.where(mask, A_prev, xp.zeros_like(A_prev))
         A_next = xp.where(mask, A_next, xp.zeros_like(A_next))
     norm_prev = float(xp.sqrt(xp.sum(A_prev**2)))

@@ -23,7 +23,7 @@ import numpy as np
 
 from workbench.attention._stochastic_checks import check_stochastic, leading_mean
 from workbench.backend import namespace
-from workbench.validation import check_integer
+from workbench.validation import check_integer, check_memory
 
 __all__ = [
     "effective_neighbours",
@@ -68,7 +68,11 @@ def row_entropy(P, *, atol: float | None = None):
     >>> bool(np.allclose(H, [0.0, math.log(2), 1.5 * math.log(2)]))  # by hand: -Σ p log p
     True
     """
-    P = check_stochastic("P", P, atol)
+    return _row_entropy(check_stochastic("P", P, atol))
+
+
+def _row_entropy(P):
+    """:func:`row_entropy` of a validated ``P``."""
     xp = namespace(P)
     # log is taken only where P > 0: the 0·log 0 = 0 convention, without a NaN from 0·(−inf).
     log_p = xp.log(xp.where(P > 0, P, xp.ones_like(P)))
@@ -113,7 +117,9 @@ def mean_entropy(P, axis=None, *, atol: float | None = None):
     True
     """
     P = check_stochastic("P", P, atol)
-    H = row_entropy(P, atol=math.inf)  # already validated
+    if int(P.shape[-1]) == 0:
+        raise ValueError(f"P must have at least one row (query), got shape {tuple(int(s) for s in P.shape)}")
+    H = _row_entropy(P)
     xp = namespace(H)
     return leading_mean(xp.mean(H, axis=-1), axis, "P", tuple(int(s) for s in P.shape))
 
@@ -192,6 +198,7 @@ def uniform_entropy(n: int, causal: bool = False) -> np.ndarray:
     True
     """
     n = check_integer("n", n, 1)
+    check_memory(f"n = {n} row entropies", 8.0 * n)
     if causal:
         return np.log(np.arange(1, n + 1, dtype=np.float64))
     return np.full(n, math.log(n))

@@ -47,7 +47,7 @@ from workbench.attention._operators import (
     symmetrised,
 )
 from workbench.attention._softmax import softmax_rows
-from workbench.attention._split_checks import transpose
+from workbench.attention._split_checks import scaled_logits, transpose
 from workbench.backend import namespace
 from workbench.validation import check_choice, check_in_range
 
@@ -118,7 +118,7 @@ def family_logits(q, k, b, a, beta=None):
     b = check_in_range("b", b, 0.0, 1.0)
     a = check_in_range("a", a, 0.0, 1.0)
     beta = check_family_beta(beta, int(q.shape[-1]))
-    return family_logits_unchecked(q, k, b, a, beta)
+    return scaled_logits(beta, family_logits_unchecked(q, k, b, a, 1.0))
 
 
 def family_logits_unchecked(q, k, b, a, beta):

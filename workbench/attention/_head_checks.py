@@ -39,7 +39,7 @@ def validated_mask(mask, like):
     """Return ``mask`` as a boolean array of ``like``'s library, checked broadcastable to ``like.shape``."""
     if isinstance(mask, (list, tuple)):
         mask = np.asarray(mask)
-    namespace(like, mask)  # one array library per call (TypeError on mixing)
+    namespace(logits=like, mask=mask)  # one array library per call (TypeError on mixing)
     if not hasattr(mask, "dtype") or not is_bool(mask):
         kind = getattr(mask, "dtype", type(mask).__name__)
         raise TypeError(f"mask must be a boolean array (True = admissible key), got {kind}")
@@ -91,6 +91,19 @@ def check_flag(name, value):
     return bool(value)
 
 
+def check_rng(name, rng):
+    """A ``numpy.random.Generator`` from a Generator, a nonnegative integer seed or None."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if rng < 0:
+            raise ValueError(f"{name} must be a nonnegative integer seed, a numpy Generator or None, got {rng!r}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"{name} must be a numpy Generator, an integer seed or None, got {type(rng).__name__}")
+
+
 def causal_support(n, like):
     r"""The causal mask :math:`j \le i`, shape (n, n), in the library and on the device of ``like``."""
     xp = namespace(like)
@@ -104,14 +117,14 @@ def convert_weights(fields, names):
     for name in names:
         value = fields[name]
         converted[name] = None if value is None else as_array(name, value)
-    namespace(*(v for v in converted.values() if v is not None))  # TypeError if numpy and torch are mixed
+    namespace(**{k: v for k, v in converted.items() if v is not None})  # TypeError naming both if mixed
     return converted
 
 
 def check_context(X, d_model, reference):
     """Validate the context ``X``: a 2-D array with ``d_model`` columns and at least one row."""
     X = as_array("X", X, ndim=2)
-    namespace(X, reference)  # TypeError if X and the weights mix numpy and torch
+    namespace(X=X, W_Q=reference)  # TypeError if X and the weights mix numpy and torch
     n, width = shape_of(X)
     if width != d_model:
         raise ValueError(f"X must have shape (n, {d_model}), got {(n, width)}")

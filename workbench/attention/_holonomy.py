@@ -89,7 +89,7 @@ def gauge_transform(O, V):
     O = as_array("O", O, ndim=4)
     if shape_of(O) != (n, n, d, d):
         raise ValueError(f"O must have shape (n, n, d, d) = ({n}, {n}, {d}, {d}) matching V, got shape {shape_of(O)}")
-    xp = namespace(O, V)
+    xp = namespace(O=O, V=V)
     sigma = xp.linalg.svdvals(V)
     ratio = sigma[:, -1] / xp.where(sigma[:, 0] > 0, sigma[:, 0], xp.ones_like(sigma[:, 0]))
     singular = ratio <= d * float(xp.finfo(V.dtype).eps)

@@ -22,7 +22,7 @@ import array_api_compat
 from workbench.attention._split_checks import antisymmetric_matrix, check_antisymmetric, zero_diagonal
 from workbench.backend import namespace
 from workbench.markov import cycle_edges, hodge_split, segment_sums
-from workbench.validation import as_array, check_in_range, check_integer, check_square
+from workbench.validation import as_array, check_in_range, check_integer, check_memory, check_square
 
 __all__ = [
     "LinkHodgeSplit",
@@ -155,6 +155,8 @@ def link_hodge_split(link, weights=None):
         n = int(link.shape[0])
         ones = xp.ones((n, n), dtype=link.dtype, device=array_api_compat.device(link))
         weights = zero_diagonal(ones)
+    else:
+        namespace(link=link, weights=weights)  # one array library (markov.hodge_split names its own arguments)
     _, exact, coexact = hodge_split(link, weights)
     return LinkHodgeSplit(exact, coexact)
 
@@ -187,6 +189,8 @@ def triangle_cycles(n):
     True
     """
     n = check_integer("n", n, 0)
+    # a 4-tuple of small ints and its list slot take about 100 bytes
+    check_memory(f"the (n-1)(n-2)/2 triangles of n = {n} vertices", 100.0 * max(n - 1, 0) * max(n - 2, 0) / 2)
     return [(0, i, j, 0) for i in range(1, n) for j in range(i + 1, n)]
 
 

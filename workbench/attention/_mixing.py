@@ -137,7 +137,7 @@ def mixing_generator(A_eff, O_eff, pi=None) -> MixingGenerator:
             )
     else:
         pi = check_law("pi", pi, n, positive=True)
-    xp = namespace(A_eff, O_eff, pi)
+    xp = namespace(A_eff=A_eff, O_eff=O_eff, pi=pi)
     d = int(O_eff.shape[-1])
     L = connection_laplacian(A_eff, O_eff)
     weight = xp.reshape(xp.broadcast_to(pi[:, None], (n, d)), (n * d,))  # diagonal of Π = diag(π) ⊗ I_d
@@ -210,7 +210,7 @@ def connection_energy(A, O, X, pi=None):
     O = check_transports("O", O, n)
     X = check_features("X", X, n, int(O.shape[-1]))
     pi = stationary_law("A", A) if pi is None else check_law("pi", pi, n, positive=False)
-    xp = namespace(A, O, X, pi)
+    xp = namespace(A=A, O=O, X=X, pi=pi)
     transported = xp.einsum("jb,ijba->ija", X, O)  # [i, j] = X_j O_ij
     gap = xp.sum((X[:, None, :] - transported) ** 2, axis=-1)
     return 0.5 * xp.sum(pi[:, None] * A * gap)

@@ -51,7 +51,7 @@ def check_queries_and_keys(q, k):
     """Validate queries and keys: the same shape ``[..., n, d_h]``, at least one token and one feature."""
     q = as_array("q", q, min_ndim=2)
     k = as_array("k", k, min_ndim=2)
-    namespace(q, k)
+    namespace(q=q, k=k)
     if tuple(q.shape) != tuple(k.shape):
         raise ValueError(f"q and k must have the same shape, got {tuple(q.shape)} and {tuple(k.shape)}")
     if int(q.shape[-1]) == 0:
@@ -66,7 +66,7 @@ def check_query_key_weights(W_Q, W_K, *, ndim=None):
     kwargs = {"ndim": ndim} if ndim is not None else {"min_ndim": 2}
     W_Q = as_array("W_Q", W_Q, **kwargs)
     W_K = as_array("W_K", W_K, **kwargs)
-    namespace(W_Q, W_K)
+    namespace(W_Q=W_Q, W_K=W_K)
     if tuple(W_Q.shape) != tuple(W_K.shape):
         raise ValueError(f"W_Q and W_K must have the same shape, got {tuple(W_Q.shape)} and {tuple(W_K.shape)}")
     return W_Q, W_K

@@ -177,14 +177,14 @@ def orthogonality_deviation(O, weights=None, mask=None, *, return_edges: bool = 
     """
     O = as_array("O", O, min_ndim=2)
     check_square("O", O)
-    xp = namespace(O, weights)  # a numpy boolean mask is accepted with torch data
+    xp = namespace(O=O, weights=weights)  # a numpy boolean mask is accepted with torch data
     batch = shape_of(O)[:-2]
     d = int(O.shape[-1])
     gram = xp.matrix_transpose(O) @ O
     mu = xp.sum(O**2, axis=(-2, -1)) / d  # tr(OᵀO)/d without forming the trace of G
     valid = mu > 0
     if mask is not None:
-        valid = valid & check_mask(mask, batch, xp, O)
+        valid = valid & check_mask(mask, batch, xp, O, "O.shape[:-2]")
     if weights is not None:
         weights = as_array("weights", weights)
         if shape_of(weights) != batch:
@@ -281,7 +281,7 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     mu = trace_g / d
     valid = active & (mu > 0)
     if mask is not None:
-        valid &= to_numpy(check_mask(mask, (n, n), np, A))
+        valid &= to_numpy(check_mask(mask, (n, n), namespace(A), A, "A_heads"))
     pair_weights = total / H if weights is None else to_numpy(as_array("weights", weights, ndim=2)).astype(float)
     if pair_weights.shape != (n, n):
         raise ValueError(f"weights must have shape ({n}, {n}) matching A_heads, got shape {pair_weights.shape}")

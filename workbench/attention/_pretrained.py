@@ -165,7 +165,9 @@ class BertEncoder:
 
     def tokenize(self, text: str) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Return the word pieces, their ids and the special-token flags of ``text`` (truncated to max_length)."""
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():
             raise ValueError(f"text must be a non-empty string, got {text!r}")
         encoding = self._tokenizer.encode(text)
         special = np.asarray(encoding.special_tokens_mask, dtype=bool)

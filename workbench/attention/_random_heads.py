@@ -16,20 +16,12 @@ import math
 
 import numpy as np
 
-from workbench.attention._head_checks import check_flag
+from workbench.attention._head_checks import check_flag, check_rng
 from workbench.attention._heads import AttentionHead, MultiHeadAttention
 from workbench.backend import to_backend
-from workbench.validation import check_choice, check_in_range, check_integer
+from workbench.validation import check_choice, check_in_range, check_integer, check_memory
 
 __all__ = ["random_head", "random_multihead"]
-
-
-def _generator(rng):
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be a numpy Generator, an integer seed or None, got {type(rng).__name__}")
 
 
 def _draw_scale(scale, d_model):
@@ -59,7 +51,19 @@ def _gaussian_weights(rng, lead, d_model, d_head, d_value, scale, bias, backend)
         shapes |= {"b_Q": (*lead, d_head), "b_K": (*lead, d_head), "b_V": (*lead, d_value)}
         if lead:
             shapes["b_O"] = (d_model,)
-    return {name: to_backend(sigma * rng.standard_normal(shape), backend) for name, shape in shapes.items()}
+    heads = f"n_heads = {lead[0]}, " if lead else ""
+    check_memory(
+        f"the weights ({heads}d_model = {d_model}, d_head = {d_head}, d_value = {d_value})",
+        8.0 * sum(math.prod(shape) for shape in shapes.values()),
+    )
+    weights = {}
+    for name, shape in shapes.items():
+        with np.errstate(over="ignore"):
+            drawn = sigma * rng.standard_normal(shape)
+        if not np.isfinite(drawn).all():
+            raise ValueError(f"scale must keep the Gaussian weights finite in float64, got scale={sigma:g}")
+        weights[name] = to_backend(drawn, backend)
+    return weights
 
 
 def random_head(
@@ -110,7 +114,7 @@ def random_head(
     >>> head.d_value, head.beta == 1 / 20
     (400, True)
     """
-    rng = _generator(rng)
+    rng = check_rng("rng", rng)
     weights = _gaussian_weights(rng, (), d_model, d_head, d_value, scale, bias, backend)
     return AttentionHead(**weights, beta=beta, causal=causal)
 
@@ -163,7 +167,7 @@ def random_multihead(
     >>> bool(np.allclose(mha.attention(X).sum(axis=-1), 1.0, rtol=0, atol=1e-15))  # row-stochastic
     True
     """
-    rng = _generator(rng)
+    rng = check_rng("rng", rng)
     H = check_integer("n_heads", n_heads, 1)
     weights = _gaussian_weights(rng, (H,), d_model, d_head, d_value, scale, bias, backend)
     return MultiHeadAttention(**weights, beta=beta, causal=causal)

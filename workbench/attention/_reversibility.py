@@ -95,7 +95,7 @@ def reversibility_residual(P, pi=None, *, atol: float | None = None):
     xp = namespace(P)
     if pi is not None:
         pi = as_array("pi", pi, min_ndim=1)
-        namespace(P, pi)  # one array library per call
+        namespace(P=P, pi=pi)  # one array library per call
         if tuple(pi.shape) != tuple(P.shape[:-1]):
             raise ValueError(
                 f"pi must have shape P.shape[:-1] = {tuple(int(s) for s in P.shape[:-1])}, "

@@ -21,7 +21,7 @@ import numpy as np
 from workbench.attention._head_checks import check_flag, is_bool, validated_mask
 from workbench.backend import namespace, to_numpy
 from workbench.markov import softmax_operator
-from workbench.validation import as_array, check_integer, shape_of
+from workbench.validation import as_array, check_integer, check_memory, shape_of
 
 __all__ = ["attention_mask", "softmax_rows"]
 
@@ -100,7 +100,7 @@ def softmax_rows(logits, mask=None):
     if raw.ndim < 2:
         raise ValueError(f"logits must have at least 2 dimensions, got shape {shape_of(raw)}")
     mask = validated_mask(mask, raw)
-    xp = namespace(raw, mask)
+    xp = namespace(logits=raw, mask=mask)
     admissible = xp.broadcast_to(mask, raw.shape)
     check_rows_nonempty(admissible)
     try:
@@ -164,6 +164,7 @@ def attention_mask(n, *, causal=False, valid=None):
     """
     n = check_integer("n", n, 1)
     causal = check_flag("causal", causal)
+    check_memory(f"an n×n boolean mask (n = {n})", float(n) * n)
     if valid is None:
         xp, device = namespace(np.empty(0)), None
     else:
@@ -173,7 +174,7 @@ def attention_mask(n, *, causal=False, valid=None):
         if not hasattr(valid, "dtype") or not is_bool(valid):
             raise TypeError(f"valid must be a boolean array (True = valid token), got {valid.dtype}")
         if shape_of(valid) != (n,):
-            raise ValueError(f"valid must have shape ({n},), got {shape_of(valid)}")
+            raise ValueError(f"valid must have shape (n,) = ({n},), got {shape_of(valid)}")
         device = array_api_compat.device(valid)
     index = xp.arange(n, device=device)
     rows, cols = index[:, None], index[None, :]

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from workbench.attention._split_checks import check_same_shape, transpose, zero_diagonal
+import numpy as np
+
+from workbench.attention._split_checks import check_same_shape, scaled_logits, transpose, zero_diagonal
 from workbench.backend import namespace
-from workbench.validation import as_array, check_in_range, check_matching, check_square
+from workbench.validation import as_array, check_in_range, check_matching, check_square, shape_of
 
 __all__ = [
     "DestinationTilt",
@@ -149,7 +151,7 @@ def token_split(q, k):
     """
     q = as_array("q", q, min_ndim=2)
     k = as_array("k", k, min_ndim=2)
-    namespace(q, k)
+    namespace(q=q, k=k)
     check_same_shape("q", q, "k", k)
     return _split_scores(q @ transpose(k))
 
@@ -204,15 +206,21 @@ def score_split(X, W_Q, W_K, b_Q=None, b_K=None):
     X = as_array("X", X, ndim=2)
     W_Q = as_array("W_Q", W_Q, min_ndim=2)
     W_K = as_array("W_K", W_K, min_ndim=2)
-    namespace(X, W_Q, W_K)
+    namespace(X=X, W_Q=W_Q, W_K=W_K)
     check_same_shape("W_Q", W_Q, "W_K", W_K)
     check_matching("X columns", X.shape[-1], "W_Q rows", W_Q.shape[-2])
     q, k = X @ W_Q, X @ W_K
     for name, bias in (("b_Q", b_Q), ("b_K", b_K)):
         if bias is not None:
             bias = as_array(name, bias, min_ndim=1)
-            namespace(X, bias)
+            namespace(X=X, **{name: bias})
             check_matching(f"{name} length", bias.shape[-1], "W_Q columns", W_Q.shape[-1])
+            lead, heads = shape_of(bias)[:-1], shape_of(W_Q)[:-2]
+            if len(lead) > len(heads) or any(b not in (1, h) for b, h in zip(lead[::-1], heads[::-1], strict=False)):
+                raise ValueError(
+                    f"{name} must have shape [..., d_h] with leading axes broadcasting to those of W_Q {heads}, "
+                    f"got shape {shape_of(bias)}"
+                )
             if name == "b_Q":
                 q = q + bias[..., None, :]
             else:
@@ -268,7 +276,7 @@ def distance_form_logits(split, beta):
     split = _as_split(split)
     beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
     g = split.potential
-    return -0.5 * beta * split.squared_distance + 0.5 * beta * g[..., None, :] + beta * split.link
+    return scaled_logits(beta, -0.5 * split.squared_distance + 0.5 * g[..., None, :] + split.link)
 
 
 class DestinationTilt(NamedTuple):
@@ -339,6 +347,8 @@ def destination_tilt(split, beta):
         return DestinationTilt(d2, g)  # an empty context: nothing to tilt
     c = xp.min(d2, axis=(-2, -1), keepdims=True)
     c = xp.where(c < 0, c, xp.zeros_like(c))
-    kernel = xp.exp(-0.5 * beta * (d2 - c))
-    h = xp.exp(0.5 * beta * (g - xp.max(g, axis=-1, keepdims=True)))
+    # Both exponents are <= 0; for a huge beta they may overflow to -inf, whose exp is the exact limit 0.
+    with np.errstate(over="ignore"):
+        kernel = xp.exp(-0.5 * beta * (d2 - c))
+        h = xp.exp(0.5 * beta * (g - xp.max(g, axis=-1, keepdims=True)))
     return DestinationTilt(kernel, h)

@@ -52,6 +52,24 @@ def antisymmetric_matrix(name, x):
     return x
 
 
+def scaled_logits(beta, logits):
+    r"""``beta * logits``, refused with a ``ValueError`` naming ``beta`` when the product leaves the dtype's range.
+
+    The logits come from validated, finite inputs, so an infinite product can only be the inverse temperature's
+    doing (:math:`\beta = 10^{308}` on a logit of 2); a softmax of it would be NaN.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = beta * logits
+    xp = namespace(scaled)
+    if not bool(xp.all(xp.isfinite(scaled))):
+        largest = float(xp.max(xp.abs(logits)))
+        raise ValueError(
+            f"beta must keep the logits finite in {scaled.dtype}, got beta={beta:g} on logits up to {largest:.6g} "
+            "in magnitude; use a smaller beta"
+        )
+    return scaled
+
+
 def zero_diagonal(x):
     """``x`` with its diagonal set to exactly 0 (shape [..., n, n])."""
     xp = namespace(x)

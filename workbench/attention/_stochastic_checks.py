@@ -15,7 +15,7 @@ import math
 from numbers import Integral
 
 from workbench.backend import namespace
-from workbench.validation import as_array, check_row_stochastic, check_square
+from workbench.validation import as_array, check_in_range, check_row_stochastic, check_square
 
 __all__ = []
 
@@ -30,7 +30,14 @@ def check_stochastic(name: str, P, atol: float | None):
     """``P`` as a validated stack of row-stochastic matrices ``shape=[..., n, n]``."""
     P = as_array(name, P, min_ndim=2)
     check_square(name, P)
-    check_row_stochastic(name, P, atol=default_atol(P) if atol is None else atol)
+    if atol is None:
+        check_row_stochastic(name, P, atol=default_atol(P))
+        return P
+    atol = check_in_range("atol", atol, 0.0)
+    try:
+        check_row_stochastic(name, P, atol=atol)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (row-sum tolerance atol = {atol:g})") from None
     return P
 
 
@@ -45,7 +52,10 @@ def leading_mean(values, axis, name: str, shape: tuple[int, ...]):
     if axis is None:
         axes = tuple(range(lead))
     else:
-        raw = (axis,) if isinstance(axis, Integral) else tuple(axis)
+        try:
+            raw = (axis,) if isinstance(axis, Integral) else tuple(axis)
+        except TypeError:
+            raise TypeError(f"axis must be None, an integer or a tuple of integers, got {axis!r}") from None
         axes = []
         for a in raw:
             if isinstance(a, bool) or not isinstance(a, Integral) or not -lead <= a < lead:
@@ -57,6 +67,9 @@ def leading_mean(values, axis, name: str, shape: tuple[int, ...]):
         if len(set(axes)) != len(axes):
             raise ValueError(f"axis must not repeat an axis, got {axis!r}")
         axes = tuple(axes)
+    empty = [a for a in axes if int(values.shape[a]) == 0]
+    if empty:
+        raise ValueError(f"{name} must not be an empty stack along the averaged axis {empty[0]}, got shape {shape}")
     if axes:  # torch reads an empty axis tuple as "all axes"
         values = namespace(values).mean(values, axis=axes)
     return scalar_or_array(values)

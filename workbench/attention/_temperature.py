@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import array_api_compat
 import numpy as np
 
+from workbench.attention._head_checks import check_flag, check_rng
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_integer, check_nonnegative
+from workbench.validation import as_array, check_integer, check_memory, check_nonnegative
 
 __all__ = [
     "BetaSweep",
@@ -253,7 +254,12 @@ def logit_variance_at_init(
     d_head = check_integer("d_head", d_head, 1)
     n_tokens = check_integer("n_tokens", n_tokens, 2)
     n_draws = check_integer("n_draws", n_draws, 2)
-    generator = np.random.default_rng(rng)
+    check_flag("scaled", scaled)
+    generator = check_rng("rng", rng)
+    check_memory(
+        f"one draw (n_tokens = {n_tokens}, d_model = {d_model}, d_head = {d_head}) and n_draws = {n_draws} results",
+        8.0 * (n_tokens * d_model + 2 * d_model * d_head + 2 * n_tokens * d_head + 2 * n_tokens**2 + n_draws),
+    )
     scale = 1.0 / math.sqrt(d_head) if scaled else 1.0
     off_diagonal = ~np.eye(n_tokens, dtype=bool)
     per_draw = np.empty(n_draws)

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from workbench.validation import as_array, check_in_range, check_integer
+from workbench.validation import as_array, check_in_range, check_integer, check_memory
 
 __all__ = ["cycle_connection"]
 
@@ -92,6 +92,7 @@ def cycle_connection(n: int, theta: float, weights=1.0, *, uniform: bool = False
     True
     """
     n = check_integer("n", n, 3)
+    check_memory(f"the n×n weights and n×n×2×2 transports of a ring of n = {n} vertices", 40.0 * n * n)
     theta = check_in_range("theta", theta)
     if isinstance(weights, (bool, np.bool_)):
         raise TypeError(f"weights must be a positive number or an array of shape ({n},), got {weights!r}")

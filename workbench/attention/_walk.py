@@ -80,12 +80,12 @@ def propagate(A, O, X):
     n = int(A.shape[0])
     if O is None:
         X = as_array("X", X, ndim=2)
-        namespace(A, X)
+        namespace(A=A, X=X)
         check_matching("A columns", n, "X rows", X.shape[0])
         return A @ X
     O = check_transports("O", O, n)
     X = check_features("X", X, n, int(O.shape[-1]))
-    xp = namespace(A, O, X)
+    xp = namespace(A=A, O=O, X=X)
     return xp.einsum("ij,jb,ijba->ia", A, X, O)
 
 
@@ -132,7 +132,7 @@ def block_operator(A, O):
     A = check_walk("A", A)
     n = int(A.shape[0])
     O = check_transports("O", O, n)
-    xp = namespace(A, O)
+    xp = namespace(A=A, O=O)
     d = int(O.shape[-1])
     blocks = A[:, :, None, None] * xp.matrix_transpose(O)  # (i, j, a, b) = A_ij (O_ij^T)_ab
     return xp.reshape(xp.permute_dims(blocks, (0, 2, 1, 3)), (n * d, n * d))

@@ -155,7 +155,15 @@ def plot_commutator_heatmap(H, ax=None, *, labels: Sequence[str] | None = None, 
     ('layer m', 2)
     >>> plt.close(ax.figure)
     """
-    H = np.asarray(to_numpy(H), dtype=np.float64) if not isinstance(H, (list, tuple)) else np.asarray(H, float)
+    try:
+        H = np.asarray(H if isinstance(H, (list, tuple)) else to_numpy(H))
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"H must be a numeric array, got {type(H).__name__}") from exc
+    if H.dtype.kind == "c":
+        raise TypeError(f"H must be real-valued, got dtype {H.dtype}")
+    if H.dtype.kind not in "fiub":
+        raise TypeError(f"H must be a numeric array, got dtype {H.dtype}")
+    H = H.astype(np.float64)
     if H.ndim != 2:
         raise ValueError(f"H must be a 2-dimensional array, got shape {H.shape}")
     check_square("H", H)

@@ -78,7 +78,11 @@ def _log_orthogonal(W: np.ndarray, tol: float) -> np.ndarray:
             c = (T[i, i] + T[i + 1, i + 1]) / 2
             s = (T[i + 1, i] - T[i, i + 1]) / 2
             if math.hypot(c + 1.0, s) <= tol:
-                raise ValueError(_NOT_UNIQUE)
+                raise ValueError(
+                    f"principal log not unique: W has a rotation block within tol = {tol:g} of the eigenvalue -1 "
+                    "(rotation angle π), so log W is defined only up to the sign of the angle; perturb W, lower "
+                    "tol or pick a branch by hand"
+                )
             theta = math.atan2(s, c)  # in (-pi, pi): the principal angle
             L[i + 1, i], L[i, i + 1] = theta, -theta
             i += 2

@@ -25,7 +25,10 @@ import torch.nn.functional as F
 
 from workbench.expmv import BandedMatrix
 from workbench.nn._primitives import check_offsets
-from workbench.validation import check_integer
+from workbench.validation import check_finite, check_integer
+
+#: The most dyadic levels: 2^62 is the largest power of two an int64 position index holds.
+MAX_LEVELS = 62
 
 __all__ = [
     "BandedGenerator",
@@ -235,6 +238,12 @@ def banded_generator(offdiag_logits, offsets, *, causal: bool = False) -> Banded
     offsets = check_offsets(offsets, causal=bool(causal))
     if not isinstance(offdiag_logits, torch.Tensor) or not offdiag_logits.is_floating_point():
         raise TypeError(f"offdiag_logits must be a floating-point torch tensor, got {type(offdiag_logits).__name__}")
+    if offdiag_logits.ndim < 2 or offdiag_logits.shape[-2] != len(offsets):
+        raise ValueError(
+            f"offdiag_logits must have shape [..., len(offsets)={len(offsets)}, n], "
+            f"got shape {tuple(offdiag_logits.shape)}"
+        )
+    check_finite("offdiag_logits", offdiag_logits.detach())
     return BandedGenerator(offsets, F.softplus(offdiag_logits))
 
 
@@ -283,6 +292,7 @@ def symmetric_banded_generator(weight_logits, offsets) -> BandedGenerator:
             f"weight_logits must have shape [..., len(offsets)={len(offsets)}, n], "
             f"got shape {tuple(weight_logits.shape)}"
         )
+    check_finite("weight_logits", weight_logits.detach())
     n = weight_logits.shape[-1]
     mask = _valid_mask(offsets, n, device=weight_logits.device, dtype=torch.bool)
     zero = torch.zeros((), dtype=weight_logits.dtype, device=weight_logits.device)
@@ -307,7 +317,7 @@ def multiscale_offsets(levels: int, *, causal: bool = False) -> tuple[int, ...]:
     >>> multiscale_offsets(2), multiscale_offsets(1, causal=True)
     ((-4, -2, -1, 1, 2, 4), (-2, -1))
     """
-    levels = check_integer("levels", levels, 0)
+    levels = check_integer("levels", levels, 0, MAX_LEVELS)
     positive = tuple(2**k for k in range(levels + 1))
     negative = tuple(-o for o in reversed(positive))
     return negative if causal else negative + positive

@@ -23,6 +23,7 @@ from workbench.lie import commutator_log
 from workbench.nn._frames import (
     check_degree,
     check_matrices,
+    check_same_dtype,
     expm,
     solve,
 )
@@ -175,6 +176,10 @@ def holonomy(generators: torch.Tensor, start: int, stop: int, second: torch.Tens
     """
     a = check_matrices("generators", generators)
     m, d = a.shape[-3], a.shape[-1]
+    if m == 0:
+        raise ValueError(
+            f"generators must hold at least one edge generator (shape [..., m, d, d]), got shape {tuple(a.shape)}"
+        )
     start = check_integer("start", start, 0, m - 1)
     stop = check_integer("stop", stop, start + 1, m)
     steps = expm(a[..., start:stop, :, :])
@@ -189,4 +194,13 @@ def holonomy(generators: torch.Tensor, start: int, stop: int, second: torch.Tens
         other = check_matrices("second", second, 2)
         if other.shape[-1] != d:
             raise ValueError(f"second must be {d} x {d} to match generators, got shape {tuple(other.shape)}")
+        check_same_dtype("second", other, "generators", a)
+        try:
+            batch = torch.broadcast_shapes(other.shape[:-2], path.shape[:-2])
+        except RuntimeError:
+            raise ValueError(
+                f"second must have a batch shape broadcasting with generators.shape[:-3] = {tuple(path.shape[:-2])}, "
+                f"got shape {tuple(other.shape)}"
+            ) from None
+        other, path = other.expand(*batch, d, d), path.expand(*batch, d, d)
     return solve("second", other, path, left=False)

@@ -22,6 +22,7 @@ import torch
 from workbench.nn._banded_generator import BandedGenerator
 from workbench.nn._frames import (
     check_matrices,
+    check_same_dtype,
     check_same_frames,
     check_tensor,
     check_transports,
@@ -93,6 +94,10 @@ def multiscale_generator(
     """
     c = check_tensor("scores", scores, 2)
     n = c.shape[-2]
+    if n < 2:
+        raise ValueError(
+            f"scores must have at least 2 positions (shape [..., n, len(offsets)]), got shape {tuple(c.shape)}"
+        )
     deltas = check_offsets(offsets, n=n)
     if c.shape[-1] != len(deltas):
         raise ValueError(
@@ -203,6 +208,7 @@ def double_exponential(
             raise ValueError(
                 f"generator must have shape [..., {n}, {n}] to match transports, got shape {tuple(q.shape)}"
             )
+        check_same_dtype("generator", q, "transports", t_)
     v = check_tensor("values", values, 2)
     check_same_frames("values", v, t_)
     if isinstance(t, torch.Tensor):

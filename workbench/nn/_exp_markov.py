@@ -41,7 +41,7 @@ from workbench.nn._banded_generator import (
     shift,
     symmetric_banded_generator,
 )
-from workbench.nn._primitives import check_offsets
+from workbench.nn._primitives import check_offsets, check_width
 from workbench.nn._uniformization import DEFAULT_MAX_TERMS, check_max_terms, check_tol, uniformized_action
 from workbench.validation import check_choice, check_finite, check_in_range, check_integer
 
@@ -51,8 +51,12 @@ __all__ = ["ExpMarkovAttention", "HeatKernelAttention"]
 # ---- validation helpers -----------------------------------------------------------------------
 
 
+#: The largest finite float32: the layers' parameters are float32 until cast.
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
 def _check_heads(d_model, n_heads) -> tuple[int, int]:
-    d_model = check_integer("d_model", d_model, 1)
+    d_model = check_width("d_model", d_model, 1, matrices=4)
     n_heads = check_integer("n_heads", n_heads, 1)
     if d_model % n_heads:
         raise ValueError(f"d_model must be divisible by n_heads, got d_model={d_model}, n_heads={n_heads}")
@@ -172,7 +176,8 @@ class ExpMarkovAttention(nn.Module):
         if offsets is None:
             offsets = multiscale_offsets(2, causal=self.causal)
         self.offsets = check_offsets(offsets, causal=self.causal)
-        t_init = check_in_range("t_init", t_init, 0.0, low_inclusive=False)
+        # the time is a float32 parameter until the layer is cast
+        t_init = check_in_range("t_init", t_init, 0.0, FLOAT32_MAX, low_inclusive=False)
         self.tol = None if tol is None else check_tol(tol)
         self.max_terms = check_max_terms(max_terms)
         self.d_head = self.d_model // self.n_heads
@@ -281,7 +286,7 @@ class HeatKernelAttention(nn.Module):
             values = [float(s) for s in times] if not isinstance(times, (str, bytes)) else None
         except (TypeError, ValueError):
             values = None
-        if not values or any(not (math.isfinite(s) and s > 0) for s in values):
+        if not values or any(not (math.isfinite(s) and 0 < s <= FLOAT32_MAX) for s in values):
             raise ValueError(f"times must be a non-empty sequence of positive numbers, got {times!r}")
         self.offsets = check_offsets(offsets, positive=True)
         self.mix = check_choice("mix", mix, ("learned", "concat"))

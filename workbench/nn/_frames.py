@@ -46,14 +46,23 @@ def check_transports(transports) -> torch.Tensor:
     return check_matrices("transports", transports, 3)
 
 
-def check_same_frames(name: str, x: torch.Tensor, transports: torch.Tensor) -> None:
-    """``x`` of shape [..., n, d] must match transports [..., n, d, d] in n and d."""
+def check_same_dtype(name: str, x: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
+    """``x`` must have the floating dtype of ``reference`` (torch does not promote inside matmul and solve)."""
+    if x.dtype != reference.dtype:
+        raise TypeError(
+            f"{name} must have the dtype of {reference_name} ({reference.dtype}), got {x.dtype}; cast one of them"
+        )
+
+
+def check_same_frames(name: str, x: torch.Tensor, transports: torch.Tensor, reference: str = "transports") -> None:
+    """``x`` of shape [..., n, d] must match transports [..., n, d, d] in n, d and dtype."""
     n, d = transports.shape[-3], transports.shape[-1]
     if tuple(x.shape[-2:]) != (n, d):
         raise ValueError(
-            f"{name} must have shape [..., {n}, {d}] to match transports {tuple(transports.shape)}, "
+            f"{name} must have shape [..., {n}, {d}] to match {reference} {tuple(transports.shape)}, "
             f"got shape {tuple(x.shape)}"
         )
+    check_same_dtype(name, x, reference, transports)
 
 
 def expm(x: torch.Tensor) -> torch.Tensor:

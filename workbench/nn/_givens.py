@@ -30,7 +30,7 @@ from torch import nn
 
 from workbench.nn._planes import brick_planes, check_planes, random_planes
 from workbench.nn._primitives import check_layer_input
-from workbench.validation import check_choice, check_finite, check_integer
+from workbench.validation import check_choice, check_finite, check_integer, check_memory
 
 __all__ = ["GivensFlowMixer", "GivensProduct", "givens_generator", "givens_product"]
 
@@ -281,7 +281,10 @@ def givens_product(angles, planes: Sequence[tuple[int, int]], d: int) -> GivensP
     True
     """
     d = check_integer("d", d, 2)
+    check_memory(f"the stage plan of d = {d} coordinates", 24.0 * d)
     pairs = check_planes(planes, d)
+    # each stage holds three index arrays of length <= d
+    check_memory(f"the stage plan of {len(pairs)} planes on d = {d} coordinates", 24.0 * d * len(pairs))
     return GivensProduct(angles, pairs, d)
 
 
@@ -316,6 +319,7 @@ def givens_generator(angles, planes: Sequence[tuple[int, int]], d: int) -> torch
     """
     d = check_integer("d", d, 2)
     pairs = check_planes(planes, d)
+    check_memory(f"{len(pairs)} d×d plane generators (d = {d})", 8.0 * len(pairs) * d * d)
     angles = _as_angles(angles, len(pairs))
     units = _skew_units(pairs, d, angles)
     return torch.einsum("...k,kab->...ab", angles, units)

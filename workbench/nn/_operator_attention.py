@@ -33,7 +33,8 @@ import torch
 from torch import nn
 
 from workbench.attention import CORNERS, OPERATORS, family_logits_unchecked, operator_skew_ratio
-from workbench.validation import check_choice, check_integer
+from workbench.nn._primitives import check_layer_input, check_width
+from workbench.validation import check_choice, check_finite, check_integer
 
 __all__ = ["OperatorAttention"]
 
@@ -78,7 +79,7 @@ class OperatorAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, operator: str = "ATTN", *, causal: bool = False):
         super().__init__()
-        d_model = check_integer("d_model", d_model, 1)
+        d_model = check_width("d_model", d_model, 1, matrices=4)
         n_heads = check_integer("n_heads", n_heads, 1)
         if d_model % n_heads:
             raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}")
@@ -102,8 +103,15 @@ class OperatorAttention(nn.Module):
 
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         r"""The heads' Markov operators :math:`\mathsf P^{(h)}`, shape ``[B, H, n, n]``, rows summing to 1."""
+        check_layer_input(x)
         if x.ndim != 3 or x.shape[-1] != self.query.in_features:
             raise ValueError(f"x must have shape [batch, tokens, {self.query.in_features}], got {tuple(x.shape)}")
+        if x.dtype != self.query.weight.dtype:
+            raise TypeError(
+                f"x must have the dtype of the layer's weights ({self.query.weight.dtype}), got {x.dtype}; "
+                "cast the layer (.double(), .float()) or x"
+            )
+        check_finite("x", x.detach())
         logits = self._logits(self._split(self.query(x)), self._split(self.key(x)))
         if self.causal:
             n = x.shape[1]

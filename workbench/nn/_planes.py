@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from workbench.validation import check_integer
+from workbench.validation import check_integer, check_memory
 
 __all__ = ["brick_planes", "random_planes"]
 
@@ -39,6 +39,11 @@ def check_planes(planes, d: int) -> tuple[tuple[int, int], ...]:
         if i == j:
             raise ValueError(f"planes must pair two different coordinates, got ({i}, {j}) at position {position}")
     return pairs
+
+
+def _check_plane_count(d: int, layers: int) -> None:
+    # a pair of ints in a tuple costs about 100 bytes; a random layer also draws a permutation of d int64
+    check_memory(f"layers = {layers} layers of d // 2 planes (d = {d})", 100.0 * layers * (d // 2) + 8.0 * d)
 
 
 def brick_planes(d: int, layers: int) -> tuple[tuple[int, int], ...]:
@@ -74,6 +79,7 @@ def brick_planes(d: int, layers: int) -> tuple[tuple[int, int], ...]:
     """
     d = check_integer("d", d, 2)
     layers = check_integer("layers", layers, 1)
+    _check_plane_count(d, layers)
     return tuple((i, i + 1) for layer in range(layers) for i in range(layer % 2, d - 1, 2))
 
 
@@ -109,6 +115,9 @@ def random_planes(d: int, layers: int, seed: int | None = 0) -> tuple[tuple[int,
     """
     d = check_integer("d", d, 2)
     layers = check_integer("layers", layers, 1)
+    if seed is not None:
+        seed = check_integer("seed", seed, 0)
+    _check_plane_count(d, layers)
     rng = np.random.default_rng(seed)
     planes = []
     for _ in range(layers):

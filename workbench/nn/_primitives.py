@@ -14,7 +14,7 @@ from numbers import Integral
 
 import torch
 
-from workbench.validation import check_finite
+from workbench.validation import check_finite, check_integer, check_memory
 
 __all__ = []  # package-internal helpers only
 
@@ -56,6 +56,13 @@ def check_offsets(offsets, *, n: int | None = None, causal: bool = False, positi
 
 #: Input dtypes of the layers that form ``matrix_exp`` in the input's dtype (half precision overflows or loses W).
 EXP_DTYPES = (torch.float32, torch.float64)
+
+
+def check_width(name: str, value, low: int, *, matrices: int = 1) -> int:
+    """An integer width ``>= low`` whose ``matrices`` float64 ``value × value`` matrices fit in memory."""
+    value = check_integer(name, value, low)
+    check_memory(f"{matrices} {name}×{name} weight matrices ({name} = {value})", 8.0 * matrices * value * value)
+    return value
 
 
 def check_layer_input(x, *, dtypes: tuple[torch.dtype, ...] | None = None) -> None:

@@ -24,8 +24,8 @@ import math
 import torch
 from torch import nn
 
-from workbench.nn._primitives import check_exp_map_input
-from workbench.validation import check_choice, check_finite, check_in_range, check_integer
+from workbench.nn._primitives import check_exp_map_input, check_width
+from workbench.validation import check_choice, check_finite, check_in_range
 
 __all__ = ["SPDMap", "gershgorin_bound"]
 
@@ -131,7 +131,7 @@ class SPDMap(nn.Module):
 
     def __init__(self, d: int, lipschitz: float | None = None, *, bound: str = "gershgorin"):
         super().__init__()
-        self.d = check_integer("d", d, 2)
+        self.d = check_width("d", d, 2, matrices=3)
         self.lipschitz = None if lipschitz is None else check_in_range("lipschitz", lipschitz, 1.0, low_inclusive=False)
         self.bound = check_choice("bound", bound, ("gershgorin", "eigvalsh"))
         self.weight = nn.Parameter(torch.randn(self.d, self.d) / math.sqrt(self.d))

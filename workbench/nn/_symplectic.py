@@ -20,8 +20,7 @@ import math
 import torch
 from torch import nn
 
-from workbench.nn._primitives import check_exp_map_input
-from workbench.validation import check_integer
+from workbench.nn._primitives import check_exp_map_input, check_width
 
 __all__ = ["SymplecticMap", "symplectic_form"]
 
@@ -44,7 +43,7 @@ def symplectic_form(d: int, *, dtype: torch.dtype | None = None, device=None) ->
     tensor([[ 0.,  1.],
             [-1.,  0.]])
     """
-    d = check_integer("d", d, 2)
+    d = check_width("d", d, 2, matrices=3)
     if d % 2:
         raise ValueError(f"d must be an even integer >= 2, got {d}")
     n = d // 2
@@ -92,7 +91,7 @@ class SymplecticMap(nn.Module):
 
     def __init__(self, d: int):
         super().__init__()
-        d = check_integer("d", d, 2)
+        d = check_width("d", d, 2, matrices=3)
         if d % 2:
             raise ValueError(f"d must be an even integer >= 2, got {d}")
         self.d = d

@@ -53,6 +53,7 @@ import torch
 
 from workbench.nn._frames import (
     check_matrices,
+    check_same_dtype,
     check_same_frames,
     check_tensor,
     check_transports,
@@ -185,6 +186,8 @@ def transport(transports: torch.Tensor, i: int, j: int) -> torch.Tensor:
     """
     t = check_transports(transports)
     n = t.shape[-3]
+    if n == 0:
+        raise ValueError(f"transports must hold at least one frame (shape [..., n, d, d]), got shape {tuple(t.shape)}")
     i = check_integer("i", i, 0, n - 1)
     j = check_integer("j", j, 0, n - 1)
     return solve("transports", t[..., j, :, :], t[..., i, :, :], left=False)
@@ -245,15 +248,16 @@ def gauge_change(
         t = check_transports(transports)
         if t.shape[-3:] != s.shape[-3:]:
             raise ValueError(f"transports must have the shape of gauge {tuple(s.shape)}, got shape {tuple(t.shape)}")
+        check_same_dtype("transports", t, "gauge", s)
         out[0] = solve("gauge", s[..., :1, :, :], s @ t, left=False)  # S_j T_j S_0^{-1}
     if queries is not None:
         q = check_tensor("queries", queries, 2)
-        check_same_frames("queries", q, s)
+        check_same_frames("queries", q, s, "gauge")
         out[1] = solve("gauge", s.transpose(-1, -2), q.unsqueeze(-1)).squeeze(-1)  # S_i^{-T} q_i
     for slot, name, x in ((2, "keys", keys), (3, "values", values)):
         if x is not None:
             x = check_tensor(name, x, 2)
-            check_same_frames(name, x, s)
+            check_same_frames(name, x, s, "gauge")
             out[slot] = from_frame0(s, x)
     return out[0], out[1], out[2], out[3]
 

@@ -22,6 +22,7 @@ from workbench.lie import bch
 from workbench.nn._frames import (
     check_degree,
     check_matrices,
+    check_same_dtype,
     expm,
 )
 
@@ -40,7 +41,15 @@ def _phi_pair(phi_i, phi_j) -> tuple[torch.Tensor, torch.Tensor]:
         raise ValueError(
             f"phi_i and phi_j must be d x d for the same d, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
         )
-    return a, b
+    try:
+        batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"phi_i and phi_j must have broadcastable batch shapes, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        ) from None
+    check_same_dtype("phi_j", b, "phi_i", a)
+    d = a.shape[-1]
+    return a.expand(*batch, d, d), b.expand(*batch, d, d)  # the documented broadcasting, made explicit
 
 
 def twist_generator(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int) -> torch.Tensor:

