@@ -74,3 +74,12 @@ def test_matrix_exp_batched_equals_loop(rng, backend):
     batched = to_numpy(matrix_exp(to_backend(stack, backend)))
     looped = np.stack([scipy.linalg.expm(a) for a in stack])
     np.testing.assert_allclose(batched, looped, rtol=1e-13, atol=1e-14)
+
+
+def test_matrix_exp_refuses_bad_matrices_by_name():
+    with pytest.raises(ValueError, match=r"matrix must be finite, got a NaN or infinite entry"):
+        matrix_exp(np.array([[0.0, np.nan], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"matrix must be a square matrix .* got shape \(2, 3\)"):
+        matrix_exp(np.zeros((2, 3)))
+    with pytest.raises(TypeError, match=r"matrix must be a numeric array, got dtype object"):
+        matrix_exp(np.full((2, 2), "a", dtype=object))

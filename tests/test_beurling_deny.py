@@ -191,7 +191,7 @@ def test_beurling_deny_rejects_bad_input():
 
 def test_killing_measure_rejects_bad_input():
     p = np.array([[0.2, 0.3], [0.3, 0.2]])
-    message = r"P must be sub-stochastic \(rows summing to at most 1 within 1e-10\), got row 1 summing to 1.3"
+    message = r"P must be sub-stochastic \(rows summing to at most 1 within tol=1e-10\), got row 1 summing to 1.3"
     with pytest.raises(ValueError, match=message):
         killing_measure(np.array([[0.2, 0.3], [0.3, 1.0]]), np.ones(2))
     with pytest.raises(ValueError, match=r"P must be reversible with respect to pi"):

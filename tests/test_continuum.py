@@ -46,6 +46,16 @@ def test_series_bad_arguments():
         softmax_series(0, 2, 1)
     with pytest.raises(ValueError, match=r"order must be a nonnegative integer, got -1"):
         softmax_series(2, 2, -1)
+    # The symbolic work explodes (1 x 8 at order 3 takes 22 s): refused before any work.
+    with pytest.raises(ValueError, match=r"n_keys must be at most 6 \(the symbolic expansion grows fast\), got 8"):
+        softmax_series(1, 8, 3)
+    with pytest.raises(TypeError, match=r"order must be an integer, got 2.5"):
+        softmax_series(2, 2, 2.5)
+
+
+def test_second_order_refuses_an_overflowing_beta():
+    with pytest.raises(ValueError, match=r"beta\*\*2 is not finite in double precision for beta=1e\+308"):
+        softmax_second_order(np.zeros((2, 3)), 1e308)
 
 
 def test_first_order_bad_arguments():

@@ -279,7 +279,9 @@ def test_cycle_affinities_reject_bad_cycles():
         ValueError, match=r"cycles\[1\] must step only along pairs .* got the step 3 -> 0 with P\[3, 0\] = 0"
     ):
         cycle_affinities(p, [(0, 1, 2), (2, 3, 0)])
-    with pytest.raises(ValueError, match=r"cycles\[0\] must hold vertex indices in \[0, 4\), got \(0, 7\)"):
+    with pytest.raises(
+        ValueError, match=r"cycles\[0\] must hold vertex indices in \[0, 4\), got \(0, 7\) \(n = 4 vertices\)"
+    ):
         cycle_affinities(p, [(0, 7)])
     with pytest.raises(ValueError, match=r"cycles\[0\] must visit at least 2 vertices, got \(1, 1\)"):
         cycle_affinities(p, [(1, 1)])
@@ -416,3 +418,30 @@ def test_hodge_split_rejects_mixed_libraries():
         hodge_split(a, torch.ones(2, 2, dtype=torch.float64))
     with pytest.raises(TypeError, match=r"edge_field and weights must both be dense"):
         hodge_split(torch.as_tensor(a), sp.csr_array(np.ones((2, 2))))
+
+
+def test_segment_sums_refuses_bad_values_and_starts():
+    from workbench.markov import segment_sums
+
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    with pytest.raises(ValueError, match=r"values must be finite, got 1 non-finite entry"):
+        segment_sums(np.array([1.0, np.nan, 3.0]), np.array([0]))
+    with pytest.raises(ValueError, match=r"values must be a 1-dimensional array, got shape \(\)"):
+        segment_sums(np.array(1.0), np.array([0]))
+    with pytest.raises(TypeError, match=r"starts must hold integer offsets, got dtype float64"):
+        segment_sums(values, np.array([0.0, 3.0]))
+    with pytest.raises(ValueError, match=r"starts must be strictly increasing offsets from 0, each below"):
+        segment_sums(values, np.array([0, 5]))
+    with pytest.raises(ValueError, match=r"starts must begin with 0 when values holds 5 entries"):
+        segment_sums(values, np.zeros(0, dtype=int))
+    # Closed form: no segments of no values sum to nothing.
+    assert segment_sums(np.zeros(0), np.zeros(0, dtype=int)).shape == (0,)
+
+
+def test_cycle_edges_refuses_a_bad_vertex_count():
+    from workbench.markov import cycle_edges
+
+    with pytest.raises(TypeError, match=r"n must be an integer, got float"):
+        cycle_edges([(0, 1, 2)], 2.5)
+    with pytest.raises(ValueError, match=r"n must be an integer >= 0, got -1"):
+        cycle_edges([(0, 1, 2)], -1)

@@ -166,3 +166,15 @@ def test_markov_semigroup_rejects_non_generators():
         markov_semigroup(np.array([[-1.0, 1.0], [1.0, -1.0]]), t=-1.0)
     with pytest.raises(ValueError, match=r"generator must be a square matrix"):
         markov_semigroup(np.ones((2, 3)))
+
+
+def test_semigroup_refuses_times_past_its_accuracy():
+    # Past t * max|L| = 1e8 scaling and squaring loses accuracy (row sums off by 6e-5 at 1e12, NaN by 1e50):
+    # a refusal naming t, never a silently wrong or NaN matrix.
+    q = np.array([[-1.0, 1.0, 0.0], [0.5, -1.0, 0.5], [0.0, 2.0, -2.0]])
+    with pytest.raises(ValueError, match=r"t must satisfy t \* max\|generator\| <= 1e\+08 .* got t=1e\+50"):
+        markov_semigroup(q, t=1e50)
+    # At the limit itself the answer is the stationary law (oracle: π ∝ (2, 4, 1) solves πL = 0 by hand);
+    # tolerance 1e-6, far above the ~1e-8 accumulated rounding of 27 squarings.
+    p = to_numpy(markov_semigroup(q, t=5e7))
+    assert np.max(np.abs(p - np.array([2.0, 4.0, 1.0]) / 7.0)) < 1e-6

@@ -56,3 +56,27 @@ def test_curvature_of_an_empty_graph_is_a_clear_error():
     # Reproducer: bakry_emery_curvature(np.zeros((0, 0))) raised IndexError.
     with pytest.raises(ValueError, match=r"rates must have at least one vertex, got shape \(0, 0\)"):
         bakry_emery_curvature(np.zeros((0, 0)))
+
+
+def test_ollivier_ricci_of_a_networkx_graph_with_int64_indices():
+    # Reproducer: nx.to_scipy_sparse_array gives int64 CSR indices, which csgraph.dijkstra refused before
+    # scipy 1.15 ("Buffer dtype mismatch") — ollivier_ricci crashed on the scipy floor (1.12).
+    # Oracle: W1 between the uniform laws on the two neighbourhoods by a linear program (scipy.optimize.linprog)
+    # on networkx's shortest-path distances; tolerance 1e-9: both are exact LP optima up to simplex rounding.
+    nx = pytest.importorskip("networkx")
+    pytest.importorskip("ot")
+    import scipy.optimize
+
+    from workbench.markov import ollivier_ricci
+
+    graph = nx.petersen_graph()
+    A = nx.to_scipy_sparse_array(graph, weight=None, format="csr")
+    A.indices, A.indptr = A.indices.astype(np.int64), A.indptr.astype(np.int64)
+    edges, kappa = ollivier_ricci(A)
+    distance = dict(nx.all_pairs_shortest_path_length(graph))
+    for (x, y), value in zip(edges[:3], kappa[:3], strict=True):
+        nx_, ny_ = sorted(graph[x]), sorted(graph[y])
+        cost = np.array([[distance[u][v] for v in ny_] for u in nx_], dtype=float)
+        a_eq = np.vstack([np.kron(np.eye(3), np.ones(3)), np.kron(np.ones(3), np.eye(3))])
+        plan = scipy.optimize.linprog(cost.ravel(), A_eq=a_eq, b_eq=np.full(6, 1 / 3), bounds=(0, None))
+        assert value == pytest.approx(1.0 - plan.fun, abs=1e-9)

@@ -208,11 +208,19 @@ def like(x: Any, reference: Any):
     >>> like(np.array([1.5]), np.zeros(1, dtype=np.float32)).dtype
     dtype('float32')
     """
+    namespace(reference=reference)
+    host = to_numpy(x)
+    target = reference.dtype if array_api_compat.is_torch_array(reference) else np.asarray(reference).dtype
+    reference_complex = reference.is_complex() if array_api_compat.is_torch_array(reference) else target.kind == "c"
+    if host.dtype.kind not in "fiubc":
+        raise TypeError(f"x must be a numeric array, got dtype {host.dtype}")
+    if host.dtype.kind == "c" and not reference_complex:
+        raise TypeError(f"x must be real-valued to take the real dtype {target} of reference, got dtype {host.dtype}")
     if array_api_compat.is_torch_array(reference):
         import torch
 
-        return torch.as_tensor(x, dtype=reference.dtype, device=reference.device)
-    return np.asarray(x).astype(np.asarray(reference).dtype, copy=False)
+        return torch.as_tensor(host, dtype=reference.dtype, device=reference.device)
+    return host.astype(target, copy=False)
 
 
 def unit_roundoff(x: Any) -> float:
@@ -244,7 +252,17 @@ def matrix_exp(matrix):
     >>> float(matrix_exp(np.zeros((2, 2)))[0, 0])
     1.0
     """
-    namespace(matrix)
+    xp = namespace(matrix=matrix)
+    shape = tuple(int(s) for s in getattr(matrix, "shape", ()))
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"matrix must be a square matrix or a stack of them (shape [..., n, n]), got shape {shape}")
+    kind = (
+        "c" if array_api_compat.is_torch_array(matrix) and matrix.is_complex() else getattr(matrix.dtype, "kind", "f")
+    )
+    if kind not in "fiubc":
+        raise TypeError(f"matrix must be a numeric array, got dtype {matrix.dtype}")
+    if not bool(xp.all(xp.isfinite(matrix))):
+        raise ValueError("matrix must be finite, got a NaN or infinite entry")
     if array_api_compat.is_torch_array(matrix):
         import torch
 

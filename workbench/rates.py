@@ -24,8 +24,7 @@ def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
     >>> round(fit_rate([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), 12)
     2.0
     """
-    h = np.asarray(parameters, dtype=float)
-    e = np.asarray(errors, dtype=float)
+    h, e = _as_floats("parameters", parameters), _as_floats("errors", errors)
     usable = h.size >= 2 and h.shape == e.shape and np.all(h > 0) and np.all(e > 0)
     if not usable or not (np.all(np.isfinite(h)) and np.all(np.isfinite(e))):
         raise ValueError(
@@ -34,3 +33,10 @@ def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
         )
     slope, _ = np.polyfit(np.log(h), np.log(e), 1)
     return float(slope)
+
+
+def _as_floats(name: str, values) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a sequence of real numbers, got {values!r}") from exc

@@ -71,7 +71,11 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
         ...
     ValueError: f must be a 2-dimensional array, got shape (2,)
     """
-    namespace(x)  # rejects foreign array libraries and mixing
+    if ndim is not None:
+        check_integer("ndim", ndim, 0, 64)
+    if min_ndim is not None:
+        check_integer("min_ndim", min_ndim, 0, 64)
+    namespace(**{name: x})  # rejects foreign array libraries, naming the parameter
     if array_api_compat.is_torch_array(x):
         if x.is_complex():
             raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
@@ -160,7 +164,8 @@ def check_finite(name: str, x) -> None:
         ...
     ValueError: K must be finite, got 1 non-finite entry (first at index (1,))
     """
-    xp = namespace(x)
+    xp = namespace(**{name: x})
+    _check_numeric(name, x)
     bad = ~xp.isfinite(x)
     count = int(xp.sum(xp.astype(bad, xp.int64)))
     if count:
@@ -171,6 +176,22 @@ def check_finite(name: str, x) -> None:
 
 def _size(x) -> int:
     return math.prod(int(s) for s in x.shape)
+
+
+def _check_numeric(name: str, x, *, real: bool = False) -> None:
+    # The dtype of a checked array: numbers (real ones where ``real``), never strings or objects.
+    if array_api_compat.is_torch_array(x):
+        kind = "c" if x.is_complex() else "f"
+    else:
+        kind = np.asarray(x).dtype.kind if not is_sparse(x) else x.dtype.kind
+    if kind not in "fiubc":
+        raise TypeError(f"{name} must be a numeric array, got dtype {getattr(x, 'dtype', type(x).__name__)}")
+    if real and kind == "c":
+        raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
+
+
+def _check_tolerance(name: str, value) -> float:
+    return check_in_range(name, value, 0.0)
 
 
 def _generator_ok(x, atol: float) -> bool:
@@ -214,8 +235,17 @@ def check_matching(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
         ...
     ValueError: u and v must have matching sizes, got 3 and 4
     """
-    if int(size_a) != int(size_b):
+    size_a, size_b = _as_size(name_a, size_a), _as_size(name_b, size_b)
+    if size_a != size_b:
         raise ValueError(f"{name_a} and {name_b} must have matching sizes, got {int(size_a)} and {int(size_b)}")
+
+
+def _as_size(name: str, size) -> int:
+    if isinstance(size, bool) or not isinstance(size, Integral):
+        if isinstance(size, Real) and float(size).is_integer():
+            return int(size)
+        raise TypeError(f"the size of {name} must be an integer, got {size!r}")
+    return int(size)
 
 
 def check_nonnegative(name: str, x) -> None:
@@ -229,6 +259,7 @@ def check_nonnegative(name: str, x) -> None:
         ...
     ValueError: K must be entrywise nonnegative, got minimum -0.5 at index (0, 1)
     """
+    _check_numeric(name, x, real=True)
     if is_sparse(x):
         coo = x.tocoo()
         if coo.nnz and coo.data.min() < 0:
@@ -238,7 +269,7 @@ def check_nonnegative(name: str, x) -> None:
                 f"at index ({int(coo.row[k])}, {int(coo.col[k])})"
             )
         return
-    if _size(x) == 0 or float(namespace(x).min(x)) >= 0:  # device-side pass; host only to explain
+    if _size(x) == 0 or float(namespace(**{name: x}).min(x)) >= 0:  # device-side pass; host only to explain
         return
     host = np.asarray(_to_host(x))
     if host.size and host.min() < 0:
@@ -258,6 +289,8 @@ def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
     ValueError: K must be symmetric, got max |K - K^T| = 2 (relative 1)
     """
     check_square(name, x)
+    _check_numeric(name, x)
+    rtol = _check_tolerance("rtol", rtol)
     if _size(x) == 0:
         return
     if is_sparse(x):
@@ -265,9 +298,12 @@ def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
         gap = float(difference.max()) if difference.nnz else 0.0
         scale = float(abs(x).max()) if x.nnz else 0.0
     else:
-        xp = namespace(x)
-        gap = float(xp.max(xp.abs(x - xp.matrix_transpose(x))))
+        xp = namespace(**{name: x})
+        with np.errstate(invalid="ignore"):  # inf - inf: refused just below, by name
+            gap = float(xp.max(xp.abs(x - xp.matrix_transpose(x))))
         scale = float(xp.max(xp.abs(x)))
+    if not (math.isfinite(gap) and math.isfinite(scale)):
+        check_finite(name, x.data if is_sparse(x) else x)
     if gap > rtol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             f"{name} must be symmetric, got max |{name} - {name}^T| = {gap:.6g} "
@@ -286,9 +322,10 @@ def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
         ...
     ValueError: P must be row-stochastic (rows summing to 1 within 1e-10), got row 1 summing to 0.9
     """
+    atol = _check_tolerance("atol", atol)
     check_square(name, x)
     check_nonnegative(name, x)
-    xp = namespace(x)
+    xp = namespace(**{name: x})
     if _size(x) == 0 or float(xp.max(xp.abs(xp.sum(x, axis=-1) - 1.0))) <= atol:
         return
     host = np.asarray(_to_host(x))
@@ -315,7 +352,9 @@ def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
         ...
     ValueError: Q must be a Markov generator with nonnegative off-diagonal entries, got Q[1, 0] = -0.5
     """
+    atol = _check_tolerance("atol", atol)
     check_square(name, x)
+    _check_numeric(name, x, real=True)
     if _size(x) and _generator_ok(x, atol):  # device-side pass; host only to explain a failure
         return
     host = np.asarray(_to_host(x), dtype=float)
@@ -363,14 +402,27 @@ def check_in_range(
         else:
             raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
+    empty = _check_interval(name, low, high, low_inclusive, high_inclusive)
     lo = "(-inf" if low is None else ("[" if low_inclusive else "(") + f"{low:g}"
     hi = "inf)" if high is None else f"{high:g}" + ("]" if high_inclusive else ")")
     interval = f"{lo}, {hi}"
     too_low = low is not None and (value < low or (not low_inclusive and value == low))
     too_high = high is not None and (value > high or (not high_inclusive and value == high))
-    if not math.isfinite(value) or too_low or too_high:
-        raise ValueError(f"{name} must be in {interval}, got {value!r}")
+    if not math.isfinite(value) or too_low or too_high or empty:
+        note = " (an empty interval: check low and high)" if empty else ""
+        raise ValueError(f"{name} must be in {interval}{note}, got {value!r}")
     return value
+
+
+def _check_interval(name: str, low, high, low_inclusive: bool, high_inclusive: bool) -> bool:
+    # The bounds a caller gives must be real and not NaN; returns whether the interval they bound is empty.
+    for bound, given in (("low", low), ("high", high)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, Real) or math.isnan(given)):
+            raise TypeError(f"{bound} must be a real number or None (the bound for {name}), got {given!r}")
+    lowest = -math.inf if low is None else float(low)
+    highest = math.inf if high is None else float(high)
+    closed = (low is None or low_inclusive) and (high is None or high_inclusive)
+    return lowest > highest or (lowest == highest and not closed) or lowest == math.inf or highest == -math.inf
 
 
 def check_integer(name: str, value: Any, low: int, high: int | None = None) -> int:
@@ -387,11 +439,15 @@ def check_integer(name: str, value: Any, low: int, high: int | None = None) -> i
         ...
     ValueError: k must be an integer >= 1, got 0
     """
+    for bound, given in (("low", low), ("high", high)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, Integral)):
+            raise TypeError(f"{bound} must be an integer (the bound for {name}), got {given!r}")
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
     if value < low or (high is not None and value > high):
         expected = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
+        empty = " (an empty range: low > high)" if high is not None and high < low else ""
+        raise ValueError(f"{name} must be {expected}{empty}, got {value!r}")
     return int(value)
 
 
@@ -405,6 +461,8 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
         ...
     ValueError: scale must be one of 'small', 'large', got 'huge'
     """
+    if isinstance(choices, str | bytes) or not isinstance(choices, Iterable):
+        raise TypeError(f"choices must be a collection of the values allowed for {name}, got {choices!r}")
     choices = tuple(choices)
     if value not in choices:
         listed = ", ".join(repr(c) for c in choices)
@@ -438,6 +496,9 @@ def check_memory(what: str, nbytes: float, hint: str = "", budget: float | None 
         ...
     ValueError: an n×n kernel (n = 1000000) needs about 7.5e+03 GiB, more than the budget of 1 GiB; use a sparse kernel
     """
+    for label, given in (("nbytes", nbytes), ("budget", budget)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, Real) or math.isnan(given)):
+            raise TypeError(f"{label} must be a real number of bytes (for {what}), got {given!r}")
     if budget is None:
         budget = available_memory()
         if budget is None:
@@ -468,6 +529,8 @@ def check_finite_result(what: str, value: float, **inputs: Any) -> float:
         ...
     ValueError: rate is not finite in double precision for beta=1e+308 (got inf); use smaller inputs
     """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{what} must be a real number, got {type(value).__name__}")
     if math.isfinite(value):
         return value
     shown = ", ".join(f"{k}={v!r}" if not isinstance(v, float) else f"{k}={v:g}" for k, v in inputs.items())

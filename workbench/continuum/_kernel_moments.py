@@ -389,7 +389,7 @@ def cauchy_green_estimator(points, P, beta):
         diff = points[coo.col] - points[coo.row]
         out = np.zeros((n, points.shape[1], points.shape[1]))
         np.add.at(out, coo.row, coo.data[:, None, None] * diff[:, :, None] * diff[:, None, :])
-        return 2.0 * beta * out
+        return _scaled_by_two_beta(out, beta)
     P = np.asarray(as_array("P", P, ndim=2))
     if P.shape != (n, n):
         raise ValueError(f"P must have shape ({n}, {n}) to match points, got {P.shape}")
@@ -400,4 +400,15 @@ def cauchy_green_estimator(points, P, beta):
         rows = slice(start, start + chunk)
         diff = points[None, :, :] - points[rows, None, :]
         out[rows] = np.einsum("ij,ija,ijb->iab", P[rows], diff, diff)
-    return 2.0 * beta * out
+    return _scaled_by_two_beta(out, beta)
+
+
+def _scaled_by_two_beta(moments, beta: float) -> np.ndarray:
+    """``2β`` times the second moments, refused (naming ``beta``) where that leaves the double range."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (2.0 * beta) * moments
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"beta is too large: 2 * beta * (second moments) overflows double precision, got beta={beta!r}"
+        )
+    return out

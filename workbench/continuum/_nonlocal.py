@@ -42,7 +42,14 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from workbench.validation import as_array, check_finite_result, check_in_range, check_integer
+from workbench.validation import (
+    as_array,
+    check_finite,
+    check_finite_result,
+    check_in_range,
+    check_integer,
+    check_memory,
+)
 
 __all__ = [
     "JumpKernel",
@@ -55,6 +62,9 @@ __all__ = [
 ]
 
 _GUARD_DIGITS = 30  # correct digits kept after the cancellation in the Legendre / Fourier sums
+# Longest ħt the image sum takes: it needs about 2√(ħt) + 9 images (2·10⁴ at 10⁸); the Fourier sum needs
+# only a few terms there.
+_MAX_IMAGES_TIME = 1e8
 
 
 def _check_time(t, hbar):
@@ -98,11 +108,16 @@ def circle_log_heat_kernel(theta, t, hbar=1.0, *, method="images"):
     >>> abs(a - b) < 1e-12, abs(a - (-1.0 / 0.04 - 0.5 * math.log(4 * math.pi * 0.01))) < 1e-12
     (True, True)
     """
-    theta = check_in_range("theta", theta)
+    theta = math.remainder(check_in_range("theta", theta), 2 * math.pi)  # p_t is 2π-periodic in θ
     t, hbar = _check_time(t, hbar)
     if method not in ("images", "fourier"):
         raise ValueError(f"method must be one of ('images', 'fourier'), got {method!r}")
     s = hbar * t
+    if method == "images" and s > _MAX_IMAGES_TIME:
+        raise ValueError(
+            f"hbar * t must be at most {_MAX_IMAGES_TIME:g} for method='images' (the sum needs about "
+            f"2√(ħt) images); use method='fourier', got hbar * t = {s:.6g}"
+        )
     if method == "images":
         reach = 3 + math.ceil(math.sqrt(s))  # images beyond ~3 + √(ħt) periods are below e^{-36}
         shifted = theta + 2 * math.pi * np.arange(-reach - 1, reach + 2)
@@ -284,11 +299,18 @@ def _circle_grid(n, beta, hbar):
     hbar = check_in_range("hbar", hbar, 0.0, low_inclusive=False)
     if n * n < 160 * beta:
         raise ValueError(f"n must satisfy n**2 >= 160*beta for a spectrally accurate trapezoid sum, got n={n}")
+    check_memory(f"the n x n matrices of the circle grid (n = {n})", 8.0 * 6 * n * n, "use a smaller n")
     h = 2 * math.pi / n
     x = h * np.arange(n)
     gap = np.abs(x[:, None] - x[None, :])
     distances = np.minimum(gap, 2 * math.pi - gap)
     return n, beta, hbar, h, x, distances
+
+
+def _check_callables(**functions) -> None:
+    for name, function in functions.items():
+        if function is not None and not callable(function):
+            raise TypeError(f"{name} must be a vectorised function of the grid, or None, got {function!r}")
 
 
 def circle_jump_kernel(n, beta, hbar=1.0, *, remote=None, killing=None):
@@ -334,6 +356,7 @@ def circle_jump_kernel(n, beta, hbar=1.0, *, remote=None, killing=None):
     >>> bool(abs(parts.local - exact) < 1e-12), round(parts.local, 2)  # → ħ∫(f')² = ħπ = 1.57
     (True, 1.57)
     """
+    _check_callables(remote=remote, killing=killing)
     n, beta, hbar, h, x, distances = _circle_grid(n, beta, hbar)
     rate = diffusive_jump_rate(beta, hbar, 1) * np.exp(-beta * distances**2)
     if remote is not None:
@@ -403,8 +426,14 @@ def circle_courrege_operator(n, beta, hbar=1.0, *, potential=None, remote=None, 
     >>> bool(np.max(np.abs(L @ np.cos(2 * x) - exact)) < 0.01)
     True
     """
+    _check_callables(potential=potential, remote=remote, killing=killing)
     n, beta, hbar, h, x, distances = _circle_grid(n, beta, hbar)
-    log_weight = np.zeros(n) if potential is None else -as_array("potential(x)", potential(x), ndim=1) / hbar
+    check_finite_result("the diffusive rate 4 * hbar * beta", 4 * hbar * beta, hbar=hbar, beta=beta)
+    log_weight = np.zeros(n)
+    if potential is not None:
+        with np.errstate(over="ignore"):
+            log_weight = -as_array("potential(x)", potential(x), ndim=1) / hbar
+        check_finite("potential(x) / hbar", log_weight)
     logits = -beta * distances**2 + (log_weight - log_weight.max())[None, :]
     P = np.exp(logits)
     P /= P.sum(axis=1, keepdims=True)

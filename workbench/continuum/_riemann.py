@@ -244,7 +244,12 @@ class RiemannianMetric:
         return (u.T * tensor * v)[0, 0]
 
     def _covector(self, name, value) -> sp.Matrix:
-        column = sp.Matrix(value)
+        if isinstance(value, str | bytes):
+            raise TypeError(f"{name} must be a sequence of {self.dimension} sympy expressions, got {value!r}")
+        try:
+            column = sp.Matrix(value)
+        except (TypeError, ValueError, sp.SympifyError) as exc:
+            raise TypeError(f"{name} must be a sequence of {self.dimension} sympy expressions, got {value!r}") from exc
         if column.shape != (self.dimension, 1):
             raise ValueError(
                 f"{name} must have {self.dimension} components (one per coordinate), got shape {column.shape}"
@@ -253,7 +258,12 @@ class RiemannianMetric:
 
 
 def _hbar(hbar):
-    value = sp.sympify(hbar)
+    try:
+        value = sp.sympify(hbar)
+    except (sp.SympifyError, TypeError, ValueError) as exc:
+        raise TypeError(f"hbar must be a positive real scale, got {hbar!r}") from exc
+    if not isinstance(value, sp.Expr) or value.has(sp.nan, sp.zoo) or value.is_finite is False:
+        raise ValueError(f"hbar must be a finite positive real scale, got {hbar}")
     if value.is_positive is False or value.is_real is False:
         raise ValueError(f"hbar must be a positive real scale, got {hbar}")
     return value

@@ -220,7 +220,9 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
     n_letters = check_integer("n_letters", n_letters, 1)
     degree = check_integer("degree", degree, 1)
-    check_budget("degree", degree, f"the {basis} basis on {n_letters} letters", basis_change_seconds, basis, n_letters)
+    check_budget(
+        "degree", degree, f"the {basis} basis on n_letters={n_letters} letters", basis_change_seconds, basis, n_letters
+    )
     return _basis_trees(basis, n_letters, degree)
 
 
@@ -285,7 +287,9 @@ def change_of_basis_unchecked(coordinates: dict[Word, Fraction], basis: str, n_l
     """:func:`change_of_basis` for coordinates built by the package (the budget is still checked)."""
     top = max((len(w) for w in coordinates), default=0)
     if top:
-        check_budget("degree", top, f"the {basis} basis on {n_letters} letters", basis_change_seconds, basis, n_letters)
+        check_budget(
+            "degree", top, f"the {basis} basis on n_letters={n_letters} letters", basis_change_seconds, basis, n_letters
+        )
     if basis == "lyndon":
         return [(_lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
     from sympy import ZZ

@@ -144,7 +144,11 @@ def magnus_omega(coefficients, h, order: int = 4):
     [[0.0, 2.0, -0.6666666666666666], [0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]
     """
     h = check_in_range("h", h, 0.0)
-    if isinstance(coefficients, str | bytes) or not hasattr(coefficients, "__iter__"):
+    if (
+        isinstance(coefficients, str | bytes)
+        or not hasattr(coefficients, "__iter__")
+        or len(getattr(coefficients, "shape", (0,))) == 0
+    ):
         raise TypeError(f"coefficients must be a sequence of matrices X_0, X_1, ..., got {type(coefficients).__name__}")
     matrices = [as_array(f"coefficients[{j}]", x) for j, x in enumerate(coefficients)]
     if not matrices:

@@ -94,7 +94,7 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
     """
     n_letters = check_integer("n_letters", n_letters, 1)
     degree = check_integer("degree", degree, 1)
-    check_budget("degree", degree, f"lyndon_words on {n_letters} letters", lyndon_words_seconds, n_letters)
+    check_budget("degree", degree, f"lyndon_words on n_letters={n_letters} letters", lyndon_words_seconds, n_letters)
     return _lyndon_words(n_letters, degree)
 
 

@@ -31,6 +31,7 @@ from scipy.spatial.distance import pdist
 
 from workbench.backend import to_numpy
 from workbench.markov._kernels import neighbour_pairs, pair_squared_distances
+from workbench.markov._manifolds import generator
 from workbench.validation import as_array, check_integer
 
 __all__ = ["BandwidthSweep", "bandwidth_sweep", "median_bandwidth"]
@@ -87,8 +88,9 @@ def median_bandwidth(points, *, max_points=2000, seed=None) -> float:
     """
     points = _check_points(points)
     max_points = check_integer("max_points", max_points, 2)
+    rng = generator(seed)  # checked even when no subsample is drawn: a bad seed is refused at every size
     if points.shape[0] > max_points:
-        chosen = np.random.default_rng(seed).choice(points.shape[0], size=max_points, replace=False)
+        chosen = rng.choice(points.shape[0], size=max_points, replace=False)
         points = points[chosen]
     median = float(np.median(pdist(points, "sqeuclidean")))
     if median <= 0.0:
@@ -211,6 +213,7 @@ def bandwidth_sweep(points, betas=None, *, k=None, seed=None) -> BandwidthSweep:
     True
     """
     points = _check_points(points)
+    seed = generator(seed)  # refused here even when betas are given and no subsample is drawn
     n = points.shape[0]
     if k is not None:
         k = check_integer("k", k, 1, n - 1)

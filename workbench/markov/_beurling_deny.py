@@ -64,8 +64,9 @@ def _bond_energies(kernel, distances, f, killing):
     f = as_array("f", f, ndim=1)
     if killing is not None:
         killing = as_array("killing", killing, ndim=1)
-    dense = [x for x in (K, D, f, killing) if x is not None and not _is_sparse(x)]
-    xp = namespace(*dense)  # rejects mixing numpy and torch
+    inputs = {"kernel": K, "distances": D, "f": f, "killing": killing}
+    dense = {name: x for name, x in inputs.items() if x is not None and not _is_sparse(x)}
+    xp = namespace(**dense)  # rejects mixing numpy and torch, naming the parameters
     sparse = k_sparse or d_sparse
     if sparse and not array_api_compat.is_numpy_namespace(xp):
         raise TypeError("kernel, distances, f and killing must be numpy arrays when kernel or distances is sparse")
@@ -294,7 +295,7 @@ def killing_measure(P, pi, *, tol=1e-10):
     check_nonnegative("P", P)
     pi = as_array("pi", pi, ndim=1)
     if not sparse:
-        namespace(P, pi)  # rejects mixing numpy and torch
+        namespace(P=P, pi=pi)  # rejects mixing numpy and torch
     elif not array_api_compat.is_numpy_array(pi):
         raise TypeError("pi must be a numpy array when P is sparse")
     tol = check_in_range("tol", tol, 0.0)
@@ -312,14 +313,14 @@ def killing_measure(P, pi, *, tol=1e-10):
     if n and host_sums.max() > 1.0 + tol:
         row = int(np.argmax(host_sums))
         raise ValueError(
-            f"P must be sub-stochastic (rows summing to at most 1 within {tol:g}), "
+            f"P must be sub-stochastic (rows summing to at most 1 within tol={tol:g}), "
             f"got row {row} summing to {host_sums[row]:.6g}"
         )
     gap, scale = symmetry_gap(flux, sparse, sign=+1)
     if gap > tol * max(scale, np.finfo(float).tiny):
         raise ValueError(
             "P must be reversible with respect to pi (pi_i P_ij = pi_j P_ji), got max |pi_i P_ij - pi_j P_ji| = "
-            f"{gap:.6g} (relative {gap / max(scale, np.finfo(float).tiny):.6g})"
+            f"{gap:.6g} (relative {gap / max(scale, np.finfo(float).tiny):.6g}, more than tol={tol:g})"
         )
     deficit = 1.0 - row_sums
     if sparse:

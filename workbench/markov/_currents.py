@@ -54,7 +54,7 @@ def _markov_and_law(P, pi):
         P = as_array("P", P, ndim=2)
         check_row_stochastic("P", P)
         pi = as_array("pi", pi, ndim=1)
-        namespace(P, pi)
+        namespace(P=P, pi=pi)
     check_nonnegative("pi", pi)
     check_matching("P rows", int(P.shape[0]), "pi", int(pi.shape[0]))
     return P, pi, scipy.sparse.issparse(P)
@@ -151,7 +151,7 @@ def circulation(P, f, g, pi):
     f = as_array("f", f, ndim=1)
     g = as_array("g", g, ndim=1)
     if not sparse:
-        namespace(P, f, g)
+        namespace(P=P, f=f, g=g)
     check_matching("P rows", n, "f", int(f.shape[0]))
     check_matching("P rows", n, "g", int(g.shape[0]))
     A = _flux(P, pi, sparse)

@@ -359,6 +359,8 @@ def ollivier_ricci(rates, edges=None, *, idleness=0.0):
     ot = _import_ot()
     W = _host_csr(jump)
     support = scipy.sparse.csr_array(((W + W.T) > 0).astype(np.float64))
+    # csgraph before scipy 1.15 takes only int32 index arrays (networkx and large graphs give int64).
+    support.indices, support.indptr = support.indices.astype(np.int32), support.indptr.astype(np.int32)
     pairs = _requested_edges(edges, support)
     if pairs.size:
         _check_out_rates(W, np.unique(pairs))

@@ -40,7 +40,7 @@ import scipy.sparse
 
 from workbench.backend import namespace, to_numpy
 from workbench.markov._matrices import as_library_of, lookup, square_matrix
-from workbench.validation import check_nonnegative
+from workbench.validation import as_array, check_integer, check_nonnegative
 
 __all__ = [
     "cycle_affinities",
@@ -234,6 +234,7 @@ def cycle_edges(cycles, n):
     """
     if isinstance(cycles, (str, bytes)) or not isinstance(cycles, Sequence):
         raise TypeError(f"cycles must be a sequence of vertex sequences, got {type(cycles).__name__}")
+    n = check_integer("n", n, 0)
     sources, targets, starts, offset = [], [], [], 0
     for k, cycle in enumerate(cycles):
         try:
@@ -248,7 +249,7 @@ def cycle_edges(cycles, n):
         if vertices.size < 2:
             raise ValueError(f"cycles[{k}] must visit at least 2 vertices, got {cycle!r}")
         if vertices.min() < 0 or vertices.max() >= n:
-            raise ValueError(f"cycles[{k}] must hold vertex indices in [0, {n}), got {cycle!r}")
+            raise ValueError(f"cycles[{k}] must hold vertex indices in [0, {n}), got {cycle!r} (n = {n} vertices)")
         following = np.roll(vertices, -1)
         if np.any(vertices == following):
             raise ValueError(f"cycles[{k}] must not stay at a vertex (consecutive repeats), got {cycle!r}")
@@ -279,7 +280,7 @@ def segment_sums(values, starts):
         numpy array or torch tensor (e.g. an edge field read along :func:`cycle_edges`).
     starts : numpy.ndarray of int, shape=[K]
         Strictly increasing segment offsets, ``starts[0] == 0``, all below ``E`` (as returned by
-        :func:`cycle_edges`); not checked.
+        :func:`cycle_edges`).
 
     Returns
     -------
@@ -296,6 +297,10 @@ def segment_sums(values, starts):
     >>> segment_sums(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 3])).tolist()  # 1+2+3, 4+5
     [6.0, 9.0]
     """
+    values = as_array("values", values, ndim=1)
+    starts = _segment_starts(starts, int(values.shape[0]))
+    if starts.size == 0:
+        return as_library_of(np.zeros(0), values)
     if array_api_compat.is_torch_array(values):
         import torch
 
@@ -303,6 +308,32 @@ def segment_sums(values, starts):
         segment = torch.as_tensor(np.repeat(np.arange(starts.size), lengths), device=values.device)
         return torch.zeros(starts.size, dtype=values.dtype, device=values.device).index_add_(0, segment, values)
     return np.add.reduceat(values, starts)
+
+
+def _segment_starts(starts, size: int) -> np.ndarray:
+    """``starts`` as an intp array of strictly increasing offsets from 0, all below ``size``."""
+    host = to_numpy(starts) if array_api_compat.is_torch_array(starts) else starts
+    try:
+        host = np.asarray(host)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"starts must be a 1-dimensional array of integer offsets, got {type(starts).__name__}"
+        ) from exc
+    if host.ndim != 1:
+        raise ValueError(f"starts must be a 1-dimensional array of integer offsets, got shape {host.shape}")
+    if host.size == 0:
+        if size:
+            raise ValueError(f"starts must begin with 0 when values holds {size} entries, got no offsets")
+        return np.zeros(0, dtype=np.intp)
+    if host.dtype.kind not in "iu":
+        raise TypeError(f"starts must hold integer offsets, got dtype {host.dtype}")
+    host = host.astype(np.intp)
+    if host[0] != 0 or np.any(np.diff(host) <= 0) or host[-1] >= size:
+        raise ValueError(
+            f"starts must be strictly increasing offsets from 0, each below len(values) = {size}, "
+            f"got {host.tolist()[:8]}"
+        )
+    return host
 
 
 def cycle_affinities(P, cycles=None):

@@ -49,7 +49,7 @@ def dirichlet_form(kernel, f, g=None):
     check_nonnegative("kernel", kernel)
     f = as_array("f", f, ndim=1)
     g = f if g is None else as_array("g", g, ndim=1)
-    namespace(kernel, f, g)
+    namespace(kernel=kernel, f=f, g=g)
     check_matching("kernel rows", kernel.shape[0], "f", f.shape[0])
     check_matching("f", f.shape[0], "g", g.shape[0])
     xp = namespace(kernel)

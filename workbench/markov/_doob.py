@@ -61,7 +61,7 @@ def doob_transform(kernel, h) -> MarkovOperator:
     kernel, _ = validated_kernel(kernel)
     h = as_array("h", h, ndim=1)
     if not is_sparse(kernel):
-        namespace(kernel, h)
+        namespace(kernel=kernel, h=h)
     check_matching("kernel rows", kernel.shape[0], "h", h.shape[0])
     if float(namespace(h).min(h)) <= 0.0:
         raise ValueError(f"h must be entrywise positive, got minimum {float(namespace(h).min(h)):.6g}")

@@ -125,7 +125,7 @@ def hodge_split(edge_field, weights=None):
     if weights is not None:
         w, w_sparse = square_matrix("weights", weights)
         if not (a_sparse or w_sparse):
-            namespace(a, w)  # rejects mixing numpy and torch
+            namespace(edge_field=a, weights=w)  # rejects mixing numpy and torch
         elif array_api_compat.is_torch_array(a) or array_api_compat.is_torch_array(w):
             raise TypeError("edge_field and weights must both be dense when either is a torch tensor")
         if tuple(w.shape) != tuple(a.shape):

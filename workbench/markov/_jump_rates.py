@@ -65,7 +65,7 @@ class JumpRates:
         if f.ndim not in (1, 2):
             raise ValueError(f"{name} must have shape [n] or [n, m], got shape {tuple(int(s) for s in f.shape)}")
         if not self.sparse:
-            namespace(self.W, f)  # a clear TypeError when numpy and torch are mixed
+            namespace(**{self.name: self.W, name: f})  # a clear TypeError when numpy and torch are mixed
         check_matching(f"{self.name} rows", self.n, name, int(f.shape[0]))
         return f
 

@@ -108,7 +108,8 @@ def gauss_kernel(points, beta):
     beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
     d2 = squared_distances(points)
     xp = namespace(d2)
-    return xp.exp(-beta * d2)
+    with np.errstate(over="ignore"):  # β d² past the double range: e^{-∞} = 0, the correctly rounded value
+        return xp.exp(-beta * d2)
 
 
 def neighbour_pairs(points, k=None, radius=None):
@@ -202,7 +203,8 @@ def gauss_kernel_sparse(points, beta, *, k=None, radius=None):
     if radius is not None:
         radius = check_in_range("radius", radius, 0.0, low_inclusive=False)
     i, j = neighbour_pairs(points, None if k is None else int(k), radius)
-    values = np.exp(-beta * pair_squared_distances(points, i, j))
+    with np.errstate(over="ignore"):  # β d² past the double range: e^{-∞} = 0, the correctly rounded value
+        values = np.exp(-beta * pair_squared_distances(points, i, j))
     diagonal = np.arange(n)
     # Both triangles and the diagonal in one COO -> CSR conversion: it keeps explicit zeros (a CSR sum
     # U + Uᵀ would drop underflowed entries) and leaves the indices sorted.

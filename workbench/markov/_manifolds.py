@@ -34,6 +34,8 @@ def generator(seed) -> np.random.Generator:
         return np.random.default_rng(seed)
     except TypeError as exc:
         raise TypeError(f"seed must be None, an int or a numpy Generator, got {type(seed).__name__}") from exc
+    except ValueError as exc:  # a negative integer
+        raise ValueError(f"seed must be a nonnegative integer, got {seed!r}") from exc
 
 
 def check_points(points, ambient_dimension: int, manifold: str) -> np.ndarray:

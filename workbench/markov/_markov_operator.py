@@ -17,6 +17,7 @@ R. R. Coifman and S. Lafon, "Diffusion maps", Appl. Comput. Harmon. Anal. 21 (20
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -105,14 +106,19 @@ class MarkovOperator:
     """
 
     def __init__(self, transition, *, stationary=None, atol: float = 1e-10):
+        atol = check_in_range("atol", atol, 0.0)
         if is_sparse(transition):
             transition = as_sparse("transition", transition)
             check_square("transition", transition)
             check_nonnegative("transition", transition)
-            check_row_sums("transition", transition, atol=atol)
+            with _naming_tolerance(atol):
+                check_row_sums("transition", transition, atol=atol)
         else:
             transition = as_array("transition", transition, ndim=2)
-            check_row_stochastic("transition", transition, atol=atol)
+            check_square("transition", transition)
+            check_nonnegative("transition", transition)
+            with _naming_tolerance(atol):
+                check_row_stochastic("transition", transition, atol=atol)
         self._P = transition
         self._kernel = None  # a symmetric kernel with P = rownorm(kernel), when known
         self._sampling = None  # (points, beta, alpha, k, radius, q, zero_diagonal) when built from points
@@ -120,7 +126,7 @@ class MarkovOperator:
         if stationary is not None:
             stationary = as_array("stationary", stationary, ndim=1)
             if not is_sparse(transition):
-                namespace(stationary, transition)  # one array library per call
+                namespace(stationary=stationary, transition=transition)  # one array library per call
             check_matching("stationary", stationary.shape[0], "transition rows", self.n)
             check_nonnegative("stationary", stationary)
             self.__dict__["stationary"] = stationary / namespace(stationary).sum(stationary)
@@ -562,7 +568,7 @@ class MarkovOperator:
             raise ValueError("nystrom needs an operator built by MarkovOperator.from_points")
         train, beta, alpha, k, radius, q, zero_diagonal = self._sampling
         points = as_array("points", points, ndim=2)
-        namespace(points, train)
+        namespace(points=points, training_points=train)
         check_matching("points columns", points.shape[1], "training dimension", train.shape[1])
         cross = cross_kernel(points, train, beta, k, radius)
         if zero_diagonal:  # a new point that coincides with a training point does not weigh itself
@@ -576,6 +582,15 @@ class MarkovOperator:
         coordinates = self.diffusion_map(n_components, t)
         mu = self.spectrum(n_components + 1).values[1:]
         return (transition @ coordinates) / mu[None, :]
+
+
+@contextlib.contextmanager
+def _naming_tolerance(atol: float):
+    """Add the tolerance parameter to a row-sum refusal: with a tight ``atol`` it is the knob to turn."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(f"{exc} (tolerance atol={atol:g})") from None
 
 
 def _default_beta(points, k, radius) -> float:

@@ -1,0 +1,141 @@
+"""Fuzz suite, ``workbench.continuum``: every public callable, one bad argument at a time (harness: ``fuzz.py``).
+
+The numeric cases use small grids (16–64 nodes); the symbolic cases use the line and the plane, whose
+sympy work takes milliseconds.
+"""
+
+import numpy as np
+import pytest
+import sympy as sp
+from fuzz import Case, public_callables, run
+
+from workbench import continuum
+
+_x, _y = sp.symbols("x y", real=True)
+
+
+def _line():
+    return continuum.RiemannianMetric([[1]], (_x,))
+
+
+def _plane():
+    return continuum.RiemannianMetric(sp.eye(2), (_x, _y))
+
+
+def _diffusion():
+    return continuum.diffusion_generator(_line(), 0, sp.Rational(1, 2))
+
+
+def _scores():
+    return np.random.default_rng(0).standard_normal((3, 4))
+
+
+_METRIC = "a RiemannianMetric: an object the library builds (its own case fuzzes the metric entries)"
+_GENERATOR = "a callable generator that diffusion_generator or witten_generator builds"
+
+CASES = [
+    # --- small-β softmax -------------------------------------------------------------------------------
+    Case("workbench.continuum.softmax_first_order", lambda: ((_scores(), 0.1), {})),
+    Case("workbench.continuum.softmax_second_order", lambda: ((_scores(), 0.1), {})),
+    Case("workbench.continuum.softmax_series", lambda: ((1, 2, 2), {"symbol": "s"})),
+    # --- kernel moments ----------------------------------------------------------------------------------
+    Case(
+        "workbench.continuum.kernel_generator_expansion",
+        lambda: ((), {"d": 1, "order": 1, "alpha": 1, "diagonal_metric": False}),
+    ),
+    Case(
+        "workbench.continuum.cauchy_green_estimator",
+        lambda: (
+            (
+                np.array([[0.0], [1.0], [-1.0]]),
+                np.array([[0.5, 0.25, 0.25], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]),
+                2.0,
+            ),
+            {},
+        ),
+    ),
+    # --- sampled Bakry–Émery calculus --------------------------------------------------------------------
+    Case(
+        "workbench.continuum.kernel_calculus_at",
+        lambda: (
+            (*continuum.torus_lattice(16, dim=2), np.sin(continuum.torus_lattice(16, dim=2)[0][:, 0]), 10.0, [35]),
+            {"period": 2 * np.pi, "cutoff": 6.0},
+        ),
+    ),
+    Case("workbench.continuum.sphere_product_quadrature", lambda: ((4, 8), {})),
+    Case("workbench.continuum.torus_lattice", lambda: ((4,), {"dim": 2, "period": 1.0})),
+    # --- nonlocal limits ---------------------------------------------------------------------------------
+    Case("workbench.continuum.circle_log_heat_kernel", lambda: ((1.0, 0.01, 1.0), {"method": "images"})),
+    Case("workbench.continuum.circle_log_heat_kernel", lambda: ((1.0, 0.01, 1.0), {"method": "fourier"})),
+    Case("workbench.continuum.sphere_log_heat_kernel", lambda: ((1.0, 0.05, 1.0), {})),
+    Case("workbench.continuum.varadhan_remainder", lambda: ((-7.5, 0.5, 0.01), {"hbar": 1.0, "dimension": 1})),
+    Case("workbench.continuum.diffusive_jump_rate", lambda: ((50.0,), {"hbar": 0.25, "dimension": 1})),
+    Case(
+        "workbench.continuum.circle_jump_kernel",
+        lambda: ((32, 5.0), {"hbar": 0.5, "remote": lambda u: 0.1 * np.exp(-u), "killing": lambda x: 0.1 + 0 * x}),
+    ),
+    Case(
+        "workbench.continuum.circle_courrege_operator",
+        lambda: (
+            (32, 5.0),
+            {
+                "hbar": 0.5,
+                "potential": lambda x: np.cos(x),
+                "remote": lambda u: 0.1 * np.exp(-u),
+                "killing": lambda x: 0.1 + 0 * x,
+            },
+        ),
+    ),
+    # --- Riemannian geometry in coordinates (sympy) ------------------------------------------------------
+    Case("workbench.continuum.RiemannianMetric", lambda: (([[1, 0], [0, 2]], (_x, _y)), {"volume_density": None})),
+    Case(
+        "workbench.continuum.diffusion_generator",
+        lambda: ((_line(), _x**2 / 2, sp.Rational(1, 2)), {}),
+        fixed={"metric": _METRIC},
+    ),
+    Case("workbench.continuum.witten_generator", lambda: ((_line(), [_x], 1), {}), fixed={"metric": _METRIC}),
+    Case(
+        "workbench.continuum.bakry_emery_gamma",
+        lambda: ((_diffusion(), _x**2, sp.sin(_x)), {}),
+        fixed={"generator": _GENERATOR},
+    ),
+    Case(
+        "workbench.continuum.bakry_emery_gamma2",
+        lambda: ((_diffusion(), _x**3), {}),
+        fixed={"generator": _GENERATOR},
+    ),
+    Case(
+        "workbench.continuum.bochner_gamma2",
+        lambda: ((_plane(), _x**2 * _y, (_x**2 + _y**2) / 2, 1), {"ricci": True}),
+        fixed={"metric": _METRIC},
+    ),
+    Case(
+        "workbench.continuum.witten_potential",
+        lambda: ((_line(), _x**2 / 2, 1), {}),
+        fixed={"metric": _METRIC},
+    ),
+    Case(
+        "workbench.continuum.formal_adjoint",
+        lambda: ((_line(), [_x], 1, sp.exp(-(_x**2))), {}),
+        fixed={"metric": _METRIC},
+    ),
+]
+
+#: Public callables without a case, each with the reason.
+EXEMPT = {
+    "workbench.continuum.JumpKernel": "a result record that circle_jump_kernel builds; its fields are not inputs",
+    "workbench.continuum.KernelCalculus": "a result record that kernel_calculus_at builds; its fields are not inputs",
+    "workbench.continuum.KernelExpansion": (
+        "a result record that kernel_generator_expansion builds; its fields are not inputs"
+    ),
+}
+
+
+def test_every_public_callable_has_a_case():
+    covered = {case.function for case in CASES} | set(EXEMPT)
+    assert public_callables("workbench.continuum") - covered == set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_fuzz(case):
+    run(case)
