@@ -310,7 +310,7 @@ def test_bad_input():
         expmv_chebyshev(-lap, b, 1.0, interval="exact")
     with pytest.raises(ValueError, match=r"tol must be in \(0, 1\), got 0.0"):
         expmv_chebyshev(-lap, b, 1.0, tol=0.0)
-    with pytest.raises(ValueError, match=r"A columns and B rows must have matching sizes, got 5 and 4"):
+    with pytest.raises(ValueError, match=r"op columns and B rows must have matching sizes, got 5 and 4"):
         expmv_chebyshev(-lap, np.ones((4, 1)), 1.0)
     with pytest.raises(ValueError, match=r"t must be in \(-inf, inf\), got nan"):
         expmv_chebyshev(-lap, b, float("nan"))

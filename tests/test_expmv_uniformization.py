@@ -242,7 +242,7 @@ def test_errors_name_the_problem():
         expmv_uniformization(op, b, 1.0)
     with pytest.raises(ValueError, match=r"needs \d+ block products for qt = 1e\+06.*more than max_matvecs = 1000"):
         expmv_uniformization(np.array([[-1.0, 1.0], [1.0, -1.0]]), b, 1e6 / (1 + 2.0**-20), max_matvecs=1000)
-    with pytest.raises(ValueError, match=r"A columns and B rows must have matching sizes, got 2 and 3"):
+    with pytest.raises(ValueError, match=r"op columns and B rows must have matching sizes, got 2 and 3"):
         expmv_uniformization(np.array([[-1.0, 1.0], [1.0, -1.0]]), np.ones(3), 1.0)
 
 

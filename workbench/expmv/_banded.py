@@ -15,11 +15,13 @@ lie-exponential-roadmap (seed): "impose banded/low-rank structure on :math:`Q`";
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_in_range, check_matching
+from workbench.validation import as_array, check_in_range, check_matching, check_memory
 
 __all__ = ["BandedMatrix", "banded_markov_generator"]
 
@@ -279,6 +281,18 @@ def banded_markov_generator(n, bandwidth, seed=None) -> BandedMatrix:
             raise ValueError(f"{name} must be an integer, got {value!r}")  # 2.5 used to be rounded silently
     n = int(check_in_range("n", n, 2))
     bandwidth = int(check_in_range("bandwidth", bandwidth, 1, n - 1))
+    expected = "seed must be None, a nonnegative integer or a numpy.random.Generator"
+    if isinstance(seed, Integral) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"{expected}, got {seed!r}")
+    elif not (seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence))):
+        raise TypeError(f"{expected}, got {seed!r}")
+    # The rates, the diagonals and the constructor's sorted and masked copies: about five (2w + 1) × n blocks.
+    check_memory(
+        f"banded_markov_generator with n = {n} and bandwidth = {bandwidth}",
+        5.0 * (2 * bandwidth + 1) * n * 8,
+        "lower n or bandwidth",
+    )
     rng = np.random.default_rng(seed)
     offsets = [o for o in range(-bandwidth, bandwidth + 1) if o != 0]
     rates = np.logaddexp(0.0, rng.standard_normal((len(offsets), n)))  # softplus, > 0

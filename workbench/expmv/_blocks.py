@@ -30,16 +30,19 @@ __all__ = []
 MAX_PRODUCTS = 10**7
 
 
-def as_block(op: LinearMap, b, name: str = "B"):
+def as_block(op: LinearMap, b, name: str = "B", op_name: str = "A"):
     """``b`` as a 2-D block ``[n, k]`` and whether it came as a vector.
 
-    The block is cast to the dtype of the result (:func:`~workbench.expmv._linear.result_dtype`): complex
-    when :math:`A` is, double precision when either side is.
+    ``b`` must be finite and numeric, in the array library products with ``op`` live in (refusals name
+    the two parameters ``op_name`` and ``name``).  The block is cast to the dtype of the result
+    (:func:`~workbench.expmv._linear.result_dtype`): complex when :math:`A` is, double precision when
+    either side is.
     """
     b = as_operand(name, b, keep_integers=True)
     if b.ndim not in (1, 2):
         raise ValueError(f"{name} must have shape [n] or [n, k], got shape {tuple(b.shape)}")
-    check_matching("A columns", op.n, f"{name} rows", b.shape[0])
+    check_matching(f"{op_name} columns", op.n, f"{name} rows", b.shape[0])
+    op.check_operand(b, op_name, name)
     vector = b.ndim == 1
     b = promote_block(op, b)
     return (namespace(b).reshape(b, (b.shape[0], 1)) if vector else b), vector

@@ -50,7 +50,7 @@ from workbench.expmv._banded import BandedMatrix
 from workbench.expmv._blocks import MAX_PRODUCTS, as_block, axpy, finish, fresh_product, scale_by_power_of_two
 from workbench.expmv._krylov import expmv_krylov
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
-from workbench.validation import check_in_range
+from workbench.validation import as_array, check_in_range
 
 __all__ = ["ChebyshevExpansion", "chebyshev_exp_coefficients", "expmv_chebyshev"]
 
@@ -62,7 +62,15 @@ LANCZOS_STEPS = 64
 GROWTH_CHECK_EVERY = 16
 
 
-class ChebyshevExpansion(NamedTuple):
+class _ExpansionFields(NamedTuple):
+    coefficients: np.ndarray
+    log_scale: float
+    tail_bound: float
+    center: float
+    half_width: float
+
+
+class ChebyshevExpansion(_ExpansionFields):
     r"""Truncated Chebyshev expansion :math:`e^{tx} \approx e^{\ell}\sum_{k=0}^{K}\tilde c_k T_k((x-c)/h)` on :math:`[c-h, c+h]`.
 
     Attributes
@@ -75,14 +83,26 @@ class ChebyshevExpansion(NamedTuple):
         :math:`\sum_{k>K}|\tilde c_k|`, a bound on :math:`\max_{[c-h,c+h]}|e^{tx} - \text{expansion}|/e^{\ell}`
         (rigorous up to the ~1e-14 relative accuracy of :func:`scipy.special.ive`).
     center, half_width : float
-        :math:`c` and :math:`h`.
+        :math:`c` and :math:`h` (:math:`h > 0`).
+
+    Every field is checked on construction (finite numbers, :math:`\tilde c` a non-empty 1-D array,
+    tail bound :math:`\ge 0`, :math:`h > 0`): an expansion with a NaN would evaluate to NaN silently.
     """  # noqa: E501
 
-    coefficients: np.ndarray
-    log_scale: float
-    tail_bound: float
-    center: float
-    half_width: float
+    __slots__ = ()
+
+    def __new__(cls, coefficients, log_scale, tail_bound, center, half_width):
+        coefficients = np.array(to_numpy(as_array("coefficients", coefficients, ndim=1)), dtype=np.float64)
+        if coefficients.size == 0:
+            raise ValueError("coefficients must hold at least one Chebyshev coefficient, got an empty array")
+        return super().__new__(
+            cls,
+            coefficients,
+            check_in_range("log_scale", log_scale),
+            check_in_range("tail_bound", tail_bound, 0.0),
+            check_in_range("center", center),
+            check_in_range("half_width", half_width, 0.0, low_inclusive=False),
+        )
 
 
 def _bessel_degree(tau_abs: float, target: float) -> tuple[np.ndarray, float]:
@@ -487,20 +507,21 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     >>> bool(np.allclose(Y, scipy.linalg.expm(-30.0 * L.toarray()) @ B, rtol=0, atol=1e-13)), info["interval"]
     (True, (-4.0, 0.0))
     """  # noqa: E501
-    op = as_linear_map(op)
+    op = as_linear_map(op, "op")
     t = check_in_range("t", t)
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
-    block, vector = as_block(op, B)
+    block, vector = as_block(op, B, op_name="op")
     xp = namespace(block)
     if not (assume_symmetric or op.is_symmetric()):
         if op.is_complex:
             raise ValueError(
-                "expmv_chebyshev needs a Hermitian A (real spectrum); this complex A is not Hermitian "
+                "op must be Hermitian: expmv_chebyshev needs a Hermitian A (real spectrum); "
+                "this complex A is not Hermitian "
                 f"(kind {op.kind!r}; a skew-Hermitian A = -iH has an imaginary spectrum: use method='taylor' or "
                 "'krylov'; pass assume_symmetric=True for a LinearOperator known to be Hermitian)"
             )
         raise ValueError(
-            "expmv_chebyshev needs a symmetric A (real spectrum); A is not symmetric "
+            "op must be symmetric: expmv_chebyshev needs a symmetric A (real spectrum); A is not symmetric "
             f"(kind {op.kind!r}; pass assume_symmetric=True for a LinearOperator known to be symmetric)"
         )
     info = {"method": "chebyshev", "matvecs": 0, "degree": 0, "error_estimate": 0.0, "truncation_bound": 0.0}

@@ -25,7 +25,7 @@ from numbers import Real
 
 import numpy as np
 
-from workbench.backend import namespace, unit_roundoff
+from workbench.backend import namespace, to_numpy, unit_roundoff
 from workbench.expmv._blocks import join_complex, promote_block, split_complex
 from workbench.expmv._kronecker import KroneckerSum
 from workbench.expmv._linear import LinearMap, as_linear_map, as_operand, result_dtype
@@ -101,6 +101,16 @@ def _is_skew_hermitian(op: LinearMap) -> bool:
     if host is None:
         return False
     return as_linear_map(1j * host).is_symmetric()
+
+
+def _as_times(t) -> np.ndarray:
+    """``t`` (a real number or a grid: numpy, torch, a list) as a float64 numpy array; complex or text is refused."""
+    raw = to_numpy(t)
+    if raw.dtype == object and all(isinstance(v, Real) and not isinstance(v, bool) for v in raw.flat):
+        raw = raw.astype(float)  # Fractions, Decimals-as-Real and other number types
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"t must be a real number or a 1-D grid of real numbers, got {t!r} (dtype {raw.dtype})")
+    return raw.astype(float)
 
 
 def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return_info: bool = False, **options):
@@ -186,7 +196,7 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
         b = promote_block(op, namespace(b).astype(b, dtype))
         split = int(b.shape[1])
         b = split_complex(namespace(b), b)
-    times = np.atleast_1d(np.asarray(t, dtype=float))
+    times = np.atleast_1d(_as_times(t))
     if times.ndim != 1 or times.size == 0 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite real number or a non-empty 1-D grid of them, got {t!r}")
     if np.any(np.diff(times) < 0):

@@ -70,6 +70,12 @@ class KroneckerSum:
 
     def __init__(self, A, B):
         self.factors = (as_linear_map(A, "A"), as_linear_map(B, "B"))
+        libraries = ["torch" if "torch" in f.namespace().__name__ else "numpy" for f in self.factors]
+        if libraries[0] != libraries[1]:
+            raise TypeError(
+                f"A and B must live in one array library, got A in {libraries[0]} and B in {libraries[1]}; "
+                "convert them to one library (workbench.backend.to_backend)"
+            )
         n, m = (f.n for f in self.factors)
         self.shape = (n * m, n * m)
         self._cache: dict[str, object] = {}
@@ -184,7 +190,15 @@ def _factor_exponential(op, t: float, x, *, dense_limit: int, tol: float, factor
         return factor_expmv(op.a, x, t), "factor_expmv", 0
     matrix = op.dense(x) if op.n <= dense_limit else None
     if matrix is not None:
-        return matrix_exp(t * matrix) @ x, "dense", 0
+        xp = namespace(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scaled = t * matrix
+        if not bool(xp.all(xp.isfinite(scaled))):
+            raise ValueError(
+                f"t·F overflows {matrix.dtype} for a Kronecker factor F of order {op.n} (t = {t:g}, "
+                f"‖F‖₁ = {op.one_norm():.3g}): e^(tF) is beyond the floating range; shorten t or rescale the factors"
+            )
+        return matrix_exp(scaled) @ x, "dense", 0
     if op.is_symmetric():
         result, info = expmv_chebyshev(op, x, t, tol=tol)
         return result, "chebyshev", info["matvecs"]
@@ -283,12 +297,13 @@ def expmv_kronecker_sum(A, B, V, t=1.0, *, dense_limit=2048, tol=2.0**-53, facto
     a, b = as_linear_map(A, "A"), as_linear_map(B, "B")
     t = check_in_range("t", t)
     dense_limit = int(check_in_range("dense_limit", dense_limit, 0))
-    V = promote_block(
-        as_linear_map(KroneckerSum(a, b)), as_operand("V", V, keep_integers=True)
-    )  # complex factors: complex V
+    structured = as_linear_map(KroneckerSum(a, b))
+    V = as_operand("V", V, keep_integers=True)
     if V.ndim not in (1, 2):
         raise ValueError(f"V must have shape [nm] or [nm, k], got shape {tuple(V.shape)}")
     check_matching("A ⊕ B columns", a.n * b.n, "V rows", V.shape[0])
+    structured.check_operand(V, "A", "V")
+    V = promote_block(structured, V)  # complex factors: complex V
     result, _ = _kronecker_apply(a, b, V, t, dense_limit=dense_limit, tol=tol, factor_expmv=factor_expmv)
     return result
 
@@ -310,12 +325,16 @@ def expmv_kronecker(op, B, t, *, tol=2.0**-53, dense_limit=2048, factor_expmv=No
     """  # noqa: E501
     structured = op.a if isinstance(op, LinearMap) else op
     if not isinstance(structured, KroneckerSum):
-        raise TypeError(f"expmv_kronecker needs a KroneckerSum operator, got {type(structured).__name__}")
+        raise TypeError(
+            f"op must be a KroneckerSum: expmv_kronecker needs a KroneckerSum operator, got {type(structured).__name__}"
+        )
     t = check_in_range("t", t)
-    V = promote_block(as_linear_map(structured), as_operand("B", B, keep_integers=True))
+    V = as_operand("B", B, keep_integers=True)
     if V.ndim not in (1, 2):
         raise ValueError(f"B must have shape [n] or [n, k], got shape {tuple(V.shape)}")
-    check_matching("A columns", structured.n, "B rows", V.shape[0])
+    check_matching("op columns", structured.n, "B rows", V.shape[0])
+    as_linear_map(structured).check_operand(V, "op", "B")
+    V = promote_block(as_linear_map(structured), V)
     a, b = structured.factors
     dense_limit = int(check_in_range("dense_limit", dense_limit, 0))
     return _kronecker_apply(a, b, V, t, dense_limit=dense_limit, tol=tol, factor_expmv=factor_expmv)

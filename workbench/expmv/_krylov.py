@@ -52,8 +52,8 @@ import numpy as np
 import scipy.linalg
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
-from workbench.expmv._blocks import promote_block, scale_by_power_of_two
-from workbench.expmv._linear import AccuracyWarning, LinearMap
+from workbench.expmv._blocks import as_block, finish, scale_by_power_of_two
+from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
 from workbench.validation import check_in_range, check_integer
 
 __all__ = ["expmv_krylov"]
@@ -229,7 +229,7 @@ def _local_error(f: np.ndarray, beta: np.ndarray, av_norm: np.ndarray, m: int) -
 
 
 def expmv_krylov(
-    op: LinearMap,
+    op,
     B,
     t: float,
     *,
@@ -276,9 +276,10 @@ def expmv_krylov(
 
     Parameters
     ----------
-    op : LinearMap
-        The operator :math:`A`.
-    B : array, shape=[n, k]
+    op : LinearMap or operator
+        The operator :math:`A`: a :class:`~workbench.expmv.LinearMap` or anything
+        :func:`~workbench.expmv.as_linear_map` accepts.
+    B : array, shape=[n] or [n, k]
         numpy or torch (any device), real or complex, single or double precision (complex when
         :math:`A` is: Arnoldi then orthogonalises in the complex inner product :math:`x^*y`).
     t : float
@@ -319,8 +320,9 @@ def expmv_krylov(
     >>> bool(np.allclose(y, scipy.linalg.expm(2.0 * L)[:, :1], rtol=1e-14, atol=1e-15)), info["process"]
     (True, 'lanczos')
     """
+    op = as_linear_map(op, "op")
+    B, vector = as_block(op, B, op_name="op")  # finite, [n, k], promoted: complex A makes the block complex
     xp = namespace(B)
-    B = promote_block(op, B)  # complex A makes the block complex
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     t = check_in_range("t", t)
     m = check_integer("m", m, 1, 500)
@@ -343,7 +345,7 @@ def expmv_krylov(
     }
     norm_a = op.one_norm() if n else 0.0
     if t == 0.0 or n == 0 or k == 0 or norm_a == 0.0:
-        return xp.asarray(B, copy=True), info
+        return finish(xp, xp.asarray(B, copy=True), vector), info
 
     # Rounding: the projected H carries errors of about u‖A‖, which e^{τH} turns into a relative error of
     # about u|t|‖A‖ (for normal and non-normal A alike; e^{[[1, 1e17], [0, 1]]} came out with 100 % error,
@@ -470,4 +472,4 @@ def expmv_krylov(
         )
     if w is B:
         w = xp.asarray(B, copy=True)
-    return w, info
+    return finish(xp, w, vector), info

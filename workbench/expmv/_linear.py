@@ -20,7 +20,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import check_finite, is_sparse
+from workbench.validation import check_choice, check_finite, is_sparse
 
 __all__ = ["AccuracyWarning", "LinearMap", "as_linear_map"]
 
@@ -70,7 +70,7 @@ def as_operand(name: str, x, *, keep_integers: bool = False):
     >>> as_operand("B", [1, 2]).dtype, as_operand("B", np.array([1j], dtype=np.complex64)).dtype
     (dtype('float64'), dtype('complex64'))
     """
-    namespace(x)  # rejects foreign array libraries
+    namespace(**{name: x})  # rejects foreign array libraries, naming the parameter
     if array_api_compat.is_torch_array(x):
         import torch
 
@@ -130,6 +130,10 @@ def _is_torch_sparse(a) -> bool:
     return a.layout != torch.strided
 
 
+#: The kinds of operator a :class:`LinearMap` knows.
+_KINDS = ("dense", "scipy-sparse", "torch-sparse", "linear-operator", "structured")
+
+
 class LinearMap:
     """A square operator :math:`A` seen through block products and a few cheap facts.
 
@@ -138,9 +142,17 @@ class LinearMap:
     """
 
     def __init__(self, a, kind: str):
+        check_choice("kind", kind, _KINDS)
+        shape = getattr(a, "shape", None)
+        try:
+            shape = tuple(int(s) for s in shape)
+        except (TypeError, ValueError):
+            raise TypeError(f"a must be an operator with a shape [n, n], got {type(a).__name__}") from None
+        if len(shape) != 2 or shape[0] != shape[1]:
+            raise ValueError(f"a must be a square operator (shape [n, n]), got shape {shape}")
         self.a = a
         self.kind = kind
-        self.n = int(a.shape[0])
+        self.n = shape[0]
         self._facts: dict[str, object] = {}
 
     # ---- products --------------------------------------------------------------------------
@@ -203,18 +215,30 @@ class LinearMap:
         """The scipy sparse array when :math:`A` is one, else ``None``."""
         return self.a if self.kind == "scipy-sparse" else None
 
-    def check_operand(self, b) -> None:
+    def check_operand(self, b, op_name: str = "A", b_name: str = "B") -> None:
         """Raise ``TypeError`` unless the block ``b`` lives where products with :math:`A` do.
 
         Dense :math:`A` and ``b`` must share an array library; scipy operators act on numpy arrays and
-        torch sparse ones on torch tensors.  Dtypes may differ: :func:`result_dtype` gives the common one.
+        torch sparse ones on torch tensors; a structured operator acts in its own namespace.  Dtypes may
+        differ: :func:`result_dtype` gives the common one.  ``op_name`` and ``b_name`` are the parameter
+        names the caller knows the two by (they appear in the message).
         """
         if self.kind == "dense":
-            namespace(self.a, b)
+            namespace(**{op_name: self.a, b_name: b})
         elif self.kind in ("scipy-sparse", "linear-operator") and array_api_compat.is_torch_array(b):
-            raise TypeError(f"a scipy operator A acts on numpy arrays; got B as a torch tensor on {b.device}")
+            raise TypeError(
+                f"a scipy operator {op_name} acts on numpy arrays; got {b_name} as a torch tensor on {b.device}"
+            )
         elif self.kind == "torch-sparse" and not array_api_compat.is_torch_array(b):
-            raise TypeError("a torch sparse A acts on torch tensors; got B as a numpy array")
+            raise TypeError(f"a torch sparse {op_name} acts on torch tensors; got {b_name} as a numpy array")
+        elif self.kind == "structured" and hasattr(self.a, "namespace"):
+            torch_op = "torch" in self.a.namespace().__name__
+            if torch_op != array_api_compat.is_torch_array(b):
+                kind = "torch tensors" if torch_op else "numpy arrays"
+                raise TypeError(
+                    f"the structured operator {op_name} acts on {kind}; got {b_name} as {type(b).__name__} "
+                    "(convert them to one library: workbench.backend.to_backend)"
+                )
 
     def transpose_action(self):
         r"""A function computing :math:`A^* X` (:math:`A^\top X` for real :math:`A`), or ``None`` when there is none.
@@ -500,6 +524,10 @@ def as_linear_map(a, name: str = "A") -> LinearMap:
     ValueError
         For a non-square or non-finite operator.
     """  # noqa: E501
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string (the parameter name messages use), got {type(name).__name__}")
+    if not name:
+        raise ValueError("name must be a non-empty string (the parameter name messages use), got ''")
     if isinstance(a, LinearMap):
         return a
     if is_sparse(a):

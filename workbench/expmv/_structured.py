@@ -56,7 +56,7 @@ def phi1(z):
 def _rank1_inputs(u, v, t):
     u = as_array("u", u, ndim=1)
     v = as_array("v", v, ndim=1)
-    xp = namespace(u, v)
+    xp = namespace(u=u, v=v)
     check_matching("u", u.shape[0], "v", v.shape[0])
     t = check_in_range("t", t)
     return xp, u, v, t
@@ -137,7 +137,7 @@ def expmv_rank1(u, v, b, t=1.0):
     """
     xp, u, v, t = _rank1_inputs(u, v, t)
     b = as_array("b", b)
-    namespace(u, b)
+    namespace(u=u, b=b)
     if b.ndim not in (1, 2):
         raise ValueError(f"b must have shape [n] or [n, k], got shape {tuple(b.shape)}")
     check_matching("u", u.shape[0], "b rows", b.shape[0])

@@ -62,8 +62,8 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import like, namespace, to_numpy, unit_roundoff
-from workbench.expmv._blocks import MAX_PRODUCTS, promote_block
-from workbench.expmv._linear import LinearMap
+from workbench.expmv._blocks import MAX_PRODUCTS, as_block, finish
+from workbench.expmv._linear import LinearMap, as_linear_map
 from workbench.expmv._taylor_theta import theta_table
 from workbench.validation import check_choice, check_in_range, check_integer
 
@@ -244,7 +244,7 @@ def _max_abs(xp, x) -> float:
 
 
 def expmv_taylor(
-    op: LinearMap,
+    op,
     B,
     t: float,
     *,
@@ -285,9 +285,10 @@ def expmv_taylor(
 
     Parameters
     ----------
-    op : LinearMap
-        The operator :math:`A` (:func:`~workbench.expmv._linear.as_linear_map`).
-    B : array, shape=[n, k]
+    op : LinearMap or operator
+        The operator :math:`A`: a :class:`~workbench.expmv.LinearMap` or anything
+        :func:`~workbench.expmv.as_linear_map` accepts.
+    B : array, shape=[n] or [n, k]
         numpy or torch (any device), real or complex, single or double precision; the products run in
         its library (complex when :math:`A` is).
     t : float
@@ -347,8 +348,9 @@ def expmv_taylor(
     >>> bool(np.allclose(y, exact, rtol=1e-15, atol=1e-16)), info["matvecs"] <= info["degree"] * info["steps"]
     (True, True)
     """
+    op = as_linear_map(op, "op")
+    B, vector = as_block(op, B, op_name="op")  # finite, [n, k], promoted: complex A makes the block complex
     xp = namespace(B)
-    B = promote_block(op, B)  # complex A makes the block complex
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     m_max = check_integer("m_max", m_max, 1, 100)
     p_max = check_integer("p_max", p_max, 1, 20)
@@ -379,7 +381,7 @@ def expmv_taylor(
         "tol": tol,
     }
     if t == 0.0 or n == 0 or k == 0:
-        return xp.asarray(B, copy=True), info
+        return finish(xp, xp.asarray(B, copy=True), vector), info
 
     mu, bound, kind = _shift_and_norm(op, shift)
     alpha1 = abs(t) * bound
@@ -465,4 +467,4 @@ def expmv_taylor(
             f"exp(tA)B overflows the {f.dtype} range (t = {t:g}, bound on ||t(A - mu I)|| = {alpha1:.3g}); "
             "rescale B or A, or shorten t"
         )
-    return f, info
+    return finish(xp, f, vector), info

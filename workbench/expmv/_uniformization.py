@@ -252,7 +252,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     >>> bool(np.allclose(Y, exact, rtol=0, atol=1e-15)), bool((Y >= 0).all())
     (True, True)
     """
-    op = as_linear_map(op)
+    op = as_linear_map(op, "op")
     t = float(check_in_range("t", t))
     if t < 0:
         raise ValueError(
@@ -261,16 +261,18 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
     if max_matvecs is not None:
         max_matvecs = int(check_in_range("max_matvecs", max_matvecs, 0))
-    block, vector = as_block(op, B)
+    block, vector = as_block(op, B, op_name="op")
     xp = namespace(block)
     if op.is_complex:
         raise ValueError(
-            f"expmv_uniformization needs a Markov generator Q with real rates; A is complex (dtype {op.dtype}): "
+            "op must be real: expmv_uniformization needs a Markov generator Q with real rates; "
+            f"A is complex (dtype {op.dtype}): "
             "use method='taylor' or 'krylov'"
         )
     if not op.is_markov_generator():
         raise ValueError(
-            "expmv_uniformization needs a Markov generator Q (negative convention: off-diagonal rates >= 0, "
+            "op must be a Markov generator: expmv_uniformization needs a Markov generator Q "
+            "(negative convention: off-diagonal rates >= 0, "
             f"rows summing to 0); {_generator_problem(op)}"
         )
     diagonal = op.diagonal()
