@@ -344,3 +344,13 @@ def test_repro2_plot_failing_after_compute_still_prints_the_report(monkeypatch, 
     assert status == 1
     assert strict_loads(captured.out)["layers"]  # the report reached stdout
     assert "--plot" in captured.err and "could not be written" in captured.err
+
+
+def test_max_memory_sets_the_budget_of_a_command():
+    # A 1 KiB budget refuses the dense kernel of a Dirichlet-form check before it is allocated (the row fails
+    # with the budget's source); a bad size is a one-line usage error.
+    out = run("--max-memory", "1KiB", "check", "markov.dirichlet_form.gauss", "--numeric-only")
+    assert out.returncode == 1 and "Traceback" not in out.stderr + out.stdout
+    assert "(WORKBENCH_MAX_MEMORY=1KiB)" in out.stdout
+    assert_one_line_error(run("--max-memory", "lots", "list"), 2, "--max-memory must be a positive size in bytes")
+    assert run("--max-memory", "8GiB", "derive", "bch", "--degree", "3").returncode == 0

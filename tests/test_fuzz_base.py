@@ -113,6 +113,8 @@ CASES = [
         aliases={"x": ("K",)},
     ),
     Case("workbench.validation.is_sparse", lambda: ((scipy.sparse.eye(3),), {})),
+    Case("workbench.validation.memory_limit", lambda: (("1GiB",), {})),
+    Case("workbench.validation.parse_size", lambda: (("--max-memory", "4GiB"), {}), fixed={"name": _NAME}),
     Case("workbench.validation.shape_of", lambda: ((np.zeros((2, 3)),), {})),
     # --- workbench.rates -----------------------------------------------------------------------------
     Case("workbench.rates.fit_rate", lambda: (([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), {})),
@@ -121,6 +123,7 @@ CASES = [
 #: Public callables without a case, each with the reason.
 EXEMPT = {
     "workbench.backend.available_backends": "takes no arguments: nothing to fuzz",
+    "workbench.validation.memory_budget": "takes no arguments: nothing to fuzz",
     "workbench.backend.namespace": (
         "takes only *arrays and **named (the harness fuzzes no variadic parameter); every array case of "
         "the suites reaches it through the function that calls it"

@@ -98,3 +98,46 @@ def test_choice():
     assert check_choice("scale", "small", ("small", "large")) == "small"
     with pytest.raises(ValueError, match=r"scale must be one of 'small', 'large', got 'medium'"):
         check_choice("scale", "medium", ("small", "large"))
+
+
+# ---- the memory budget -----------------------------------------------------------------------------------
+
+
+def test_parse_size_reads_decimal_and_binary_units():
+    from workbench.validation import parse_size
+
+    assert parse_size("s", "4GiB") == 4 * 2**30
+    assert parse_size("s", "512 mb") == 512e6
+    assert parse_size("s", "2e9") == 2e9
+    assert parse_size("s", "1.5T") == 1.5e12
+    assert parse_size("s", 2048) == 2048.0
+    for bad in ("lots", "0", "-1GB", "1e999", "4 GiBs", ""):
+        with pytest.raises(
+            ValueError, match=rf"s must be a positive size in bytes such as 4GiB, 512MB or 2e9, got {bad!r}"
+        ):
+            parse_size("s", bad)
+    with pytest.raises(TypeError, match="s must be a size in bytes"):
+        parse_size("s", [1])
+
+
+def test_memory_limit_and_the_environment_set_the_budget_of_every_estimate(monkeypatch):
+    # Oracle: the refusal names the budget's source; a block that fits the budget is computed as before.
+    from workbench.markov import gauss_kernel
+    from workbench.validation import MAX_MEMORY_VARIABLE, memory_budget, memory_limit
+
+    points = np.random.default_rng(0).standard_normal((400, 2))
+    monkeypatch.delenv(MAX_MEMORY_VARIABLE, raising=False)
+    assert memory_budget()[1] == "available memory"
+    with (
+        memory_limit("64KiB"),
+        pytest.raises(ValueError, match=r"more than the budget of 6.1e-05 GiB \(set by memory_limit\)"),
+    ):
+        gauss_kernel(points, 1.0)
+    monkeypatch.setenv(MAX_MEMORY_VARIABLE, "64KiB")
+    with pytest.raises(ValueError, match=rf"\({MAX_MEMORY_VARIABLE}=64KiB\)"):
+        gauss_kernel(points, 1.0)
+    with memory_limit("1GiB"):  # the context wins over the environment
+        assert gauss_kernel(points, 1.0).shape == (400, 400)
+    monkeypatch.setenv(MAX_MEMORY_VARIABLE, "plenty")
+    with pytest.raises(ValueError, match=f"{MAX_MEMORY_VARIABLE} must be a positive size"):
+        gauss_kernel(points, 1.0)

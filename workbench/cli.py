@@ -24,6 +24,7 @@ from rich.table import Table
 from workbench import __version__
 from workbench.backend import available_backends
 from workbench.catalogue import SCALES, CatalogueError, Result, discover, run_checks, select
+from workbench.validation import MAX_MEMORY_VARIABLE, parse_size
 
 __all__ = ["main"]
 
@@ -561,6 +562,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Attention Geometry Workbench: derive identities symbolically, check them numerically.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="the memory budget of every estimate (e.g. 4GiB, 512MB; default: the available memory): work "
+        "estimated to need more is refused before it starts (sets WORKBENCH_MAX_MEMORY for the command)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_list = sub.add_parser("list", help="the identity catalogue")
@@ -656,6 +663,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "lab":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if args.max_memory is not None:
+            parse_size("--max-memory", args.max_memory)
+            os.environ[MAX_MEMORY_VARIABLE] = args.max_memory  # inherited by kernels and subprocesses too
         if args.command == "list":
             return _cmd_list(args)
         if args.command == "check":

@@ -166,7 +166,7 @@ class BandedMatrix:
 
     def matmat(self, x):
         r""":math:`AX` for ``x`` of shape ``[n, k]`` or ``[n]``, in the library and device of the diagonals."""
-        xp = namespace(self.diagonals, x)
+        xp = namespace(diagonals=self.diagonals, x=x)
         check_matching("A columns", self.n, "x rows", x.shape[0])
         if isinstance(x, np.ndarray):
             if "scipy" not in self._cache:
