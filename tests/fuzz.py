@@ -55,7 +55,9 @@ class Case:
     Parameters
     ----------
     function : str
-        Dotted public name, e.g. ``"workbench.lie.bch"``.
+        Dotted public name, e.g. ``"workbench.lie.bch"``, or a method of a public class,
+        ``"workbench.markov.MarkovOperator.spectrum"`` (then ``make`` passes the instance first; ``self`` is
+        never fuzzed).
     make : callable
         Returns ``(args, kwargs)`` of a valid call (built lazily, fresh for every call, so a function that
         mutates its input cannot spoil the next call).
@@ -79,8 +81,17 @@ class Case:
         return self.function.removeprefix("workbench.")
 
     def resolve(self) -> Callable:
-        module, _, name = self.function.rpartition(".")
-        return getattr(importlib.import_module(module), name)
+        """The callable: a module-level name, or a method of a public class (``pkg.Class.method``)."""
+        parts = self.function.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                target = importlib.import_module(".".join(parts[:cut]))
+            except ModuleNotFoundError:
+                continue
+            for name in parts[cut:]:
+                target = getattr(target, name)
+            return target
+        raise ValueError(f"function must be a dotted public name, got {self.function!r}")
 
 
 class _Timeout(BaseException):
@@ -264,16 +275,26 @@ def fuzz(case: Case) -> tuple[int, list[str]]:
     calls = 0
     for parameter in list(bound.arguments):
         kind = signature.parameters[parameter].kind
-        if parameter in case.fixed or kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+        if parameter in case.fixed or parameter in ("self", "cls") or kind == inspect.Parameter.VAR_KEYWORD:
             continue
-        for label, bad in bad_values(bound.arguments[parameter]).items():
-            calls += 1
-            args, kwargs = case.make()
-            trial = signature.bind(*args, **kwargs)
-            trial.arguments[parameter] = bad
-            problem = _outcome(case, function, trial, parameter, label, reference)
-            if problem:
-                findings.append(f"{parameter} = {label}: {problem}")
+        # A *args parameter is fuzzed one element at a time (``matrices[1] = nan entry``).
+        slots = range(len(bound.arguments[parameter])) if kind == inspect.Parameter.VAR_POSITIONAL else [None]
+        for slot in slots:
+            valid = bound.arguments[parameter] if slot is None else bound.arguments[parameter][slot]
+            for label, bad in bad_values(valid).items():
+                calls += 1
+                args, kwargs = case.make()
+                trial = signature.bind(*args, **kwargs)
+                if slot is None:
+                    trial.arguments[parameter] = bad
+                else:
+                    values = list(trial.arguments[parameter])
+                    values[slot] = bad
+                    trial.arguments[parameter] = tuple(values)
+                problem = _outcome(case, function, trial, parameter, label, reference)
+                if problem:
+                    where = parameter if slot is None else f"{parameter}[{slot}]"
+                    findings.append(f"{where} = {label}: {problem}")
     return calls, findings
 
 
@@ -319,6 +340,29 @@ def public_callables(package: str) -> set[str]:
     return names
 
 
+def public_methods(package: str) -> set[str]:
+    """Dotted names of the public methods (and class/static methods) of the classes a package exports.
+
+    Properties, dunder methods and methods taking no argument but ``self`` are not included.
+    """
+    module = importlib.import_module(package)
+    names = set()
+    for name in module.__all__:
+        cls = getattr(module, name)
+        if not inspect.isclass(cls) or issubclass(cls, BaseException):
+            continue
+        for attribute, value in vars(cls).items():
+            if attribute.startswith("_"):
+                continue
+            function = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+            if not inspect.isfunction(function):
+                continue
+            parameters = [p for p in inspect.signature(function).parameters if p not in ("self", "cls")]
+            if parameters:  # a method of no argument but self has nothing to fuzz
+                names.add(f"{package}.{name}.{attribute}")
+    return names
+
+
 def run(case: Case) -> None:
     """Assert that fuzzing ``case`` finds nothing (the message lists every finding)."""
     calls, findings = fuzz(case)
@@ -326,4 +370,14 @@ def run(case: Case) -> None:
     assert not findings, f"{case.id}: {len(findings)} of {calls} calls broke the contract:\n  " + "\n  ".join(findings)
 
 
-__all__ = ["CALL_BYTES", "CALL_SECONDS", "Case", "bad_values", "fuzz", "names_parameter", "public_callables", "run"]
+__all__ = [
+    "CALL_BYTES",
+    "CALL_SECONDS",
+    "Case",
+    "bad_values",
+    "fuzz",
+    "names_parameter",
+    "public_callables",
+    "public_methods",
+    "run",
+]

@@ -65,3 +65,29 @@ def test_every_public_callable_has_a_case():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_fuzz(case):
     run(case)
+
+
+# ---- methods of the public classes --------------------------------------------------------------------
+
+METHOD_CASES = [
+    Case("workbench.lie.LieSeries.terms", lambda: ((lie.bch(4),), {"basis": "hall"})),
+    Case("workbench.lie.LieSeries.component", lambda: ((lie.bch(4), 3), {})),
+    Case("workbench.lie.LieSeries.to_json", lambda: ((lie.bch(4),), {"basis": "right-normed"})),
+    Case("workbench.lie.LieSeries.to_text", lambda: ((lie.bch(4),), {"basis": "right-normed"})),
+    Case("workbench.lie.LieSeries.to_latex", lambda: ((lie.bch(4),), {"basis": "right-normed"})),
+    Case(
+        "workbench.lie.LieSeries.evaluate",
+        lambda: ((lie.bch(4), np.array([[0.0, 0.1], [0.0, 0.0]]), np.array([[0.0, 0.0], [0.2, 0.0]])), {}),
+    ),
+]
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    assert public_methods("workbench.lie") - {case.function for case in METHOD_CASES} == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    run(case)

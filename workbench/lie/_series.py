@@ -155,7 +155,7 @@ class LieSeries:
         if len(matrices) != self.n_letters:
             raise ValueError(f"matrices must be one per generator ({self.n_letters}), got {len(matrices)}")
         arrays = [as_array(f"matrices[{i}]", m) for i, m in enumerate(matrices)]
-        xp = namespace(*arrays)
+        xp = namespace(**{f"matrices[{i}]": a for i, a in enumerate(arrays)})
         for i, m in enumerate(arrays):
             check_square(f"matrices[{i}]", m)
             if tuple(m.shape) != tuple(arrays[0].shape):
