@@ -141,3 +141,33 @@ def test_memory_limit_and_the_environment_set_the_budget_of_every_estimate(monke
     monkeypatch.setenv(MAX_MEMORY_VARIABLE, "plenty")
     with pytest.raises(ValueError, match=f"{MAX_MEMORY_VARIABLE} must be a positive size"):
         gauss_kernel(points, 1.0)
+
+
+def test_float32_copies_of_exact_generators_and_stochastic_matrices_pass_with_float32_tolerances():
+    # Reproducer: a float32 copy of a valid generator was refused (row sums ~6e-8 > 1e-10).  The default
+    # tolerance is 8·n·u of the dtype (u = 2^-24 for float32: the rounding bound of an n-term row sum), and
+    # stays 1e-10 for float64.  A row off by 1e-3 is still refused in float32.
+    from workbench.validation import check_markov_generator, check_row_stochastic
+
+    rng = np.random.default_rng(7)
+    rates = rng.random((40, 40))
+    np.fill_diagonal(rates, 0.0)
+    Q = rates - np.diag(rates.sum(axis=1))
+    P = rates / rates.sum(axis=1, keepdims=True)
+    Q32, P32 = Q.astype(np.float32), P.astype(np.float32)
+    assert np.abs(Q32.sum(axis=1, dtype=np.float32)).max() > 1e-10  # the rounding the old check refused
+    check_markov_generator("Q", Q32)
+    check_row_stochastic("P", P32)
+    broken = P32.copy()
+    broken[3, 0] += 1e-3
+    with pytest.raises(
+        ValueError, match=r"P must be row-stochastic \(rows summing to 1 within 1.90735e-05\), got row 3"
+    ):
+        check_row_stochastic("P", broken)
+    with pytest.raises(ValueError, match="within 1e-10"):
+        check_row_stochastic("P", broken.astype(np.float64))
+    if HAS_TORCH:
+        import torch
+
+        check_markov_generator("Q", torch.as_tensor(Q32))
+        check_row_stochastic("P", torch.as_tensor(P32))

@@ -20,7 +20,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace
+from workbench.backend import namespace, unit_roundoff
 
 __all__ = [
     "MAX_MEMORY_VARIABLE",
@@ -202,6 +202,22 @@ def _check_tolerance(name: str, value) -> float:
     return check_in_range(name, value, 0.0)
 
 
+#: The row-sum tolerance of the stochastic and generator checks in double precision.
+ROW_SUM_ATOL = 1e-10
+
+
+def _row_sum_tolerance(atol, x) -> float:
+    """``atol`` if given; else :data:`ROW_SUM_ATOL`, or :math:`8nu` where the dtype's roundoff makes that larger.
+
+    A row sum of :math:`n` entries carries a rounding error up to about :math:`nu` times the row's size, so a
+    float32 copy of an exact generator (:math:`u = 2^{-24}`) has row sums of order 1e-7, which 1e-10 refuses.
+    """
+    if atol is not None:
+        return _check_tolerance("atol", atol)
+    n = int(x.shape[-1]) if getattr(x, "ndim", 0) else 1
+    return max(ROW_SUM_ATOL, 8.0 * n * unit_roundoff(x))
+
+
 def _generator_ok(x, atol: float) -> bool:
     xp = namespace(x)
     n = int(x.shape[-1])
@@ -319,8 +335,11 @@ def check_symmetric(name: str, x, *, rtol: float = 1e-12) -> None:
         )
 
 
-def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
+def check_row_stochastic(name: str, x, *, atol: float | None = None) -> None:
     """Raise ``ValueError`` unless ``x`` is square, nonnegative and has unit row sums.
+
+    The row sums must be 1 within ``atol`` (default: 1e-10, or :math:`8nu` for a dtype of unit roundoff
+    :math:`u` where that is larger: float32 allows about 4.8e-7 times :math:`n`).
 
     Examples
     --------
@@ -330,8 +349,8 @@ def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
         ...
     ValueError: P must be row-stochastic (rows summing to 1 within 1e-10), got row 1 summing to 0.9
     """
-    atol = _check_tolerance("atol", atol)
     check_square(name, x)
+    atol = _row_sum_tolerance(atol, x)
     check_nonnegative(name, x)
     xp = namespace(**{name: x})
     if _size(x) == 0 or float(xp.max(xp.abs(xp.sum(x, axis=-1) - 1.0))) <= atol:
@@ -347,10 +366,12 @@ def check_row_stochastic(name: str, x, *, atol: float = 1e-10) -> None:
         )
 
 
-def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
+def check_markov_generator(name: str, x, *, atol: float | None = None) -> None:
     r"""Raise ``ValueError`` unless ``x`` is a Markov generator (negative convention, :math:`\mathcal L = P - I`).
 
-    A generator has nonnegative off-diagonal rates and rows summing to zero.
+    A generator has nonnegative off-diagonal rates and rows summing to zero, within ``atol`` times the largest
+    entry's size (default ``atol``: 1e-10, or :math:`8nu` for a dtype of unit roundoff :math:`u` where that is
+    larger, as for float32).
 
     Examples
     --------
@@ -360,8 +381,8 @@ def check_markov_generator(name: str, x, *, atol: float = 1e-10) -> None:
         ...
     ValueError: Q must be a Markov generator with nonnegative off-diagonal entries, got Q[1, 0] = -0.5
     """
-    atol = _check_tolerance("atol", atol)
     check_square(name, x)
+    atol = _row_sum_tolerance(atol, x)
     _check_numeric(name, x, real=True)
     if _size(x) and _generator_ok(x, atol):  # device-side pass; host only to explain a failure
         return
