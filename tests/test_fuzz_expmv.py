@@ -202,3 +202,123 @@ def test_constructors_validate():
         expmv.banded_markov_generator(10**12, 2)
     with pytest.raises(TypeError, match=r"name must be a string .*got int"):
         expmv.as_linear_map(_G, name=3)
+
+
+# ---- methods of the public classes --------------------------------------------------------------------
+
+
+def _banded_torch():
+    return expmv.BandedMatrix([-1, 0, 1], torch.as_tensor(-_path_diagonals()))
+
+
+METHOD_CASES = [
+    # Products: numpy (scipy's DIA kernel) and torch (shifted slices) for banded, the vec identity for
+    # Kronecker sums, and LinearMap's public door on dense, sparse and structured operators.
+    Case("workbench.expmv.BandedMatrix.matmat", lambda: ((_banded_path(), np.ones((5, 2))), {})),
+    Case(
+        "workbench.expmv.BandedMatrix.matmat",
+        lambda: ((_banded_torch(), torch.ones(5, 2, dtype=torch.float64)), {}),
+    ),
+    Case("workbench.expmv.BandedMatrix.from_scipy", lambda: ((scipy.sparse.csr_array(_Q),), {})),
+    Case("workbench.expmv.BandedMatrix.is_symmetric", lambda: ((_banded_path(),), {"rtol": 1e-12})),
+    Case("workbench.expmv.BandedMatrix.is_markov_generator", lambda: ((_banded_path(),), {"atol": 1e-10})),
+    Case("workbench.expmv.KroneckerSum.matmat", lambda: ((_kron(), np.ones((6, 2))), {})),
+    Case("workbench.expmv.KroneckerSum.matmat", lambda: ((_kron(), _V6.copy()), {})),
+    Case("workbench.expmv.KroneckerSum.is_symmetric", lambda: ((_kron(),), {"rtol": 1e-12})),
+    Case("workbench.expmv.KroneckerSum.is_markov_generator", lambda: ((_kron(),), {"atol": 1e-10})),
+    Case("workbench.expmv.LinearMap.matmat", lambda: ((expmv.as_linear_map(_G.copy()), _block()), {})),
+    Case(
+        "workbench.expmv.LinearMap.matmat",
+        lambda: ((expmv.as_linear_map(scipy.sparse.csr_array(_Q)), np.ones(4)), {}),
+    ),
+    Case(
+        "workbench.expmv.LinearMap.matmat",
+        lambda: ((expmv.as_linear_map(torch.as_tensor(_G)), torch.as_tensor(_B)), {}),
+    ),
+    Case("workbench.expmv.LinearMap.matmat", lambda: ((expmv.as_linear_map(_banded_path()), np.ones((5, 2))), {})),
+    Case("workbench.expmv.LinearMap.astype", lambda: ((expmv.as_linear_map(_G.copy()), "float32"), {})),
+    Case("workbench.expmv.LinearMap.astype", lambda: ((expmv.as_linear_map(torch.as_tensor(_G)), "complex128"), {})),
+    Case("workbench.expmv.LinearMap.is_symmetric", lambda: ((expmv.as_linear_map(_L.copy()),), {"rtol": 1e-12})),
+    Case(
+        "workbench.expmv.LinearMap.is_markov_generator",
+        lambda: ((expmv.as_linear_map(scipy.sparse.csr_array(_Q)),), {"atol": 1e-10}),
+    ),
+    Case(
+        "workbench.expmv.LinearMap.is_markov_generator",
+        lambda: ((expmv.as_linear_map(_banded_path()),), {"atol": 1e-10}),
+    ),
+    Case("workbench.expmv.LinearMap.dense", lambda: ((expmv.as_linear_map(_G.copy()), _block()), {})),
+]
+
+_ENGINE = "engine internal: called only by the expmv methods, on operands as_block has already validated"
+
+#: Public methods without a case, each with the reason.
+EXEMPT_METHODS = {
+    "workbench.expmv.LinearMap.check_operand": _ENGINE + " (op_name and b_name are literals of the caller)",
+    "workbench.expmv.LinearMap.host_matrix": _ENGINE + " (its one argument is the flag strict)",
+}
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    covered = {case.function for case in METHOD_CASES} | set(EXEMPT_METHODS)
+    assert public_methods("workbench.expmv") - covered == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    run(case)
+
+
+def test_method_refusals_name_the_parameter():
+    # The refusals the method fuzz cases found, pinned (each was an IndexError, a NaN or a foreign message).
+    with pytest.raises(ValueError, match=r"x must have shape \[n\] or \[n, k\], got shape \(\)"):
+        _banded_path().matmat(np.array(1.0))
+    with pytest.raises(ValueError, match=r"x must be finite, got 1 non-finite entry \(first at index \(2, 0\)\)"):
+        _banded_path().matmat(np.array([[1.0], [1.0], [np.nan], [1.0], [1.0]]))
+    with pytest.raises(TypeError, match=r"x must be a numeric array"):
+        expmv.as_linear_map(_G).matmat(np.full((4, 2), "a", dtype=object))
+    with pytest.raises(TypeError, match=r"numpy from A \(ndarray\) and torch from x \(Tensor\)"):
+        expmv.as_linear_map(_G).matmat(torch.as_tensor(_B))
+    with pytest.raises(ValueError, match=r"A ⊕ B columns and v rows must have matching sizes, got 6 and 5"):
+        _kron().matmat(np.ones(5))
+    with pytest.raises(TypeError, match=r"the structured operator A ⊕ B acts on numpy arrays; got v as Tensor"):
+        _kron().matmat(torch.ones(6, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"matrix must be finite, got 1 non-finite entry"):
+        expmv.BandedMatrix.from_scipy(scipy.sparse.csr_array(np.array([[np.nan, 1.0], [0.0, 1.0]])))
+    with pytest.raises(TypeError, match=r"rtol must be a real number, got str"):
+        _banded_path().is_symmetric("1e-12")
+    with pytest.raises(ValueError, match=r"atol must be in \[0, inf\), got nan"):
+        _kron().is_markov_generator(float("nan"))
+    with pytest.raises(TypeError, match=r"dtype must be a floating or complex dtype .*got 'no-such-choice'"):
+        expmv.as_linear_map(_G).astype("no-such-choice")
+    with pytest.raises(TypeError, match=r"dtype must be a floating or complex dtype .*got <class 'int'>"):
+        expmv.as_linear_map(_G).astype(int)
+
+
+def test_public_products_agree_with_dense():
+    # Oracle: the dense matrices (numpy @).  Tolerance 1e-14: sums of at most three products of numbers of
+    # size <= 2, so the only error is rounding in the last place.
+    dense_path = _banded_path().to_scipy().toarray()
+    x = np.arange(10.0).reshape(5, 2)
+    np.testing.assert_allclose(_banded_path().matmat(x.astype(np.int64)), dense_path @ x, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(expmv.as_linear_map(_G).matmat(np.ones(4)), _G @ np.ones(4), rtol=1e-14, atol=1e-14)
+    dense_kron = np.kron(_L[:2, :2], np.eye(3)) + np.kron(np.eye(2), _L[:3, :3])
+    np.testing.assert_allclose(_kron().matmat(_V6), dense_kron @ _V6, rtol=1e-14, atol=1e-14)
+    # A float32 torch operator and a float64 block: the product is formed in float64 (the promoted dtype).
+    y = expmv.as_linear_map(torch.as_tensor(_G, dtype=torch.float32)).matmat(torch.as_tensor(_B))
+    assert y.dtype == torch.float64
+    # Tolerance 1e-6 relative: the entries of G rounded to float32 (u = 6e-8), times sums of four terms.
+    np.testing.assert_allclose(y.numpy(), _G @ _B, rtol=1e-6, atol=1e-6)
+
+
+def test_fact_caches_are_per_tolerance():
+    # A symmetric matrix perturbed by 1e-6: asymmetric at rtol 1e-12, symmetric at rtol 1e-3 — the second
+    # question must not get the first answer from the cache.
+    a = expmv.as_linear_map(_L + 1e-6 * np.eye(4, k=1))
+    assert not a.is_symmetric()
+    assert a.is_symmetric(1e-3)
+    q = expmv.as_linear_map(_Q + 1e-6 * np.eye(4, k=1))
+    assert not q.is_markov_generator()
+    assert q.is_markov_generator(1e-3)

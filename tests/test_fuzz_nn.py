@@ -152,3 +152,106 @@ def test_forward_refuses_bad_input(name):
             if not all(bool(torch.isfinite(out).all()) for out in outputs):
                 findings.append(f"{label}: returned a non-finite number")
     assert not findings, f"{name}.forward: " + "; ".join(findings)
+
+
+# ---- methods of the public classes --------------------------------------------------------------------
+#
+# The harness calls a method with the instance first (never fuzzed).  The layers are the float64 ones of
+# ``_layers``; the forward cases repeat ``test_forward_refuses_bad_input`` through the harness and add the
+# non-contiguous copy (which must not change the answer).
+
+
+def _layer(name):
+    return _layers()[name]
+
+
+def _x():
+    return _randn(2, 5, 4, seed=11)
+
+
+def _banded():
+    # Exit rates 3, 5, 2.5, 0.5: a stochastic step needs rate >= 5.
+    return wnn.BandedGenerator([-1, 1], torch.tensor([[0.0, 1.0, 2.0, 0.5], [3.0, 4.0, 0.5, 0.0]], dtype=F64))
+
+
+def _givens():
+    return wnn.givens_product(_randn(3), [(0, 1), (2, 3), (1, 2)], 4)
+
+
+_TO = {"dtype": F64, "device": "cpu"}
+
+METHOD_CASES = [
+    Case("workbench.nn.BandedGenerator.matmul", lambda: ((_banded(), _randn(4, 2, seed=12)), {})),
+    Case(
+        "workbench.nn.BandedGenerator.stochastic_step",
+        lambda: ((_banded(), _randn(4, 2, seed=12), torch.tensor(8.0, dtype=F64)), {}),
+    ),
+    Case("workbench.nn.BandedGenerator.stochastic_step", lambda: ((_banded(), _randn(3, 4, 2, seed=12), 8.0), {})),
+    Case("workbench.nn.GivensProduct.apply", lambda: ((_givens(), _randn(3, 4, seed=13)), {"transpose": True})),
+    Case("workbench.nn.ExpMarkovAttention.forward", lambda: ((_layer("ExpMarkovAttention"), _x()), {})),
+    Case("workbench.nn.ExpMarkovAttention.generator", lambda: ((_layer("ExpMarkovAttention"), _x()), {})),
+    Case("workbench.nn.HeatKernelAttention.forward", lambda: ((_layer("HeatKernelAttention"), _x()), {})),
+    Case("workbench.nn.HeatKernelAttention.generator", lambda: ((_layer("HeatKernelAttention"), _x()), {})),
+    Case("workbench.nn.GivensFlowMixer.forward", lambda: ((_layer("GivensFlowMixer"), _x()), {"inverse": True})),
+    Case("workbench.nn.GivensFlowMixer.product", lambda: ((_layer("GivensFlowMixer"),), dict(_TO))),
+    Case("workbench.nn.SPDMap.forward", lambda: ((_layer("SPDMap"), _x()), {})),
+    Case("workbench.nn.SPDMap.generator", lambda: ((_layer("SPDMap"),), dict(_TO))),
+    Case("workbench.nn.SPDMap.matrix", lambda: ((_layer("SPDMap"),), dict(_TO))),
+    Case("workbench.nn.SymplecticMap.forward", lambda: ((_layer("SymplecticMap"), _x()), {})),
+    Case("workbench.nn.SymplecticMap.generator", lambda: ((_layer("SymplecticMap"),), dict(_TO))),
+    Case("workbench.nn.SymplecticMap.matrix", lambda: ((_layer("SymplecticMap"),), dict(_TO))),
+    Case(
+        "workbench.nn.OperatorAttention.forward",
+        lambda: ((_layer("OperatorAttention"), _x()), {"return_operator": True}),
+    ),
+    Case("workbench.nn.OperatorAttention.attention", lambda: ((_layer("OperatorAttention"), _x()), {})),
+]
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    assert public_methods("workbench.nn") - {case.function for case in METHOD_CASES} == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    with torch.no_grad():
+        run(case)
+
+
+def test_method_refusals_name_the_parameter():
+    # The refusals the method fuzz cases found, pinned (each was a RuntimeError, an IndexError or a NaN).
+    q = _banded()
+    with pytest.raises(ValueError, match=r"x must have shape \[\.\.\., n=4, d\], got shape \(\)"):
+        q.matmul(torch.tensor(1.0, dtype=F64))
+    with pytest.raises(ValueError, match=r"x must be finite, got 1 non-finite entry"):
+        q.matmul(torch.tensor([[1.0], [float("nan")], [0.0], [0.0]], dtype=F64))
+    with pytest.raises(TypeError, match=r"x must be a torch tensor, got ndarray"):
+        q.stochastic_step(_randn(4, 2).numpy(), 8.0)
+    with pytest.raises(ValueError, match=r"rate must be > 0 and >= max_i\(-Q_ii\) = 5 .* got 1"):
+        q.stochastic_step(_randn(4, 2), 1.0)
+    with pytest.raises(ValueError, match=r"rate must be finite"):
+        q.stochastic_step(_randn(4, 2), torch.tensor(float("nan"), dtype=F64))
+    with pytest.raises(ValueError, match=r"rate must be broadcastable to the batch shape \(\), got shape \(0,\)"):
+        q.stochastic_step(_randn(4, 2), torch.zeros(0, dtype=F64))
+    with pytest.raises(ValueError, match=r"x must be finite"):
+        _givens().apply(torch.tensor([float("nan"), 0.0, 0.0, 0.0], dtype=F64))
+    spd = _layer("SPDMap")
+    with pytest.raises(ValueError, match=r"device must name a torch device present here .*got 'no-such-choice'"):
+        spd.matrix(device="no-such-choice")
+    with pytest.raises(TypeError, match=r"dtype must be None or a floating torch dtype .*got 'x'"):
+        _layer("SymplecticMap").generator(dtype="x")
+    with pytest.raises(TypeError, match=r"dtype must be None, torch.float32 or torch.float64, got torch.float16"):
+        spd.generator(dtype=torch.float16)
+    with pytest.raises(TypeError, match=r"device must be None, a string, an index or a torch.device, got float"):
+        _layer("GivensFlowMixer").product(device=2.5)
+
+
+def test_stochastic_step_is_the_uniformized_matrix():
+    # Oracle: the dense P = I + Q/λ from BandedGenerator.dense().  Tolerance 1e-15 absolute: sums of three
+    # products of numbers of size <= 1 in float64.
+    q, x = _banded(), _randn(4, 3, seed=14)
+    expected = (torch.eye(4, dtype=F64) + q.dense() / 8.0) @ x
+    torch.testing.assert_close(q.stochastic_step(x, 8.0), expected, rtol=0, atol=1e-15)
+    torch.testing.assert_close(q.matmul(x), q.dense() @ x, rtol=0, atol=1e-14)  # entries up to 5: 1e-14

@@ -19,7 +19,9 @@ import numpy as np
 
 from workbench.attention._family import family_operator, operator_logits
 from workbench.attention._forms import effective_form
+from workbench.attention._head_checks import admissible_mask, tokens_of
 from workbench.attention._operators import CORNERS, OPERATORS, SQRT_HALF, check_query_key_weights
+from workbench.attention._softmax import softmax_rows
 from workbench.backend import namespace
 from workbench.markov import MarkovOperator
 from workbench.validation import as_array, check_choice, check_in_range, check_matching, shape_of
@@ -95,7 +97,8 @@ class CornerHead:
 
     def operator(self, X, beta=None, mask=None):
         r"""The corner's Markov operator :math:`\mathsf P` (row-stochastic) on ``X``."""
-        return family_operator(*self._queries_keys(X), self.name, beta=beta, mask=mask)
+        logits = self.logits(X, beta=beta)  # = family_operator at the corner, with the mask checked against X
+        return softmax_rows(logits, admissible_mask(mask, logits, False, tokens_of("X", logits)))
 
     def markov(self, X, beta=None, mask=None) -> MarkovOperator:
         """:meth:`operator` wrapped as a :class:`~workbench.markov.MarkovOperator`."""

@@ -35,8 +35,12 @@ def is_bool(x) -> bool:
     return x.dtype == np.bool_
 
 
-def validated_mask(mask, like):
-    """Return ``mask`` as a boolean array of ``like``'s library, checked broadcastable to ``like.shape``."""
+def validated_mask(mask, like, source: str = ""):
+    """Return ``mask`` as a boolean array of ``like``'s library, checked broadcastable to ``like.shape``.
+
+    ``source`` says where the logits' shape came from (e.g. ``" of the 4 tokens in X"``), so that a refusal
+    names the parameter the caller sized them by.
+    """
     if isinstance(mask, (list, tuple)):
         mask = np.asarray(mask)
     namespace(logits=like, mask=mask)  # one array library per call (TypeError on mixing)
@@ -49,7 +53,7 @@ def validated_mask(mask, like):
     except ValueError:
         joint = None
     if joint != target:
-        raise ValueError(f"mask must be broadcastable to the logits shape {target}, got shape {shape_of(mask)}")
+        raise ValueError(f"mask must be broadcastable to the logits shape {target}{source}, got shape {shape_of(mask)}")
     return mask
 
 
@@ -133,14 +137,19 @@ def check_context(X, d_model, reference):
     return X
 
 
-def admissible_mask(mask, logits, causal):
-    r"""The user mask (validated against ``logits``) combined with the causal mask :math:`j \le i`."""
+def admissible_mask(mask, logits, causal, source: str = ""):
+    r"""The user mask (validated against ``logits``, see :func:`validated_mask`) and the causal mask :math:`j \le i`."""
     if mask is not None:
-        mask = validated_mask(mask, logits)
+        mask = validated_mask(mask, logits, source)
     if causal:
         causal_mask = causal_support(int(logits.shape[-1]), logits)
         mask = causal_mask if mask is None else mask & causal_mask
     return mask
+
+
+def tokens_of(name: str, logits) -> str:
+    """The ``source`` of :func:`validated_mask` for logits computed from a context ``name`` of n tokens."""
+    return f" of the {int(logits.shape[-1])} tokens in {name}"
 
 
 def check_head_weights(fields, *, stacked):

@@ -47,6 +47,7 @@ from workbench.attention._head_checks import (
     check_head_weights,
     check_shape,
     convert_weights,
+    tokens_of,
 )
 from workbench.attention._softmax import softmax_rows
 from workbench.backend import namespace
@@ -100,7 +101,7 @@ class _Heads:
 
     def _softmax(self, logits, mask):
         """The row softmax of ``logits`` on the user mask intersected with the causal mask when causal."""
-        return softmax_rows(logits, admissible_mask(mask, logits, self.causal))
+        return softmax_rows(logits, admissible_mask(mask, logits, self.causal, tokens_of("X", logits)))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

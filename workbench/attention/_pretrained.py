@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,7 +190,11 @@ class BertEncoder:
         return self.trace_ids(ids, tokens=tokens, special=special)
 
     def trace_ids(self, ids, *, tokens=None, special=None) -> EncoderTrace:
-        """Run the encoder on token ids directly (no ``[CLS]``/``[SEP]`` added), e.g. a synthetic probe sequence."""
+        """Run the encoder on token ids directly (no ``[CLS]``/``[SEP]`` added), e.g. a synthetic probe sequence.
+
+        ``tokens`` (strings) and ``special`` (booleans, True for a special token) label the ids one for one;
+        by default the vocabulary's word pieces and no special token.
+        """
         ids = np.asarray(ids)
         if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(f"ids must be a nonempty 1-d integer array, got shape {ids.shape} and dtype {ids.dtype}")
@@ -201,8 +206,22 @@ class BertEncoder:
             )
         if tokens is None:
             tokens = [self._tokenizer.id_to_token(int(i)) for i in ids]
+        elif isinstance(tokens, str) or not isinstance(tokens, Sequence) or len(tokens) != ids.size:
+            raise TypeError(
+                f"tokens must be a sequence of {ids.size} strings (one per id), got {type(tokens).__name__}"
+                + (f" of length {len(tokens)}" if isinstance(tokens, Sequence) else "")
+            )
+        elif not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"tokens must be strings, got {sorted({type(t).__name__ for t in tokens})}")
         if special is None:
             special = np.zeros(ids.size, dtype=bool)
+        else:
+            special = np.asarray(special)
+            if special.dtype != np.bool_ or special.shape != ids.shape:
+                raise ValueError(
+                    f"special must be a boolean array of shape {ids.shape} (one flag per id), got shape "
+                    f"{special.shape} and dtype {special.dtype}"
+                )
         n = ids.size
         x = self._word[ids] + self._position[:n] + self._token_type[0]
         x = self._embedding_norm(x)

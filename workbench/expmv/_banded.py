@@ -21,7 +21,8 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_in_range, check_matching, check_memory
+from workbench.expmv._linear import LinearMap, as_product_operand
+from workbench.validation import as_array, check_finite, check_in_range, check_matching, check_memory
 
 __all__ = ["BandedMatrix", "banded_markov_generator"]
 
@@ -116,6 +117,7 @@ class BandedMatrix:
             raise TypeError(f"matrix must be a scipy sparse matrix, got {type(matrix).__name__}")
         if matrix.shape[0] != matrix.shape[1]:
             raise ValueError(f"matrix must be a square matrix (shape [n, n]), got shape {tuple(matrix.shape)}")
+        check_finite("matrix", scipy.sparse.coo_array(matrix).data)  # before the diagonals are formed
         dia = scipy.sparse.dia_array(scipy.sparse.csr_array(matrix))  # CSR first: sums duplicate offsets
         n = matrix.shape[0]
         dtype = dia.data.dtype if np.issubdtype(dia.data.dtype, np.floating) else np.float64
@@ -165,9 +167,25 @@ class BandedMatrix:
         return self._cache["columns"]
 
     def matmat(self, x):
-        r""":math:`AX` for ``x`` of shape ``[n, k]`` or ``[n]``, in the library and device of the diagonals."""
-        xp = namespace(diagonals=self.diagonals, x=x)
-        check_matching("A columns", self.n, "x rows", x.shape[0])
+        r""":math:`AX` for ``x`` of shape ``[n, k]`` or ``[n]``, in the library and device of the diagonals.
+
+        ``x`` must be numeric (integers and bools are read as float64) and finite; the product has the
+        promoted dtype of the diagonals and ``x``.
+
+        Raises
+        ------
+        TypeError
+            For a non-numeric ``x`` or one in another array library than the diagonals.
+        ValueError
+            For a non-finite ``x``, or one whose shape is not ``[n]`` or ``[n, k]``.
+        """
+        namespace(diagonals=self.diagonals, x=x)  # one array library, naming both
+        x = as_product_operand(LinearMap(self, "structured"), x)
+        return self._matmat_unchecked(x)
+
+    def _matmat_unchecked(self, x):
+        # The product for blocks the expmv methods built and checked (see workbench.expmv._linear).
+        xp = namespace(x)
         if isinstance(x, np.ndarray):
             if "scipy" not in self._cache:
                 self._cache["scipy"] = self.to_scipy()
@@ -202,7 +220,11 @@ class BandedMatrix:
         return float(np.abs(self._host()).max()) if self._host().size else 0.0
 
     def is_symmetric(self, rtol: float = 1e-12) -> bool:
-        r"""Whether :math:`A_{i,i+o} = A_{i+o,i}` for every stored diagonal, to ``rtol`` relative (max-norm)."""
+        r"""Whether :math:`A_{i,i+o} = A_{i+o,i}` for every stored diagonal, to ``rtol`` relative (max-norm).
+
+        ``rtol`` is a finite number :math:`\ge 0`.
+        """
+        rtol = check_in_range("rtol", rtol, 0.0)
         host, n = self._host(), self.n
         where = {o: r for r, o in enumerate(self.offsets)}
         gap = 0.0
@@ -220,8 +242,10 @@ class BandedMatrix:
     def is_markov_generator(self, atol: float = 1e-10) -> bool:
         r"""Whether off-diagonal entries are :math:`\ge 0` and rows sum to 0, to ``atol`` × max entry (negative convention).
 
-        ``atol`` is raised to :math:`n_{\text{diag}}\,\epsilon` of the dtype (float32 row sums round to ~1e-7).
+        ``atol`` is a finite number :math:`\ge 0`, raised to :math:`n_{\text{diag}}\,\epsilon` of the dtype
+        (float32 row sums round to ~1e-7).
         """  # noqa: E501
+        atol = check_in_range("atol", atol, 0.0)
         host = self._host()
         scale = max(self._max_abs(), 1e-300)
         # Stored entries are rounded to the dtype: row sums of a float32 generator are ~1e-7, not 1e-10.

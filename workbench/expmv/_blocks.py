@@ -70,7 +70,7 @@ def join_complex(xp, y, k: int):
 
 def fresh_product(xp, op: LinearMap, x, dtype):
     """:math:`AX` as an array the caller may update in place, in ``dtype``."""
-    y = op.matmat(x)
+    y = op._matmat(x)
     if y is x:  # an operator may hand back its input; the callers update the product in place
         y = xp.asarray(y, copy=True)
     return y if y.dtype == dtype else xp.astype(y, dtype)

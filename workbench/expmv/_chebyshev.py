@@ -243,7 +243,7 @@ def _lanczos_interval(op: LinearMap, like, steps: int, t: float) -> tuple[tuple[
 
     for step in range(steps):
         current = basis[-1]
-        w = xp.astype(op.matmat(current), like.dtype)
+        w = xp.astype(op._matmat(current), like.dtype)
         alphas.append(_inner(xp, current, w).real)  # real for Hermitian A
         if full:
             stacked = xp.concat(basis, axis=1)
@@ -288,7 +288,7 @@ def _gershgorin_is_tight(op: LinearMap, like, t: float, bounds) -> bool:
     probes = np.ones((n, 2))
     probes[1::2, 1] = -1.0
     probes = xp.asarray(probes, dtype=like.dtype, device=array_api_compat.device(like))
-    quotients = np.real(to_numpy(xp.sum(probes * xp.astype(op.matmat(probes), like.dtype), axis=0))) / n
+    quotients = np.real(to_numpy(xp.sum(probes * xp.astype(op._matmat(probes), like.dtype), axis=0))) / n
     end = bounds[1] if t > 0 else bounds[0]
     return bool(abs(t) * float(np.min(np.abs(end - quotients))) <= 1.0)
 
@@ -337,7 +337,7 @@ def _shifted_product(op: LinearMap, center: float, scale: float, like):
         main = offsets.index(0)
         diagonals[main, :] = diagonals[main, :] - center * scale
         shifted = BandedMatrix(offsets, diagonals)
-        return shifted.matmat
+        return shifted._matmat_unchecked
     if op.scipy_matrix is not None and isinstance(like, np.ndarray):
         import scipy.sparse
 

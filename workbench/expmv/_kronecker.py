@@ -23,7 +23,7 @@ import numpy as np
 from workbench.backend import matrix_exp, namespace
 from workbench.expmv._blocks import promote_block
 from workbench.expmv._chebyshev import expmv_chebyshev
-from workbench.expmv._linear import LinearMap, as_linear_map, as_operand
+from workbench.expmv._linear import LinearMap, as_linear_map, as_operand, as_product_operand
 from workbench.expmv._uniformization import expmv_uniformization
 from workbench.validation import check_in_range, check_matching
 
@@ -96,10 +96,26 @@ class KroneckerSum:
         return self.factors[0].namespace()
 
     def matmat(self, v):
-        r""":math:`(A\oplus B)V = \mathrm{vec}(AX + XB^\top)` for ``v`` of shape ``[nm, k]`` or ``[nm]``."""
+        r""":math:`(A\oplus B)V = \mathrm{vec}(AX + XB^\top)` for ``v`` of shape ``[nm, k]`` or ``[nm]``.
+
+        ``v`` must be numeric and finite, in the array library of the factors; the product has the
+        promoted dtype (:func:`~workbench.expmv._linear.result_dtype`).
+
+        Raises
+        ------
+        TypeError
+            For a non-numeric ``v`` or one in another array library than the factors.
+        ValueError
+            For a non-finite ``v``, or one whose shape is not ``[nm]`` or ``[nm, k]``.
+        """
+        as_map = LinearMap(self, "structured")
+        v = as_product_operand(as_map, v, "v", "A ⊕ B")
+        return self._matmat_unchecked(promote_block(as_map, v))
+
+    def _matmat_unchecked(self, v):
+        # The product for blocks the expmv methods built and checked (see workbench.expmv._linear).
         a, b = self.factors
-        check_matching("A ⊕ B columns", self.n, "v rows", v.shape[0])
-        return _apply_factors(v, a.n, b.n, a.matmat, b.matmat, add=True)
+        return _apply_factors(v, a.n, b.n, a._matmat, b._matmat, add=True)
 
     def __matmul__(self, v):
         return self.matmat(v)
@@ -127,15 +143,17 @@ class KroneckerSum:
         return float((off_a[:, None] + off_b[None, :] + np.abs(da[:, None] + db[None, :])).max())
 
     def is_symmetric(self, rtol: float = 1e-12) -> bool:
-        """Whether both factors are symmetric (then so is the sum; the converse holds too)."""
+        """Whether both factors are symmetric (then so is the sum; the converse holds too); ``rtol`` as theirs."""
+        rtol = check_in_range("rtol", rtol, 0.0)
         return all(f.is_symmetric(rtol) for f in self.factors)
 
     def is_markov_generator(self, atol: float = 1e-10) -> bool:
         r"""Whether both factors are Markov generators (then :math:`A\oplus B` generates the product chain).
 
         Sufficient, not necessary: :math:`(A + cI)\oplus(B - cI)` is the same operator, so pass the factors
-        with zero row sums.
+        with zero row sums.  ``atol`` is a finite number :math:`\ge 0`.
         """
+        atol = check_in_range("atol", atol, 0.0)
         return all(f.is_markov_generator(atol) for f in self.factors)
 
     def gershgorin(self) -> tuple[float, float]:

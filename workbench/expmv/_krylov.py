@@ -137,7 +137,7 @@ def _krylov_basis(op: LinearMap, w, beta, m: int, lanczos: bool, basis, enough=N
         return np.stack([np.asarray(p, dtype=host_dtype) for p in parts], axis=2)
 
     for j in range(m + 1):
-        av = op.matmat(v)
+        av = op._matmat(v)
         row = _contiguous(xp.permute_dims(av, (1, 0)))  # [k, n]
         scale = _column_norms(xp, row, 1)
         if j == m or (enough is not None and j in _CHECKPOINTS):

@@ -10,6 +10,11 @@ Structured operators (banded, Kronecker sums) join by providing the same small p
 ``shape``, ``dtype``, ``matmat(X)`` and, optionally, ``one_norm()``, ``diagonal()``,
 ``is_symmetric()``, ``is_markov_generator()``, ``gershgorin()``, ``namespace()``, ``to_scipy()``.
 
+Products come in two doors.  The public ``matmat`` of :class:`LinearMap` (and of the package's
+structured operators) checks its operand — numeric, finite, shape ``[n]`` or ``[n, k]``, in the array
+library of the operator — and promotes it to the common dtype.  The methods call the unchecked
+``_matmat`` on blocks they built themselves, so the check is not repeated at every step of a series.
+
 What each kind of operator offers (its entries on the host, a transpose, a dense copy) is known here
 and nowhere else: the methods ask :class:`LinearMap`, never its ``kind``.
 """
@@ -20,7 +25,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
-from workbench.validation import check_choice, check_finite, is_sparse
+from workbench.validation import check_choice, check_finite, check_in_range, check_matching, is_sparse
 
 __all__ = ["AccuracyWarning", "LinearMap", "as_linear_map"]
 
@@ -158,9 +163,32 @@ class LinearMap:
     # ---- products --------------------------------------------------------------------------
 
     def matmat(self, x):
-        """Return :math:`AX` for a block ``x`` of shape ``[n, k]`` (same library and device as ``x``)."""
+        """Return :math:`AX` for ``x`` of shape ``[n, k]`` or ``[n]`` (same library and device as ``x``).
+
+        ``x`` must be numeric and finite and live where products with :math:`A` do (see
+        :meth:`check_operand`); the product has the dtype of :func:`result_dtype` (complex when either side
+        is, double precision when either side is).
+
+        Raises
+        ------
+        TypeError
+            For a non-numeric ``x`` or one in another array library.
+        ValueError
+            For a non-finite ``x``, or one whose shape is not ``[n]`` or ``[n, k]``.
+        """
+        x = as_product_operand(self, x)
+        dtype = result_dtype(self, x)
+        xp = namespace(x)
+        x = x if x.dtype == dtype else xp.astype(x, dtype)
+        op = self.astype(dtype)
+        if x.ndim == 1:
+            return op._matmat(xp.reshape(x, (self.n, 1)))[:, 0]
+        return op._matmat(x)
+
+    def _matmat(self, x):
+        """:math:`AX` for a block the methods built (``[n, k]``, checked and promoted): no check repeated."""
         if self.kind in ("linear-operator", "structured"):
-            y = self.a.matmat(x)
+            y = _unchecked_product(self.a)(x)
             if _is_complex_dtype(getattr(y, "dtype", "")) and not (self.is_complex or _is_complex_dtype(x.dtype)):
                 raise TypeError(
                     f"A is declared real (dtype {self.dtype}), but its action returned dtype {y.dtype} for a "
@@ -183,8 +211,16 @@ class LinearMap:
     def astype(self, dtype) -> LinearMap:
         """The same operator with its entries in ``dtype`` (explicit kinds); action-only kinds are returned as they are.
 
-        A ``LinearOperator`` or structured operator computes in the dtype its action returns.
+        ``dtype`` is a floating or complex dtype: a numpy dtype or its name (``"float32"``), or a torch
+        dtype for torch operators.  A ``LinearOperator`` or structured operator computes in the dtype its
+        action returns.
+
+        Raises
+        ------
+        TypeError
+            For anything that is not a floating or complex dtype.
         """
+        dtype = _as_floating_dtype(dtype, torch_like="torch" in self.namespace().__name__)
         if not self.explicit() or str(dtype) == str(self.dtype):
             return self
         if self.kind == "dense":
@@ -261,7 +297,7 @@ class LinearMap:
         if self.kind == "linear-operator" and self._has_adjoint():
             return self.a.rmatmat
         if self.is_symmetric():
-            return self.matmat
+            return self._matmat
         return None
 
     def _has_adjoint(self) -> bool:
@@ -393,11 +429,14 @@ class LinearMap:
         r"""Whether :math:`A = A^*` to ``rtol`` relative (False when it cannot be checked).
 
         For real :math:`A` that is :math:`A = A^\top`; for complex :math:`A` it is Hermitian symmetry, the
-        property every method needs (a real spectrum, an orthonormal eigenbasis, Lanczos).
+        property every method needs (a real spectrum, an orthonormal eigenbasis, Lanczos).  ``rtol`` is a
+        finite number :math:`\ge 0`; the answer is cached per ``rtol``.
         """
-        if "symmetric" not in self._facts:
+        rtol = check_in_range("rtol", rtol, 0.0)
+        key = ("symmetric", rtol)
+        if key not in self._facts:
             if self.kind == "structured":
-                value = bool(self.a.is_symmetric()) if hasattr(self.a, "is_symmetric") else False
+                value = bool(self.a.is_symmetric(rtol)) if hasattr(self.a, "is_symmetric") else False
             elif not self.explicit():
                 value = False
             elif self.kind == "dense":
@@ -409,8 +448,8 @@ class LinearMap:
                 host = self.host_sparse()
                 gap = abs(host - host.conj().T)
                 value = (gap.max() if gap.nnz else 0.0) <= rtol * max(abs(host).max() if host.nnz else 0.0, 1e-300)
-            self._facts["symmetric"] = bool(value)
-        return self._facts["symmetric"]
+            self._facts[key] = bool(value)
+        return self._facts[key]
 
     def surely_asymmetric(self) -> bool:
         r"""A cheap look that settles most non-symmetric explicit operators before :meth:`is_symmetric`.
@@ -449,12 +488,23 @@ class LinearMap:
         return bool(xp.all(self.a == xp.matrix_transpose(xp.conj(self.a) if self.is_complex else self.a)))
 
     def is_markov_generator(self, atol: float | None = None) -> bool:
-        r"""Whether :math:`A` has nonnegative off-diagonal rates and zero row sums (to ``atol`` × max rate)."""
+        r"""Whether :math:`A` has nonnegative off-diagonal rates and zero row sums (to ``atol`` × max rate).
+
+        ``atol`` is a finite number :math:`\ge 0`, or ``None`` for the rounding of a row sum in the dtype
+        (1e-10 in double, 1e-5 in single precision); the answer is cached per ``atol``.
+        """
+        given = atol
         if atol is None:  # rounding of a row sum: ~1e-16 per entry in float64, ~1e-7 in float32
             atol = 1e-5 if "float32" in str(self.dtype) else 1e-10
-        if "markov" not in self._facts:
+        else:
+            atol = check_in_range("atol", atol, 0.0)
+        key = ("markov", atol)
+        if key not in self._facts:
             if self.kind == "structured":
-                value = bool(self.a.is_markov_generator()) if hasattr(self.a, "is_markov_generator") else False
+                if not hasattr(self.a, "is_markov_generator"):
+                    value = False
+                else:  # a structured operator has its own default, the rounding of its dtype
+                    value = bool(self.a.is_markov_generator() if given is None else self.a.is_markov_generator(atol))
             elif not self.explicit() or self.is_complex:  # rates are real numbers
                 value = False
             else:
@@ -465,8 +515,8 @@ class LinearMap:
                 value = (not off.any() or host.data[off].min() >= -atol * scale) and np.abs(sums).max(
                     initial=0.0
                 ) <= atol * scale
-            self._facts["markov"] = bool(value)
-        return self._facts["markov"]
+            self._facts[key] = bool(value)
+        return self._facts[key]
 
     def gershgorin(self) -> tuple[float, float]:
         r"""Gershgorin bounds :math:`[\min_i (\Re a_{ii} - r_i), \max_i (\Re a_{ii} + r_i)]`.
@@ -508,6 +558,62 @@ def _one_norm_of_action(a) -> float:
         probes[:, 2:] = rng.choice([-1.0, 1.0], size=(n, 8)) / n
         images = np.column_stack([a.matvec(probes[:, j]) for j in range(probes.shape[1])])
         return float(np.max(np.abs(images).sum(axis=0) / np.abs(probes).sum(axis=0)))
+
+
+def as_product_operand(op, x, name: str = "x", op_name: str = "A"):
+    """``x`` checked as the right operand of a product with ``op`` (a :class:`LinearMap`).
+
+    Numeric and finite (integers and bools read as float64, :func:`as_operand`), of shape ``[n]`` or
+    ``[n, k]`` with ``n`` the order of ``op``, and in the array library products with ``op`` live in
+    (:meth:`LinearMap.check_operand`).  Refusals name ``name`` (and ``op_name``).
+    """
+    x = as_operand(name, x)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"{name} must have shape [n] or [n, k], got shape {tuple(int(s) for s in x.shape)}")
+    check_matching(f"{op_name} columns", op.n, f"{name} rows", int(x.shape[0]))
+    op.check_operand(x, op_name, name)
+    return x
+
+
+def _unchecked_product(a):
+    """The product a structured operator offers for checked blocks (``_matmat_unchecked``), else its ``matmat``.
+
+    The unchecked product is taken only from the class that defines ``matmat`` as its checked door: a
+    subclass that overrides ``matmat`` (to count products, say) keeps its override.
+    """
+    owner = {
+        name: next((c for c in type(a).__mro__ if name in vars(c)), None) for name in ("matmat", "_matmat_unchecked")
+    }
+    if owner["_matmat_unchecked"] is not None and owner["matmat"] is owner["_matmat_unchecked"]:
+        return a._matmat_unchecked
+    return a.matmat
+
+
+def _as_floating_dtype(dtype, *, torch_like: bool):
+    """``dtype`` as a numpy dtype, or a torch dtype when ``torch_like``; floating or complex only."""
+    if torch_like:
+        import torch
+
+        if isinstance(dtype, torch.dtype):
+            if dtype.is_floating_point or dtype.is_complex:
+                return dtype
+            raise TypeError(f"dtype must be a floating or complex dtype, got {dtype}")
+    resolved = None
+    if isinstance(dtype, (type, np.dtype)) or (isinstance(dtype, str) and dtype):
+        try:
+            resolved = np.dtype(dtype)
+        except TypeError:
+            resolved = None
+    if resolved is None or resolved.kind not in "fc":
+        raise TypeError(
+            "dtype must be a floating or complex dtype (e.g. numpy.float32, 'float64', or a torch dtype for a "
+            f"torch operator), got {dtype!r}"
+        )
+    if torch_like:
+        import torch
+
+        return getattr(torch, resolved.name)
+    return resolved
 
 
 def as_linear_map(a, name: str = "A") -> LinearMap:

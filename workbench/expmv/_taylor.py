@@ -132,7 +132,7 @@ class _Shifted:
         self.products += 1
         if self.matrix is not None:
             return self.matrix @ x
-        y = self.op.matmat(x)
+        y = self.op._matmat(x)
         return y - self.mu * x if self.mu != 0.0 else y
 
     @functools.cached_property

@@ -20,6 +20,8 @@ reconstructed here with :math:`R = I`, no feature transport — RECON].
 
 from __future__ import annotations
 
+from numbers import Real
+
 import torch
 import torch.nn.functional as F
 
@@ -143,8 +145,32 @@ class BandedGenerator:
         r"""The diagonal :math:`Q_{ii} = -\sum_r R_{r,i}`, shape ``[..., n]``."""
         return -self.exit_rates()
 
+    def _check_operand(self, x) -> None:
+        """``x``: a real floating torch tensor ``[..., n, d]``, on the rates' device, batch broadcastable, finite."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch tensor, got {type(x).__name__}")
+        if not x.is_floating_point():
+            raise TypeError(f"x must be a real floating-point tensor, got dtype {x.dtype}")
+        if x.ndim < 2 or x.shape[-2] != self.n:
+            raise ValueError(f"x must have shape [..., n={self.n}, d], got shape {tuple(x.shape)}")
+        if x.device != self.rates.device:
+            raise TypeError(f"x must be on the device of the rates ({self.rates.device}), got {x.device}")
+        try:
+            torch.broadcast_shapes(tuple(x.shape[:-2]), self.batch_shape)
+        except RuntimeError:
+            raise ValueError(
+                f"x must have batch dimensions broadcastable to the rates' {self.batch_shape}, got shape "
+                f"{tuple(x.shape)}"
+            ) from None
+        check_finite("x", x.detach())
+
     def matmul(self, x):
-        r""":math:`QX` by shifted adds, :math:`\sum_r R_{r}\odot(S_{o_r}X - X)`, for ``x`` of shape ``[..., n, d]``."""
+        r""":math:`QX` by shifted adds, :math:`\sum_r R_{r}\odot(S_{o_r}X - X)`, for ``x`` of shape ``[..., n, d]``.
+
+        ``x`` is a finite real floating tensor on the device of the rates, its batch dimensions broadcasting
+        against the rates'.
+        """
+        self._check_operand(x)
         out = -self.exit_rates()[..., None] * x
         for r, view in enumerate(_shifted_views(x, self.offsets)):
             out = out + self.rates[..., r, :, None] * view
@@ -157,9 +183,36 @@ class BandedGenerator:
 
             (PX)_i = \Big(1 - \tfrac{1}{\lambda}\sum_r R_{r,i}\Big)X_i + \sum_r \tfrac{R_{r,i}}{\lambda}X_{i+o_r},
 
-        ``rate`` a tensor broadcastable to the batch shape (detached).  Every coefficient is :math:`\ge 0` when
-        :math:`\lambda \ge \max_i(-Q_{ii})`, so :math:`X \ge 0 \Rightarrow PX \ge 0` exactly in floating point.
+        ``rate`` a tensor broadcastable to the batch shape (detached), or a real number.  Every coefficient is
+        :math:`\ge 0` when :math:`\lambda \ge \max_i(-Q_{ii})`, so :math:`X \ge 0 \Rightarrow PX \ge 0` exactly in
+        floating point; a smaller (or non-finite) rate is refused.  ``x`` as in :meth:`matmul`.
         """
+        self._check_operand(x)
+        if isinstance(rate, Real) and not isinstance(rate, bool):
+            rate = torch.tensor(float(rate), dtype=self.rates.dtype, device=self.rates.device)
+        if not isinstance(rate, torch.Tensor) or not rate.is_floating_point():
+            raise TypeError(f"rate must be a real number or a floating torch tensor, got {type(rate).__name__}")
+        try:
+            fits = torch.broadcast_shapes(tuple(rate.shape), self.batch_shape) == self.batch_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"rate must be broadcastable to the batch shape {self.batch_shape}, got shape {tuple(rate.shape)}"
+            )
+        check_finite("rate", rate.detach())
+        top = self.exit_rates().detach().amax(dim=-1) if self.n else self.rates.new_zeros(self.batch_shape)
+        lam = rate.detach()
+        short = (lam < top) | (lam <= 0)
+        if bool(short.any()):
+            raise ValueError(
+                f"rate must be > 0 and >= max_i(-Q_ii) = {float(top.max()):.6g} for P = I + Q/rate to be "
+                f"stochastic, got {float(lam.min()):.6g}"
+            )
+        return self._stochastic_step(x, rate)
+
+    def _stochastic_step(self, x, rate):
+        # The step for operands uniformized_action built and checked (its per-term loop): no check repeated.
         scaled = self.rates / rate[..., None, None]
         stay = 1.0 - scaled.sum(dim=-2)
         out = stay[..., None] * x

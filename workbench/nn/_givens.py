@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from workbench.nn._planes import brick_planes, check_planes, random_planes
-from workbench.nn._primitives import check_layer_input
+from workbench.nn._primitives import check_dtype_device, check_layer_input
 from workbench.validation import check_choice, check_finite, check_integer, check_memory
 
 __all__ = ["GivensFlowMixer", "GivensProduct", "givens_generator", "givens_product"]
@@ -151,7 +151,8 @@ class GivensProduct:
         Each stage of disjoint planes costs one gather and two multiply-adds over the :math:`d` coordinates,
         :math:`(Gx)_i = \cos\theta\,x_i + \sin\theta\,x_j`, :math:`(Gx)_j = -\sin\theta\,x_i + \cos\theta\,x_j`;
         the total is :math:`O(\#\text{stages}\cdot d)` per vector (:math:`O(m)` for a brick wall), no dense matrix.
-        Batch dimensions of ``x`` and of the angles broadcast.
+        Batch dimensions of ``x`` and of the angles broadcast.  ``x`` is a finite floating (or complex) tensor
+        on the device of the angles (a ``TypeError`` or ``ValueError`` naming ``x`` otherwise).
 
         Examples
         --------
@@ -167,6 +168,13 @@ class GivensProduct:
             raise TypeError(f"x must be a floating-point (or complex) tensor, got dtype {x.dtype}")
         if x.ndim < 1 or x.shape[-1] != self.d:
             raise ValueError(f"x must have last dimension {self.d}, got shape {tuple(x.shape)}")
+        if x.device != self.angles.device:
+            raise TypeError(f"x must be on the device of the angles ({self.angles.device}), got {x.device}")
+        check_finite("x", x.detach())
+        return self._apply(x, transpose=transpose)
+
+    def _apply(self, x: torch.Tensor, *, transpose: bool = False) -> torch.Tensor:
+        # The product for inputs GivensFlowMixer.forward has checked (once per forward, not once per call here).
         stages = self._stages if transpose else self._stages[::-1]  # W x: the last factor acts first
         y = x
         for stage in stages:
@@ -398,7 +406,15 @@ class GivensFlowMixer(nn.Module):
         return f"d={self.d}, planes={self.pattern!r} ({len(self.planes)}), mix={self.mix!r}"
 
     def product(self, dtype: torch.dtype | None = None, device=None) -> GivensProduct:
-        """The current :class:`GivensProduct` (angles cast to ``dtype``/``device`` when given)."""
+        """The current :class:`GivensProduct` (angles cast to ``dtype``/``device`` when given).
+
+        ``dtype`` is a floating torch dtype and ``device`` anything ``torch.device`` accepts; ``None`` keeps
+        the angles'.
+        """
+        dtype, device = check_dtype_device(dtype, device)
+        return self._product(dtype, device)
+
+    def _product(self, dtype, device) -> GivensProduct:
         return GivensProduct(self.angles.to(dtype=dtype, device=device), self.planes, self.d)
 
     def _check(self, x) -> None:
@@ -449,10 +465,10 @@ class GivensFlowMixer(nn.Module):
         (True, torch.float64)
         """
         self._check(x)
-        w = self.product(x.dtype, x.device)
+        w = self._product(x.dtype, x.device)
         if self.mix == "features":
-            return w.apply(x, transpose=inverse)
-        return w.apply(x.transpose(-1, -2), transpose=inverse).transpose(-1, -2)
+            return w._apply(x, transpose=inverse)
+        return w._apply(x.transpose(-1, -2), transpose=inverse).transpose(-1, -2)
 
     def matrix(self) -> torch.Tensor:
         r"""Dense :math:`W`, shape ``[d, d]`` (``y = W x`` on the mixed axis)."""

@@ -88,3 +88,28 @@ def check_exp_map_input(x, d: int) -> None:
     if x.ndim < 1 or x.shape[-1] != d:
         raise ValueError(f"x must have last dimension {d}, got shape {tuple(x.shape)}")
     check_finite("x", x.detach())
+
+
+def check_dtype_device(dtype, device, *, dtypes: tuple[torch.dtype, ...] | None = None):
+    """``(dtype, device)`` of a ``to(dtype=..., device=...)`` request, checked: each ``None`` or a valid value.
+
+    ``dtype`` is a floating torch dtype (one of ``dtypes`` when given); ``device`` anything ``torch.device``
+    accepts (``"cpu"``, ``"cuda:0"``, an index, a ``torch.device``) that names a device present here.
+    """
+    if dtype is not None:
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"dtype must be None or a floating torch dtype (e.g. torch.float64), got {dtype!r}")
+        if dtypes is not None and dtype not in dtypes:
+            names = " or ".join(str(t) for t in dtypes)
+            raise TypeError(f"dtype must be None, {names}, got {dtype}")
+    if device is not None:
+        if isinstance(device, bool) or not isinstance(device, (str, int, torch.device)):
+            raise TypeError(f"device must be None, a string, an index or a torch.device, got {type(device).__name__}")
+        try:
+            device = torch.device(device)
+            torch.empty(0, device=device)  # present on this machine (a CUDA index in range, a built backend)
+        except (RuntimeError, ValueError, TypeError, AssertionError) as exc:
+            raise ValueError(
+                f"device must name a torch device present here (e.g. 'cpu', 'cuda:0'), got {device!r}: {exc}"
+            ) from None
+    return dtype, device

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import nn
 
-from workbench.nn._primitives import check_exp_map_input, check_width
+from workbench.nn._primitives import EXP_DTYPES, check_dtype_device, check_exp_map_input, check_width
 from workbench.validation import check_choice, check_finite, check_in_range
 
 __all__ = ["SPDMap", "gershgorin_bound"]
@@ -143,7 +143,13 @@ class SPDMap(nn.Module):
         return gershgorin_bound(S) if self.bound == "gershgorin" else torch.linalg.eigvalsh(S)[..., -1]
 
     def generator(self, dtype: torch.dtype | None = None, device=None) -> torch.Tensor:
-        r"""The capped symmetric generator :math:`S_L`, shape ``[d, d]``."""
+        r"""The capped symmetric generator :math:`S_L`, shape ``[d, d]``.
+
+        ``dtype`` (float32 or float64) and ``device`` as in ``Tensor.to``; ``None`` keeps the weight's.
+        """
+        return self._generator(*check_dtype_device(dtype, device, dtypes=EXP_DTYPES))
+
+    def _generator(self, dtype, device) -> torch.Tensor:
         m = self.weight.to(dtype=dtype, device=device)
         S = 0.5 * (m + m.mT)
         if self.lipschitz is None:
@@ -153,8 +159,8 @@ class SPDMap(nn.Module):
         return scale * S
 
     def matrix(self, dtype: torch.dtype | None = None, device=None) -> torch.Tensor:
-        r""":math:`W = e^{S_L}`, shape ``[d, d]`` (``torch.linalg.matrix_exp``, differentiable)."""
-        return torch.linalg.matrix_exp(self.generator(dtype, device))
+        r""":math:`W = e^{S_L}`, shape ``[d, d]`` (``torch.linalg.matrix_exp``, differentiable); arguments as :meth:`generator`."""  # noqa: E501
+        return torch.linalg.matrix_exp(self._generator(*check_dtype_device(dtype, device, dtypes=EXP_DTYPES)))
 
     def lipschitz_bound(self) -> float:
         r"""The certified constant :math:`e^{b(S_L)} \ge \lVert W \rVert_2` (at most ``lipschitz`` when capped)."""
@@ -197,4 +203,4 @@ class SPDMap(nn.Module):
         True
         """
         check_exp_map_input(x, self.d)
-        return x @ self.matrix(x.dtype, x.device)  # W symmetric: x W^T = x W
+        return x @ torch.linalg.matrix_exp(self._generator(x.dtype, x.device))  # W symmetric: x W^T = x W

@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-from workbench.nn._primitives import check_exp_map_input, check_width
+from workbench.nn._primitives import EXP_DTYPES, check_dtype_device, check_exp_map_input, check_width
 
 __all__ = ["SymplecticMap", "symplectic_form"]
 
@@ -101,14 +101,20 @@ class SymplecticMap(nn.Module):
         return f"d={self.d}"
 
     def generator(self, dtype: torch.dtype | None = None, device=None) -> torch.Tensor:
-        r"""The Hamiltonian generator :math:`JH`, shape ``[d, d]``."""
+        r"""The Hamiltonian generator :math:`JH`, shape ``[d, d]``.
+
+        ``dtype`` (float32 or float64) and ``device`` as in ``Tensor.to``; ``None`` keeps the weight's.
+        """
+        return self._generator(*check_dtype_device(dtype, device, dtypes=EXP_DTYPES))
+
+    def _generator(self, dtype, device) -> torch.Tensor:
         m = self.weight.to(dtype=dtype, device=device)
         H = 0.5 * (m + m.mT)
         return symplectic_form(self.d, dtype=H.dtype, device=H.device) @ H
 
     def matrix(self, dtype: torch.dtype | None = None, device=None) -> torch.Tensor:
-        r""":math:`W = e^{JH}`, shape ``[d, d]`` (``torch.linalg.matrix_exp``, differentiable)."""
-        return torch.linalg.matrix_exp(self.generator(dtype, device))
+        r""":math:`W = e^{JH}`, shape ``[d, d]`` (``torch.linalg.matrix_exp``, differentiable); arguments as :meth:`generator`."""  # noqa: E501
+        return torch.linalg.matrix_exp(self._generator(*check_dtype_device(dtype, device, dtypes=EXP_DTYPES)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         r"""Apply the symplectic map to the last axis: :math:`y = Wx`, :math:`W = e^{JH}` (``y = x @ W.mT``).
@@ -146,4 +152,4 @@ class SymplecticMap(nn.Module):
         True
         """
         check_exp_map_input(x, self.d)
-        return x @ self.matrix(x.dtype, x.device).mT
+        return x @ torch.linalg.matrix_exp(self._generator(x.dtype, x.device)).mT

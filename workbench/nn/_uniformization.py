@@ -231,7 +231,7 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
 
     def step(y):
         if banded is not None:
-            return banded.stochastic_step(y, lam)
+            return banded._stochastic_step(y, lam)
         return y + (dense @ y) / lam[..., None, None]
 
     power = X
