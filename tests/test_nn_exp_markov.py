@@ -442,7 +442,9 @@ def test_default_cap_on_poisson_terms_fails_fast_for_huge_lambda_t():
     assert float((P.sum(-1) - 1).abs().max()) < 1e-11  # ~10^4 products of u each
     # the layers pass their own cap through: t_init = 50 with max exit rate ≥ 6·softplus(·) needs > 5 powers
     layer = ExpMarkovAttention(8, 2, offsets=(-1, 1), t_init=50.0, max_terms=5).double()
-    with pytest.raises(ValueError, match=r"uniformization needs .* powers .* \(t = 50, rate λ = [0-9.]+\), more than max_terms = 5"):
+    with pytest.raises(
+        ValueError, match=r"uniformization needs .* powers .* \(t = 50, rate λ = [0-9.]+\), more than max_terms = 5"
+    ):
         layer(torch.randn(1, 4, 8, generator=gen_torch(41), dtype=F64))
     heat = HeatKernelAttention(8, 2, times=(50.0,), max_terms=5).double()
     with pytest.raises(ValueError, match=r"more than max_terms = 5"):
@@ -529,3 +531,23 @@ def test_default_tol_is_the_unit_roundoff_of_the_input_dtype():
         assert torch.equal(default, explicit)
     exact = uniformized_action(q, x, 3.0)
     assert torch.allclose(uniformized_action(q.float(), x.float(), 3.0).double(), exact, rtol=1e-6, atol=0)
+
+
+def test_uniformized_action_accepts_a_float32_copy_of_an_exact_generator():
+    # Reproducer (issue 17): a float32 copy of a valid generator was refused (row sums 2.4e-7 > 1e-10).
+    # Oracle: scipy.linalg.expm of the float64 generator; tolerance 1e-5 (float32 rounding over ~20 terms).
+
+    from workbench.nn import uniformized_action
+
+    rng = np.random.default_rng(0)
+    rates = rng.random((6, 6))
+    np.fill_diagonal(rates, 0.0)
+    Q = rates - np.diag(rates.sum(axis=1))
+    X = rng.standard_normal((6, 2))
+    got = uniformized_action(torch.tensor(Q, dtype=torch.float32), torch.tensor(X, dtype=torch.float32), 1.0)
+    assert got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), scipy.linalg.expm(Q) @ X, rtol=0, atol=1e-5)
+    broken = torch.tensor(Q, dtype=torch.float32)
+    broken[2, 0] += 1e-2
+    with pytest.raises(ValueError, match="Q must be a Markov generator"):
+        uniformized_action(broken, torch.tensor(X, dtype=torch.float32), 1.0)

@@ -25,6 +25,7 @@ from numbers import Real
 
 import torch
 
+from workbench.backend import unit_roundoff
 from workbench.expmv import poisson_truncation
 from workbench.nn._banded_generator import BandedGenerator
 from workbench.validation import check_finite, check_in_range, check_integer
@@ -59,7 +60,9 @@ def _as_generator(Q):
     q = Q.detach()
     n = q.shape[-1]
     scale = float(q.abs().max()) if q.numel() else 0.0
-    atol = 1e-10 * max(scale, 1.0)
+    # Row sums of an exact generator stored in float32 carry rounding ~n·u·scale (u = 2^-24): 1e-10 would
+    # refuse them; the tolerance is the validation module's (1e-10, or 8·n·u where larger), times the scale.
+    atol = max(1e-10, 8.0 * n * unit_roundoff(q)) * max(scale, 1.0)
     off = q - torch.diag_embed(torch.diagonal(q, dim1=-2, dim2=-1))
     sums = q.sum(dim=-1)
     if not bool(torch.isfinite(q).all()) or bool((off < -atol).any()) or bool((sums.abs() > atol * n).any()):
