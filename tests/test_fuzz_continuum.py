@@ -139,3 +139,84 @@ def test_every_public_callable_has_a_case():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_fuzz(case):
     run(case)
+
+
+# ---- methods of the public classes ------------------------------------------------------------------------
+# The arguments are sympy expressions (fuzzed with a string), numeric lists (fuzzed with an empty list, a NaN
+# entry and a string entry) and sympy matrices.
+
+METHOD_CASES = [
+    Case("workbench.continuum.RiemannianMetric.differential", lambda: ((_plane(), _x**2 * _y), {})),
+    Case("workbench.continuum.RiemannianMetric.gradient", lambda: ((_plane(), _x**2 * _y), {})),
+    Case("workbench.continuum.RiemannianMetric.inner", lambda: ((_plane(), [1.0, 2.0], [_x, _y]), {})),
+    Case("workbench.continuum.RiemannianMetric.inner", lambda: ((_plane(), [_x, _y], [0.5, -1.0]), {})),
+    Case("workbench.continuum.RiemannianMetric.divergence", lambda: ((_plane(), [_x, _y]), {})),
+    Case("workbench.continuum.RiemannianMetric.divergence", lambda: ((_plane(), [1.0, 2.0]), {})),
+    Case("workbench.continuum.RiemannianMetric.laplacian", lambda: ((_plane(), _x**2 * _y), {})),
+    Case("workbench.continuum.RiemannianMetric.hessian", lambda: ((_plane(), _x**2 * _y), {})),
+    Case("workbench.continuum.RiemannianMetric.hessian_norm2", lambda: ((_plane(), _x**2 * _y), {})),
+    # A number is a constant function: fuzzed with NaN and ±inf, which sympy would carry as nan/oo silently.
+    Case("workbench.continuum.RiemannianMetric.differential", lambda: ((_plane(), 2.0), {})),
+    Case("workbench.continuum.RiemannianMetric.gradient", lambda: ((_plane(), 2.0), {})),
+    Case("workbench.continuum.RiemannianMetric.laplacian", lambda: ((_plane(), 2.0), {})),
+    Case("workbench.continuum.RiemannianMetric.hessian", lambda: ((_plane(), 2.0), {})),
+    Case("workbench.continuum.RiemannianMetric.hessian_norm2", lambda: ((_plane(), 2.0), {})),
+    Case(
+        "workbench.continuum.RiemannianMetric.bilinear",
+        lambda: ((_plane(), sp.Matrix([[1, _x], [_x, 2]]), sp.Matrix([1, _y]), sp.Matrix([_x, 0])), {}),
+    ),
+    Case(
+        "workbench.continuum.RiemannianMetric.bilinear",
+        lambda: ((_plane(), [[1.0, 0.0], [0.0, 2.0]], [1.0, 3.0], [2.0, -1.0]), {}),
+    ),
+]
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    assert public_methods("workbench.continuum") - {case.function for case in METHOD_CASES} == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    run(case)
+
+
+# The harness sees only numpy/torch numbers: a sympy ``nan`` or ``oo`` in a symbolic result would pass it, so the
+# refusals of non-finite symbolic input are pinned here (oracle: the message, and the exact sympy answer).
+
+
+@pytest.mark.parametrize("bad", [sp.nan, sp.oo, -sp.oo, sp.zoo, float("nan"), _x + sp.oo])
+def test_metric_methods_refuse_non_finite_functions(bad):
+    for method in ("differential", "gradient", "laplacian", "hessian", "hessian_norm2"):
+        with pytest.raises(ValueError, match=r"^f must be a finite expression \(no nan, oo or zoo\), got "):
+            getattr(_plane(), method)(bad)
+
+
+def test_metric_methods_refuse_non_finite_components():
+    with pytest.raises(ValueError, match=r"^alpha\[0\] must be a finite expression \(no nan, oo or zoo\), got nan"):
+        _plane().inner([float("nan"), 1.0], [1.0, 0.0])
+    with pytest.raises(ValueError, match=r"^vector\[1\] must be a finite expression \(no nan, oo or zoo\), got oo"):
+        _plane().divergence(sp.Matrix([_x, sp.oo]))
+    with pytest.raises(ValueError, match=r"^tensor\[1\]\[0\] must be a finite expression"):
+        _plane().bilinear([[1, 0], [float("inf"), 1]], [1, 0], [0, 1])
+
+
+def test_bilinear_checks_its_operands():
+    with pytest.raises(TypeError, match=r"^u must be a sequence of 2 sympy expressions, got 'x'"):
+        _plane().bilinear(sp.eye(2), "x", [1, 0])
+    with pytest.raises(ValueError, match=r"^v must have 2 components \(one per coordinate\), got shape \(3, 1\)"):
+        _plane().bilinear(sp.eye(2), [1, 0], [1, 0, 0])
+    with pytest.raises(ValueError, match=r"^tensor must have shape \(2, 2\) \(a row and a column per coordinate\)"):
+        _plane().bilinear(sp.eye(3), [1, 0], [0, 1])
+    with pytest.raises(TypeError, match=r"^f must be a sympy expression \(or a number\), got \[1, 2\]"):
+        _plane().laplacian([1, 2])
+
+
+def test_a_string_function_is_read_in_the_coordinates():
+    # Oracle: the exact sympy derivative.  A plain sympify("x**2*y") would make non-real symbols x, y that differ
+    # from the coordinates, and every derivative would be a silent 0.
+    np.testing.assert_equal(list(_plane().differential("x**2*y")), [2 * _x * _y, _x**2])
+    assert sp.expand(_plane().laplacian("x**2*y") - 2 * _y) == 0
+    assert _plane().bilinear(sp.eye(2), ["x", 1], [1, "y"]) == _x + _y

@@ -150,3 +150,164 @@ def test_every_public_callable_has_a_case():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_fuzz(case):
     run(case)
+
+
+# ---- methods of the public classes ------------------------------------------------------------------------
+
+
+def _circle_points():
+    return markov.Circle(1.0, 0.5).sample(4, seed=0)
+
+
+def _roll_points():
+    return markov.SwissRoll().sample(4, seed=0)
+
+
+def _sampled_operator():
+    return markov.MarkovOperator.from_points(_points(), 1.0)
+
+
+METHOD_CASES = [
+    # --- samplers: draws, closed-form spectra and densities ----------------------------------------------
+    Case("workbench.markov.Circle.sample", lambda: ((markov.Circle(1.0, 0.5), 5), {"seed": 0})),
+    Case("workbench.markov.Circle.sample_angles", lambda: ((markov.Circle(1.0, 0.5), 5), {"seed": 0})),
+    Case("workbench.markov.Circle.spectrum", lambda: ((markov.Circle(2.0), 5), {})),
+    Case("workbench.markov.Circle.density", lambda: ((markov.Circle(1.0, 0.5), _circle_points()), {})),
+    Case("workbench.markov.Circle.kernel_spectrum", lambda: ((markov.Circle(1.0), 3.0, 4), {})),
+    Case("workbench.markov.Sphere.sample", lambda: ((markov.Sphere(2), 5), {"seed": 0})),
+    Case("workbench.markov.Sphere.spectrum", lambda: ((markov.Sphere(2), 9), {})),
+    Case("workbench.markov.Sphere.density", lambda: ((markov.Sphere(2), markov.Sphere(2).sample(4, seed=0)), {})),
+    Case("workbench.markov.Sphere.kernel_spectrum", lambda: ((markov.Sphere(2), 2.0, 5), {})),
+    Case("workbench.markov.FlatTorus.sample", lambda: ((markov.FlatTorus(2), 5), {"seed": 0})),
+    Case("workbench.markov.FlatTorus.sample_angles", lambda: ((markov.FlatTorus(2), 5), {"seed": 0})),
+    Case("workbench.markov.FlatTorus.spectrum", lambda: ((markov.FlatTorus(2), 10), {})),
+    Case(
+        "workbench.markov.FlatTorus.density",
+        lambda: ((markov.FlatTorus(2), markov.FlatTorus(2).sample(4, seed=0)), {}),
+    ),
+    Case("workbench.markov.Interval.sample", lambda: ((markov.Interval(2.0), 5), {"seed": 0})),
+    Case("workbench.markov.Interval.spectrum", lambda: ((markov.Interval(2.0), 4), {})),
+    Case("workbench.markov.Interval.density", lambda: ((markov.Interval(2.0), np.array([[0.5], [1.5]])), {})),
+    Case("workbench.markov.SwissRoll.sample", lambda: ((markov.SwissRoll(), 5), {"seed": 0})),
+    Case("workbench.markov.SwissRoll.sample_parameters", lambda: ((markov.SwissRoll(), 5), {"seed": 0})),
+    Case("workbench.markov.SwissRoll.spectrum", lambda: ((markov.SwissRoll(), 6), {})),
+    Case("workbench.markov.SwissRoll.density", lambda: ((markov.SwissRoll(), _roll_points()), {})),
+    Case(
+        "workbench.markov.SwissRoll.density",
+        lambda: ((markov.SwissRoll(sampling="parameter"), _roll_points()), {}),
+    ),
+    Case("workbench.markov.SwissRoll.intrinsic_coordinates", lambda: ((markov.SwissRoll(), _roll_points()), {})),
+    Case(
+        "workbench.markov.SwissRoll.parameter_from_arc_length",
+        lambda: ((markov.SwissRoll(), np.array([0.0, 10.0, 50.0])), {}),
+    ),
+    # --- MarkovOperator: constructors and spectral data ---------------------------------------------------
+    Case("workbench.markov.MarkovOperator.from_kernel", lambda: ((_kernel(),), {"alpha": 0.5})),
+    Case(
+        "workbench.markov.MarkovOperator.from_kernel",
+        lambda: ((scipy.sparse.csr_array(_kernel()),), {"alpha": 1.0}),
+    ),
+    Case("workbench.markov.MarkovOperator.from_points", lambda: ((_points(), 1.0), {"alpha": 0.5})),
+    Case(
+        "workbench.markov.MarkovOperator.from_points",
+        lambda: ((_points(),), {"k": 3, "zero_diagonal": True}),
+        fixed={"zero_diagonal": "a flag: both values are valid"},
+    ),
+    Case("workbench.markov.MarkovOperator.from_points", lambda: ((_points(),), {"radius": 2.0})),
+    Case(
+        "workbench.markov.MarkovOperator.from_networkx",
+        lambda: ((_graph(),), {"weight": "weight", "nodelist": ["a", "b", "c"]}),
+        fixed={"nodelist": "a list of graph nodes: any hashable is a valid node name, so no value is 'bad' by type"},
+    ),
+    Case("workbench.markov.MarkovOperator.spectrum", lambda: ((markov.MarkovOperator(_P()), 3), {})),
+    Case("workbench.markov.MarkovOperator.spectrum", lambda: ((markov.MarkovOperator(_cycle_P()), 2), {})),
+    Case(
+        "workbench.markov.MarkovOperator.diffusion_map",
+        lambda: ((markov.MarkovOperator.from_kernel(_kernel()),), {"n_components": 2, "t": 1.5}),
+    ),
+    Case(
+        "workbench.markov.MarkovOperator.nystrom",
+        lambda: ((_sampled_operator(), _points()[:3] + 0.1), {"n_components": 2, "t": 1.0}),
+        aliases={"points": ("points columns",)},
+    ),
+]
+
+
+def test_every_public_method_has_a_case():
+    from fuzz import public_methods
+
+    assert public_methods("workbench.markov") - {case.function for case in METHOD_CASES} == set()
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
+def test_fuzz_method(case):
+    run(case)
+
+
+# ---- what the method fuzz found, pinned -------------------------------------------------------------------
+
+
+def _harmonic_degrees(dim, count):
+    # Degree l repeated by its multiplicity on S^d: 1, 2, 2, ... (d = 1), 2l + 1 (d = 2), (l + 1)^2 (d = 3).
+    multiplicity = {1: lambda deg: 1 if deg == 0 else 2, 2: lambda deg: 2 * deg + 1, 3: lambda deg: (deg + 1) ** 2}
+    return [deg for deg in range(count) for _ in range(multiplicity[dim](deg))][:count]
+
+
+@pytest.mark.parametrize("sampler", [markov.Circle(), markov.Sphere(2), markov.Sphere(3)], ids=["S1", "S2", "S3"])
+@pytest.mark.parametrize("beta", [4e8, 1e12, 1e-10])
+def test_kernel_spectrum_beyond_the_range_of_ive_matches_mpmath(sampler, beta):
+    # scipy's ive returns NaN for arguments past about 2^31, so 2βr² >= 1e9 uses the Hankel expansion and
+    # 2βr² < 1e-8 the leading power; beta = 4e8 stays on ive as a control.  Oracle: mpmath's besseli ratio
+    # I_{l+ν}(2β)/I_ν(2β), ν = (d - 1)/2, at 40 digits.  Tolerance 1e-14: a few roundings in the series and the
+    # ratio (measured <= 1.2e-16).
+    import mpmath
+
+    nu = 0.5 * (sampler.intrinsic_dimension - 1)
+    with mpmath.workdps(40):
+        x = mpmath.mpf(2 * beta)
+        degrees = _harmonic_degrees(sampler.intrinsic_dimension, 12)
+        want = [float(mpmath.besseli(deg + nu, x) / mpmath.besseli(nu, x)) for deg in degrees]
+    np.testing.assert_allclose(sampler.kernel_spectrum(beta, 12), want, rtol=1e-14, atol=0.0)
+
+
+def test_kernel_spectrum_is_one_where_two_beta_r_squared_overflows():
+    # Oracle: μ_l = 1 - l(l + d - 1)/(4βr²) + O(β^-2), which rounds to 1 for every degree once 2βr² > 1e308
+    # (scipy's ive gave NaN there); exact.
+    np.testing.assert_array_equal(markov.Sphere(2).kernel_spectrum(1e308, 10), np.ones(10))
+    np.testing.assert_array_equal(markov.Circle(2.0).kernel_spectrum(1e308, 5), np.ones(5))
+
+
+def test_kernel_spectrum_refuses_degrees_out_of_reach_of_the_expansion():
+    # At 2β = 1e9 degrees beyond √(2β) ≈ 3.2e4 would cancel digits in the Hankel series: a refusal, not a guess.
+    with pytest.raises(ValueError, match=r"^beta = 500000000.0 \(2·beta·radius² = 1e\+09\): the Funk–Hecke"):
+        markov.Circle().kernel_spectrum(5e8, 100_000)
+
+
+def test_samplers_refuse_sizes_beyond_memory():
+    for sampler in (markov.Circle(), markov.Sphere(2), markov.FlatTorus(2), markov.Interval(), markov.SwissRoll()):
+        with pytest.raises(ValueError, match=r"^n = 1000000000000 samples of \d+ coordinates needs about"):
+            sampler.sample(10**12)
+        with pytest.raises(ValueError, match=r"^count = 1000000000000 eigenvalues needs about"):
+            sampler.spectrum(10**12)
+
+
+def test_large_spectra_are_fast_closed_forms():
+    # Oracle: the closed forms (k/r)² with multiplicity 2 (circle) and l(l+1) with 2l+1 (S²); exact.
+    k = (np.arange(10**6) + 1) // 2
+    np.testing.assert_array_equal(markov.Circle(2.0).spectrum(10**6), (k / 2.0) ** 2)
+    degree = np.floor(np.sqrt(np.arange(10**6)))  # S²: degree l fills the indices l², ..., (l + 1)² - 1
+    np.testing.assert_array_equal(markov.Sphere(2).spectrum(10**6), degree * (degree + 1))
+
+
+def test_markov_operator_method_refusals_name_the_parameter():
+    op = markov.MarkovOperator.from_points(_points(), 1.0)
+    with pytest.raises(ValueError, match=r"^n_components must be an integer in \[1, 5\], got 0"):
+        op.diffusion_map(0)
+    with pytest.raises(TypeError, match=r"^n_components must be an integer, got str"):
+        op.nystrom(_points()[:2], "2")
+    with pytest.raises(ValueError, match=r"^points must hold at least one new point \(a row\), got shape \(0, 2\)"):
+        op.nystrom(np.zeros((0, 2)))
+    with pytest.raises(ValueError, match=r"^points must hold at least one point \(a row\), got shape \(0, 2\)"):
+        markov.MarkovOperator.from_points(np.zeros((0, 2)), k=3)
+    with pytest.raises(ValueError, match=r"^radius = 1e\+308 gives no default beta = 9/radius² in floating point"):
+        markov.MarkovOperator.from_points(_points(), radius=1e308)

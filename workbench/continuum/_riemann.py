@@ -206,12 +206,18 @@ class RiemannianMetric:
     # ---- operators on functions -----------------------------------------------------------------
 
     def differential(self, f) -> sp.Matrix:
-        r"""The covector :math:`(df)_a = \partial_a f` as a column."""
-        return sp.Matrix([sp.diff(sp.sympify(f), xa) for xa in self.coordinates])
+        r"""The covector :math:`(df)_a = \partial_a f` as a column.
+
+        ``f`` is a sympy expression, a number, or a string in which the names of the coordinates stand for
+        the coordinate symbols (``"x**2*y"`` is :math:`x^2y` in the coordinates ``x, y``); the same holds for
+        the function arguments of every operator below.
+        """
+        f = self._scalar("f", f)
+        return sp.Matrix([sp.diff(f, xa) for xa in self.coordinates])
 
     def gradient(self, f) -> sp.Matrix:
         r"""The vector :math:`(\nabla f)^a = G^{ab}\partial_b f` as a column."""
-        return self.inverse * self.differential(f)
+        return self.inverse * self.differential(self._scalar("f", f))
 
     def inner(self, alpha, beta) -> sp.Expr:
         r"""Co-metric pairing :math:`\langle\alpha,\beta\rangle_G = G^{ab}\alpha_a\beta_b` of two covectors."""
@@ -226,35 +232,76 @@ class RiemannianMetric:
 
     def laplacian(self, f) -> sp.Expr:
         r"""Laplace–Beltrami :math:`\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{ab}\partial_b f)` (negative semi-definite)."""  # noqa: E501
-        return self.divergence(self.gradient(f))
+        return self.divergence(self.gradient(self._scalar("f", f)))
 
     def hessian(self, f) -> sp.Matrix:
         r"""Covariant Hessian :math:`(\operatorname{Hess} f)_{ab} = \partial_a\partial_b f - \Gamma^c_{ab}\partial_c f`."""  # noqa: E501
         x, gam, n = self.coordinates, self.christoffel, self.dimension
+        f = self._scalar("f", f)
         df = self.differential(f)
         return sp.Matrix(n, n, lambda a, b: sp.diff(f, x[a], x[b]) - sum(gam[c][a][b] * df[c] for c in range(n)))
 
     def hessian_norm2(self, f) -> sp.Expr:
         r""":math:`\lVert\operatorname{Hess} f\rVert^2_G = G^{ac}G^{bd}H_{ab}H_{cd}`."""
-        h, ginv = self.hessian(f), self.inverse
+        h, ginv = self.hessian(self._scalar("f", f)), self.inverse
         return (ginv * h * ginv * h.T).trace()
 
     def bilinear(self, tensor: sp.Matrix, u: sp.Matrix, v: sp.Matrix) -> sp.Expr:
-        r"""A covariant 2-tensor on two vectors, :math:`T(u, v) = T_{ab}u^a v^b`."""
+        r"""A covariant 2-tensor on two vectors, :math:`T(u, v) = T_{ab}u^a v^b`.
+
+        ``tensor`` is a d×d sympy Matrix or nested list, ``u`` and ``v`` sequences of d components.
+        """
+        tensor = self._matrix("tensor", tensor, (self.dimension, self.dimension))
+        u, v = self._covector("u", u), self._covector("v", v)
         return (u.T * tensor * v)[0, 0]
+
+    def _scalar(self, name, value) -> sp.Expr:
+        """``value`` as a finite scalar sympy expression; in a string the coordinate names mean the coordinates."""
+        try:
+            if isinstance(value, str):
+                expr = sp.sympify(value, locals={str(c): c for c in self.coordinates})
+            else:
+                expr = sp.sympify(value, strict=True)
+        except (TypeError, ValueError, SyntaxError, sp.SympifyError) as exc:
+            raise TypeError(f"{name} must be a sympy expression (or a number), got {value!r}") from exc
+        if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixBase):
+            raise TypeError(f"{name} must be a scalar sympy expression, got {type(value).__name__}: {value!r}")
+        if expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise ValueError(f"{name} must be a finite expression (no nan, oo or zoo), got {expr}")
+        return expr
+
+    def _matrix(self, name, value, shape) -> sp.Matrix:
+        """``value`` as a sympy Matrix of ``shape`` with finite scalar entries (strings as in :meth:`_scalar`)."""
+        expected = f"{shape[0]}×{shape[1]}" if shape[1] != 1 else f"a sequence of {shape[0]}"
+        if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+            raise TypeError(f"{name} must be {expected} sympy expressions, got {value!r}")
+        if isinstance(value, list | tuple):
+            value = [
+                [self._scalar(f"{name}[{i}][{j}]", e) for j, e in enumerate(row)]
+                if isinstance(row, list | tuple)
+                else self._scalar(f"{name}[{i}]", row)
+                for i, row in enumerate(value)
+            ]
+        try:
+            matrix = sp.Matrix(value)
+        except (TypeError, ValueError, sp.SympifyError) as exc:
+            raise TypeError(f"{name} must be {expected} sympy expressions, got {value!r}") from exc
+        if matrix.shape != tuple(shape):
+            if shape[1] == 1:
+                raise ValueError(
+                    f"{name} must have {shape[0]} components (one per coordinate), got shape {matrix.shape}"
+                )
+            raise ValueError(
+                f"{name} must have shape {tuple(shape)} (a row and a column per coordinate), got shape {matrix.shape}"
+            )
+        for index, entry in enumerate(matrix):
+            self._scalar(f"{name}[{index}]", entry)
+        return matrix
 
     def _covector(self, name, value) -> sp.Matrix:
         if isinstance(value, str | bytes):
             raise TypeError(f"{name} must be a sequence of {self.dimension} sympy expressions, got {value!r}")
-        try:
-            column = sp.Matrix(value)
-        except (TypeError, ValueError, sp.SympifyError) as exc:
-            raise TypeError(f"{name} must be a sequence of {self.dimension} sympy expressions, got {value!r}") from exc
-        if column.shape != (self.dimension, 1):
-            raise ValueError(
-                f"{name} must have {self.dimension} components (one per coordinate), got shape {column.shape}"
-            )
-        return column
+        return self._matrix(name, value, (self.dimension, 1))
 
 
 def _hbar(hbar):
@@ -345,7 +392,7 @@ def diffusion_generator(metric: RiemannianMetric, potential, hbar) -> Callable[[
     >>> sp.expand(L(x * y))
     -4*x*y
     """  # noqa: E501
-    potential = sp.sympify(potential)
+    potential = metric._scalar("potential", potential)
     positive = witten_generator(metric, metric.differential(potential), hbar)
     return lambda f: -positive(f)
 
@@ -426,7 +473,7 @@ def bochner_gamma2(metric: RiemannianMetric, f, potential, hbar, *, ricci: bool 
     36*hbar**2*x**2
     """  # noqa: E501
     hbar = _hbar(hbar)
-    f, potential = sp.sympify(f), sp.sympify(potential)
+    f, potential = metric._scalar("f", f), metric._scalar("potential", potential)
     grad = metric.gradient(f)
     value = hbar**2 * metric.hessian_norm2(f) + 2 * hbar * metric.bilinear(metric.hessian(potential), grad, grad)
     if ricci:
@@ -452,6 +499,7 @@ def witten_potential(metric: RiemannianMetric, potential, hbar) -> sp.Expr:
     x**2 - 1
     """
     hbar = _hbar(hbar)
+    potential = metric._scalar("potential", potential)
     d_phi = metric.differential(potential)
     return metric.inner(d_phi, d_phi) / hbar - metric.laplacian(potential)
 
@@ -481,7 +529,7 @@ def formal_adjoint(metric: RiemannianMetric, one_form, hbar, density) -> sp.Expr
     hbar = _hbar(hbar)
     drift = metric._covector("one_form", one_form)
     x, ginv, root, n = metric.coordinates, metric.inverse, metric.volume_density, metric.dimension
-    rho = sp.sympify(density)
+    rho = metric._scalar("density", density)
     second = -hbar * ginv
     first = [
         -hbar * sum(sp.diff(root * ginv[a, b], x[a]) for a in range(n)) / root

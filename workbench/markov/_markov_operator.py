@@ -18,6 +18,7 @@ R. R. Coifman and S. Lafon, "Diffusion maps", Appl. Comput. Harmon. Anal. 21 (20
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -41,6 +42,7 @@ from workbench.validation import (
     as_array,
     as_sparse,
     check_in_range,
+    check_integer,
     check_matching,
     check_nonnegative,
     check_row_stochastic,
@@ -234,6 +236,8 @@ class MarkovOperator:
         from workbench.markov._kernels import gauss_kernel, gauss_kernel_sparse
 
         points = as_array("points", points, ndim=2)
+        if points.shape[0] == 0:
+            raise ValueError(f"points must hold at least one point (a row), got shape {tuple(points.shape)}")
         alpha = check_in_range("alpha", alpha, 0.0, 1.0)
         sparse = k is not None or radius is not None
         if sparse and array_api_compat.is_torch_array(points):
@@ -535,6 +539,7 @@ class MarkovOperator:
                 "diffusion_map needs a reversible operator (real spectrum), got one with "
                 f"ε_rev = {self.reversibility_residual:.3g}"
             )
+        n_components = self._check_components(n_components)
         t = check_in_range("t", t, 0.0)
         spectrum = self.spectrum(n_components + 1)
         mu, psi = spectrum.values[1:], spectrum.vectors[:, 1:]
@@ -544,6 +549,12 @@ class MarkovOperator:
                 f"t must be an integer when P has negative eigenvalues (μ down to {float(xp.min(mu)):.3g}), got {t}"
             )
         return psi * (mu**t)[None, :]
+
+    def _check_components(self, n_components) -> int:
+        """The number of diffusion coordinates: the constant ψ₀ is skipped, so at most n − 1."""
+        if self.n < 2:
+            raise ValueError(f"n_components: a diffusion map needs at least 2 states, got n = {self.n}")
+        return check_integer("n_components", n_components, 1, self.n - 1)
 
     def nystrom(self, points, n_components: int = 2, t: float = 1.0):
         r"""Extend the diffusion map to new points: :math:`\psi_k(x) = \mu_k^{-1}\sum_j\mathsf P(x, x_j)\,\psi_k(j)`.
@@ -567,7 +578,11 @@ class MarkovOperator:
         if self._sampling is None:
             raise ValueError("nystrom needs an operator built by MarkovOperator.from_points")
         train, beta, alpha, k, radius, q, zero_diagonal = self._sampling
+        n_components = self._check_components(n_components)
+        t = check_in_range("t", t, 0.0)
         points = as_array("points", points, ndim=2)
+        if points.shape[0] == 0:
+            raise ValueError(f"points must hold at least one new point (a row), got shape {tuple(points.shape)}")
         namespace(points=points, training_points=train)
         check_matching("points columns", points.shape[1], "training dimension", train.shape[1])
         cross = cross_kernel(points, train, beta, k, radius)
@@ -600,7 +615,13 @@ def _default_beta(points, k, radius) -> float:
     if k is None and radius is None:
         return median_bandwidth(to_numpy(points))
     if radius is not None:
-        return 9.0 / check_in_range("radius", radius, 0.0, low_inclusive=False) ** 2
+        radius = check_in_range("radius", radius, 0.0, low_inclusive=False)
+        beta = 9.0 / radius / radius  # not 9 / radius**2: the square overflows first
+        if not 0.0 < beta < math.inf:
+            raise ValueError(
+                f"radius = {radius!r} gives no default beta = 9/radius² in floating point ({beta!r}); pass beta"
+            )
+        return beta
     from scipy.spatial import cKDTree
 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < points.shape[0]:

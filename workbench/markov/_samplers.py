@@ -42,10 +42,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.markov._manifolds import (
+    check_count,
     check_points,
+    check_sample_size,
     gauss_kernel_sphere_eigenvalues,
     generator,
-    harmonic_multiplicity,
+    harmonic_degrees,
     lowest_lattice_values,
     repeat_by_multiplicity,
 )
@@ -119,7 +121,7 @@ class Circle:
         Rejection: propose :math:`\theta \sim U[0, 2\pi)`, accept with probability
         :math:`(1 + a\cos\theta)/(1 + |a|)`; the first ``n`` accepted proposals are exact draws.
         """
-        n = check_integer("n", n, 1)
+        n = check_sample_size(n, 2)
         rng = generator(seed)
         a = self.density_amplitude
         if a == 0.0:
@@ -139,8 +141,9 @@ class Circle:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` eigenvalues of :math:`-\Delta`: :math:`(k/r)^2`, multiplicity 2 for :math:`k \ge 1`."""
-        count = check_integer("count", count, 1)
-        return repeat_by_multiplicity(lambda k: (k / self.radius) ** 2, lambda k: 1 if k == 0 else 2, count)
+        count = check_count(count)
+        degrees, multiplicities = harmonic_degrees(1, count)
+        return repeat_by_multiplicity((degrees / self.radius) ** 2, multiplicities, count)
 
     def density(self, points) -> np.ndarray:
         r"""Density w.r.t. arc length, :math:`\rho = (1 + a\cos\theta)/(2\pi r)`, at the angle of each point."""
@@ -184,7 +187,7 @@ class Circle:
         True
         """
         beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-        count = check_integer("count", count, 1)
+        count = check_count(count)
         if self.density_amplitude != 0.0:
             raise ValueError(
                 "kernel_spectrum needs the uniform circle (density_amplitude = 0), "
@@ -255,17 +258,16 @@ class Sphere:
 
     def sample(self, n: int, seed=None) -> np.ndarray:
         """``n`` uniform points, ``shape=[n, d + 1]``."""
-        n = check_integer("n", n, 1)
+        n = check_sample_size(n, self.dim + 1)
         g = generator(seed).standard_normal((n, self.dim + 1))
         return self.radius * g / np.linalg.norm(g, axis=1, keepdims=True)
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` eigenvalues of :math:`-\Delta`: :math:`l(l+d-1)/r^2` with harmonic multiplicity."""
-        count = check_integer("count", count, 1)
-        d, r2 = self.dim, self.radius**2
-        return repeat_by_multiplicity(
-            lambda degree: degree * (degree + d - 1) / r2, lambda degree: harmonic_multiplicity(d, degree), count
-        )
+        count = check_count(count)
+        degrees, multiplicities = harmonic_degrees(self.dim, count)
+        values = degrees * (degrees + self.dim - 1.0) / self.radius**2
+        return repeat_by_multiplicity(values, multiplicities, count)
 
     def density(self, points) -> np.ndarray:
         r"""Uniform density :math:`1/|S^d_r|` w.r.t. the surface measure."""
@@ -303,7 +305,7 @@ class Sphere:
         True
         """
         beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-        count = check_integer("count", count, 1)
+        count = check_count(count)
         return gauss_kernel_sphere_eigenvalues(beta, self.radius, self.dim, count)
 
 
@@ -369,7 +371,7 @@ class FlatTorus:
 
     def sample_angles(self, n: int, seed=None) -> np.ndarray:
         r"""``n`` uniform angle vectors :math:`\theta \in [0, 2\pi)^d`, ``shape=[n, d]``."""
-        n = check_integer("n", n, 1)
+        n = check_sample_size(n, 2 * self.dim)
         return generator(seed).uniform(0.0, 2.0 * math.pi, size=(n, self.dim))
 
     def sample(self, n: int, seed=None) -> np.ndarray:
@@ -383,7 +385,7 @@ class FlatTorus:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Eigenvalues of :math:`-\Delta`: :math:`(2\pi/s)^2\lVert k\rVert^2`, :math:`k\in\mathbb Z^d`."""
-        count = check_integer("count", count, 1)
+        count = check_count(count, self.dim)
         return lowest_lattice_values([(2.0 * math.pi / self.side) ** 2] * self.dim, count, signed=True)
 
     def density(self, points) -> np.ndarray:
@@ -428,12 +430,12 @@ class Interval:
 
     def sample(self, n: int, seed=None) -> np.ndarray:
         """``n`` uniform points, ``shape=[n, 1]``."""
-        n = check_integer("n", n, 1)
+        n = check_sample_size(n, 1)
         return generator(seed).uniform(0.0, self.length, size=(n, 1))
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` Neumann eigenvalues :math:`(\pi k/L)^2`, :math:`k = 0, 1, \dots`."""
-        count = check_integer("count", count, 1)
+        count = check_count(count)
         return (math.pi * np.arange(count) / self.length) ** 2
 
     def density(self, points) -> np.ndarray:

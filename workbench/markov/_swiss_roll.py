@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.markov._manifolds import check_points, generator, lowest_lattice_values
-from workbench.validation import as_array, check_choice, check_in_range, check_integer
+from workbench.markov._manifolds import check_count, check_points, check_sample_size, generator, lowest_lattice_values
+from workbench.validation import as_array, check_choice, check_in_range
 
 __all__ = ["SwissRoll"]
 
@@ -140,7 +140,7 @@ class SwissRoll:
 
     def sample_parameters(self, n: int, seed=None) -> np.ndarray:
         r"""``n`` pairs :math:`(t, h)`, ``shape=[n, 2]``, drawn as set by ``sampling``."""
-        n = check_integer("n", n, 1)
+        n = check_sample_size(n, 3)
         rng = generator(seed)
         u = rng.uniform(0.0, 1.0, size=n)
         h = rng.uniform(0.0, self.height, size=n)
@@ -163,7 +163,7 @@ class SwissRoll:
 
     def spectrum(self, count: int) -> np.ndarray:
         r"""Lowest ``count`` Neumann eigenvalues :math:`(\pi m/\ell)^2 + (\pi k/H)^2`, :math:`m, k \ge 0`."""
-        count = check_integer("count", count, 1)
+        count = check_count(count, 2)
         weights = [(math.pi / self.arc_length) ** 2, (math.pi / self.height) ** 2]
         return lowest_lattice_values(weights, count, signed=False)
 
