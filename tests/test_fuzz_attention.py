@@ -434,3 +434,85 @@ def test_trace_ids_checks_its_labels():
         model.trace_ids(ids, tokens=["a", "b", "c"])
     with pytest.raises(ValueError, match=r"special must be a boolean array of shape \(4,\) \(one flag per id\)"):
         model.trace_ids(ids, special=np.zeros(4))
+
+
+# ---- huge entries: finite inputs whose results overflow float64 -------------------------------------------
+
+HUGE = 1e300  # finite, but any product of two such entries (or a square) leaves the double range
+
+
+def test_overflowing_logits_are_refused_naming_the_inputs():
+    # A refusal, not a number: logits of size 1e300 * 1e300 are not representable.  The message names the
+    # inputs (and their sizes), not beta, which is innocent here.
+    q, k = _qk()
+    with pytest.raises(ValueError, match=r"the logits overflow float64 for the given q and k \(max \|q\| = 1e\+300"):
+        attention.family_logits(HUGE * q / np.abs(q).max(), HUGE * k / np.abs(k).max(), 0, 0)
+    with pytest.raises(ValueError, match=r"the scores q·k overflow float64 for the given X, W_Q, W_K, b_Q and b_K"):
+        _head().operator(HUGE * _X())
+    with pytest.raises(ValueError, match=r"the logits overflow float64 for the given X, W_Q and W_K"):
+        _corner().operator(HUGE * _X())
+    with pytest.raises(ValueError, match=r"the score split .* overflow float64 for the given X, W_Q and W_K"):
+        attention.score_split(HUGE * _X(), *_weights())
+    with pytest.raises(ValueError, match=r"the holonomy around \(0, 1, 2, 0\) overflow float64 for the given O"):
+        attention.holonomy(HUGE * _transports(), (0, 1, 2, 0))
+
+
+def test_beta_overflow_still_names_beta():
+    # The old refusal is kept where beta is the cause: finite logits times beta = 1e308.
+    q, k = _qk()
+    with pytest.raises(ValueError, match=r"beta must keep the logits finite in float64, got beta=1e\+308"):
+        attention.family_logits(q, k, 1, 1, beta=1e308)
+
+
+def test_scale_free_diagnostics_are_exact_on_huge_inputs():
+    # Oracle: the same diagnostic on the unscaled input (each is homogeneous of degree 0).  Tolerance 1e-14
+    # relative: multiplying by 1e300 (not a power of two) rounds every entry once, a few ulps in the ratio.
+    rng = _rng(11)
+    M = rng.standard_normal((D, D))
+    M_S = M + M.T
+    W_Q, W_K = _weights()
+    transports = _transports()
+    A_prev, A_next = _stochastic(), _stochastic(seed=12)
+    pairs = [
+        (attention.score_skew_ratio(HUGE * M), attention.score_skew_ratio(M)),
+        (attention.negative_mass(HUGE * M_S), attention.negative_mass(M_S)),
+        (attention.operator_skew_ratio(HUGE * W_Q, W_K), attention.operator_skew_ratio(W_Q, W_K / HUGE)),
+        (
+            attention.operator_skew_ratio(HUGE * W_Q, HUGE * W_K, "ATAP"),
+            attention.operator_skew_ratio(W_Q, W_K, "ATAP"),
+        ),
+        (attention.orthogonality_deviation(HUGE * transports), attention.orthogonality_deviation(transports)),
+        (attention.geometric_drift(HUGE * A_prev, A_next), attention.geometric_drift(A_prev, A_next)),
+    ]
+    for got, want in pairs:
+        assert np.isfinite(got)
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    cycles = [(0, 1, 2, 0), (0, 3, 4, 1, 0)]
+    np.testing.assert_allclose(
+        attention.holonomy_deviation(HUGE * transports, cycles, remove_scale=True),
+        attention.holonomy_deviation(transports, cycles, remove_scale=True),
+        rtol=1e-13,  # a product of up to 4 transports: 4 rounded scalings compound
+    )
+
+
+def test_homogeneous_results_are_rescaled_exactly():
+    # Oracle: the unscaled result times the scale factor (distances are of degree 1, the energy of degree 2).
+    # Tolerance 1e-14 relative: one rounding of each scaled entry (1e300 and 1e100 are not powers of two).
+    rng = _rng(13)
+    generated, train = rng.standard_normal((7, 3)), rng.standard_normal((9, 3))
+    np.testing.assert_allclose(
+        attention.nearest_target_distance(HUGE * generated, HUGE * train),
+        HUGE * attention.nearest_target_distance(generated, train),
+        rtol=1e-14,
+    )
+    np.testing.assert_allclose(
+        attention.native_spacing(HUGE * train), HUGE * attention.native_spacing(train), rtol=1e-14
+    )
+    A, transports, X = _stochastic(), _transports(), rng.standard_normal((N, 2))
+    np.testing.assert_allclose(  # degree 2 in X: E(sX) = s² E(X), here 1e300 · E, still in range
+        attention.connection_energy(A, transports, 1e150 * X),
+        1e300 * attention.connection_energy(A, transports, X),
+        rtol=1e-13,
+    )
+    with pytest.raises(ValueError, match=r"the connection energy overflow float64 for the given A, O, X and pi"):
+        attention.connection_energy(A, transports, HUGE * X)

@@ -94,3 +94,34 @@ def test_every_public_method_has_a_case():
     from fuzz import public_methods
 
     assert public_methods("workbench.lens") - {case.function for case in METHOD_CASES} == set()
+
+
+# ---- huge entries: finite inputs whose squares or products overflow float64 -------------------------------
+
+HUGE = 1e300
+
+
+def test_commutator_maps_of_huge_generators():
+    # Oracle: the unscaled map.  The normalised map is of degree 0 (equal up to the rounding of 1e300·S, so
+    # 1e-14 relative); the raw map of degree 2, so 1e150-sized generators give 1e300 · H; 1e300 ones are refused.
+    rng = np.random.default_rng(3)
+    S = rng.standard_normal((3, 4, 4))
+    np.testing.assert_allclose(
+        lens.commutator_norms(HUGE * S, normalize=True), lens.commutator_norms(S, normalize=True), rtol=1e-14
+    )
+    np.testing.assert_allclose(lens.adjacent_commutators(1e150 * S), 1e300 * lens.adjacent_commutators(S), rtol=1e-14)
+    with pytest.raises(ValueError, match=r"generators\[0\] and generators\[1\] are too large: .* overflows float64"):
+        lens.commutator_norms(HUGE * S)
+
+
+def test_spectrum_and_logarithm_of_huge_maps():
+    # Oracles: eigenvalues are of degree 1 (1e300 · λ, 1e-13 relative: eigvals on a rounded, rescaled matrix);
+    # log(sW) = log W + (log s) I for s > 0 (scipy.linalg.logm of the unscaled W, 1e-10 absolute: logm's accuracy
+    # on a log of size about 690).
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    spectrum = lens.generator_spectrum(HUGE * W)
+    np.testing.assert_allclose(spectrum.log_gains, HUGE * lens.generator_spectrum(W).log_gains, rtol=1e-13)
+    assert lens.classify_map(HUGE * W) == "general"
+    expected = np.real(scipy.linalg.logm(W)) + np.log(HUGE) * np.eye(4)
+    np.testing.assert_allclose(lens.principal_log(HUGE * W), expected, rtol=0, atol=1e-10)

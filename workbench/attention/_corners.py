@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.attention._family import family_operator, operator_logits
+from workbench.attention._family import checked_family_logits
 from workbench.attention._forms import effective_form
 from workbench.attention._head_checks import admissible_mask, tokens_of
 from workbench.attention._operators import CORNERS, OPERATORS, SQRT_HALF, check_query_key_weights
+from workbench.attention._overflow import overflow_ignored
 from workbench.attention._softmax import softmax_rows
 from workbench.backend import namespace
 from workbench.markov import MarkovOperator
@@ -89,11 +90,16 @@ class CornerHead:
         check_matching("X columns", X.shape[-1], "W_Q rows", self.W_Q.shape[0])
         if X.shape[0] == 0:
             raise ValueError(f"X must have at least one row (token), got shape {shape_of(X)}")
-        return X @ self.W_Q, X @ self.W_K
+        with overflow_ignored():  # an overflow here reaches the logits, which are checked naming X, W_Q, W_K
+            return X @ self.W_Q, X @ self.W_K
+
+    def _inputs(self, X):
+        return {"X": as_array("X", X, ndim=2), "W_Q": self.W_Q, "W_K": self.W_K}
 
     def logits(self, X, beta=None):
         """The corner's logits on a context ``X`` of shape [n, D]."""
-        return operator_logits(*self._queries_keys(X), self.name, beta=beta)
+        q, k = self._queries_keys(X)
+        return checked_family_logits(q, k, *self.corner, beta, self._inputs(X))
 
     def operator(self, X, beta=None, mask=None):
         r"""The corner's Markov operator :math:`\mathsf P` (row-stochastic) on ``X``."""
@@ -198,11 +204,16 @@ def corner_distances(X, W_Q, W_K, beta=None, mask=None):
             raise ValueError(
                 f"mask must be broadcastable to (n, n) = ({n}, {n}) for the n = {n} rows of X, got shape {shape}"
             )
-    reference = family_operator(q, k, "ATTN", beta=beta, mask=mask)
+    inputs = head._inputs(X)
+
+    def operator(name):
+        return softmax_rows(checked_family_logits(q, k, *CORNERS[name], beta, inputs), mask)
+
+    reference = operator("ATTN")
     xp = namespace(reference)
     distances = {}
     for name in OPERATORS:
-        P = reference if name == "ATTN" else family_operator(q, k, name, beta=beta, mask=mask)
+        P = reference if name == "ATTN" else operator(name)
         distances[name] = float(xp.mean(0.5 * xp.sum(xp.abs(reference - P), axis=-1)))
     return distances
 

@@ -21,6 +21,7 @@ attention-geometry-math §B [RECON], checked against the surviving text and nume
 from __future__ import annotations
 
 from workbench.attention._connection_checks import check_features, check_heads, check_mask, check_walk, eye_like
+from workbench.attention._overflow import binary_scale
 from workbench.backend import namespace
 from workbench.validation import as_array, shape_of
 
@@ -184,6 +185,8 @@ def geometric_drift(A_prev, A_next, mask=None) -> float:
         mask = check_mask(mask, shape_of(A_prev), xp, A_prev, "A_prev")
         A_prev = xp.where(mask, A_prev, xp.zeros_like(A_prev))
         A_next = xp.where(mask, A_next, xp.zeros_like(A_next))
+    # The cosine is scale-free: each matrix is divided by a power of two first (exact), so no square overflows.
+    A_prev, A_next = A_prev / binary_scale(A_prev), A_next / binary_scale(A_next)
     norm_prev = float(xp.sqrt(xp.sum(A_prev**2)))
     norm_next = float(xp.sqrt(xp.sum(A_next**2)))
     for name, norm in (("A_prev", norm_prev), ("A_next", norm_next)):

@@ -46,6 +46,7 @@ from workbench.attention._operators import (
     corner_of,
     symmetrised,
 )
+from workbench.attention._overflow import overflow_ignored
 from workbench.attention._softmax import softmax_rows
 from workbench.attention._split_checks import scaled_logits, transpose
 from workbench.backend import namespace
@@ -115,10 +116,21 @@ def family_logits(q, k, b, a, beta=None):
     True
     """
     q, k = check_queries_and_keys(q, k)
+    return checked_family_logits(q, k, b, a, beta, {"q": q, "k": k})
+
+
+def checked_family_logits(q, k, b, a, beta, inputs):
+    """:func:`family_logits` of validated ``q, k``; an overflow of the logits is refused naming ``inputs``.
+
+    Package-internal: a caller that built ``q, k`` from its own inputs (a context ``X`` and weights) passes
+    those, so the refusal names what the user gave.
+    """
     b = check_in_range("b", b, 0.0, 1.0)
     a = check_in_range("a", a, 0.0, 1.0)
     beta = check_family_beta(beta, int(q.shape[-1]))
-    return scaled_logits(beta, family_logits_unchecked(q, k, b, a, 1.0))
+    with overflow_ignored():  # checked at once by scaled_logits, which names the inputs
+        logits = family_logits_unchecked(q, k, b, a, 1.0)
+    return scaled_logits(beta, logits, inputs)
 
 
 def family_logits_unchecked(q, k, b, a, beta):

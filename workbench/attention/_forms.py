@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.attention._operators import OPERATORS, SQRT_HALF, check_query_key_weights, corner_of, symmetrised
+from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.attention._reversibility import score_skew_ratio
 from workbench.attention._split_checks import transpose
 from workbench.backend import namespace, to_numpy
@@ -81,6 +82,12 @@ def effective_form(W_Q, W_K, operator):
     """
     b, a = corner_of(operator)
     W_Q, W_K = check_query_key_weights(W_Q, W_K)
+    with overflow_ignored():
+        form = _effective_form(W_Q, W_K, b, a)
+    return check_overflow("the effective form (M_S^op, M_A^op)", form, {"W_Q": W_Q, "W_K": W_K})
+
+
+def _effective_form(W_Q, W_K, b, a):
     M = W_Q @ transpose(W_K)
     Mt = transpose(M)
     M_S, M_A = 0.5 * (M + Mt), 0.5 * (M - Mt)
@@ -142,7 +149,11 @@ def operator_skew_ratio(W_Q, W_K, operator="ATTN"):
     0.0
     """  # noqa: E501
     W_Q, W_K = check_query_key_weights(W_Q, W_K, ndim=2)
-    M_S, M_A = effective_form(W_Q, W_K, operator)
+    b, a = corner_of(operator)
+    # The effective form is homogeneous of degree 2 in (W_Q, W_K) and the ratio of degree 0, so one common
+    # power-of-two scale (exact) keeps huge weights from overflowing the form without changing the ratio.
+    scale = binary_scale(namespace(W_Q).stack([W_Q, W_K]))
+    M_S, M_A = _effective_form(W_Q / scale, W_K / scale, b, a)
     return score_skew_ratio(M_S + M_A)
 
 
@@ -280,6 +291,7 @@ def negative_mass(M_S):
     0.8
     """
     eigenvalues = _bond_eigenvalues(M_S)
+    eigenvalues = eigenvalues / binary_scale(eigenvalues)  # the share is scale-free; the power of two is exact
     total = float(np.sqrt(np.sum(eigenvalues**2)))
     if total == 0.0:
         return 0.0

@@ -49,7 +49,9 @@ from workbench.attention._head_checks import (
     convert_weights,
     tokens_of,
 )
+from workbench.attention._overflow import check_overflow, overflow_ignored
 from workbench.attention._softmax import softmax_rows
+from workbench.attention._split_checks import scaled_logits
 from workbench.backend import namespace
 from workbench.markov import MarkovOperator
 from workbench.validation import as_array, check_integer, shape_of
@@ -98,6 +100,25 @@ class _Heads:
         r"""Projections :math:`X W + \mathbf 1 b`, shape (n, width), or (H, n, width) for a stack."""
         projected = X @ W  # (n, D) @ (H, D, w) broadcasts to (H, n, w)
         return projected if b is None else projected + b[..., None, :]
+
+    def _inputs(self, X, *names):
+        """The context and the named weights that are set, name -> array (for an overflow message)."""
+        return {"X": X, **{name: getattr(self, name) for name in names if getattr(self, name) is not None}}
+
+    def _checked_projection(self, W_name, b_name, X):
+        """:meth:`_project` of a validated context, refused naming X and the weights if it overflows."""
+        with overflow_ignored():
+            projected = self._project(getattr(self, W_name), getattr(self, b_name), X)
+        return check_overflow(f"the projections X {W_name} + b", projected, self._inputs(X, W_name, b_name))
+
+    def _logits(self, X):
+        r"""Logits :math:`\beta\,QK^\top` of a raw context, refused naming X and the weights if they overflow."""
+        X = check_context(X, self.d_model, self.W_Q)
+        xp = namespace(X)
+        with overflow_ignored():
+            scores = self._project(self.W_Q, self.b_Q, X) @ xp.matrix_transpose(self._project(self.W_K, self.b_K, X))
+        inputs = self._inputs(X, "W_Q", "W_K", "b_Q", "b_K")
+        return scores, scaled_logits(self.beta, check_overflow("the scores q·k", scores, inputs))
 
     def _softmax(self, logits, mask):
         """The row softmax of ``logits`` on the user mask intersected with the causal mask when causal."""
@@ -175,23 +196,23 @@ class AttentionHead(_Heads):
 
     def queries(self, X):
         r"""Queries :math:`Q = X W_Q + \mathbf 1 b_Q`, shape (n, d_h)."""
-        return self._project(self.W_Q, self.b_Q, check_context(X, self.d_model, self.W_Q))
+        return self._checked_projection("W_Q", "b_Q", check_context(X, self.d_model, self.W_Q))
 
     def keys(self, X):
         r"""Keys :math:`K = X W_K + \mathbf 1 b_K`, shape (n, d_h)."""
-        return self._project(self.W_K, self.b_K, check_context(X, self.d_model, self.W_Q))
+        return self._checked_projection("W_K", "b_K", check_context(X, self.d_model, self.W_Q))
 
     def scores(self, X):
         r"""Raw (unscaled) scores :math:`W_{ij} = q_i\cdot k_j`, i.e. :math:`W = Q K^\top`, shape (n, n).
 
-        Without biases :math:`W = X M X^\top` with :math:`M` = :meth:`bilinear_form`.
+        Without biases :math:`W = X M X^\top` with :math:`M` = :meth:`bilinear_form`.  Scores that overflow
+        float64 (finite inputs of size about :math:`10^{154}` or more) are refused naming X and the weights.
         """
-        xp = namespace(self.W_Q)
-        return self.queries(X) @ xp.matrix_transpose(self.keys(X))
+        return self._logits(X)[0]
 
     def logits(self, X):
         r"""Logits :math:`\beta W_{ij} = \beta\, q_i\cdot k_j`, shape (n, n)."""
-        return self.beta * self.scores(X)
+        return self._logits(X)[1]
 
     def operator(self, X, mask=None):
         r"""The head's Markov operator :math:`\mathsf P = \operatorname{rownorm}\exp_\odot(\beta W)` on the mask.
@@ -487,11 +508,7 @@ class MultiHeadAttention(_Heads):
         ``mask`` is a bool array broadcastable to (H, n, n) (one (n, n) mask for all heads, or one per head),
         intersected with the causal mask when the module is causal.
         """
-        X = check_context(X, self.d_model, self.W_Q)
-        xp = namespace(X)
-        Q = self._project(self.W_Q, self.b_Q, X)
-        K = self._project(self.W_K, self.b_K, X)
-        return self._softmax(self.beta * (Q @ xp.matrix_transpose(K)), mask)
+        return self._softmax(self._logits(X)[1], mask)
 
     def value_output_maps(self):
         r"""Value-output maps :math:`M_h = W_V^h W_O^h`, shape (H, D, D).

@@ -25,6 +25,7 @@ import math
 from collections.abc import Sequence
 
 from workbench.attention._connection_checks import check_transports, eye_like
+from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace
 from workbench.validation import as_array, check_integer, check_square, shape_of
 
@@ -154,6 +155,12 @@ def holonomy(O, cycle):
     """  # noqa: E501
     O = check_transports("O", O, None)
     vertices = _cycle(cycle, int(O.shape[0]))
+    with overflow_ignored():
+        result = _transport_product(O, vertices)
+    return check_overflow(f"the holonomy around {tuple(vertices)}", result, {"O": O})
+
+
+def _transport_product(O, vertices):
     result = O[vertices[1], vertices[0]]
     for a, b in itertools.pairwise(vertices[1:]):
         result = result @ O[b, a]
@@ -216,12 +223,19 @@ def holonomy_deviation(O, cycles, remove_scale: bool = False):
     d = int(O.shape[-1])
     identity = eye_like(xp, d, O)
     values = []
+    # With remove_scale the deviation is scale-free: the transports are divided by one power of two first
+    # (exact), so huge transports whose holonomy alone would overflow still give the right number.
+    unit = binary_scale(O) if remove_scale else 1.0
     for k, cycle in enumerate(cycles):
-        hol = holonomy(O, cycle)
+        hol = holonomy(O / unit, cycle)
         if remove_scale:
+            hol = hol / binary_scale(hol)
             scale = float(xp.sqrt(xp.sum(hol**2))) / math.sqrt(d)
             if scale == 0.0:
                 raise ValueError(f"holonomy of cycles[{k}] is zero, so remove_scale=True has no scale to remove")
             hol = hol / scale
-        values.append(xp.sqrt(xp.sum((hol - identity) ** 2)) / math.sqrt(d))
-    return xp.stack(values)
+        with overflow_ignored():
+            gap = hol - identity
+            unit_gap = binary_scale(gap)  # a Frobenius norm as s·‖x/s‖: no square overflows
+            values.append(xp.sqrt(xp.sum((gap / unit_gap) ** 2)) * unit_gap / math.sqrt(d))
+    return check_overflow("the holonomy deviations", xp.stack(values), {"O": O})

@@ -32,6 +32,7 @@ from workbench.attention._connection_checks import (
     check_walk,
     stationary_law,
 )
+from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.attention._walk import connection_laplacian
 from workbench.backend import namespace, to_numpy
 from workbench.validation import check_nonnegative
@@ -211,9 +212,15 @@ def connection_energy(A, O, X, pi=None):
     X = check_features("X", X, n, int(O.shape[-1]))
     pi = stationary_law("A", A) if pi is None else check_law("pi", pi, n, positive=False)
     xp = namespace(A=A, O=O, X=X, pi=pi)
-    transported = xp.einsum("jb,ijba->ija", X, O)  # [i, j] = X_j O_ij
-    gap = xp.sum((X[:, None, :] - transported) ** 2, axis=-1)
-    return 0.5 * xp.sum(pi[:, None] * A * gap)
+    with overflow_ignored():
+        transported = xp.einsum("jb,ijba->ija", X, O)  # [i, j] = X_j O_ij
+        difference = X[:, None, :] - transported
+        # The energy is quadratic in the differences: summed on difference / 2^e (exact) and scaled back, so
+        # only an energy that is itself out of range overflows.
+        unit = binary_scale(difference)
+        gap = xp.sum((difference / unit) ** 2, axis=-1)
+        energy = 0.5 * xp.sum(pi[:, None] * A * gap) * unit * unit
+    return check_overflow("the connection energy", energy, {"A": A, "O": O, "X": X, "pi": pi})
 
 
 def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
@@ -264,6 +271,11 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
     pi = stationary_law("A_eff", A_eff) if pi is None else check_law("pi", pi, n, positive=False)
     pi = to_numpy(pi).astype(np.float64)
     w = A / np.where(total > 0, total, 1.0)
-    moved = np.sum(w[:, :, :, None] * (X[None, :, :] @ M)[:, None, :, :], axis=0)  # X_j O_eff(i, j)
-    gap = ((X[:, None, :] - moved) ** 2).sum(axis=-1)
-    return float(0.5 * np.sum(pi[:, None] * A_eff * gap))
+    with overflow_ignored():
+        moved = np.sum(w[:, :, :, None] * (X[None, :, :] @ M)[:, None, :, :], axis=0)  # X_j O_eff(i, j)
+        difference = X[:, None, :] - moved
+        unit = float(binary_scale(difference))  # summed on difference / 2^e (exact), as in connection_energy
+        gap = ((difference / unit) ** 2).sum(axis=-1)
+        energy = float(0.5 * np.sum(pi[:, None] * A_eff * gap)) * unit * unit
+    inputs = {"A_heads": A_heads, "M_heads": M_heads, "X": X}
+    return float(check_overflow("the connection energy", np.asarray(energy), inputs))

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from workbench.attention._connection_checks import check_heads, check_mask, eye_like
+from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace, to_numpy
 from workbench.validation import as_array, check_in_range, check_nonnegative, check_square, shape_of
 
@@ -180,6 +181,8 @@ def orthogonality_deviation(O, weights=None, mask=None, *, return_edges: bool = 
     xp = namespace(O=O, weights=weights)  # a numpy boolean mask is accepted with torch data
     batch = shape_of(O)[:-2]
     d = int(O.shape[-1])
+    # Each δ is scale-free: every transport is divided by a power of two first (exact), so no square overflows.
+    O = O / binary_scale(O, axis=(-2, -1))
     gram = xp.matrix_transpose(O) @ O
     mu = xp.sum(O**2, axis=(-2, -1)) / d  # tr(OᵀO)/d without forming the trace of G
     valid = mu > 0
@@ -268,6 +271,9 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     """
     A_heads, M_heads = check_heads(A_heads, M_heads)
     A, M = to_numpy(A_heads).astype(np.float64), to_numpy(M_heads).astype(np.float64)
+    # δ is of degree 0 and the mean Gram of degree 2 in M: work on M / 2^e (exact) and scale the Gram back.
+    unit = float(binary_scale(M))
+    M = M / unit
     H, n, d = A.shape[0], A.shape[1], M.shape[-1]
     total = A.sum(axis=0)
     active = total > 0
@@ -296,5 +302,7 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     delta = np.where(valid, np.sqrt(spread) / (scale * d), 0.0)
     pw = np.where(valid, pair_weights, 0.0)
     mean_u = np.einsum("ij,ijk->k", pw, u) / pw.sum()
-    mean_gram = (mean_u @ B).reshape(d, d)
+    with overflow_ignored():
+        mean_gram = (mean_u @ B).reshape(d, d) * unit * unit
+    check_overflow("the mean transport Gram", mean_gram, {"M_heads": M_heads})
     return EffectiveTransportGram(float((pw * delta).sum() / pw.sum()), delta, valid, mean_gram)

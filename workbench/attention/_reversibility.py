@@ -20,6 +20,7 @@ import math
 import array_api_compat
 import numpy as np
 
+from workbench.attention._overflow import binary_scale
 from workbench.attention._stochastic_checks import check_stochastic, default_atol, flat_stack, scalar_or_array
 from workbench.backend import namespace
 from workbench.markov import MarkovOperator
@@ -160,6 +161,7 @@ def score_skew_ratio(M):
     M = as_array("M", M, min_ndim=2)
     check_square("M", M)
     xp = namespace(M)
+    M = M / binary_scale(M, axis=(-2, -1))  # the ratio is scale-free; a power-of-two scale is exact
     Mt = xp.matrix_transpose(M)
     bond = xp.sqrt(xp.sum((0.5 * (M + Mt)) ** 2, axis=(-2, -1)))
     link = xp.sqrt(xp.sum((0.5 * (M - Mt)) ** 2, axis=(-2, -1)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.attention._overflow import binary_scale
 from workbench.backend import to_numpy
 from workbench.validation import as_array, check_choice, check_matching
 
@@ -30,6 +31,12 @@ def _points(name: str, x):
     if x.shape[0] == 0:
         raise ValueError(f"{name} must hold at least one point, got shape {x.shape}")
     return x
+
+
+def _common_scale(*points: np.ndarray) -> float:
+    # Distances are homogeneous of degree 1: computed on x / 2^e and multiplied back (powers of two are exact),
+    # the squares inside the tree never overflow (points near 1e300) or underflow (points near 1e-300).
+    return float(max(binary_scale(x) for x in points))
 
 
 def _reduce(distances: np.ndarray, reduce: str) -> float:
@@ -78,8 +85,9 @@ def nearest_target_distance(generated, train, reduce: str = "mean") -> float:
     check_matching("generated columns", generated.shape[1], "train columns", train.shape[1])
     from scipy.spatial import cKDTree
 
-    distances, _ = cKDTree(train).query(generated, k=1)
-    return _reduce(distances, reduce)
+    scale = _common_scale(generated, train)
+    distances, _ = cKDTree(train / scale).query(generated / scale, k=1)
+    return _reduce(distances, reduce) * scale
 
 
 def native_spacing(train, reduce: str = "mean") -> float:
@@ -119,6 +127,7 @@ def native_spacing(train, reduce: str = "mean") -> float:
         raise ValueError(f"train must hold at least 2 points, got {train.shape[0]}")
     from scipy.spatial import cKDTree
 
-    distances, _ = cKDTree(train).query(train, k=2)
+    scale = _common_scale(train)
+    distances, _ = cKDTree(train / scale).query(train / scale, k=2)
     # Column 0 is the point itself (distance 0); column 1 its nearest other point (0 for a duplicate).
-    return _reduce(distances[:, 1], reduce)
+    return _reduce(distances[:, 1], reduce) * scale

@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from workbench.attention._overflow import check_overflow, overflow_ignored
 from workbench.attention._split_checks import check_same_shape, scaled_logits, transpose, zero_diagonal
 from workbench.backend import namespace
 from workbench.validation import as_array, check_in_range, check_matching, check_square, shape_of
@@ -153,7 +154,14 @@ def token_split(q, k):
     k = as_array("k", k, min_ndim=2)
     namespace(q=q, k=k)
     check_same_shape("q", q, "k", k)
-    return _split_scores(q @ transpose(k))
+    return _checked_split(q, k, {"q": q, "k": k})
+
+
+def _checked_split(q, k, inputs):
+    # The split is a few products and sums: computed with the overflow warnings off, then checked once.
+    with overflow_ignored():
+        split = _split_scores(q @ transpose(k))
+    return check_overflow("the score split (bond, link, potential, squared distance)", split, inputs)
 
 
 def _split_scores(W):
@@ -209,7 +217,9 @@ def score_split(X, W_Q, W_K, b_Q=None, b_K=None):
     namespace(X=X, W_Q=W_Q, W_K=W_K)
     check_same_shape("W_Q", W_Q, "W_K", W_K)
     check_matching("X columns", X.shape[-1], "W_Q rows", W_Q.shape[-2])
-    q, k = X @ W_Q, X @ W_K
+    inputs = {"X": X, "W_Q": W_Q, "W_K": W_K}
+    with overflow_ignored():  # an overflow here reaches the split, which is checked naming the inputs
+        q, k = X @ W_Q, X @ W_K
     for name, bias in (("b_Q", b_Q), ("b_K", b_K)):
         if bias is not None:
             bias = as_array(name, bias, min_ndim=1)
@@ -221,11 +231,13 @@ def score_split(X, W_Q, W_K, b_Q=None, b_K=None):
                     f"{name} must have shape [..., d_h] with leading axes broadcasting to those of W_Q {heads}, "
                     f"got shape {shape_of(bias)}"
                 )
-            if name == "b_Q":
-                q = q + bias[..., None, :]
-            else:
-                k = k + bias[..., None, :]
-    return token_split(q, k)
+            inputs[name] = bias
+            with overflow_ignored():
+                if name == "b_Q":
+                    q = q + bias[..., None, :]
+                else:
+                    k = k + bias[..., None, :]
+    return _checked_split(q, k, inputs)
 
 
 def _as_split(split):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import array_api_compat
 import numpy as np
 
+from workbench.attention._overflow import check_overflow
 from workbench.backend import namespace
 from workbench.validation import as_array, check_square
 
@@ -52,12 +53,16 @@ def antisymmetric_matrix(name, x):
     return x
 
 
-def scaled_logits(beta, logits):
-    r"""``beta * logits``, refused with a ``ValueError`` naming ``beta`` when the product leaves the dtype's range.
+def scaled_logits(beta, logits, inputs=None):
+    r"""``beta * logits``, refused with a ``ValueError`` when the logits or the product leave the dtype's range.
 
-    The logits come from validated, finite inputs, so an infinite product can only be the inverse temperature's
-    doing (:math:`\beta = 10^{308}` on a logit of 2); a softmax of it would be NaN.
+    The logits come from validated, finite inputs.  When ``inputs`` (name -> array) is given and the unscaled
+    logits are already non-finite, the inputs overflowed them and the message names the inputs; otherwise an
+    infinite product can only be the inverse temperature's doing (:math:`\beta = 10^{308}` on a logit of 2)
+    and the message names ``beta``.  A softmax of either would be NaN.
     """
+    if inputs is not None:
+        check_overflow("the logits", logits, inputs)
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = beta * logits
     xp = namespace(scaled)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.backend import to_numpy
-from workbench.lens._primitives import as_stack, commutator
+from workbench.lens._primitives import as_stack, binary_scale, commutator
 from workbench.validation import check_matching, check_square
 
 __all__ = ["adjacent_commutators", "commutator_norms", "plot_commutator_heatmap"]
@@ -65,21 +65,37 @@ def commutator_norms(generators, *, normalize: bool = False) -> np.ndarray:
     >>> bool(np.allclose(H, np.sqrt(2) * np.array([[0, 1, 0], [1, 0, 2], [0, 2, 0]])))
     True
     """
-    stack = as_stack("generators", generators)
+    stack, scales, norms = _scaled_stack(as_stack("generators", generators))
     count = stack.shape[0]
-    norms = np.linalg.norm(stack, axis=(-2, -1))
     H = np.zeros((count, count))
     for i in range(count):
         for j in range(i + 1, count):
-            H[i, j] = H[j, i] = _commutator_norm(stack, norms, i, j, normalize)
+            H[i, j] = H[j, i] = _commutator_norm(stack, scales, norms, i, j, normalize)
     return H
 
 
-def _commutator_norm(stack: np.ndarray, norms: np.ndarray, i: int, j: int, normalize: bool) -> float:
-    value = float(np.linalg.norm(commutator(stack[i], stack[j])))
+def _scaled_stack(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # Each S_l is divided by its power-of-two scale s_l (exact), so ‖[S_l, S_m]‖ = s_l s_m ‖[U_l, U_m]‖ is
+    # formed without squaring huge entries, and the normalised map needs no scale at all.
+    scales = binary_scale(stack, axis=(-2, -1))
+    units = stack / scales
+    return units, scales[:, 0, 0], np.linalg.norm(units, axis=(-2, -1))
+
+
+def _commutator_norm(
+    units: np.ndarray, scales: np.ndarray, norms: np.ndarray, i: int, j: int, normalize: bool
+) -> float:
+    value = float(np.linalg.norm(commutator(units[i], units[j])))
     if normalize:
         denominator = float(norms[i] * norms[j])
-        value = value / denominator if denominator > 0 else 0.0
+        return value / denominator if denominator > 0 else 0.0
+    value = value * float(scales[i]) * float(scales[j])
+    if not np.isfinite(value):
+        raise ValueError(
+            f"generators[{i}] and generators[{j}] are too large: ‖[S_{i}, S_{j}]‖_F overflows float64 "
+            f"(max |entry| {float(np.max(np.abs(units[i]))) * float(scales[i]):.3g} and "
+            f"{float(np.max(np.abs(units[j]))) * float(scales[j]):.3g}); use smaller generators or normalize=True"
+        )
     return value
 
 
@@ -117,9 +133,8 @@ def adjacent_commutators(generators, *, normalize: bool = False) -> np.ndarray:
     >>> bool(np.allclose(adjacent_commutators([X, 2 * X, Y]), [0.0, 2 * np.sqrt(2)]))
     True
     """
-    stack = as_stack("generators", generators)
-    norms = np.linalg.norm(stack, axis=(-2, -1))
-    return np.array([_commutator_norm(stack, norms, i, i + 1, normalize) for i in range(stack.shape[0] - 1)])
+    stack, scales, norms = _scaled_stack(as_stack("generators", generators))
+    return np.array([_commutator_norm(stack, scales, norms, i, i + 1, normalize) for i in range(stack.shape[0] - 1)])
 
 
 def plot_commutator_heatmap(H, ax=None, *, labels: Sequence[str] | None = None, title: str | None = None):

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.linalg
 
 from workbench.backend import unit_roundoff
-from workbench.lens._primitives import DEFAULT_TOL, as_matrix, check_tol
+from workbench.lens._primitives import DEFAULT_TOL, as_matrix, binary_scale, check_tol
 from workbench.validation import check_choice
 
 __all__ = ["KINDS", "classify_map", "principal_log"]
@@ -44,7 +44,14 @@ def _symmetry_gap(W: np.ndarray) -> tuple[float, float]:
 
 
 def _orthogonality_gap(W: np.ndarray) -> float:
-    return float(np.max(np.abs(W.T @ W - np.eye(W.shape[0])))) if W.size else 0.0
+    if not W.size:
+        return 0.0
+    # W^T W - I = s^2 (U^T U - I/s^2) with U = W/s, s a power of two (exact): no product of huge entries
+    # overflows, and a gap beyond the double range is reported as inf (it exceeds every tolerance).
+    scale = float(binary_scale(W))
+    U = W / scale
+    with np.errstate(under="ignore"):
+        return float(np.max(np.abs(U.T @ U - np.eye(W.shape[0]) / scale / scale))) * scale * scale
 
 
 def _log_spd(W: np.ndarray, tol: float) -> np.ndarray:
@@ -162,7 +169,10 @@ def _log_general(W: np.ndarray, tol: float) -> np.ndarray:
             raise ValueError(f"no principal logarithm: W is singular (an eigenvalue of modulus {abs(value):.3g})")
         if value.real < 0 and abs(value.imag) <= tol * scale:
             raise ValueError(f"no real principal logarithm: eigenvalue {value.real:.6g} on the negative real axis")
-    return _logm(W)
+    # log(sU) = log(U) + (log s) I for a scalar s > 0 (it commutes with U and moves no eigenvalue across the
+    # cut); with s a power of two, U = W/s is exact and logm never squares a huge entry.
+    unit = float(binary_scale(W))
+    return _logm(W / unit) + math.log(unit) * np.eye(W.shape[0])
 
 
 #: The structures with a logarithm of their own: the ``kind`` of :func:`principal_log_core`.

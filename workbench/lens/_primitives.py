@@ -53,6 +53,20 @@ def check_tol(tol) -> float:
     return check_in_range("tol", tol, 0.0, low_inclusive=False)
 
 
+def binary_scale(x: np.ndarray, axis=None) -> np.ndarray:
+    r"""The power of two :math:`2^e \le \max|x| < 2^{e+1}` over ``axis`` (1 where ``x`` is zero or empty).
+
+    Dividing by it is exact in binary floating point, so a scale-free quantity (a ratio of norms, a
+    relative gap) computed on ``x / binary_scale(x)`` is unchanged bit for bit, and a homogeneous one (a
+    norm, a commutator) is recovered by multiplying back: no square of a huge entry overflows on the way.
+    """
+    if x.size == 0:
+        return np.ones(np.sum(x, axis=axis, keepdims=axis is not None).shape)
+    largest = np.max(np.abs(x), axis=axis, keepdims=axis is not None)
+    _, exponent = np.frexp(np.where(largest > 0, largest, 1.0))
+    return np.ldexp(1.0, exponent - 1)
+
+
 def commutator(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The commutator :math:`[a, b] = ab - ba`."""
     return a @ b - b @ a

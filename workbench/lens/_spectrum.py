@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.backend import to_numpy
+from workbench.lens._primitives import binary_scale
 from workbench.validation import as_array, check_square
 
 __all__ = ["GeneratorSpectrum", "generator_spectrum"]
@@ -101,7 +102,11 @@ def generator_spectrum(S) -> GeneratorSpectrum:
     S = np.array(to_numpy(S), dtype=np.float64)
     d = S.shape[-1]
     lam = np.linalg.eigvals(S) if S.size else np.zeros(S.shape[:-1], dtype=complex)
-    snap = 8 * d * _EPS * np.linalg.norm(S, axis=(-2, -1))[..., None] if S.size else 0.0
+    if S.size:  # ‖S‖_F as s·‖S/s‖_F with s a power of two (exact): no square of a huge entry overflows
+        scale = binary_scale(S, axis=(-2, -1))
+        snap = 8 * d * _EPS * (np.linalg.norm(S / scale, axis=(-2, -1)) * scale[..., 0, 0])[..., None]
+    else:
+        snap = 0.0
     real = np.where(np.abs(lam.real) <= snap, 0.0, lam.real)
     imag = np.where(np.abs(lam.imag) <= snap, 0.0, lam.imag)
     lam = -np.sort(-(real + 1j * imag), axis=-1)
