@@ -313,7 +313,11 @@ def load_minilm(path=None) -> BertEncoder:
 
     directory = minilm_path() if path is None else Path(path)
     if not directory.is_dir():
-        raise FileNotFoundError(f"model directory not found: {directory}")
+        found = "a file" if directory.exists() else "nothing"
+        raise FileNotFoundError(
+            f"model directory not found: path must be a folder holding the model files, got {str(directory)!r} "
+            f"({found} there)"
+        )
     config = _read_json(directory / "config.json")
     check_choice("config.json model_type", config.get("model_type"), ("bert",))
     weights = _read_weights(directory / "model.safetensors")
