@@ -182,6 +182,8 @@ def _bad_numpy(x: np.ndarray) -> dict[str, Any]:
         out["nan entry"] = nan
         out["inf entry"] = inf
     out["empty"] = np.zeros((0, *x.shape[1:])) if x.ndim else np.zeros(0)
+    if x.size and np.abs(real).max() > 0:
+        out["huge entries"] = real * (1e300 / np.abs(real).max())
     if x.ndim:
         out["0-d"] = np.array(1.0)
         out["extra axis"] = np.stack([real, real])

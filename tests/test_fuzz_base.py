@@ -59,6 +59,13 @@ CASES = [
         aliases={"value": ("rate",)},
     ),
     Case(
+        "workbench.validation.check_finite_output",
+        lambda: (("y", np.array([1.0, 4.0])), {"f": np.array([1.0, 2.0])}),
+        fixed={"what": "a description used in messages only"},
+        # A NaN or infinite x is the refusal under test: its message names the result by its description "y".
+        aliases={"x": ("y",)},
+    ),
+    Case(
         "workbench.validation.check_in_range",
         lambda: (("beta", 0.5, 0.0, 1.0), {"low_inclusive": True, "high_inclusive": False}),
         fixed={"name": _NAME},
@@ -140,3 +147,42 @@ def test_every_public_callable_has_a_case(package):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_fuzz(case):
     run(case)
+
+
+# ---- huge entries: finite inputs whose results leave the double range (issue 17) --------------------------
+
+
+def test_check_finite_output_names_each_input_with_its_size():
+    from workbench.validation import check_finite_output
+
+    f = np.array([1.0, 1e300])
+    ok = f[:1] ** 2
+    assert check_finite_output("f**2", ok, f=f[:1]) is ok  # a finite result is handed back as it is
+    with (
+        np.errstate(over="ignore"),
+        pytest.raises(
+            ValueError,
+            match=r"^f\*\*2 overflows float64 \(1 non-finite entry, first at index \(1,\)\) for "
+            r"f \(max \|entry\| 1e\+300\), beta = 0\.5; use smaller inputs$",
+        ),
+    ):
+        check_finite_output("f**2", f**2, f=f, beta=0.5)
+
+
+def test_like_refuses_an_entry_beyond_the_reference_dtype():
+    from workbench.backend import like
+
+    with pytest.raises(ValueError, match=r"^x has entries beyond the range of float32 \(largest \|x\| = 1e\+300"):
+        like(np.array([1.0, 1e300]), np.zeros(1, dtype=np.float32))
+    # NaN and inf are copied as they are (the converter is faithful); only a finite entry turned inf is refused.
+    assert np.isinf(like(np.array([np.inf]), np.zeros(1, dtype=np.float32))).all()
+
+
+def test_matrix_exp_refuses_an_exponential_it_cannot_represent():
+    from workbench.backend import matrix_exp
+
+    # A rotation by 1e300 radians: finite in exact arithmetic, but scaling and squaring returns NaN.
+    with pytest.raises(ValueError, match=r"^matrix_exp\(matrix\) is not finite in float64 for matrix with largest"):
+        matrix_exp(np.array([[0.0, 1e300], [-1e300, 0.0]]))
+    with pytest.raises(ValueError, match=r"largest \|entry\| 1e\+03: the exponential overflows"):
+        matrix_exp(np.array([[1000.0]]))  # e^1000 > 1.8e308

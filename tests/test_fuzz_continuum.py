@@ -220,3 +220,33 @@ def test_a_string_function_is_read_in_the_coordinates():
     np.testing.assert_equal(list(_plane().differential("x**2*y")), [2 * _x * _y, _x**2])
     assert sp.expand(_plane().laplacian("x**2*y") - 2 * _y) == 0
     assert _plane().bilinear(sp.eye(2), ["x", 1], [1, "y"]) == _x + _y
+
+
+# ---- huge entries: finite inputs whose results leave the double range (issue 17) --------------------------
+
+
+def test_softmax_orders_at_huge_scores():
+    S = np.array([[1e300, 0.0, -1e300]])
+    # First order: closed form 1/N + (β/N)·(S − row mean) = 1/3 + (0.1/3)·S (row mean 0), finite.
+    # Tolerance: two roundings of numbers of size 3e298.
+    np.testing.assert_allclose(continuum.softmax_first_order(S, 0.1), 1 / 3 + (0.1 / 3) * S, rtol=1e-15)
+    # Second order: β²(S̃² − v)/(2N) is about 1e597, beyond the double range; refused, naming scores.
+    with pytest.raises(
+        ValueError,
+        match=r"^softmax_second_order overflows float64 .* for scores \(max \|entry\| 1e\+300\), beta = 0\.1",
+    ):
+        continuum.softmax_second_order(S, 0.1)
+
+
+def test_huge_inputs_of_the_moment_estimators_are_refused_by_name():
+    x = np.array([[0.0], [1.0], [-1.0]])
+    P = np.array([[0.5, 0.25, 0.25], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(
+        ValueError, match=r"^the second moments .* overflows float64 .* for points \(max \|entry\| 1e\+300\)"
+    ):
+        continuum.cauchy_green_estimator(1e300 * x, P, 2.0)
+    points, weights = continuum.torus_lattice(16, dim=2)
+    with pytest.raises(ValueError, match=r"^the carré du champ and Γ₂ of f .* largest \|entry\| 1e\+300; rescale f"):
+        continuum.kernel_calculus_at(
+            points, weights, 1e300 * np.sin(points[:, 0]), 10.0, [35], period=2 * np.pi, cutoff=6.0
+        )

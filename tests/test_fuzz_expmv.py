@@ -322,3 +322,40 @@ def test_fact_caches_are_per_tolerance():
     q = expmv.as_linear_map(_Q + 1e-6 * np.eye(4, k=1))
     assert not q.is_markov_generator()
     assert q.is_markov_generator(1e-3)
+
+
+# ---- huge entries: an operator of norm 1e300 (issue 17) -----------------------------------------------------
+# Every refusal of a too-large operator names it by the parameter the caller used: ``A`` through the front door,
+# ``op`` for a method called directly, ``A``/``B`` for a Kronecker factor.
+
+
+def test_a_huge_operator_is_refused_under_its_parameter_name():
+    huge_G, huge_L, huge_Q = 1e300 * _G, 1e300 * _L, 1e300 * _Q
+    # Krylov: u·|t|·‖op‖₁ = 2^-53 · 0.3 · 4e300 = 1.33e284 (‖L‖₁ = 4).
+    with pytest.raises(
+        ValueError, match=r"^expmv_taylor would need about .* products of A .* shorten t \(or rescale A\)"
+    ):
+        expmv.expmv(huge_G, _block(), 0.3, method="taylor")
+    with pytest.raises(
+        ValueError, match=r"^expmv_taylor would need about .* products of op .*\|t\|·‖op‖ ≈ \d\.\d+e\+299"
+    ):
+        expmv.expmv_taylor(huge_G, _block(), 0.3)
+    with pytest.raises(
+        ValueError, match=r"rounding in the Krylov projection is about u\*\|t\|\*\|\|op\|\|_1 = 1\.33e\+284"
+    ):
+        expmv.expmv_krylov(huge_L, _block(), 0.3)
+    with pytest.raises(ValueError, match=r"bounds the spectrum of op, so rescale op or shorten t$"):
+        expmv.expmv_chebyshev(huge_L, _block(), 0.7)
+    with pytest.raises(ValueError, match=r"^uniformization needs 5e\+299 block products .* from the diagonal of op"):
+        expmv.expmv_uniformization(huge_Q, _block(), 0.5)
+    with pytest.raises(
+        ValueError, match=r"^e\^\(tF\) is not finite in float64 for the Kronecker factor F = B of order 3"
+    ):
+        expmv.expmv_kronecker_sum(_L[:2, :2], 1e300 * _L[:3, :3], _V6.copy(), 0.4, dense_limit=8)
+
+
+def test_exact_power_norms_of_a_huge_operator_fall_back_on_the_one_norm():
+    # With entries 1e300 the powers ‖A^p‖₁ overflow; they bound nothing and the plan uses ‖A‖₁ (no RuntimeWarning,
+    # which the test configuration turns into an error).  The plan is then refused for its size, naming op.
+    with pytest.raises(ValueError, match=r"products of op"):
+        expmv.expmv_taylor(1e300 * _G, _block(), 0.3, power_norms="exact")

@@ -91,3 +91,23 @@ def test_every_public_method_has_a_case():
 @pytest.mark.parametrize("case", METHOD_CASES, ids=lambda c: c.id)
 def test_fuzz_method(case):
     run(case)
+
+
+# ---- huge entries: finite inputs whose results leave the double range (issue 17) --------------------------
+
+
+def test_lie_series_refuses_brackets_that_overflow_naming_the_matrix():
+    # Degree-4 brackets of an entry 1e300 are of size 1e1200: the refusal names the matrix that is too large.
+    with pytest.raises(
+        ValueError,
+        match=r"^the Lie series evaluated at the matrices \(degree 4\) overflows float64 .* for "
+        r"matrices\[0\] \(max \|entry\| 1e\+300\), matrices\[1\] \(max \|entry\| 0\.2\)",
+    ):
+        lie.bch(4).evaluate(np.array([[0.0, 1e300], [0.0, 0.0]]), np.array([[0.0, 0.0], [0.2, 0.0]]))
+
+
+def test_magnus_omega_names_the_coefficients_that_overflow_the_terms():
+    X = np.array([[[0.0, 1.0], [-1.0, 0.0]], [[0.1, 0.0], [0.0, -0.1]]])
+    # ‖X_0‖_F = √2, so the refusal reports √2·1e300 (the norm is s·‖X/s‖, never an overflowing sum of squares).
+    with pytest.raises(ValueError, match=r"from coefficients of \|\|X_j\|\|_F up to 1\.41e\+300\), got 0\.5"):
+        lie.magnus_omega(X * 1e300, 0.5, order=4)

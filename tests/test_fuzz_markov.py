@@ -311,3 +311,78 @@ def test_markov_operator_method_refusals_name_the_parameter():
         markov.MarkovOperator.from_points(np.zeros((0, 2)), k=3)
     with pytest.raises(ValueError, match=r"^radius = 1e\+308 gives no default beta = 9/radius² in floating point"):
         markov.MarkovOperator.from_points(_points(), radius=1e308)
+
+
+# ---- huge entries: finite inputs whose results leave the double range (issue 17) --------------------------
+# Where the mathematics is scale-invariant or scale-covariant the result is computed exactly (the oracle is the
+# unscaled computation times the scale, or a closed form); elsewhere the refusal names the input that is too large.
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-250])
+def test_bakry_emery_curvature_is_computed_at_any_rate_scale(scale):
+    # Closed form: the complete graph K_5 with unit rates has K_∞ = 1 + n/2 = 3.5 (Klartag et al. 2016); the
+    # curvature is linear in the rates.  Rates 1e300 overflowed the products W_xy W_yz, rates 1e-250 underflowed
+    # them.  Tolerance 1e-12 relative: a batched eigvalsh of 4×4 local forms.
+    A = np.ones((5, 5)) - np.eye(5)
+    np.testing.assert_allclose(markov.bakry_emery_curvature(scale * A), 3.5 * scale, rtol=1e-12)
+
+
+def test_doob_transform_ignores_the_scale_of_h():
+    # P_h is homogeneous of degree 0 in h; oracle: the same transform of the unscaled h.  Tolerance 1e-14: h
+    # rescaled by 1e300 / max h carries one rounding per entry.
+    h = np.ones(6) + _f() ** 2
+    reference = markov.doob_transform(_kernel(), h).P
+    np.testing.assert_allclose(markov.doob_transform(_kernel(), h * (1e300 / h.max())).P, reference, rtol=1e-14)
+
+
+def test_neighbour_graphs_of_huge_points_are_those_of_the_unscaled_points():
+    # The kNN graph is scale-invariant (oracle: the graph of the unscaled points, scaled by a power of two so that
+    # the comparison is exact); every kernel value off the diagonal is e^{-β d²} = 0 to double precision.
+    x = _points()
+    small, huge = markov.gauss_kernel_sparse(x, 1.0, k=3), markov.gauss_kernel_sparse(x * 2.0**990, 1.0, k=3)
+    np.testing.assert_array_equal(huge.indptr, small.indptr)
+    np.testing.assert_array_equal(huge.indices, small.indices)
+    np.testing.assert_array_equal(huge.toarray(), np.eye(6))
+    np.testing.assert_array_equal(markov.gauss_kernel(x * 2.0**990, 1.0), np.eye(6))  # dense: the same kernel
+
+
+def test_distances_and_bandwidths_of_huge_points_are_refused_by_name():
+    x = 1e300 * _points()
+    with pytest.raises(
+        ValueError, match=r"^squared_distances overflows float64 .* for points \(max \|entry\| 1\.3e\+300\)"
+    ):
+        markov.squared_distances(x)
+    with pytest.raises(ValueError, match=r"median pairwise squared distance within double precision .*rescale points$"):
+        markov.median_bandwidth(x)
+    with pytest.raises(
+        ValueError, match=r"^points \(largest \|entry\| 1\.3e\+300\) give no default beta = 1/median d²_k"
+    ):
+        markov.MarkovOperator.from_points(x, k=3)
+
+
+def test_hatano_nelson_of_a_huge_law_is_the_scaled_one():
+    # Ā = √(A_ij A_ji) is linear and θ invariant in π (oracle: the unscaled π, the factor 1e300 applied after).
+    # Tolerances: Ā few ulps (split square roots); θ absolute 1e-12 (a difference of logs of size 690).
+    P, pi = _cycle_P(), np.full(3, 1 / 3)
+    A_bar, theta = markov.hatano_nelson(P, pi)
+    big_A_bar, big_theta = markov.hatano_nelson(P, 1e300 * pi)
+    np.testing.assert_allclose(big_A_bar, 1e300 * A_bar, rtol=1e-14)
+    np.testing.assert_allclose(big_theta, theta, rtol=0, atol=1e-12)
+
+
+def test_forms_quadratic_in_huge_inputs_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"^gamma2 overflows float64 .* for rates \(max \|entry\| 8\.96e\+299\), f"):
+        markov.gamma2(1e300 * _rates(), _f(), _g())
+    with pytest.raises(ValueError, match=r"^the local part of the Dirichlet energy E\(f, f\) overflows .* f \(max"):
+        markov.beurling_deny_split(_kernel(), _distances(), 1.0, 1e300 * _f())
+    with pytest.raises(ValueError, match=r"^SwissRoll\.intrinsic_coordinates overflows .* for points"):
+        markov.SwissRoll().intrinsic_coordinates(np.array([[1e300, 0.0, 1e300]]))
+
+
+def test_swiss_roll_density_at_huge_points():
+    # Closed form 1/((t₁ − t₀) H √(1 + t²)) with √(1 + t²) = t in double precision for t = √2·1e300.
+    # Tolerance 1e-15: three roundings.
+    roll = markov.SwissRoll(sampling="parameter")
+    t = np.hypot(1e300, 1e300)
+    expected = 1.0 / ((roll.t_end - roll.t_start) * roll.height) / t
+    np.testing.assert_allclose(roll.density(np.array([[1e300, 0.0, 1e300]])), expected, rtol=1e-15)

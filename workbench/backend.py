@@ -203,6 +203,9 @@ def to_numpy(x: Any) -> np.ndarray:
 def like(x: Any, reference: Any):
     """Return the host array ``x`` in the library, dtype and device of the array ``reference``.
 
+    NaN and infinite entries are copied as they are; a finite entry beyond the range of a narrower
+    floating dtype (1e300 into ``float32``) is a ``ValueError`` that names ``x``, never a new ``inf``.
+
     Examples
     --------
     >>> like(np.array([1.5]), np.zeros(1, dtype=np.float32)).dtype
@@ -219,8 +222,30 @@ def like(x: Any, reference: Any):
     if array_api_compat.is_torch_array(reference):
         import torch
 
-        return torch.as_tensor(host, dtype=reference.dtype, device=reference.device)
-    return host.astype(target, copy=False)
+        out = torch.as_tensor(host, dtype=reference.dtype, device=reference.device)
+        narrower = (out.is_floating_point() or out.is_complex()) and host.dtype.kind in "fc"
+        if narrower and torch.finfo(out.dtype).max < np.finfo(host.dtype).max:
+            _check_cast("x", host, out.detach().cpu().numpy())
+        return out
+    if target.kind not in "fc":
+        return host.astype(target, copy=False)
+    with np.errstate(over="ignore"):  # an overflowing cast to a narrower float is refused just below
+        out = host.astype(target, copy=False)
+    _check_cast("x", host, out)
+    return out
+
+
+def _check_cast(name: str, host: np.ndarray, out: np.ndarray) -> None:
+    # A finite entry that a narrower float dtype turns into ±inf (1e300 in float32) is a refusal, not an inf.
+    if host.dtype.kind not in "fc" or out is host:
+        return
+    lost = np.isfinite(host) & ~np.isfinite(out)
+    if lost.any():
+        first = tuple(int(i) for i in np.argwhere(lost)[0])
+        raise ValueError(
+            f"{name} has entries beyond the range of {out.dtype} (largest |{name}| = {np.abs(host[lost]).max():.3g}, "
+            f"first at index {first}); rescale {name} or use a wider dtype"
+        )
 
 
 def unit_roundoff(x: Any) -> float:
@@ -266,7 +291,16 @@ def matrix_exp(matrix):
     if array_api_compat.is_torch_array(matrix):
         import torch
 
-        return torch.linalg.matrix_exp(matrix)
-    import scipy.linalg
+        result = torch.linalg.matrix_exp(matrix)
+    else:
+        import scipy.linalg
 
-    return scipy.linalg.expm(matrix)
+        with np.errstate(over="ignore", invalid="ignore"):  # a non-finite exponential is refused just below
+            result = scipy.linalg.expm(matrix)
+    if not bool(xp.all(xp.isfinite(result))):
+        size = float(xp.max(xp.abs(matrix)))
+        raise ValueError(
+            f"matrix_exp(matrix) is not finite in {str(result.dtype).rsplit('.', 1)[-1]} for matrix with largest "
+            f"|entry| {size:.3g}: the exponential overflows (or scaling and squaring loses it); rescale matrix"
+        )
+    return result

@@ -28,6 +28,7 @@ __all__ = [
     "as_sparse",
     "check_choice",
     "check_finite",
+    "check_finite_output",
     "check_finite_result",
     "check_in_range",
     "check_integer",
@@ -649,3 +650,54 @@ def check_finite_result(what: str, value: float, **inputs: Any) -> float:
         return value
     shown = ", ".join(f"{k}={v!r}" if not isinstance(v, float) else f"{k}={v:g}" for k, v in inputs.items())
     raise ValueError(f"{what} is not finite in double precision for {shown} (got {value!r}); use smaller inputs")
+
+
+def _magnitude(name: str, x) -> str:
+    # How an input shows in an overflow message: a scalar by its value, an array by its largest finite |entry|.
+    if isinstance(x, Real) and not isinstance(x, bool):
+        return f"{name} = {float(x):g}"
+    try:
+        host = np.abs(np.asarray(_to_host(x.data if is_sparse(x) else x)))
+    except (TypeError, ValueError):
+        return f"{name} = {x!r}"
+    if host.dtype.kind not in "fiubc":
+        return f"{name} = {x!r}"
+    finite = host[np.isfinite(host)]
+    return f"{name} (max |entry| {float(finite.max()):.3g})" if finite.size else f"{name} (no finite entry)"
+
+
+def check_finite_output(what: str, x, **inputs: Any):
+    """Return the computed array ``x`` if every entry is finite; otherwise a ``ValueError`` naming ``inputs``.
+
+    The array counterpart of :func:`check_finite_result`: one check of a public function's result, for
+    inputs that are each finite but whose products or squares leave the floating-point range (an entry of
+    1e300 squared).  The message names every input with its size (an array by its largest ``|entry|``, a
+    scalar by its value), so the caller learns which argument to rescale, never a silent ``inf``/``nan``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> f = np.array([1.0, 1e300])
+    >>> check_finite_output("f**2", f[:1] ** 2, f=f[:1])
+    array([1.])
+    >>> with np.errstate(over="ignore"):
+    ...     check_finite_output("f**2", f**2, f=f, beta=0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: f**2 overflows float64 (1 non-finite entry, ...) for f (max |entry| 1e+300), beta = 0.5; use ...
+    """
+    xp = namespace(**{what: x})
+    _check_numeric(what, x)
+    values = x.data if is_sparse(x) else x
+    bad = ~xp.isfinite(values)
+    count = int(xp.sum(xp.astype(bad, xp.int64)))
+    if not count:
+        return x
+    first = tuple(int(i) for i in np.argwhere(np.asarray(_to_host(bad)))[0])
+    where = "first stored entry" if is_sparse(x) else "first at index"
+    plural = "entry" if count == 1 else "entries"
+    dtype = str(values.dtype).rsplit(".", 1)[-1]
+    shown = ", ".join(_magnitude(name, value) for name, value in inputs.items())
+    raise ValueError(
+        f"{what} overflows {dtype} ({count} non-finite {plural}, {where} {first}) for {shown}; use smaller inputs"
+    )

@@ -39,7 +39,14 @@ import scipy.sparse
 from scipy.spatial import cKDTree
 
 from workbench.markov import carre_du_champ, gamma2
-from workbench.validation import as_array, check_finite_result, check_in_range, check_integer, check_memory
+from workbench.validation import (
+    as_array,
+    check_finite_output,
+    check_finite_result,
+    check_in_range,
+    check_integer,
+    check_memory,
+)
 
 __all__ = ["KernelCalculus", "kernel_calculus_at", "sphere_product_quadrature", "torus_lattice"]
 
@@ -262,10 +269,14 @@ def kernel_calculus_at(points, weights, f, beta, targets, *, period=None, cutoff
     at = local[targets]
     degree = rates.sum(axis=1)
     # Σ_j W_ij (f_j − f_i), column by column for f of shape [n, m]
-    generator = rates @ f_local - (degree if f_local.ndim == 1 else degree[:, None]) * f_local
-    return KernelCalculus(
-        generator=np.asarray(generator)[at],
-        gamma=carre_du_champ(rates, f_local)[at],
-        gamma2=gamma2(rates, f_local)[at],
-        ball_size=int(size),
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing f is refused just below
+        generator = rates @ f_local - (degree if f_local.ndim == 1 else degree[:, None]) * f_local
+    check_finite_output("the generator L_beta f", generator, f=f, beta=beta)
+    try:
+        gamma, gamma_two = carre_du_champ(rates, f_local)[at], gamma2(rates, f_local)[at]
+    except ValueError as exc:  # the local rates are finite and at most 4β, so it is f (or β) that overflows
+        raise ValueError(
+            f"the carré du champ and Γ₂ of f (quadratic in f, with factors up to (4 beta)² = {(4 * beta) ** 2:g}) "
+            f"overflow double precision for f with largest |entry| {float(np.abs(f).max()):.3g}; rescale f"
+        ) from exc
+    return KernelCalculus(generator=np.asarray(generator)[at], gamma=gamma, gamma2=gamma_two, ball_size=int(size))

@@ -37,7 +37,14 @@ from typing import Any, NamedTuple
 import numpy as np
 import sympy as sp
 
-from workbench.validation import as_array, check_in_range, check_integer, check_row_stochastic, is_sparse
+from workbench.validation import (
+    as_array,
+    check_finite_output,
+    check_in_range,
+    check_integer,
+    check_row_stochastic,
+    is_sparse,
+)
 
 __all__ = ["KernelExpansion", "cauchy_green_estimator", "kernel_generator_expansion"]
 
@@ -388,8 +395,9 @@ def cauchy_green_estimator(points, P, beta):
         # edge-wise differences: no cancellation between Σ P x xᵀ and the mean
         diff = points[coo.col] - points[coo.row]
         out = np.zeros((n, points.shape[1], points.shape[1]))
-        np.add.at(out, coo.row, coo.data[:, None, None] * diff[:, :, None] * diff[:, None, :])
-        return _scaled_by_two_beta(out, beta)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing moments are refused, naming points
+            np.add.at(out, coo.row, coo.data[:, None, None] * diff[:, :, None] * diff[:, None, :])
+        return _scaled_by_two_beta(out, beta, points)
     P = np.asarray(as_array("P", P, ndim=2))
     if P.shape != (n, n):
         raise ValueError(f"P must have shape ({n}, {n}) to match points, got {P.shape}")
@@ -399,12 +407,14 @@ def cauchy_green_estimator(points, P, beta):
     for start in range(0, n, chunk):
         rows = slice(start, start + chunk)
         diff = points[None, :, :] - points[rows, None, :]
-        out[rows] = np.einsum("ij,ija,ijb->iab", P[rows], diff, diff)
-    return _scaled_by_two_beta(out, beta)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflowing moments are refused, naming points
+            out[rows] = np.einsum("ij,ija,ijb->iab", P[rows], diff, diff)
+    return _scaled_by_two_beta(out, beta, points)
 
 
-def _scaled_by_two_beta(moments, beta: float) -> np.ndarray:
-    """``2β`` times the second moments, refused (naming ``beta``) where that leaves the double range."""
+def _scaled_by_two_beta(moments, beta: float, points) -> np.ndarray:
+    """``2β`` times the second moments, refused (naming ``points`` or ``beta``) where that leaves the double range."""
+    check_finite_output("the second moments sum_j P_ij (x_j - x_i)(x_j - x_i)^T", moments, points=points)
     with np.errstate(over="ignore", invalid="ignore"):
         out = (2.0 * beta) * moments
     if not np.all(np.isfinite(out)):

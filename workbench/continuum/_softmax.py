@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from workbench.backend import namespace
-from workbench.validation import as_array, check_finite_result, check_in_range
+from workbench.validation import as_array, check_finite_output, check_finite_result, check_in_range
 
 __all__ = ["softmax_first_order", "softmax_second_order", "softmax_series"]
 
@@ -42,8 +44,10 @@ def softmax_first_order(scores, beta):
     beta = check_in_range("beta", beta, 0.0)
     xp = namespace(scores)
     n_keys = scores.shape[-1]
-    centred = scores - xp.mean(scores, axis=-1, keepdims=True)
-    return 1.0 / n_keys + (beta / n_keys) * centred
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing result is refused just below
+        centred = scores - xp.mean(scores, axis=-1, keepdims=True)
+        result = 1.0 / n_keys + (beta / n_keys) * centred
+    return check_finite_output("softmax_first_order", result, scores=scores, beta=beta)
 
 
 def softmax_second_order(scores, beta):
@@ -90,11 +94,13 @@ def softmax_second_order(scores, beta):
     beta = check_in_range("beta", beta, 0.0)
     xp = namespace(scores)
     n_keys = scores.shape[-1]
-    centred = scores - xp.mean(scores, axis=-1, keepdims=True)
-    variance = xp.mean(centred * centred, axis=-1, keepdims=True)
-    second = (centred * centred - variance) / (2 * n_keys)
     beta_squared = check_finite_result("beta**2", beta * beta, beta=beta)
-    return 1.0 / n_keys + (beta / n_keys) * centred + beta_squared * second
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing result is refused just below
+        centred = scores - xp.mean(scores, axis=-1, keepdims=True)
+        variance = xp.mean(centred * centred, axis=-1, keepdims=True)
+        second = (centred * centred - variance) / (2 * n_keys)
+        result = 1.0 / n_keys + (beta / n_keys) * centred + beta_squared * second
+    return check_finite_output("softmax_second_order", result, scores=scores, beta=beta)
 
 
 def softmax_series(n_queries, n_keys, order, symbol="s"):

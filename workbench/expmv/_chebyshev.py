@@ -121,7 +121,7 @@ def _bessel_degree(tau_abs: float, target: float) -> tuple[np.ndarray, float]:
     if not estimate <= MAX_PRODUCTS:  # one block product per degree: refuse before allocating the terms
         raise ValueError(
             f"a Chebyshev expansion of exp(tx) needs about {estimate:.3g} terms for |t|·(b - a)/2 = {tau_abs:.6g}, "
-            f"more than {MAX_PRODUCTS:.0e}; shorten t or narrow the interval (rescale A)"
+            f"more than {MAX_PRODUCTS:.0e}; shorten t or narrow the interval"
         )
     count = math.ceil(estimate)
     while True:
@@ -549,7 +549,13 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     block = scale_by_power_of_two(block, -exponent)  # a subnormal B needs 2^E beyond the range: two halves
 
     def expansion_for(target, bounds=bounds):
-        return chebyshev_exp_coefficients(t, bounds, target)
+        try:
+            return chebyshev_exp_coefficients(t, bounds, target)
+        except ValueError as exc:  # too many terms: say which operator's spectrum set the interval
+            raise ValueError(
+                f"{exc}; the interval ({a:.6g}, {b:.6g}) ({source}) bounds the spectrum of {op.name}, "
+                f"so rescale {op.name} or shorten t"
+            ) from None
 
     try:
         total, expansion, matvecs, norm_b = _chebyshev_sum(op, block, expansion_for, tol, unit)

@@ -216,7 +216,15 @@ def _factor_exponential(op, t: float, x, *, dense_limit: int, tol: float, factor
                 f"t·F overflows {matrix.dtype} for a Kronecker factor F of order {op.n} (t = {t:g}, "
                 f"‖F‖₁ = {op.one_norm():.3g}): e^(tF) is beyond the floating range; shorten t or rescale the factors"
             )
-        return matrix_exp(scaled) @ x, "dense", 0
+        try:
+            exponential = matrix_exp(scaled)
+        except ValueError:  # scaled is finite and square: only a non-finite e^(tF) is refused there
+            raise ValueError(
+                f"e^(tF) is not finite in {matrix.dtype} for the Kronecker factor F = {op.name} of order {op.n} "
+                f"(t = {t:g}, ‖{op.name}‖₁ = {op.one_norm():.3g}): the exponential overflows or its scaling and "
+                f"squaring loses it; shorten t or rescale {op.name}"
+            ) from None
+        return exponential @ x, "dense", 0
     if op.is_symmetric():
         result, info = expmv_chebyshev(op, x, t, tol=tol)
         return result, "chebyshev", info["matvecs"]

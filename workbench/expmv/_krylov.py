@@ -356,8 +356,8 @@ def expmv_krylov(
     if rounding >= 1.0:
         raise ValueError(
             f"expmv_krylov cannot resolve exp(tA)B: rounding in the Krylov projection is about "
-            f"u*|t|*||A||_1 = {rounding:.3g} relative to the result (||A||_1 = {norm_a:.3g}, t = {t:g}), "
-            f"so no digit would be correct; {advice}"
+            f"u*|t|*||{op.name}||_1 = {rounding:.3g} relative to the result (||{op.name}||_1 = {norm_a:.3g}, "
+            f"t = {t:g}), so no digit would be correct; {advice}"
         )
     if rounding > max(tol, math.sqrt(unit_roundoff(B))):
         warnings.warn(

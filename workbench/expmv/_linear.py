@@ -143,8 +143,11 @@ class LinearMap:
     """A square operator :math:`A` seen through block products and a few cheap facts.
 
     Build one with :func:`as_linear_map`.  ``kind`` is ``"dense"``, ``"scipy-sparse"``,
-    ``"torch-sparse"``, ``"linear-operator"`` or ``"structured"``.
+    ``"torch-sparse"``, ``"linear-operator"`` or ``"structured"``.  ``name`` is the parameter name
+    refusals use for the operator (``"A"``; :func:`as_linear_map` sets the caller's).
     """
+
+    name: str = "A"
 
     def __init__(self, a, kind: str):
         check_choice("kind", kind, _KINDS)
@@ -224,10 +227,13 @@ class LinearMap:
         if not self.explicit() or str(dtype) == str(self.dtype):
             return self
         if self.kind == "dense":
-            return LinearMap(namespace(self.a).astype(self.a, dtype), "dense")
-        if self.kind == "scipy-sparse":
-            return LinearMap(self.a.astype(dtype), "scipy-sparse")
-        return LinearMap(self.a.to(dtype), "torch-sparse")
+            out = LinearMap(namespace(self.a).astype(self.a, dtype), "dense")
+        elif self.kind == "scipy-sparse":
+            out = LinearMap(self.a.astype(dtype), "scipy-sparse")
+        else:
+            out = LinearMap(self.a.to(dtype), "torch-sparse")
+        out.name = self.name
+        return out
 
     def namespace(self):
         """The array namespace products live in (numpy for scipy operators)."""
@@ -661,7 +667,9 @@ def as_linear_map(a, name: str = "A") -> LinearMap:
     shape = tuple(int(s) for s in a.shape)
     if len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(f"{name} must be a square matrix (shape [n, n]), got shape {shape}")
-    return LinearMap(a, kind)
+    op = LinearMap(a, kind)
+    op.name = name
+    return op
 
 
 def _as_csr(name: str, x):

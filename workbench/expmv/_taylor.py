@@ -201,15 +201,19 @@ def _power_norms(shifted: _Shifted, powers, how: str, reference) -> dict[int, fl
         op = shifted.op
         m = op.host_dense() - shifted.mu * np.eye(op.n)
         power, out = m, {}
-        for p in range(2, max(powers) + 1):
-            power = power @ m
-            if p in powers:
-                out[p] = float(np.abs(power).sum(axis=0).max()) ** (1.0 / p)
+        # Entries near 1e300 overflow the powers: an infinite (or NaN) d_p bounds nothing, and is reported as
+        # inf, so that the caller's min(·, |t|·‖A‖₁) falls back on the 1-norm.
+        with np.errstate(over="ignore", invalid="ignore"):
+            for p in range(2, max(powers) + 1):
+                power = power @ m
+                if p in powers:
+                    value = float(np.abs(power).sum(axis=0).max())
+                    out[p] = value ** (1.0 / p) if math.isfinite(value) else math.inf
         return out
     return {p: _one_norm_estimate(shifted, p, reference) ** (1.0 / p) for p in powers}
 
 
-def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int) -> tuple[int, int, int]:
+def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int, name: str = "A") -> tuple[int, int, int]:
     r"""Minimise :math:`m\lceil\alpha_p/\theta_m\rceil` over :math:`p` and :math:`m \ge p(p-1)-1`.
 
     Returns ``(m, s, p)``; ties go to the smaller degree (fewer products when terminating early).
@@ -218,11 +222,11 @@ def _select_degree(alpha: dict[int, float], theta: np.ndarray, m_max: int) -> tu
     for p, a in alpha.items():
         if not math.isfinite(a):
             raise ValueError(
-                f"exp(tA)B needs the norm bound |t|·‖A‖ to be finite, got {a:g}; rescale A or t (the work, "
-                "about |t|·‖A‖/θ_m products of A, would be unbounded)"
+                f"exp(tA)B needs the norm bound |t|·‖{name}‖ to be finite, got {a:g}; rescale {name} or t (the "
+                f"work, about |t|·‖{name}‖/θ_m products of {name}, would be unbounded)"
             )
         for m in range(max(1, p * (p - 1) - 1), m_max + 1):
-            ratio = a / theta[m - 1]  # may overflow to inf for |t|·‖A‖ near the float range
+            ratio = a / float(theta[m - 1])  # a Python float: inf, without a warning, for |t|·‖A‖ near 1e308
             steps = max(math.ceil(ratio), 1) if ratio <= 2.0**62 else ratio
             cost = m * steps
             if best is None or cost < best[0]:
@@ -416,13 +420,13 @@ def expmv_taylor(
                 for q in range(2, p_max + 1):
                     alphas[q] = min(abs(t) * max(d[q], d[q + 1]), alpha1)
         info.update(power_norms=how, norm_matvecs=shifted.products)
-        m, s, p = _select_degree(alphas, theta, m_max)
+        m, s, p = _select_degree(alphas, theta, m_max, op.name)
         if m * s > MAX_PRODUCTS:
             raise ValueError(
-                f"expmv_taylor would need about {m * s:.3g} products of A (degree {m} × {s} steps for "
-                f"|t|·‖A‖ ≈ {alphas[p]:.3g}), more than the budget of {MAX_PRODUCTS:.0e}; shorten t, split the "
-                "time interval, or use a method suited to the operator (uniformization for Markov generators, "
-                "Chebyshev for symmetric A)"
+                f"expmv_taylor would need about {m * s:.3g} products of {op.name} (degree {m} × {s} steps for "
+                f"|t|·‖{op.name}‖ ≈ {alphas[p]:.3g}), more than the budget of {MAX_PRODUCTS:.0e}; shorten t (or "
+                f"rescale {op.name}), split the time interval, or use a method suited to the operator "
+                "(uniformization for Markov generators, Chebyshev for symmetric A)"
             )
         alpha = alphas[p]
         backward = tol * alpha  # ≥ s·h̃(α/s), since α/s ≤ θ_m
@@ -433,7 +437,8 @@ def expmv_taylor(
     if not growth <= _LOG_MAX:
         raise ValueError(
             f"exp(tA)B overflows: the shift factor exp(t*mu/s) has |exp(t*mu/s)| = exp({growth:.6g}) (t = {t:g}, "
-            f"mu = {mu:.6g}, the mean of A's diagonal); rescale A or t (the result is beyond the floating range)"
+            f"mu = {mu:.6g}, the mean of {op.name}'s diagonal); rescale {op.name} or t (the result is beyond the "
+            "floating range)"
         )
     eta = cmath.exp(t * mu / s) if isinstance(mu, complex) else math.exp(t * mu / s)
     f = xp.asarray(B, copy=True)
@@ -464,7 +469,7 @@ def expmv_taylor(
     info.update(matvecs=shifted.products, degree=m, steps=s, p=p)
     if not bool(xp.all(xp.isfinite(f))):
         raise ValueError(
-            f"exp(tA)B overflows the {f.dtype} range (t = {t:g}, bound on ||t(A - mu I)|| = {alpha1:.3g}); "
-            "rescale B or A, or shorten t"
+            f"exp(tA)B overflows the {f.dtype} range (t = {t:g}, bound on ||t({op.name} - mu I)|| = {alpha1:.3g}); "
+            f"rescale B or {op.name}, or shorten t"
         )
     return finish(xp, f, vector), info

@@ -290,7 +290,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
     if mean + 1 > budget:  # R > Λ: refuse before the (itself O(Λ)) truncation search
         raise ValueError(
             f"uniformization needs {math.floor(mean) + 1 if mean < 2.0**62 else f'{mean:.3g}'} block products for "
-            f"qt = {mean:.6g} (q = {rate:.6g}, "
+            f"qt = {mean:.6g} (q = {rate:.6g} from the diagonal of {op.name}, "
             f"t = {t:.6g}; at least ⌊qt⌋ + 1), more than max_matvecs = {budget}; use a Krylov or (for reversible "
             "chains) Chebyshev "
             "method, split the time interval, or raise max_matvecs"

@@ -170,11 +170,14 @@ def _check_step(matrices, h: float, order: int) -> None:
     # log10 of M = Σ_j h^{j+1} ‖X_j‖_F / (j+1), in logarithms so that no power of h overflows.
     if h == 0.0:
         return
-    logs = []
+    logs, largest = [], 0.0
     for j, m in enumerate(matrices):
-        host = np.asarray(to_numpy(m), dtype=np.float64)
-        norm = float(np.max(np.sqrt(np.sum(host * host, axis=(-2, -1))))) if host.size else 0.0
-        if norm > 0.0:
+        host = np.abs(np.asarray(to_numpy(m), dtype=np.float64))
+        # ‖X_j‖_F as s·‖X_j/s‖_F with s = max |entry|: entries near 1e300 must not overflow their squares.
+        scale = float(host.max()) if host.size else 0.0
+        if scale > 0.0:
+            norm = scale * float(np.max(np.sqrt(np.sum((host / scale) ** 2, axis=(-2, -1)))))
+            largest = max(largest, norm)
             logs.append((j + 1) * math.log10(h) + math.log10(norm) - math.log10(j + 1))
     if not logs:
         return
@@ -183,7 +186,8 @@ def _check_step(matrices, h: float, order: int) -> None:
     if order * (log_m + math.log10(2.0)) > 300.0:
         raise ValueError(
             f"h must keep the order-{order} Magnus terms within float64 range ((2M)^order <= 1e300 with "
-            f"M = sum_j h^(j+1) ||X_j||_F / (j+1) = 10^{log_m:.4g}), got {h!r}; shorten h or split the interval"
+            f"M = sum_j h^(j+1) ||X_j||_F / (j+1) = 10^{log_m:.4g}, from coefficients of ||X_j||_F up to "
+            f"{largest:.3g}), got {h!r}; shorten h (or rescale the coefficients) or split the interval"
         )
 
 

@@ -12,6 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from workbench.backend import namespace
 from workbench.lie._bases import BASES, change_of_basis_unchecked, lyndon_tree
 from workbench.lie._free import (
@@ -24,7 +26,7 @@ from workbench.lie._free import (
     tree_letters,
     tree_to_string_unchecked,
 )
-from workbench.validation import as_array, check_square
+from workbench.validation import as_array, check_finite_output, check_square
 
 __all__ = ["LieSeries"]
 
@@ -175,9 +177,13 @@ class LieSeries:
             return cache[tree]
 
         total = xp.zeros_like(arrays[0])
-        for tree, c in self.terms(basis):
-            total = total + float(c) * value(tree)
-        return total
+        # A degree-k bracket grows like the k-th power of the entries: matrices near 1e300 overflow it, and
+        # the sum is refused just below (naming the matrices) rather than returned as inf or nan.
+        with np.errstate(over="ignore", invalid="ignore"):
+            for tree, c in self.terms(basis):
+                total = total + float(c) * value(tree)
+        named = {f"matrices[{i}]": a for i, a in enumerate(arrays)}
+        return check_finite_output(f"the Lie series evaluated at the matrices (degree {self.degree})", total, **named)
 
 
 def _render(terms, coefficient, bracket, zero: str) -> str:

@@ -48,8 +48,10 @@ D. Bakry, I. Gentil, M. Ledoux, *Analysis and Geometry of Markov Diffusion Opera
 
 from __future__ import annotations
 
+import numpy as np
+
 from workbench.markov._jump_rates import JumpRates
-from workbench.validation import check_choice
+from workbench.validation import check_choice, check_finite_output
 
 __all__ = ["carre_du_champ", "gamma2", "hessian_form"]
 
@@ -135,7 +137,20 @@ def carre_du_champ(rates, f, g=None, *, form="edge"):
     check_choice("form", form, ("edge", "operator"))
     jump = JumpRates(rates)
     f, g = _paired(jump, f, g)
-    return jump.edge_form(f, g) if form == "edge" else jump.operator_form(f, g)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing form is refused just below
+        out = jump.edge_form(f, g) if form == "edge" else jump.operator_form(f, g)
+    return check_finite_output("carre_du_champ", out, **_named(rates=rates, f=f, g=g))
+
+
+def _named(**inputs):
+    # The inputs an overflow message names: each distinct array once (g defaults to f).
+    seen: list = []
+    out = {}
+    for name, value in inputs.items():
+        if not any(value is other for other in seen):
+            seen.append(value)
+            out[name] = value
+    return out
 
 
 def gamma2(rates, f, g=None):
@@ -183,11 +198,15 @@ def gamma2(rates, f, g=None):
     """  # noqa: E501
     jump = JumpRates(rates)
     f, g = _paired(jump, f, g)
-    lf = jump.generator(f)
-    if g is f:
-        return 0.5 * jump.generator(jump.edge_form(f, f)) - jump.edge_form(f, lf)
-    lg = jump.generator(g)
-    return 0.5 * (jump.generator(jump.edge_form(f, g)) - jump.edge_form(f, lg) - jump.edge_form(g, lf))
+    # Γ₂ is quadratic in the rates: rates of 1e300 overflow it; refused just below, naming the inputs.
+    with np.errstate(over="ignore", invalid="ignore"):
+        lf = jump.generator(f)
+        if g is f:
+            out = 0.5 * jump.generator(jump.edge_form(f, f)) - jump.edge_form(f, lf)
+        else:
+            lg = jump.generator(g)
+            out = 0.5 * (jump.generator(jump.edge_form(f, g)) - jump.edge_form(f, lg) - jump.edge_form(g, lf))
+    return check_finite_output("gamma2", out, **_named(rates=rates, f=f, g=g))
 
 
 def hessian_form(rates, f, g, h):
@@ -240,4 +259,7 @@ def hessian_form(rates, f, g, h):
     f, g = _paired(jump, f, g, "f", "g")
     f, h = _paired(jump, f, h, "f", "h")
     gamma = jump.edge_form
-    return 0.5 * (gamma(g, gamma(f, h)) + gamma(h, gamma(f, g)) - gamma(f, gamma(g, h)))
+    # Quadratic in the rates, cubic in the functions: an overflow is refused just below, naming the inputs.
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = 0.5 * (gamma(g, gamma(f, h)) + gamma(h, gamma(f, g)) - gamma(f, gamma(g, h)))
+    return check_finite_output("hessian_form", out, **_named(rates=rates, f=f, g=g, h=h))

@@ -98,6 +98,11 @@ def median_bandwidth(points, *, max_points=2000, seed=None) -> float:
             "points must have a positive median pairwise squared distance (more than half of the pairs "
             f"coincide), got {median:g}"
         )
+    if not math.isfinite(median):  # 1 / median would be a silent β = 0
+        raise ValueError(
+            "points must have a median pairwise squared distance within double precision for the median rule, "
+            f"got {median!r} (largest |points| entry {float(np.abs(points).max()):.3g}); rescale points"
+        )
     return 1.0 / median
 
 

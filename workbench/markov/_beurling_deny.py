@@ -34,7 +34,14 @@ import numpy as np
 
 from workbench.backend import namespace, to_numpy
 from workbench.markov._matrices import lookup, square_matrix, symmetry_gap
-from workbench.validation import as_array, check_in_range, check_matching, check_nonnegative, check_symmetric
+from workbench.validation import (
+    as_array,
+    check_finite_output,
+    check_in_range,
+    check_matching,
+    check_nonnegative,
+    check_symmetric,
+)
 
 __all__ = ["BeurlingDenyParts", "beurling_deny_scan", "beurling_deny_split", "killing_measure"]
 
@@ -106,10 +113,13 @@ def _bond_energies(kernel, distances, f, killing):
         d = lookup(D, False, rows, cols)
     device = array_api_compat.device(f)
     rows_x, cols_x = xp.asarray(rows, device=device), xp.asarray(cols, device=device)
-    df = xp.take(f, rows_x) - xp.take(f, cols_x)
-    energies = weights * df * df
-    killed = xp.sum(killing * f * f) if killing is not None else xp.sum(xp.zeros_like(f))
-    return xp, energies, d, killed
+    # The energies are quadratic in f: an f near 1e300 overflows them, refused by _scan, naming the inputs.
+    with np.errstate(over="ignore", invalid="ignore"):
+        df = xp.take(f, rows_x) - xp.take(f, cols_x)
+        energies = weights * df * df
+        killed = xp.sum(killing * f * f) if killing is not None else xp.sum(xp.zeros_like(f))
+    named = {"kernel": kernel, "f": f} | ({} if killing is None else {"killing": killing})
+    return xp, energies, d, killed, named
 
 
 def _is_sparse(x):
@@ -118,20 +128,24 @@ def _is_sparse(x):
     return scipy.sparse.issparse(x)
 
 
-def _scan(xp, energies, d, killed, radii):
+def _scan(xp, energies, d, killed, radii, named):
     # Sort bonds by length once; the local part is a prefix sum and the jump part a suffix sum, each
     # accumulated from its own end, so a tiny jump tail is never the difference of two large numbers.
     order = xp.argsort(d)
     d_sorted = xp.take(d, order)
     e_sorted = xp.take(energies, order)
-    prefix = xp.cumulative_sum(e_sorted, include_initial=True)
-    suffix = xp.flip(xp.cumulative_sum(xp.flip(e_sorted), include_initial=True))
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflowing energy is refused just below
+        prefix = xp.cumulative_sum(e_sorted, include_initial=True)
+        suffix = xp.flip(xp.cumulative_sum(xp.flip(e_sorted), include_initial=True))
+        total = xp.sum(energies) + killed
     count = xp.searchsorted(d_sorted, radii, side="right")  # bonds with d_ij <= r are local
     local = xp.take(prefix, count)
     jump = xp.take(suffix, count)
-    total = xp.sum(energies) + killed
     ones = xp.ones_like(local)
-    return BeurlingDenyParts(local=local, jump=jump, killing=killed * ones, total=total * ones)
+    parts = BeurlingDenyParts(local=local, jump=jump, killing=killed * ones, total=total * ones)
+    for name in ("local", "jump", "killing", "total"):
+        check_finite_output(f"the {name} part of the Dirichlet energy E(f, f)", getattr(parts, name), **named)
+    return parts
 
 
 def beurling_deny_scan(kernel, distances, radii, f, *, killing=None):
@@ -191,11 +205,11 @@ def beurling_deny_scan(kernel, distances, radii, f, *, killing=None):
     >>> bool(np.allclose(parts.jump, [by_hand.sum(), by_hand[1:].sum(), by_hand[2]]))
     True
     """
-    xp, energies, d, killed = _bond_energies(kernel, distances, f, killing)
+    xp, energies, d, killed, named = _bond_energies(kernel, distances, f, killing)
     host_radii = np.asarray(to_numpy(as_array("radii", radii, ndim=1)), dtype=np.float64)
     check_nonnegative("radii", host_radii)
     radii = xp.asarray(host_radii, dtype=d.dtype, device=array_api_compat.device(d))
-    return _scan(xp, energies, d, killed, radii)
+    return _scan(xp, energies, d, killed, radii, named)
 
 
 def beurling_deny_split(kernel, distances, radius, f, *, killing=None):
@@ -243,9 +257,9 @@ def beurling_deny_split(kernel, distances, radius, f, *, killing=None):
     True
     """
     radius = check_in_range("radius", radius, 0.0)
-    xp, energies, d, killed = _bond_energies(kernel, distances, f, killing)
+    xp, energies, d, killed, named = _bond_energies(kernel, distances, f, killing)
     radii = xp.asarray([radius], dtype=d.dtype, device=array_api_compat.device(d))
-    parts = _scan(xp, energies, d, killed, radii)
+    parts = _scan(xp, energies, d, killed, radii, named)
     return BeurlingDenyParts(*(float(getattr(parts, name)[0]) for name in ("local", "jump", "killing", "total")))
 
 

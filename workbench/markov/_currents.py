@@ -237,7 +237,7 @@ def hatano_nelson(P, pi):
             k = int(np.flatnonzero(~found)[0])
             raise _asymmetric_support_error(int(row[k]), int(col[k]), A.data[k])
         a, a_reverse = A.data, A.data[position]
-        A_bar = scipy.sparse.csr_array((np.sqrt(a * a_reverse), A.indices, A.indptr), shape=A.shape)
+        A_bar = scipy.sparse.csr_array((_geometric_mean(np, a, a_reverse), A.indices, A.indptr), shape=A.shape)
         theta = scipy.sparse.csr_array((0.5 * (np.log(a) - np.log(a_reverse)), A.indices, A.indptr), shape=A.shape)
         return A_bar, theta
     xp = namespace(A)
@@ -253,7 +253,20 @@ def hatano_nelson(P, pi):
     ones = xp.ones_like(A)
     # log only where both directions are positive: log(0) would be a silent -inf (and a RuntimeWarning).
     theta = 0.5 * (xp.log(xp.where(forward, A, ones)) - xp.log(xp.where(forward, At, ones)))
-    return xp.sqrt(A * At), theta
+    return _geometric_mean(xp, A, At), theta
+
+
+def _geometric_mean(xp, a, b):
+    """``sqrt(a * b)`` entrywise, through ``sqrt(a) * sqrt(b)`` where the product leaves the normal range.
+
+    The product form is exact for ``a = b`` (a reversible bond); the split form is finite and keeps every
+    digit where the product overflows (a law ``pi`` of entries near 1e300) or underflows (near 1e-200).
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        product = a * b
+        split = xp.sqrt(a) * xp.sqrt(b)
+    normal = xp.isfinite(product) & ((product >= xp.finfo(product.dtype).tiny) | (product == 0) & (split == 0))
+    return xp.where(normal, xp.sqrt(product), split)
 
 
 class GaugeGradients(NamedTuple):

@@ -35,7 +35,7 @@ import scipy.sparse.csgraph
 
 from workbench.backend import to_numpy
 from workbench.markov._jump_rates import JumpRates
-from workbench.validation import check_in_range
+from workbench.validation import check_finite_output, check_in_range
 
 __all__ = ["bakry_emery_curvature", "ollivier_ricci"]
 
@@ -152,12 +152,40 @@ def bakry_emery_curvature(rates, vertices=None):
     W = _host_csr(jump)
     X, shape = _requested_vertices(vertices, jump.n)
     _check_out_rates(W, X)
-    curvature = _curvature_by_schur_complement(W, X).reshape(shape)
+    W, binary_exponent = _rates_near_one(W)
+    with np.errstate(over="ignore"):  # K_∞(W) = 2^e · K_∞(W / 2^e); an overflow is refused just below
+        curvature = np.ldexp(_curvature_by_schur_complement(W, X), binary_exponent).reshape(shape)
+    check_finite_output("bakry_emery_curvature", curvature, rates=rates)
     if not jump.sparse and array_api_compat.is_torch_array(jump.W):
         import torch
 
         return torch.as_tensor(curvature, dtype=jump.W.dtype, device=jump.W.device)
     return curvature
+
+
+def _rates_near_one(W):
+    r"""``(W / 4^k, 2k)`` with the integer :math:`k` that brings the largest rate into :math:`[1/2, 2)`.
+
+    :math:`\Gamma` is linear and :math:`\Gamma_2` quadratic in the rates, so
+    :math:`K_\infty(sW) = s\,K_\infty(W)` for :math:`s > 0`; the local forms hold products
+    :math:`W_{xy}W_{yz}`, which overflow for rates near 1e300 and underflow for rates near 1e-200.  Dividing
+    by a power of four is exact (and keeps the square roots of the rates exact) unless a rate falls below
+    the double range — a rate ratio beyond it, refused rather than silently dropping an edge.
+    """
+    if W.nnz == 0:
+        return W, 0
+    _, exponent = np.frexp(W.data.max())  # max = m · 2^exponent with m in [1/2, 1)
+    k = int(exponent) // 2
+    if k == 0:
+        return W, 0
+    scaled = W.copy()
+    scaled.data = np.ldexp(W.data, -2 * k)
+    if np.any(scaled.data == 0):
+        raise ValueError(
+            "rates must have a ratio of largest to smallest positive off-diagonal entry within the double range, "
+            f"got {W.data.max():.3g} / {W.data.min():.3g}"
+        )
+    return scaled, 2 * k
 
 
 def _curvature_by_schur_complement(W, X):

@@ -14,6 +14,8 @@ France 85 (1957) 431–458.
 
 from __future__ import annotations
 
+import math
+
 from workbench.backend import namespace
 from workbench.markov._markov_operator import MarkovOperator
 from workbench.markov._matrices import is_symmetric, scale_columns, scale_rows, validated_kernel
@@ -65,6 +67,11 @@ def doob_transform(kernel, h) -> MarkovOperator:
     check_matching("kernel rows", kernel.shape[0], "h", h.shape[0])
     if float(namespace(h).min(h)) <= 0.0:
         raise ValueError(f"h must be entrywise positive, got minimum {float(namespace(h).min(h)):.6g}")
+    # P_h is unchanged by h -> c h; an h far from 1 (entries near 1e300, whose products h_i h_j overflow) is
+    # divided by a power of two, which is exact.
+    exponent = math.frexp(float(namespace(h).max(h)))[1]
+    if abs(exponent) > 256:
+        h = h * 2.0**-exponent
     if is_symmetric(kernel):
         return MarkovOperator.from_kernel(scale_columns(scale_rows(h, kernel), h))
     return MarkovOperator.from_kernel(scale_columns(kernel, h))

@@ -26,9 +26,42 @@ from scipy.spatial import cKDTree
 
 from workbench.backend import namespace
 from workbench.markov._operators import positive_row_sums
-from workbench.validation import as_array, check_in_range, check_memory, check_nonnegative, check_square
+from workbench.validation import (
+    as_array,
+    check_finite_output,
+    check_in_range,
+    check_memory,
+    check_nonnegative,
+    check_square,
+)
 
 __all__ = ["alpha_normalize", "gauss_kernel", "gauss_kernel_sparse", "squared_distances"]
+
+
+def _pairwise_squared_distances(points):
+    # d²_ij from coordinate differences; entries past the double range are inf (gauss_kernel maps them to 0).
+    if array_api_compat.is_torch_array(points):
+        import torch
+
+        d = torch.cdist(points, points, compute_mode="donot_use_mm_for_euclid_dist")
+        return d * d
+    from scipy.spatial.distance import cdist
+
+    if points.ndim == 2:
+        return cdist(points, points, "sqeuclidean")
+    flat = points.reshape(-1, *points.shape[-2:])
+    out = np.stack([cdist(x, x, "sqeuclidean") for x in flat])
+    return out.reshape(*points.shape[:-1], points.shape[-2])
+
+
+def _check_pairwise_memory(points):
+    n, batch = int(points.shape[-2]), math.prod(int(s) for s in points.shape[:-2])
+    # The n×n result and one temporary of the same size (cdist's output, then the caller's exp).
+    check_memory(
+        f"the dense pairwise distances of points (n = {n}{f', batch {batch}' if batch > 1 else ''})",
+        2.0 * batch * n * n * points.dtype.itemsize,
+        "use gauss_kernel_sparse (a kNN or radius graph) or fewer points",
+    )
 
 
 def squared_distances(points):
@@ -54,25 +87,8 @@ def squared_distances(points):
     [[0.0, 25.0], [25.0, 0.0]]
     """
     points = as_array("points", points, min_ndim=2)
-    n, batch = int(points.shape[-2]), math.prod(int(s) for s in points.shape[:-2])
-    # The n×n result and one temporary of the same size (cdist's output, then the caller's exp).
-    check_memory(
-        f"the dense pairwise distances of points (n = {n}{f', batch {batch}' if batch > 1 else ''})",
-        2.0 * batch * n * n * points.dtype.itemsize,
-        "use gauss_kernel_sparse (a kNN or radius graph) or fewer points",
-    )
-    if array_api_compat.is_torch_array(points):
-        import torch
-
-        d = torch.cdist(points, points, compute_mode="donot_use_mm_for_euclid_dist")
-        return d * d
-    from scipy.spatial.distance import cdist
-
-    if points.ndim == 2:
-        return cdist(points, points, "sqeuclidean")
-    flat = points.reshape(-1, *points.shape[-2:])
-    out = np.stack([cdist(x, x, "sqeuclidean") for x in flat])
-    return out.reshape(*points.shape[:-1], points.shape[-2])
+    _check_pairwise_memory(points)
+    return check_finite_output("squared_distances", _pairwise_squared_distances(points), points=points)
 
 
 def gauss_kernel(points, beta):
@@ -106,10 +122,17 @@ def gauss_kernel(points, beta):
     True
     """
     beta = check_in_range("beta", beta, 0.0, low_inclusive=False)
-    d2 = squared_distances(points)
+    points = as_array("points", points, min_ndim=2)
+    _check_pairwise_memory(points)
+    d2 = _pairwise_squared_distances(points)  # an infinite d² (points near 1e300) is a kernel entry 0 below
     xp = namespace(d2)
     with np.errstate(over="ignore"):  # β d² past the double range: e^{-∞} = 0, the correctly rounded value
         return xp.exp(-beta * d2)
+
+
+#: Binary exponent beyond which :func:`neighbour_pairs` rescales the coordinates (2^256 ≈ 1e77: squared
+#: distances of coordinates up to it stay far inside the double range).
+_TREE_EXPONENT = 256
 
 
 def neighbour_pairs(points, k=None, radius=None):
@@ -119,6 +142,13 @@ def neighbour_pairs(points, k=None, radius=None):
     Radius: ‖x_i - x_j‖ <= radius.  Uses :class:`scipy.spatial.cKDTree`.
     """
     n = points.shape[0]
+    # The graph is scale-invariant: coordinates far from 1 are brought near it by a power of two (exact), so
+    # that the tree's squared distances neither overflow (every neighbour "at infinity") nor underflow (ties).
+    extent = float(np.abs(points).max()) if points.size else 0.0
+    if extent > 0.0 and abs(math.frexp(extent)[1]) > _TREE_EXPONENT:
+        shift = -math.frexp(extent)[1]
+        points = np.ldexp(points, shift)
+        radius = None if radius is None else math.ldexp(radius, shift)
     tree = cKDTree(points)
     if radius is not None:
         pairs = tree.query_pairs(radius, output_type="ndarray")  # i < j, each pair once

@@ -626,8 +626,22 @@ def _default_beta(points, k, radius) -> float:
 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < points.shape[0]:
         raise ValueError(f"k must be an integer in [1, n - 1] = [1, {points.shape[0] - 1}], got {k!r}")
-    distance = cKDTree(points).query(points, k=int(k) + 1, workers=-1)[0][:, -1]
+    # Distances are scale-covariant: query on points / 2^e (exact), so the tree never overflows; then rescale.
+    host = to_numpy(points)
+    extent = float(np.abs(host).max()) if host.size else 0.0
+    shift = math.frexp(extent)[1] if extent > 0.0 and math.isfinite(extent) else 0
+    distance = cKDTree(np.ldexp(host, -shift)).query(np.ldexp(host, -shift), k=int(k) + 1, workers=-1)[0][:, -1]
     typical = float(np.median(distance**2))
     if typical <= 0.0:
         raise ValueError(f"cannot choose beta: the median distance to the {k}-th neighbour is 0 (duplicated points)")
-    return 1.0 / typical
+    try:
+        beta = math.ldexp(1.0 / typical, -2 * shift)
+    except OverflowError:
+        beta = math.inf
+    if not 0.0 < beta < math.inf:
+        raise ValueError(
+            f"points (largest |entry| {extent:.3g}) give no default beta = 1/median d²_k in double precision "
+            f"(median squared distance to the {k}-th neighbour {typical:g} × 2^{2 * shift}); rescale points or "
+            "pass beta"
+        )
+    return beta

@@ -16,6 +16,8 @@ attention-geometry-math §A.2.
 
 from __future__ import annotations
 
+import math
+
 import array_api_compat
 import numpy as np
 
@@ -30,32 +32,43 @@ def cross_kernel(points, train, beta, k, radius):
     if k is None and radius is None:
         xp = namespace(points)
         diff = points[:, None, :] - train[None, :, :]
-        return xp.exp(-beta * xp.sum(diff * diff, axis=-1))
+        with np.errstate(over="ignore"):  # β d² past the double range: e^{-∞} = 0, the correctly rounded value
+            return xp.exp(-beta * xp.sum(diff * diff, axis=-1))
     import scipy.sparse
     from scipy.spatial import cKDTree
 
-    tree = cKDTree(train)
+    # The neighbour rule is scale-invariant: the trees see both clouds divided by one power of two (exact),
+    # so that their squared distances cannot overflow; the kernel values use the unscaled coordinates.
+    extent = max(float(np.abs(points).max()), float(np.abs(train).max()))
+    shift = -math.frexp(extent)[1] if 0.0 < extent < math.inf else 0
+    shift = shift if abs(shift) > 256 else 0  # as in gauss_kernel_sparse: ordinary coordinates are left alone
+    points_scaled, train_scaled = np.ldexp(points, shift), np.ldexp(train, shift)
+    tree = cKDTree(train_scaled)
     m = points.shape[0]
     if k is not None:
         # The training kernel keeps j ~ i when either is among the other's k nearest (union).  The
         # same rule for a new x: j among x's k nearest training points, or x within j's own k-th
         # neighbour distance r_k(j).  At a training point this is exactly its kernel row.
-        _, index = tree.query(points, k=k + 1, workers=-1)
+        _, index = tree.query(points_scaled, k=k + 1, workers=-1)
         nearest = scipy.sparse.csr_array(
             (np.ones(m * (k + 1)), (np.repeat(np.arange(m), k + 1), index.ravel())), shape=(m, train.shape[0])
         )
-        reach = tree.query(train, k=k + 1, workers=-1)[0][:, -1]
-        within = cKDTree(points).sparse_distance_matrix(tree, float(reach.max()), output_type="coo_matrix")
+        reach = tree.query(train_scaled, k=k + 1, workers=-1)[0][:, -1]
+        within = cKDTree(points_scaled).sparse_distance_matrix(tree, float(reach.max()), output_type="coo_matrix")
         keep = within.data <= reach[within.col]
         within = scipy.sparse.csr_array(
             (np.ones(int(keep.sum())), (within.row[keep], within.col[keep])), shape=nearest.shape
         )
         pattern = (nearest + within).tocoo()
         diff = points[pattern.row] - train[pattern.col]
-        values = np.exp(-beta * np.einsum("ij,ij->i", diff, diff))
+        with np.errstate(over="ignore"):  # e^{-∞} = 0, as above
+            values = np.exp(-beta * np.einsum("ij,ij->i", diff, diff))
         return scipy.sparse.csr_array((values, (pattern.row, pattern.col)), shape=nearest.shape)
-    pairs = cKDTree(points).sparse_distance_matrix(tree, radius, output_type="coo_matrix")  # keeps d = 0
-    return scipy.sparse.csr_array((np.exp(-beta * pairs.data**2), (pairs.row, pairs.col)), shape=(m, train.shape[0]))
+    # keeps d = 0; the distances come back in the scaled unit
+    pairs = cKDTree(points_scaled).sparse_distance_matrix(tree, math.ldexp(radius, shift), output_type="coo_matrix")
+    with np.errstate(over="ignore"):  # e^{-∞} = 0, as above
+        values = np.exp(-beta * np.ldexp(pairs.data, -shift) ** 2)
+    return scipy.sparse.csr_array((values, (pairs.row, pairs.col)), shape=(m, train.shape[0]))
 
 
 def drop_coincident(cross, points, train):
