@@ -46,6 +46,9 @@ CALL_SECONDS = 20
 #: Bytes of address space one call may add.  A refusal costs nothing; a runaway allocation hits this limit
 #: (MemoryError, reported as a finding) long before it exhausts the machine.
 CALL_BYTES = 6 * 2**30
+#: Replacements that are not bad at all: a numpy scalar or 0-d array where a Python number is valid, and a
+#: non-contiguous copy of an array.  They must be accepted, with the valid call's result.
+ACCEPTED = ("numpy scalar", "0-d array", "non-contiguous")
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,8 @@ def bad_values(value: Any) -> dict[str, Any]:
         return {"a string": "x"} if value is not None and not isinstance(value, bool) else {}
     if isinstance(value, (int, np.integer)):
         return {
+            "numpy scalar": np.int64(value),
+            "0-d array": np.array(value),
             "-1": -1,
             "0": 0,
             "2.5": 2.5,
@@ -146,6 +151,8 @@ def bad_values(value: Any) -> dict[str, Any]:
         }
     if isinstance(value, (float, np.floating)):
         return {
+            "numpy scalar": np.float64(value),
+            "0-d array": np.array(value),
             "nan": float("nan"),
             "inf": float("inf"),
             "-inf": float("-inf"),
@@ -193,7 +200,7 @@ def _bad_numpy(x: np.ndarray) -> dict[str, Any]:
     out["complex"] = real + 1j
     out["float32"] = real.astype(np.float32)
     if x.ndim:
-        out["non-contiguous"] = np.repeat(real, 2, axis=-1)[..., ::2]
+        out["non-contiguous"] = np.repeat(x, 2, axis=-1)[..., ::2]  # same dtype and values, strided
     if torch is not None:
         out["torch copy"] = torch.as_tensor(real)
     return out
@@ -310,6 +317,8 @@ def _outcome(case: Case, function, trial, parameter: str, label: str, reference)
         return f"ran past {CALL_SECONDS} s"
     except (ValueError, TypeError) as exc:
         message = str(exc)
+        if label in ACCEPTED:
+            return f"refused a valid {label}: {message[:160]!r}"
         if names_parameter(message, names):
             return None
         return f"{type(exc).__name__} does not name {parameter!r}: {message[:160]!r}"
@@ -322,10 +331,10 @@ def _outcome(case: Case, function, trial, parameter: str, label: str, reference)
             with np.errstate(invalid="ignore"):
                 if not np.isfinite(v).all():
                     return "returned a non-finite number"
-    if label == "non-contiguous":
+    if label in ACCEPTED:
         got, want = list(_numbers(result)), list(_numbers(reference))
         if len(got) == len(want) and not all(_same(g, w) for g, w in zip(got, want, strict=True)):
-            return "the non-contiguous copy changed the result"
+            return f"the {label} changed the result"
     return None
 
 

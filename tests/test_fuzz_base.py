@@ -120,6 +120,8 @@ CASES = [
         aliases={"x": ("K",)},
     ),
     Case("workbench.validation.is_sparse", lambda: ((scipy.sparse.eye(3),), {})),
+    # A converter, like to_numpy: NaN in, NaN out is the correct conversion (the check that follows refuses it).
+    Case("workbench.validation.as_scalar", lambda: ((np.array(4.0),), {}), finite=False),
     Case("workbench.validation.memory_limit", lambda: (("1GiB",), {})),
     Case("workbench.validation.parse_size", lambda: (("--max-memory", "4GiB"), {}), fixed={"name": _NAME}),
     Case("workbench.validation.shape_of", lambda: ((np.zeros((2, 3)),), {})),

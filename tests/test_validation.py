@@ -171,3 +171,18 @@ def test_float32_copies_of_exact_generators_and_stochastic_matrices_pass_with_fl
 
         check_markov_generator("Q", torch.as_tensor(Q32))
         check_row_stochastic("P", torch.as_tensor(P32))
+
+
+def test_numpy_scalars_and_0d_arrays_are_numbers_wherever_python_numbers_are():
+    # Issue 17: "numpy scalar types and 0-d arrays are accepted wherever Python numbers are".  Oracle: the same
+    # call with the Python number (the fuzz suite checks every int/float parameter of the library this way).
+    from workbench.markov import Circle, gauss_kernel_sparse
+    from workbench.validation import as_scalar, check_integer
+
+    assert check_integer("m", np.array(30), np.int64(1), np.array(100)) == 30
+    assert as_scalar(np.array(2.5)) == 2.5 and isinstance(as_scalar(np.float32(0.5)), float)
+    with pytest.raises(TypeError, match="m must be an integer, got float"):
+        check_integer("m", np.array(3.5), 1)
+    points = Circle().sample(np.array(12), seed=np.array(3))
+    assert np.array_equal(points, Circle().sample(12, seed=3))
+    assert (gauss_kernel_sparse(points, 1.0, k=np.array(3)) != gauss_kernel_sparse(points, 1.0, k=3)).nnz == 0

@@ -25,6 +25,7 @@ from workbench.backend import namespace, unit_roundoff
 __all__ = [
     "MAX_MEMORY_VARIABLE",
     "as_array",
+    "as_scalar",
     "as_sparse",
     "check_choice",
     "check_finite",
@@ -266,6 +267,7 @@ def check_matching(name_a: str, size_a: int, name_b: str, size_b: int) -> None:
 
 
 def _as_size(name: str, size) -> int:
+    size = as_scalar(size)
     if isinstance(size, bool) or not isinstance(size, Integral):
         if isinstance(size, Real) and float(size).is_integer():
             return int(size)
@@ -426,6 +428,7 @@ def check_in_range(
         ...
     ValueError: beta must be in [0, inf), got -1.0
     """
+    value, low, high = as_scalar(value), as_scalar(low), as_scalar(high)
     if isinstance(value, bool) or not isinstance(value, Real):
         if hasattr(value, "shape") and tuple(value.shape) == ():
             value = float(value)
@@ -455,6 +458,28 @@ def _check_interval(name: str, low, high, low_inclusive: bool, high_inclusive: b
     return lowest > highest or (lowest == highest and not closed) or lowest == math.inf or highest == -math.inf
 
 
+def as_scalar(value: Any) -> Any:
+    """``value`` itself, or the Python number a 0-d numpy array or a one-element torch tensor of numbers holds.
+
+    Wherever a Python number is accepted, so are ``np.array(4)`` and ``torch.tensor(0.5)``: they are numbers
+    to a user, and the checks below then see an ``int``/``float``.  Anything else is returned unchanged (and
+    refused by the check that follows, with its own message).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> as_scalar(np.array(4)), as_scalar(np.float32(0.5)), as_scalar("x")
+    (4, 0.5, 'x')
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biuf":
+        return value.item()
+    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+        return value.item()
+    if array_api_compat.is_torch_array(value) and value.ndim == 0 and not value.is_complex():
+        return value.item()
+    return value
+
+
 def check_integer(name: str, value: Any, low: int, high: int | None = None) -> int:
     """Return ``value`` as an int after checking it is an integer (not a bool) in ``[low, high]``.
 
@@ -469,6 +494,7 @@ def check_integer(name: str, value: Any, low: int, high: int | None = None) -> i
         ...
     ValueError: k must be an integer >= 1, got 0
     """
+    low, high, value = as_scalar(low), as_scalar(high), as_scalar(value)
     for bound, given in (("low", low), ("high", high)):
         if given is not None and (isinstance(given, bool) or not isinstance(given, Integral)):
             raise TypeError(f"{bound} must be an integer (the bound for {name}), got {given!r}")
@@ -611,6 +637,7 @@ def check_memory(what: str, nbytes: float, hint: str = "", budget: float | None 
         ...
     ValueError: an n×n kernel (n = 1000000) needs about 7.5e+03 GiB, more than the budget of 1 GiB; use a sparse kernel
     """
+    nbytes, budget = as_scalar(nbytes), as_scalar(budget)
     for label, given in (("nbytes", nbytes), ("budget", budget)):
         if given is not None and (isinstance(given, bool) or not isinstance(given, Real) or math.isnan(given)):
             raise TypeError(f"{label} must be a real number of bytes (for {what}), got {given!r}")
@@ -644,6 +671,7 @@ def check_finite_result(what: str, value: float, **inputs: Any) -> float:
         ...
     ValueError: rate is not finite in double precision for beta=1e+308 (got inf); use smaller inputs
     """
+    value = as_scalar(value)
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{what} must be a real number, got {type(value).__name__}")
     if math.isfinite(value):

@@ -22,7 +22,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace
-from workbench.validation import as_array, shape_of
+from workbench.validation import as_array, as_scalar, shape_of
 
 __all__ = []
 
@@ -101,6 +101,7 @@ def check_rng(name, rng):
         return rng
     if rng is None:
         return np.random.default_rng()
+    rng = as_scalar(rng)
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
         if rng < 0:
             raise ValueError(f"{name} must be a nonnegative integer seed, a numpy Generator or None, got {rng!r}")

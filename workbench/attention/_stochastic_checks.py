@@ -15,7 +15,7 @@ import math
 from numbers import Integral
 
 from workbench.backend import namespace
-from workbench.validation import as_array, check_in_range, check_row_stochastic, check_square
+from workbench.validation import as_array, as_scalar, check_in_range, check_row_stochastic, check_square
 
 __all__ = []
 
@@ -52,6 +52,7 @@ def leading_mean(values, axis, name: str, shape: tuple[int, ...]):
     if axis is None:
         axes = tuple(range(lead))
     else:
+        axis = as_scalar(axis) if getattr(axis, "ndim", None) == 0 else axis
         try:
             raw = (axis,) if isinstance(axis, Integral) else tuple(axis)
         except TypeError:

@@ -39,6 +39,7 @@ import sympy as sp
 
 from workbench.validation import (
     as_array,
+    as_scalar,
     check_finite_output,
     check_in_range,
     check_integer,
@@ -211,8 +212,8 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
         alpha = sp.Symbol("alpha", real=True)
     else:
         try:
-            alpha = sp.nsimplify(sp.sympify(alpha))
-        except (sp.SympifyError, TypeError) as exc:
+            alpha = sp.nsimplify(sp.sympify(as_scalar(alpha)))  # a 0-d array is a number, not an NDimArray
+        except (sp.SympifyError, TypeError, AttributeError) as exc:
             raise TypeError(f"alpha must be a number or a sympy expression, got {type(alpha).__name__}") from exc
     beta, eps = sp.Symbol("beta", positive=True), sp.Symbol("epsilon", positive=True)
     x = sp.symbols(f"x0:{d}", real=True) if d > 1 else (sp.Symbol("x", real=True),)

@@ -34,6 +34,8 @@ from functools import cached_property
 
 import sympy as sp
 
+from workbench.validation import as_scalar
+
 __all__ = [
     "RiemannianMetric",
     "bakry_emery_gamma",
@@ -305,6 +307,7 @@ class RiemannianMetric:
 
 
 def _hbar(hbar):
+    hbar = as_scalar(hbar)
     try:
         value = sp.sympify(hbar)
     except (sp.SympifyError, TypeError, ValueError) as exc:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 
 from workbench.backend import namespace
-from workbench.validation import as_array, check_finite_output, check_finite_result, check_in_range
+from workbench.validation import as_array, as_scalar, check_finite_output, check_finite_result, check_in_range
 
 __all__ = ["softmax_first_order", "softmax_second_order", "softmax_series"]
 
@@ -139,14 +141,18 @@ def softmax_series(n_queries, n_keys, order, symbol="s"):
     """
     import sympy as sp
 
+    checked = {}
     for name, value, low, high in (("n_queries", n_queries, 1, 4), ("n_keys", n_keys, 1, 6), ("order", order, 0, 3)):
-        if isinstance(value, bool) or not isinstance(value, int):
+        value = as_scalar(value)  # numpy integers and 0-d arrays are integers too
+        if isinstance(value, bool) or not isinstance(value, Integral):
             raise TypeError(f"{name} must be an integer, got {value!r}")
         if value < low:
             kind = "a positive" if low == 1 else "a nonnegative"
             raise ValueError(f"{name} must be {kind} integer, got {value!r}")
         if value > high:
             raise ValueError(f"{name} must be at most {high} (the symbolic expansion grows fast), got {value!r}")
+        checked[name] = int(value)
+    n_queries, n_keys, order = checked["n_queries"], checked["n_keys"], checked["order"]
     if not isinstance(symbol, str) or not symbol.isidentifier():
         raise ValueError(f"symbol must be a name prefix such as 's', got {symbol!r}")
     beta = sp.Symbol("beta")

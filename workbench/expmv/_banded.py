@@ -22,7 +22,7 @@ import numpy as np
 
 from workbench.backend import namespace, to_numpy
 from workbench.expmv._linear import LinearMap, as_product_operand
-from workbench.validation import as_array, check_finite, check_in_range, check_matching, check_memory
+from workbench.validation import as_array, as_scalar, check_finite, check_in_range, check_matching, check_memory
 
 __all__ = ["BandedMatrix", "banded_markov_generator"]
 
@@ -306,6 +306,7 @@ def banded_markov_generator(n, bandwidth, seed=None) -> BandedMatrix:
     n = int(check_in_range("n", n, 2))
     bandwidth = int(check_in_range("bandwidth", bandwidth, 1, n - 1))
     expected = "seed must be None, a nonnegative integer or a numpy.random.Generator"
+    seed = as_scalar(seed)
     if isinstance(seed, Integral) and not isinstance(seed, bool):
         if seed < 0:
             raise ValueError(f"{expected}, got {seed!r}")

@@ -28,6 +28,7 @@ from workbench.backend import namespace
 from workbench.markov._operators import positive_row_sums
 from workbench.validation import (
     as_array,
+    as_scalar,
     check_finite_output,
     check_in_range,
     check_memory,
@@ -228,6 +229,7 @@ def gauss_kernel_sparse(points, beta, *, k=None, radius=None):
     if (k is None) == (radius is None):
         raise ValueError(f"exactly one of k and radius must be given, got k={k!r} and radius={radius!r}")
     n = points.shape[0]
+    k = as_scalar(k)
     if k is not None and (isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= n - 1):
         raise ValueError(f"k must be an integer in [1, n - 1] = [1, {n - 1}] for n = {n} points, got {k!r}")
     if radius is not None:

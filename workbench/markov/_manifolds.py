@@ -23,7 +23,7 @@ import math
 import numpy as np
 import scipy.special
 
-from workbench.validation import as_array, check_integer, check_memory
+from workbench.validation import as_array, as_scalar, check_integer, check_memory
 
 __all__ = []  # package-internal helpers only
 
@@ -31,7 +31,7 @@ __all__ = []  # package-internal helpers only
 def generator(seed) -> np.random.Generator:
     """``seed=None`` -> fresh entropy; an int or SeedSequence -> seeded; a Generator -> itself."""
     try:
-        return np.random.default_rng(seed)
+        return np.random.default_rng(as_scalar(seed) if isinstance(seed, np.ndarray) else seed)
     except TypeError as exc:
         raise TypeError(f"seed must be None, an int or a numpy Generator, got {type(seed).__name__}") from exc
     except ValueError as exc:  # a negative integer

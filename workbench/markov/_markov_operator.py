@@ -40,6 +40,7 @@ from workbench.markov._nystrom import cross_kernel, drop_coincident
 from workbench.markov._stationary import closed_classes, gth_stationary
 from workbench.validation import (
     as_array,
+    as_scalar,
     as_sparse,
     check_in_range,
     check_integer,
@@ -452,6 +453,7 @@ class MarkovOperator:
         -------
         Spectrum
         """
+        count = as_scalar(count)
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 1 <= count <= self.n:
             raise ValueError(f"count must be an integer in [1, {self.n}], got {count!r}")
         count = int(count)
@@ -624,6 +626,7 @@ def _default_beta(points, k, radius) -> float:
         return beta
     from scipy.spatial import cKDTree
 
+    k = as_scalar(k)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < points.shape[0]:
         raise ValueError(f"k must be an integer in [1, n - 1] = [1, {points.shape[0] - 1}], got {k!r}")
     # Distances are scale-covariant: query on points / 2^e (exact), so the tree never overflows; then rescale.

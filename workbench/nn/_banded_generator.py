@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from workbench.expmv import BandedMatrix
 from workbench.nn._primitives import check_offsets
-from workbench.validation import check_finite, check_integer
+from workbench.validation import as_scalar, check_finite, check_integer
 
 #: The most dyadic levels: 2^62 is the largest power of two an int64 position index holds.
 MAX_LEVELS = 62
@@ -188,6 +188,7 @@ class BandedGenerator:
         floating point; a smaller (or non-finite) rate is refused.  ``x`` as in :meth:`matmul`.
         """
         self._check_operand(x)
+        rate = rate if isinstance(rate, torch.Tensor) else as_scalar(rate)
         if isinstance(rate, Real) and not isinstance(rate, bool):
             rate = torch.tensor(float(rate), dtype=self.rates.dtype, device=self.rates.device)
         if not isinstance(rate, torch.Tensor) or not rate.is_floating_point():

@@ -28,7 +28,7 @@ import torch
 from workbench.backend import unit_roundoff
 from workbench.expmv import poisson_truncation
 from workbench.nn._banded_generator import BandedGenerator
-from workbench.validation import check_finite, check_in_range, check_integer
+from workbench.validation import as_scalar, check_finite, check_in_range, check_integer
 
 __all__ = ["uniformized_action"]
 
@@ -173,6 +173,7 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
     tol = check_tol(tol)
     max_terms = check_max_terms(max_terms)
     dtype, device = X.dtype, X.device
+    t = t if isinstance(t, torch.Tensor) else as_scalar(t)
     if isinstance(t, torch.Tensor):
         times = t.to(dtype=dtype, device=device)
     elif isinstance(t, Real) and not isinstance(t, bool):
