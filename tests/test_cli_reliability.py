@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -354,3 +355,88 @@ def test_max_memory_sets_the_budget_of_a_command():
     assert "(WORKBENCH_MAX_MEMORY=1KiB)" in out.stdout
     assert_one_line_error(run("--max-memory", "lots", "list"), 2, "--max-memory must be a positive size in bytes")
     assert run("--max-memory", "8GiB", "derive", "bch", "--degree", "3").returncode == 0
+
+
+# ---- the misuse list of the issue's closing note, as a regression test --------------------------------------
+
+#: Every misuse tried for issue 17 (arguments after `workbench`); each must exit 2 with no traceback.
+MISUSES = [
+    "",
+    "frobnicate",
+    "list --area nosuch",
+    "list --json --area ''",
+    "check nosuch.identity",
+    "check --seed -5",
+    "check --seed abc",
+    "check --seed 1e3",
+    "check --scale huge",
+    "check --device tpu",
+    "check --device cuda lie.bch_degree_2",
+    "check --area nosuch",
+    "derive",
+    "derive nosuch",
+    "derive bch --degree 0",
+    "derive bch --degree -3",
+    "derive bch --degree 2.5",
+    "derive bch --degree 1000",
+    "derive zassenhaus --degree 1000",
+    "derive bch --degree 30 --basis hall",
+    "derive bch --basis nosuch",
+    "derive bch --format nosuch",
+    "derive hausdorff --degree 99999999999999999999",
+    "bench",
+    "bench nosuch",
+    "bench bch --max-degree -1",
+    "bench bch --max-degree 1000",
+    "bench bch --max-degree abc",
+    "bench rank1 --max-degree 3",
+    "bench expmv --max-degree 3",
+    "diagnose",
+    "diagnose --text ''",
+    "diagnose --text cat --model nosuch",
+    "diagnose --text cat --model-dir /nonexistent",
+    "diagnose --text cat --model-dir afile",
+    "diagnose --text cat --plot /nonexistent_dir/f.png",
+    "diagnose --text cat --plot /proc/forbidden.png",
+    "diagnose --text cat --plot afile/x.png",
+    "experiment",
+    "experiment nosuch",
+    "experiment swiss-sit --preset nosuch",
+    "experiment swiss-sit --steps 0",
+    "experiment swiss-sit --steps -1",
+    "experiment swiss-sit --seed -1",
+    "experiment swiss-sit --set nosuch=1",
+    "experiment swiss-sit --set steps",
+    "experiment swiss-sit --set steps=abc",
+    "experiment swiss-sit --operator NOSUCH",
+    "experiment swiss-sit --architecture x",
+    "experiment induction --order mhsa-ffn",
+    "experiment swiss-sit --out /proc/forbidden",
+    "experiment swiss-sit --out afile",
+    "experiment swiss-sit --threads 0",
+    "experiment swiss-sit --resume /nonexistent",
+    "experiment swiss-sit --resume afile",
+    "lab --dir /nonexistent",
+    "lab --dir afile",
+    "check --json --seed x",
+    "list --json extra-arg",
+    "derive bch --degree 3 --format json extra",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arguments", MISUSES)
+def test_every_misuse_exits_two_without_a_traceback(tmp_path, arguments):
+    (tmp_path / "afile").write_text("")
+    env = dict(os.environ, COLUMNS="200", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    out = subprocess.run(
+        [sys.executable, "-m", "workbench", *shlex.split(arguments)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr + out.stdout
+    assert out.stderr.strip().splitlines()[-1].startswith(("workbench", "usage:")), out.stderr
