@@ -250,3 +250,12 @@ def test_huge_inputs_of_the_moment_estimators_are_refused_by_name():
         continuum.kernel_calculus_at(
             points, weights, 1e300 * np.sin(points[:, 0]), 10.0, [35], period=2 * np.pi, cutoff=6.0
         )
+
+
+def test_kernel_generator_expansion_refuses_a_non_finite_alpha():
+    # Found by the fuzz suite once it read sympy results: alpha = nan gave an expansion full of nan.
+    from workbench.continuum import kernel_generator_expansion
+
+    for alpha in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="alpha must be a finite exponent"):
+            kernel_generator_expansion(d=1, order=1, alpha=alpha)

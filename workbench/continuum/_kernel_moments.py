@@ -215,6 +215,8 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
             alpha = sp.nsimplify(sp.sympify(as_scalar(alpha)))  # a 0-d array is a number, not an NDimArray
         except (sp.SympifyError, TypeError, AttributeError) as exc:
             raise TypeError(f"alpha must be a number or a sympy expression, got {type(alpha).__name__}") from exc
+        if alpha.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise ValueError(f"alpha must be a finite exponent (0, 1/2, 1 or a symbol), got {alpha}")
     beta, eps = sp.Symbol("beta", positive=True), sp.Symbol("epsilon", positive=True)
     x = sp.symbols(f"x0:{d}", real=True) if d > 1 else (sp.Symbol("x", real=True),)
     y = sp.symbols(f"y0:{d}", real=True) if d > 1 else (sp.Symbol("y", real=True),)
