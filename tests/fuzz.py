@@ -4,14 +4,17 @@ A :class:`Case` is one valid call of a public function.  :func:`fuzz` replays it
 value), every other argument left valid, and records each outcome that breaks the boundary contract:
 
 - a ``ValueError`` or ``TypeError`` whose message names the parameter is a correct refusal;
-- a returned result is correct when every number in it is finite (and, for the non-contiguous copy of an
-  array, equal to the valid call's result: a memory layout never changes an answer);
+- a returned result is correct when every number in it is finite (a symbolic result: free of nan, zoo and
+  ±oo);
+- a numpy scalar or 0-d array where a Python number is valid, and a non-contiguous copy of an array, are not
+  bad at all: they must be accepted, with the valid call's result;
 - anything else is a finding: another exception type (``IndexError``, ``ZeroDivisionError``,
   ``RuntimeWarning`` escalated by the test configuration, ``MemoryError`` …), a refusal that does not name
   the parameter, a NaN or infinity in the result, or a call that runs past its time budget.
 
-The bad values depend on the valid value's type (see :func:`bad_values`): NaN and infinite entries, an
-empty array, a 0-d array, an extra axis, a shape one short, wrong dtypes (strings, complex), float32, a
+The bad values depend on the valid value's type (see :func:`bad_values`): for arrays NaN and infinite
+entries, entries scaled to 1e300 ("huge entries": finite, but products overflow; 1e38 for float32 tensors),
+an empty array, a 0-d array, an extra axis, a shape one short, wrong dtypes (strings, complex), float32, a
 non-contiguous copy and a torch copy of numpy input (mixed libraries); for sizes and degrees −1, 0, 2.5,
 NaN, a huge value and a string; for reals NaN, ±inf, −1, 0, 1e308 and a string.
 
@@ -213,6 +216,9 @@ def _bad_torch(x) -> dict[str, Any]:
         nan.view(-1)[x.numel() // 2] = float("nan")
         out["nan entry"] = nan
     out["empty"] = x.new_zeros((0, *x.shape[1:])) if x.ndim else x.new_zeros(0)
+    if x.numel() and float(x.detach().abs().max()) > 0:
+        top = 1e300 if x.dtype == torch.float64 else 1e38  # float32 holds at most 3.4e38
+        out["huge entries"] = x.detach() * (top / float(x.detach().abs().max()))
     if x.ndim:
         out["0-d"] = x.new_tensor(1.0)
         out["extra axis"] = torch.stack([x, x])
@@ -251,12 +257,22 @@ def _numbers(result: Any, depth: int = 0):
         yield result.detach().cpu().numpy()
     elif scipy.sparse.issparse(result) and result.dtype.kind in "fc":
         yield result.data
+    elif _is_sympy(result):
+        # A symbolic result is finite unless it holds nan, zoo or ±oo: report it as one number, finite or not.
+        import sympy
+
+        atoms = (sympy.nan, sympy.zoo, sympy.oo, -sympy.oo)
+        yield np.asarray(np.inf if any(result.has(a) for a in atoms) else 0.0)
     elif isinstance(result, dict):
         for v in result.values():
             yield from _numbers(v, depth + 1)
     elif isinstance(result, (list, tuple)):
         for v in result:
             yield from _numbers(v, depth + 1)
+
+
+def _is_sympy(x) -> bool:
+    return (type(x).__module__ or "").startswith("sympy") and hasattr(x, "has")
 
 
 def names_parameter(message: str, names: tuple[str, ...]) -> bool:

@@ -255,3 +255,59 @@ def test_stochastic_step_is_the_uniformized_matrix():
     expected = (torch.eye(4, dtype=F64) + q.dense() / 8.0) @ x
     torch.testing.assert_close(q.stochastic_step(x, 8.0), expected, rtol=0, atol=1e-15)
     torch.testing.assert_close(q.matmul(x), q.dense() @ x, rtol=0, atol=1e-14)  # entries up to 5: 1e-14
+
+
+def _huge(x, top=1e300):
+    """``x`` rescaled so that its largest |entry| is ``top`` (the harness's "huge entries" value)."""
+    return x * (top / x.abs().max())
+
+
+def test_huge_generators_are_refused_naming_the_generator():
+    # A generator with exit rates near 1e300 needs ~λt powers: refused before any work, naming the parameter
+    # that holds the generator (Q of uniformized_action, generator of double_exponential).
+    q = _huge(_markov_generator())
+    with pytest.raises(ValueError, match=r"^rate must be >= max_i\(-Q_ii\) = 1e\+300 \(the largest exit rate of Q\)"):
+        wnn.uniformized_action(q, _randn(5, 3, seed=3), 0.7, rate=5.0)
+    with pytest.raises(ValueError, match=r"powers .* rate λ = 1e\+300 from the exit rates of Q\), more than max_terms"):
+        wnn.uniformized_action(q, _randn(5, 3, seed=3), 0.7)
+    with pytest.raises(ValueError, match=r"rate λ = 1e\+300 from the exit rates of generator\), more than max_terms"):
+        wnn.double_exponential(q, _transports(), _randn(5, 2, seed=8), 0.7, method="uniformization")
+
+
+def test_overflowing_lie_series_name_the_frames():
+    # Brackets of entries near 1e300 overflow float64; the refusal names the caller's parameter, not the
+    # series' positional matrices[i].
+    with pytest.raises(ValueError, match=r"^the BCH twist series \(degree 2\) overflows float64 for phis \(max"):
+        wnn.twisted_generator(_markov_generator(3), _huge(torch.diag_embed(_randn(3, 2, seed=9))), degree=2)
+    with pytest.raises(ValueError, match=r"^the group-commutator series \(degree 4\) overflows .* for generators"):
+        wnn.curvature(_huge(_randn(3, 3, 3)), degree=4)
+    with pytest.raises(
+        ValueError, match=r"^the BCH conjugation error overflows float64 .* for phi_i \(max \|entry\| 1e\+300\)"
+    ):
+        wnn.bch_conjugation_error(_huge(_randn(3, 3)), _randn(3, 3, seed=1, scale=0.1), degree=2)
+    with pytest.raises(
+        ValueError, match=r"^the holonomy overflows float64 .* for generators \(max \|entry\| 1e\+300\)"
+    ):
+        wnn.holonomy(_huge(_randn(4, 3, 3)), 1, 3)
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("ExpMarkovAttention", "the generator's logits"),
+        ("HeatKernelAttention", "the generator's logits"),
+        ("OperatorAttention", "the layer output"),
+    ],
+)
+def test_layers_refuse_overflowing_input_naming_x(name, what):
+    # Finite x near 1e300 overflows the scores q·k (~1e600): a ValueError naming x, never a nan output.
+    with (
+        torch.no_grad(),
+        pytest.raises(ValueError, match=rf"^{what} overflows float64 .* for x \(max \|entry\| 1e\+300\)"),
+    ):
+        _layer(name)(_huge(_x()))
+
+
+def test_operator_attention_refuses_an_overflowed_operator_naming_x():
+    with torch.no_grad(), pytest.raises(ValueError, match=r"^the attention operator overflows float64 .* for x \(max"):
+        _layer("OperatorAttention").attention(_huge(_x()))

@@ -24,9 +24,11 @@ from workbench.nn._frames import (
     check_degree,
     check_matrices,
     check_same_dtype,
+    evaluate_series,
     expm,
     solve,
 )
+from workbench.nn._primitives import check_finite_result
 from workbench.validation import check_integer
 
 __all__ = ["curvature", "holonomy"]
@@ -117,7 +119,9 @@ def curvature(generators: torch.Tensor, degree: int | None = None) -> torch.Tens
         )
     later, earlier = a[..., 1:, :, :], a[..., :-1, :, :]
     if degree is not None:
-        return _commutator_series(check_degree(degree)).evaluate(later, earlier)
+        series = _commutator_series(check_degree(degree))
+        what = f"the group-commutator series (degree {series.degree})"
+        return evaluate_series(series, (later, earlier), what, generators=a)
     e_later, e_earlier = expm(later), expm(earlier)
     group = e_later @ e_earlier @ expm(-later) @ expm(-earlier)
     return _principal_logs(group, "the group commutator at edge")
@@ -203,4 +207,7 @@ def holonomy(generators: torch.Tensor, start: int, stop: int, second: torch.Tens
                 f"got shape {tuple(other.shape)}"
             ) from None
         other, path = other.expand(*batch, d, d), path.expand(*batch, d, d)
-    return solve("second", other, path, left=False)
+    loop = solve("second", other, path, left=False)
+    # e^A of entries near the float range overflows: refused naming the inputs rather than returned as inf/nan.
+    inputs = {"generators": a} if second is None else {"generators": a, "second": other}
+    return check_finite_result("the holonomy", loop, **inputs)

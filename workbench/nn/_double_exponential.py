@@ -32,7 +32,7 @@ from workbench.nn._frames import (
     to_frame0,
 )
 from workbench.nn._primitives import check_offsets
-from workbench.nn._uniformization import DEFAULT_MAX_TERMS, uniformized_action
+from workbench.nn._uniformization import DEFAULT_MAX_TERMS, generator_action
 from workbench.validation import check_choice, check_finite, check_in_range
 
 __all__ = ["conjugated_generator", "double_exponential", "multiscale_generator"]
@@ -226,7 +226,15 @@ def double_exponential(
         tq = t[..., None, None] * q if isinstance(t, torch.Tensor) else t * q
         z = expm(tq) @ u
     elif method == "uniformization":  # e^{tQ⊗I} vec(U) = vec(e^{tQ} U): one semigroup action on the d columns
-        z = uniformized_action(banded if banded is not None else q, u, t, max_terms=max_terms)
+        z = generator_action(
+            banded if banded is not None else q,
+            u,
+            t,
+            rate=None,
+            tol=None,
+            max_terms=max_terms,
+            generator_name="generator",
+        )
     else:
         from workbench.expmv import expmv  # numpy-backed engine: no autograd
 

@@ -41,7 +41,7 @@ from workbench.nn._banded_generator import (
     shift,
     symmetric_banded_generator,
 )
-from workbench.nn._primitives import check_offsets, check_width
+from workbench.nn._primitives import check_finite_result, check_offsets, check_width
 from workbench.nn._uniformization import DEFAULT_MAX_TERMS, check_max_terms, check_tol, uniformized_action
 from workbench.validation import check_choice, check_finite, check_in_range, check_integer
 
@@ -201,6 +201,8 @@ class ExpMarkovAttention(nn.Module):
         q, k = _split_heads(self.q_proj(x), self.n_heads), _split_heads(self.k_proj(x), self.n_heads)
         scores = torch.stack([(q * shift(k, o)).sum(-1) for o in self.offsets], dim=-2) / math.sqrt(self.d_head)
         logits = self.offset_scale[None, :, :, None] * scores + self.offset_bias[None, :, :, None]
+        # Finite x can still overflow the scores (entries near the float range): refused naming x.
+        check_finite_result("the generator's logits", logits, x=x)
         return banded_generator(logits, self.offsets, causal=self.causal)
 
     def forward(self, x, return_operator=False):
@@ -320,6 +322,8 @@ class HeatKernelAttention(nn.Module):
         u = _split_heads(self.u_proj(x), self.n_heads)
         scores = torch.stack([(u * shift(u, o)).sum(-1) for o in self.offsets], dim=-2) / math.sqrt(self.d_head)
         logits = self.offset_scale[None, :, :, None] * scores + self.offset_bias[None, :, :, None]
+        # Finite x can still overflow the scores (entries near the float range): refused naming x.
+        check_finite_result("the generator's logits", logits, x=x)
         return symmetric_banded_generator(logits, self.offsets)
 
     def _diffuse(self, gen, features, dtype):

@@ -70,6 +70,22 @@ def expm(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.matrix_exp(x.contiguous())
 
 
+def evaluate_series(series, matrices, what: str, **inputs: torch.Tensor) -> torch.Tensor:
+    """``series.evaluate(*matrices)`` (a :mod:`workbench.lie` series), its overflow refusal naming ``inputs``.
+
+    The callers have already checked the shapes and finiteness of ``matrices``, so the one ``ValueError`` left is
+    the series' own refusal of a non-finite sum (entries near the top of the float range: a degree-k bracket
+    grows like the k-th power of the entries).  It names the series' positional ``matrices[i]``; it is re-raised
+    naming the caller's parameters ``inputs`` with their largest ``|entry|``, the original chained as the cause.
+    """
+    try:
+        return series.evaluate(*matrices)
+    except ValueError as exc:
+        dtype = str(matrices[0].dtype).rsplit(".", 1)[-1]
+        shown = ", ".join(f"{name} (max |entry| {float(x.detach().abs().max()):.3g})" for name, x in inputs.items())
+        raise ValueError(f"{what} overflows {dtype} for {shown}; use smaller entries") from exc
+
+
 def check_degree(degree) -> int:
     return check_integer("degree", degree, 1, MAX_DEGREE)
 

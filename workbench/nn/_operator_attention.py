@@ -33,7 +33,7 @@ import torch
 from torch import nn
 
 from workbench.attention import CORNERS, OPERATORS, family_logits_unchecked, operator_skew_ratio
-from workbench.nn._primitives import check_layer_input, check_width
+from workbench.nn._primitives import check_finite_result, check_layer_input, check_width
 from workbench.validation import check_choice, check_finite, check_integer
 
 __all__ = ["OperatorAttention"]
@@ -103,6 +103,12 @@ class OperatorAttention(nn.Module):
 
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         r"""The heads' Markov operators :math:`\mathsf P^{(h)}`, shape ``[B, H, n, n]``, rows summing to 1."""
+        # Finite x near the float range overflows the logits (softmax then gives nan): refused naming x.
+        P = self._operator(x)
+        check_finite_result("the attention operator", P, x=x)
+        return P
+
+    def _operator(self, x: torch.Tensor) -> torch.Tensor:
         check_layer_input(x)
         if x.ndim != 3 or x.shape[-1] != self.query.in_features:
             raise ValueError(f"x must have shape [batch, tokens, {self.query.in_features}], got {tuple(x.shape)}")
@@ -120,9 +126,11 @@ class OperatorAttention(nn.Module):
         return torch.softmax(logits, dim=-1)
 
     def forward(self, x: torch.Tensor, return_operator: bool = False):
-        P = self.attention(x)
+        P = self._operator(x)
         mixed = (P @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
         y = self.out(mixed)
+        # One check of the output: a nan in P (overflowed logits) or an overflowed value reaches y.
+        check_finite_result("the layer output", y, x=x)
         return (y, P) if return_operator else y
 
     def head_weights(self) -> list[tuple[np.ndarray, np.ndarray]]:

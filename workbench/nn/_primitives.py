@@ -19,6 +19,27 @@ from workbench.validation import check_finite, check_integer, check_memory
 __all__ = []  # package-internal helpers only
 
 
+def check_finite_result(what: str, result: torch.Tensor, **inputs: torch.Tensor) -> torch.Tensor:
+    """``result`` if every entry is finite; else a ``ValueError`` naming each of ``inputs`` with its largest entry.
+
+    For results of finite inputs that left the float range (a product of entries near 1e300): the message
+    follows :func:`workbench.validation.check_finite_output` (whose positional ``x`` cannot also name an input
+    called ``x``, the usual name of a layer's input), so the caller learns which argument to rescale.
+    """
+    bad = ~torch.isfinite(result.detach())
+    if not bool(bad.any()):
+        return result
+    count = int(bad.sum())
+    first = tuple(int(i) for i in bad.nonzero()[0])
+    plural = "entry" if count == 1 else "entries"
+    dtype = str(result.dtype).rsplit(".", 1)[-1]
+    shown = ", ".join(f"{name} (max |entry| {float(x.detach().abs().max()):.3g})" for name, x in inputs.items())
+    raise ValueError(
+        f"{what} overflows {dtype} ({count} non-finite {plural}, first at index {first}) for {shown}; "
+        "use smaller inputs"
+    )
+
+
 def check_offsets(offsets, *, n: int | None = None, causal: bool = False, positive: bool = False) -> tuple[int, ...]:
     r"""Offsets as a tuple of distinct nonzero ints; the one offsets validator of :mod:`workbench.nn`.
 

@@ -23,8 +23,10 @@ from workbench.nn._frames import (
     check_degree,
     check_matrices,
     check_same_dtype,
+    evaluate_series,
     expm,
 )
+from workbench.nn._primitives import check_finite_result
 
 __all__ = ["bch_conjugation_error", "twist_generator", "twisted_generator"]
 
@@ -95,7 +97,8 @@ def twist_generator(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int) -> to
     True
     """
     a, b = _phi_pair(phi_i, phi_j)
-    return _bch_series(check_degree(degree)).evaluate(a, -b)
+    series = _bch_series(check_degree(degree))
+    return evaluate_series(series, (a, -b), f"the BCH series (degree {series.degree})", phi_i=a, phi_j=b)
 
 
 def bch_conjugation_error(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int = 1) -> torch.Tensor:
@@ -133,7 +136,8 @@ def bch_conjugation_error(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int 
     a, b = _phi_pair(phi_i, phi_j)
     exact = expm(a) @ expm(-b)
     approx = expm(twist_generator(a, b, degree))
-    return torch.linalg.matrix_norm(exact - approx)
+    # e^Φ of entries near the float range overflows; the error is then refused, naming both frames.
+    return check_finite_result("the BCH conjugation error", torch.linalg.matrix_norm(exact - approx), phi_i=a, phi_j=b)
 
 
 def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int = 1) -> torch.Tensor:
@@ -188,7 +192,8 @@ def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int =
     shape = (*phi.shape[:-3], n, n, d, d)
     left = phi.unsqueeze(-3).expand(shape)  # Φ_i along rows
     right = phi.unsqueeze(-4).expand(shape)  # Φ_j along columns
-    twists = expm(_bch_series(check_degree(degree)).evaluate(left, -right))
+    series = _bch_series(check_degree(degree))
+    twists = expm(evaluate_series(series, (left, -right), f"the BCH twist series (degree {series.degree})", phis=phi))
     blocks = q[..., None, None] * twists
     batch = blocks.shape[:-4]
     return blocks.transpose(-3, -2).reshape(*batch, n * d, n * d)

@@ -159,6 +159,15 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
     >>> bool(torch.isclose(t.grad, (Q @ exact)[0, 1], rtol=1e-12))
     True
     """
+    return generator_action(Q, X, t, rate=rate, tol=tol, max_terms=max_terms, generator_name="Q")
+
+
+def generator_action(Q, X, t, *, rate, tol, max_terms, generator_name: str):
+    """:func:`uniformized_action` for a caller whose parameter holding ``Q`` is called ``generator_name``.
+
+    Package-internal (no ``__all__`` entry): :func:`workbench.nn.double_exponential` passes ``"generator"``, so
+    a refusal caused by the size of the generator names the caller's parameter, not ``Q``.
+    """
     banded, dense, q_batch, n = _as_generator(Q)
     if not isinstance(X, torch.Tensor) or not X.is_floating_point():
         raise TypeError(f"X must be a floating-point torch tensor of shape [..., n, d], got {type(X).__name__}")
@@ -199,7 +208,9 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
     if rate is not None:
         rate = check_in_range("rate", rate, 0.0, low_inclusive=False)
         if top.numel() and float(top.max()) > rate:
-            raise ValueError(f"rate must be >= max_i(-Q_ii) = {float(top.max()):.6g}, got {rate!r}")
+            raise ValueError(
+                f"rate must be >= max_i(-Q_ii) = {float(top.max()):.6g} (the largest exit rate of Q), got {rate!r}"
+            )
         lam = torch.full(q_batch, rate, dtype=dtype, device=device)
     else:
         lam = torch.where(top > 0, top * (1.0 + RATE_MARGIN), torch.ones((), dtype=dtype, device=device))
@@ -209,16 +220,19 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
     at = int(mean.detach().argmax()) if mean.numel() else 0
     t_peak = float(times.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
     lam_peak = float(lam.detach().expand(mean.shape).reshape(-1)[at]) if mean.numel() else 0.0
+    # By default λ comes from the exit rates of Q: the refusals then name Q as the operand to rescale.
+    rate_of = "given rate" if rate is not None else f"from the exit rates of {generator_name}"
 
     def too_many(needed: str):
         return ValueError(
             f"uniformization needs {needed} powers for max λt = {peak:.6g} (t = {t_peak:.6g}, rate λ = "
-            f"{lam_peak:.6g}), more than max_terms = {max_terms}; shorten t, lower the rate, or raise max_terms"
+            f"{lam_peak:.6g} {rate_of}), more than max_terms = {max_terms}; shorten t, lower the rate, "
+            "or raise max_terms"
         )
 
     if not math.isfinite(peak):
         raise ValueError(
-            f"λt overflows {dtype} (t = {t_peak:.6g}, rate λ = {lam_peak:.6g}); shorten t or lower the rate"
+            f"λt overflows {dtype} (t = {t_peak:.6g}, rate λ = {lam_peak:.6g} {rate_of}); shorten t or lower the rate"
         )
     # The right Fox–Glynn point exceeds λt, so a cap below λt fails before the (itself O(λt)) truncation search.
     if max_terms is not None and peak + 1 > max_terms:
