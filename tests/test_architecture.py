@@ -29,7 +29,7 @@ CODE = ("workbench", "derivations", "benchmarks")
 
 # The layer order, bottom to top.  A unit is a subpackage of ``workbench`` or one of its top-level
 # modules; "base" is the set of base modules every layer may use.  Each unit lists the units it may import.
-BASE = {"backend", "validation", "rates", "symbolic", "lazy"}
+BASE = {"backend", "validation", "memory", "rates", "symbolic", "lazy"}
 LAYERS: dict[str, set[str]] = {
     "base": set(),
     "lie": {"base"},

@@ -1,4 +1,4 @@
-"""Fuzz suite, the base layer (``workbench.backend``, ``workbench.validation``, ``workbench.rates``).
+"""Fuzz suite, the base layer (``workbench.backend``, ``workbench.validation``, ``workbench.memory``, ``workbench.rates``).
 
 Every public callable, one bad argument at a time (harness: ``fuzz.py``).  The validators take the name
 a message should use as their first argument, so a refusal of their checked value names that name
@@ -90,7 +90,7 @@ CASES = [
         aliases={"size_a": ("u",), "size_b": ("v",)},
     ),
     Case(
-        "workbench.validation.check_memory",
+        "workbench.memory.check_memory",
         lambda: (("a 10x10 float64 matrix", 800.0, "use a sparse kernel", 2.0**30), {}),
         fixed={"what": "a description used in messages only", "hint": "advice used in messages only"},
         aliases={"nbytes": ("needs",)},
@@ -122,8 +122,8 @@ CASES = [
     Case("workbench.validation.is_sparse", lambda: ((scipy.sparse.eye(3),), {})),
     # A converter, like to_numpy: NaN in, NaN out is the correct conversion (the check that follows refuses it).
     Case("workbench.validation.as_scalar", lambda: ((np.array(4.0),), {}), finite=False),
-    Case("workbench.validation.memory_limit", lambda: (("1GiB",), {})),
-    Case("workbench.validation.parse_size", lambda: (("--max-memory", "4GiB"), {}), fixed={"name": _NAME}),
+    Case("workbench.memory.memory_limit", lambda: (("1GiB",), {})),
+    Case("workbench.memory.parse_size", lambda: (("--max-memory", "4GiB"), {}), fixed={"name": _NAME}),
     Case("workbench.validation.shape_of", lambda: ((np.zeros((2, 3)),), {})),
     # --- workbench.rates -----------------------------------------------------------------------------
     Case("workbench.rates.fit_rate", lambda: (([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), {})),
@@ -132,7 +132,8 @@ CASES = [
 #: Public callables without a case, each with the reason.
 EXEMPT = {
     "workbench.backend.available_backends": "takes no arguments: nothing to fuzz",
-    "workbench.validation.memory_budget": "takes no arguments: nothing to fuzz",
+    "workbench.memory.memory_budget": "takes no arguments: nothing to fuzz",
+    "workbench.memory.available_memory": "takes no arguments: nothing to fuzz",
     "workbench.backend.namespace": (
         "takes only *arrays and **named (the harness fuzzes no variadic parameter); every array case of "
         "the suites reaches it through the function that calls it"
@@ -140,7 +141,9 @@ EXEMPT = {
 }
 
 
-@pytest.mark.parametrize("package", ["workbench.backend", "workbench.validation", "workbench.rates"])
+@pytest.mark.parametrize(
+    "package", ["workbench.backend", "workbench.validation", "workbench.memory", "workbench.rates"]
+)
 def test_every_public_callable_has_a_case(package):
     covered = {case.function for case in CASES} | set(EXEMPT)
     assert public_callables(package) - covered == set()

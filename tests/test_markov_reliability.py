@@ -9,7 +9,7 @@ from conftest import HAS_TORCH
 
 from workbench.backend import to_backend, to_numpy
 from workbench.markov import bakry_emery_curvature, gauss_kernel, softmax_operator
-from workbench.validation import check_memory
+from workbench.memory import check_memory
 
 BACKENDS = ["numpy", "torch:cpu"] if HAS_TORCH else ["numpy"]
 

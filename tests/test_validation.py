@@ -104,7 +104,7 @@ def test_choice():
 
 
 def test_parse_size_reads_decimal_and_binary_units():
-    from workbench.validation import parse_size
+    from workbench.memory import parse_size
 
     assert parse_size("s", "4GiB") == 4 * 2**30
     assert parse_size("s", "512 mb") == 512e6
@@ -123,7 +123,7 @@ def test_parse_size_reads_decimal_and_binary_units():
 def test_memory_limit_and_the_environment_set_the_budget_of_every_estimate(monkeypatch):
     # Oracle: the refusal names the budget's source; a block that fits the budget is computed as before.
     from workbench.markov import gauss_kernel
-    from workbench.validation import MAX_MEMORY_VARIABLE, memory_budget, memory_limit
+    from workbench.memory import MAX_MEMORY_VARIABLE, memory_budget, memory_limit
 
     points = np.random.default_rng(0).standard_normal((400, 2))
     monkeypatch.delenv(MAX_MEMORY_VARIABLE, raising=False)

@@ -5,7 +5,8 @@ holds the table and fails on any import that crosses it, on any import circle an
 another module's private name).  Bottom to top:
 
 base         -- backend (numpy/torch namespace per call, to_backend, matrix_exp, unit_roundoff),
-                validation (boundary checks), rates (fit_rate), symbolic (Step, claim), lazy (PEP 562 exports)
+                validation (boundary checks), memory (the memory budget, check_memory), rates (fit_rate),
+                symbolic (Step, claim), lazy (PEP 562 exports)
 lie          -- exact free Lie algebra: words, Lyndon/Hall/right-normed bases, BCH family, Zassenhaus,
                 Hausdorff, Magnus                                                     (uses base)
 expmv        -- exp(tA)·B: Taylor, Krylov, Chebyshev, uniformization, banded/Kronecker/rank-1 (uses base)

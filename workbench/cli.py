@@ -24,7 +24,7 @@ from rich.table import Table
 from workbench import __version__
 from workbench.backend import available_backends
 from workbench.catalogue import SCALES, CatalogueError, Result, discover, run_checks, select
-from workbench.validation import MAX_MEMORY_VARIABLE, parse_size
+from workbench.memory import MAX_MEMORY_VARIABLE, parse_size
 
 __all__ = ["main"]
 

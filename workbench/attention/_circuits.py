@@ -16,7 +16,8 @@ import numpy as np
 from workbench.attention._head_checks import check_rng
 from workbench.attention._stochastic_checks import check_stochastic, scalar_or_array
 from workbench.backend import namespace, to_numpy
-from workbench.validation import check_integer, check_matching, check_memory
+from workbench.memory import check_memory
+from workbench.validation import check_integer, check_matching
 
 __all__ = ["induction_score", "previous_token_score", "repeated_random_tokens"]
 

@@ -23,7 +23,8 @@ import numpy as np
 
 from workbench.attention._stochastic_checks import check_stochastic, leading_mean
 from workbench.backend import namespace
-from workbench.validation import check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import check_integer
 
 __all__ = [
     "effective_neighbours",

@@ -22,7 +22,8 @@ import array_api_compat
 from workbench.attention._split_checks import antisymmetric_matrix, check_antisymmetric, zero_diagonal
 from workbench.backend import namespace
 from workbench.markov import cycle_edges, hodge_split, segment_sums
-from workbench.validation import as_array, check_in_range, check_integer, check_memory, check_square
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_in_range, check_integer, check_square
 
 __all__ = [
     "LinkHodgeSplit",

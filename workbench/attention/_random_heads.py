@@ -19,7 +19,8 @@ import numpy as np
 from workbench.attention._head_checks import check_flag, check_rng
 from workbench.attention._heads import AttentionHead, MultiHeadAttention
 from workbench.backend import to_backend
-from workbench.validation import check_choice, check_in_range, check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import check_choice, check_in_range, check_integer
 
 __all__ = ["random_head", "random_multihead"]
 

@@ -21,7 +21,8 @@ import numpy as np
 from workbench.attention._head_checks import check_flag, is_bool, validated_mask
 from workbench.backend import namespace, to_numpy
 from workbench.markov import softmax_operator
-from workbench.validation import as_array, check_integer, check_memory, shape_of
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_integer, shape_of
 
 __all__ = ["attention_mask", "softmax_rows"]
 

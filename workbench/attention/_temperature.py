@@ -21,7 +21,8 @@ import numpy as np
 
 from workbench.attention._head_checks import check_flag, check_rng
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_integer, check_memory, check_nonnegative
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_integer, check_nonnegative
 
 __all__ = [
     "BetaSweep",

@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from workbench.validation import as_array, check_in_range, check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_in_range, check_integer
 
 __all__ = ["cycle_connection"]
 

@@ -39,14 +39,8 @@ import scipy.sparse
 from scipy.spatial import cKDTree
 
 from workbench.markov import carre_du_champ, gamma2
-from workbench.validation import (
-    as_array,
-    check_finite_output,
-    check_finite_result,
-    check_in_range,
-    check_integer,
-    check_memory,
-)
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_finite_output, check_finite_result, check_in_range, check_integer
 
 __all__ = ["KernelCalculus", "kernel_calculus_at", "sphere_product_quadrature", "torus_lattice"]
 

@@ -42,14 +42,8 @@ from typing import NamedTuple
 import mpmath
 import numpy as np
 
-from workbench.validation import (
-    as_array,
-    check_finite,
-    check_finite_result,
-    check_in_range,
-    check_integer,
-    check_memory,
-)
+from workbench.memory import check_memory
+from workbench.validation import as_array, check_finite, check_finite_result, check_in_range, check_integer
 
 __all__ = [
     "JumpKernel",

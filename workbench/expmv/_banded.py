@@ -22,7 +22,8 @@ import numpy as np
 
 from workbench.backend import namespace, to_numpy
 from workbench.expmv._linear import LinearMap, as_product_operand
-from workbench.validation import as_array, as_scalar, check_finite, check_in_range, check_matching, check_memory
+from workbench.memory import check_memory
+from workbench.validation import as_array, as_scalar, check_finite, check_in_range, check_matching
 
 __all__ = ["BandedMatrix", "banded_markov_generator"]
 

@@ -26,12 +26,12 @@ from scipy.spatial import cKDTree
 
 from workbench.backend import namespace
 from workbench.markov._operators import positive_row_sums
+from workbench.memory import check_memory
 from workbench.validation import (
     as_array,
     as_scalar,
     check_finite_output,
     check_in_range,
-    check_memory,
     check_nonnegative,
     check_square,
 )

@@ -23,7 +23,8 @@ import math
 import numpy as np
 import scipy.special
 
-from workbench.validation import as_array, as_scalar, check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import as_array, as_scalar, check_integer
 
 __all__ = []  # package-internal helpers only
 

@@ -28,9 +28,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.memory import check_memory
 from workbench.nn._planes import brick_planes, check_planes, random_planes
 from workbench.nn._primitives import check_dtype_device, check_layer_input
-from workbench.validation import check_choice, check_finite, check_integer, check_memory
+from workbench.validation import check_choice, check_finite, check_integer
 
 __all__ = ["GivensFlowMixer", "GivensProduct", "givens_generator", "givens_product"]
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from workbench.validation import check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import check_integer
 
 __all__ = ["brick_planes", "random_planes"]
 

@@ -14,7 +14,8 @@ from numbers import Integral
 
 import torch
 
-from workbench.validation import check_finite, check_integer, check_memory
+from workbench.memory import check_memory
+from workbench.validation import check_finite, check_integer
 
 __all__ = []  # package-internal helpers only
 
