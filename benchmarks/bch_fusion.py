@@ -1,6 +1,6 @@
 """BCH/Magnus fusion: one exp(Ω) in place of a product of exponentials — error per order, and latency.
 
-Main table (the seed's micro-experiment): k small skew-symmetric generators A_i at scale ε; the exact
+Main table (the Lie-Exponential Roadmap's micro-experiment): k small skew-symmetric generators A_i at scale ε; the exact
 product Π = e^{A_1}⋯e^{A_k} (scipy expm per factor) against e^{Ω_N}, Ω_N the multi-factor BCH series
 truncated at degree N (N = 1 is the sum); relative Frobenius error per order, commutator norms, the
 leading-constant ratio ρ = err₁‖Π‖/‖½Σ_{i<j}[A_i,A_j]‖ (→ 1) and the safe flag

@@ -54,7 +54,7 @@ project_head                 -- the CornerHead of (W_Q, W_K) at a corner
 corner_distances             -- how far a head's attention moves when it is projected onto each corner
 nearest_corner               -- which corner a head is closest to (a workbench rule)
 
-Diagnostics (Attention Geometry Table 1, §A.10 [RECON]; isa-ml01)
+Diagnostics (Attention Geometry Table 1, §A.10 [RECON]; ISA ML01)
 =================================================================
 row_entropy                  -- H_i = -Σ_j P_ij log P_ij
 mean_entropy                 -- H̄, the mean row entropy (over a stack's leading axes too)

@@ -5,7 +5,7 @@ arrays and torch tensors alike.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
 C. Olsson et al., "In-context learning and induction heads", Transformer Circuits Thread 2022.
 """
 
@@ -46,7 +46,7 @@ def previous_token_score(A, *, atol: float | None = None):
 
     References
     ----------
-    Olsson et al. (2022) and Elhage et al. (2021) (previous-token heads); ISA ML01 seed.
+    Olsson et al. (2022) and Elhage et al. (2021) (previous-token heads); ISA ML01.
 
     Examples
     --------
@@ -125,7 +125,7 @@ def induction_score(A, tokens, *, atol: float | None = None):
 
     References
     ----------
-    Olsson et al. (2022) (induction heads, repeated random tokens); Elhage et al. (2021); ISA ML01 seed.
+    Olsson et al. (2022) (induction heads, repeated random tokens); Elhage et al. (2021); ISA ML01.
 
     Examples
     --------

@@ -6,7 +6,7 @@ operator and each corner's on a context :math:`X` says which geometry it is clos
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; attention-geometry-math
+Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; book/reference.md
 §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and its corollaries [DERIVED], §A.10
 (:math:`\rho_{\mathrm{skew}}`) [RECON].
 """
@@ -130,7 +130,7 @@ def project_head(W_Q, W_K, operator):
 
     References
     ----------
-    Attention Geometry §10, §11; attention-geometry-math §A.7 "The four parameterisations" [CODE].
+    Attention Geometry §10, §11; book/reference.md §A.7 "The four parameterisations" [CODE].
 
     Examples
     --------
@@ -179,7 +179,7 @@ def corner_distances(X, W_Q, W_K, beta=None, mask=None):
 
     References
     ----------
-    Workbench diagnostic built on attention-geometry-math §A.7 (not from the seed).
+    Workbench diagnostic built on book/reference.md §A.7 (not from Attention Geometry).
 
     Examples
     --------
@@ -223,7 +223,7 @@ def nearest_corner(X, W_Q, W_K, beta=None, mask=None, tol=0.1):
 
     Returns the operator among DMAP, DMTN, ATAP with the smallest :func:`corner_distances` (ties go to the
     earlier one in :data:`OPERATORS`), unless even that distance exceeds ``tol``; then ``'ATTN'`` (no
-    constrained corner reproduces the head).  The rule is a workbench choice, not from the seed: with the
+    constrained corner reproduces the head).  The rule is a workbench choice, not from the paper: with the
     default ``tol = 0.1`` a head counts as DMAP, DMTN or ATAP when projecting it there moves at most 10% of an
     average query's attention mass.
 
@@ -244,7 +244,7 @@ def nearest_corner(X, W_Q, W_K, beta=None, mask=None, tol=0.1):
 
     References
     ----------
-    Workbench choice on top of attention-geometry-math §A.7 (the seed gives no classification rule).
+    Workbench choice on top of book/reference.md §A.7 (Attention Geometry gives no classification rule).
 
     Examples
     --------

@@ -22,13 +22,13 @@ sinks carry most of :math:`\pi` and hide the current of the rest),
 non-special tokens), the drift :math:`d_A` to the next layer on the same pairs [SEED §B.6],
 :math:`\lVert A_{\mathrm{eff}}\rVert_F` (all pairs, sinks included), the loop inconsistency (scale-free
 holonomy defect of :math:`O^{\mathrm{eff}}` around triangles of consecutive tokens [RECON §B.6]), the diagonal
-dominance of the mean transport Gram matrix (the seed's Figure 2(b) reading) and the connection-energy ratio
+dominance of the mean transport Gram matrix (Connection Laplacian's Figure 2(b) reading) and the connection-energy ratio
 :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
 
 References
 ----------
 Attention Geometry §7, §9 (Table 1); "From Self-Attention to Connection Laplacian" §7 (metrics);
-attention-geometry-math §A.7, §A.10, §B.6.
+book/reference.md §A.7, §A.10, §B.6.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
         From :func:`~workbench.attention.load_minilm`.
     text : str
         One text; the pairs of non-special tokens (not ``[CLS]``/``[SEP]``) are the support of
-        :math:`\delta_{\mathrm{orth}}` and :math:`d_A`, as the seed does for BERT.
+        :math:`\delta_{\mathrm{orth}}` and :math:`d_A`, as Connection Laplacian does for BERT.
     model_name : str
         Recorded in the report.
 
@@ -311,7 +311,7 @@ def _stationary(A: np.ndarray) -> np.ndarray:
 
 
 def plot_diagnosis(diagnosis: Diagnosis, path=None):
-    r"""Heatmaps of each layer's effective walk and mean transport Gram matrix (the seed's Figure 2 reading).
+    r"""Heatmaps of each layer's effective walk and mean transport Gram matrix (the Connection Laplacian Figure 2).
 
     Row 1: :math:`A_{\mathrm{eff}}^\ell` on the non-special tokens (the ``[CLS]``/``[SEP]`` sinks removed, rows
     renormalised for display).  Row 2: the :math:`A_{\mathrm{eff}}`-weighted mean Gram matrix

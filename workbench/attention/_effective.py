@@ -11,9 +11,9 @@ References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
 found), §4, Eqs. (8)–(10) (MHA as a connection step), §7 (metrics:
-:math:`d_A`); attention-geometry-math §B.3, §B.6.
+:math:`d_A`); book/reference.md §B.3, §B.6.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
-attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+book/reference.md §B [RECON], checked against the surviving text and numerically.
 """
 
 # The paper names the transport field O (edge transports O_ij); the public signatures keep its symbol.
@@ -61,7 +61,7 @@ def effective_connection(A_heads, M_heads, fill=None):
     References
     ----------
     Connection-Laplacian paper §4, Eqs. (8)–(10) (effective walk, effective transport, MHA as one connection
-    step; the proof by active/inactive edges survives in the seed); attention-geometry-math §B.3 [RECON of the
+    step; the proof by active/inactive edges survives in the paper); book/reference.md §B.3 [RECON of the
     displays].
 
     Examples
@@ -120,7 +120,7 @@ def connection_step(A_heads, X, M_heads):
 
     References
     ----------
-    Connection-Laplacian paper §4, Eq. (4) and Eq. (10); attention-geometry-math §B.3 [RECON].
+    Connection-Laplacian paper §4, Eq. (4) and Eq. (10); book/reference.md §B.3 [RECON].
 
     Examples
     --------
@@ -166,7 +166,7 @@ def geometric_drift(A_prev, A_next, mask=None) -> float:
 
     References
     ----------
-    Connection-Laplacian paper §7 (metrics, geometric drift); attention-geometry-math §B.6 [SEED].
+    Connection-Laplacian paper §7 (metrics, geometric drift); book/reference.md §B.6 [SEED].
 
     Examples
     --------

@@ -7,12 +7,12 @@ Stacks of maps ``shape=[..., n, n]`` (e.g. ``(layers, heads, n, n)``) are accept
 arrays and torch tensors alike.
 
 The exact formulas of the paper's Table 1 metrics were not recovered; the ones here are reconstructions
-consistent with every constraint in the seed ([RECON], attention-geometry-math §A.10).
+consistent with every constraint in the paper ([RECON], book/reference.md §A.10).
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
-ISA ML01 seed (attention entropy per head).
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
+ISA ML01 (attention entropy per head).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def row_entropy(P, *, atol: float | None = None):
 
     References
     ----------
-    ISA ML01 seed (attention entropy per query position); attention-geometry-math §A.10 (:math:`H_i`).
+    ISA ML01 (attention entropy per query position); book/reference.md §A.10 (:math:`H_i`).
 
     Examples
     --------
@@ -106,7 +106,7 @@ def mean_entropy(P, axis=None, *, atol: float | None = None):
 
     References
     ----------
-    Attention Geometry Table 1 (:math:`e^{\bar H}`); attention-geometry-math §A.10 [RECON].
+    Attention Geometry Table 1 (:math:`e^{\bar H}`); book/reference.md §A.10 [RECON].
 
     Examples
     --------
@@ -151,7 +151,7 @@ def effective_neighbours(P, axis=None, *, atol: float | None = None):
 
     References
     ----------
-    Attention Geometry Table 1 (:math:`e^{\bar H}`; 1.14 for DMAP MHSA→FFN); attention-geometry-math §A.10
+    Attention Geometry Table 1 (:math:`e^{\bar H}`; 1.14 for DMAP MHSA→FFN); book/reference.md §A.10
     [RECON]: the exact averaging of the paper was not recovered; the mean over rows, then over heads and
     contexts, is the reconstruction.
 
@@ -189,7 +189,7 @@ def uniform_entropy(n: int, causal: bool = False) -> np.ndarray:
 
     References
     ----------
-    ISA ML01 seed (the β → 0 regime, :math:`H = \log n`); attention-geometry-math §A.10.
+    ISA ML01 (the β → 0 regime, :math:`H = \log n`); book/reference.md §A.10.
 
     Examples
     --------

@@ -30,7 +30,7 @@ reversible; DMAP is the Gaussian kernel :math:`\exp(-\tfrac\beta4\lVert m_i - m_
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; attention-geometry-math
+Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; book/reference.md
 §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and its corollaries [DERIVED], §A.10
 (:math:`\rho_{\mathrm{skew}}`) [RECON].
 """
@@ -100,7 +100,7 @@ def family_logits(q, k, b, a, beta=None):
 
     References
     ----------
-    attention-geometry-math §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and
+    book/reference.md §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and
     corollaries [DERIVED]; Attention Geometry §7, §11.
 
     Examples
@@ -111,7 +111,7 @@ def family_logits(q, k, b, a, beta=None):
     >>> bool(np.array_equal(family_logits(q, k, 1, 1), (q @ k.T) / 2.0))  # ATTN: β q·k, β = 1/√4
     True
     >>> m, n = (q + k) / np.sqrt(2), (q - k) / np.sqrt(2)
-    >>> nanochat = 0.5 * m @ m.T + 0.5 * (q @ k.T - k @ q.T)  # DMTN (0, 1), the seed's formula verbatim
+    >>> nanochat = 0.5 * m @ m.T + 0.5 * (q @ k.T - k @ q.T)  # DMTN (0, 1), Attention Geometry's formula verbatim
     >>> bool(np.allclose(family_logits(q, k, 0, 1, beta=1.0), nanochat))
     True
     """
@@ -166,7 +166,7 @@ def family_logits_unchecked(q, k, b, a, beta):
 
     References
     ----------
-    attention-geometry-math §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and
+    book/reference.md §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and
     corollaries [DERIVED]; Attention Geometry §7, §11.
 
     Examples
@@ -219,7 +219,7 @@ def operator_logits(q, k, operator, beta=None):
 
     References
     ----------
-    attention-geometry-math §A.7 "The four parameterisations" and corollaries [CODE nanochat; DERIVED].
+    book/reference.md §A.7 "The four parameterisations" and corollaries [CODE nanochat; DERIVED].
 
     Examples
     --------
@@ -261,7 +261,7 @@ def family_operator(q, k, operator, beta=None, mask=None):
     References
     ----------
     Attention Geometry §7 :math:`\mathsf P = \operatorname{diag}(\mathsf J\mathbf 1)^{-1}\mathsf J` [SEED];
-    attention-geometry-math §A.7.
+    book/reference.md §A.7.
 
     Examples
     --------

@@ -6,7 +6,7 @@ share of negative eigenvalues) says how far a head is from the definite corners 
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; attention-geometry-math
+Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; book/reference.md
 §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and its corollaries [DERIVED], §A.10
 (:math:`\rho_{\mathrm{skew}}`) [RECON].
 Attention Geometry §10 (Eq. (128), :math:`\mathcal W^{\mathrm{DMTN}}`).
@@ -67,7 +67,7 @@ def effective_form(W_Q, W_K, operator):
 
     References
     ----------
-    attention-geometry-math §A.7 "The four parameterisations", parameter level [CODE DITFLEX AMAP README] and
+    book/reference.md §A.7 "The four parameterisations", parameter level [CODE DITFLEX AMAP README] and
     §A.10 (:math:`M^{\mathrm{op}}`) [RECON]; Attention Geometry §10 (Eq. (128), :math:`\mathcal W^{\mathrm{DMTN}}`).
 
     Examples
@@ -134,7 +134,7 @@ def operator_skew_ratio(W_Q, W_K, operator="ATTN"):
 
     References
     ----------
-    Attention Geometry §9, Table 1 (:math:`\rho_{\mathrm{skew}}`); attention-geometry-math §A.10 [RECON], the v1
+    Attention Geometry §9, Table 1 (:math:`\rho_{\mathrm{skew}}`); book/reference.md §A.10 [RECON], the v1
     "R ratio" [CODE DITFLEX ``qk_ratio``].
 
     Examples
@@ -175,7 +175,7 @@ def parameter_count(operator, d_model, d_head):
     ATTN        :math:`2Dd_h`             :math:`W_Q` and :math:`W_K`
     ==========  ========================  =====================================================================
 
-    These count stored weights, as the seed does ("only half of the ATTN weights" for DMAP); they do not
+    These count stored weights, as Attention Geometry does ("only half of the ATTN weights" for DMAP); they do not
     subtract the continuous symmetries every corner has (:math:`W_M \mapsto W_MR`, :math:`R \in O(d_h)`, etc.).
 
     Parameters
@@ -190,7 +190,7 @@ def parameter_count(operator, d_model, d_head):
 
     References
     ----------
-    Attention Geometry §10 ("only half of the ATTN weights"); attention-geometry-math §A.7 corollaries (DMAP
+    Attention Geometry §10 ("only half of the ATTN weights"); book/reference.md §A.7 corollaries (DMAP
     "half of attention's QK parameters") [DERIVED].
 
     Examples
@@ -240,7 +240,7 @@ def bond_inertia(M_S, rtol=1e-10):
 
     References
     ----------
-    Attention Geometry Table 4 (𝒮 definite / indefinite); attention-geometry-math §A.6, §A.7.
+    Attention Geometry Table 4 (𝒮 definite / indefinite); book/reference.md §A.6, §A.7.
 
     Examples
     --------
@@ -282,7 +282,7 @@ def negative_mass(M_S):
 
     References
     ----------
-    Attention Geometry Table 4, §6 (indefinite feature form); attention-geometry-math §A.6, §A.7.
+    Attention Geometry Table 4, §6 (indefinite feature form); book/reference.md §A.6, §A.7.
 
     Examples
     --------

@@ -29,8 +29,8 @@ identity.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2, §7; attention-geometry-math §A.7 ("Full head").
-From Self-Attention to Connection Laplacian, Eq. (4); attention-geometry-math §B.3 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §7; book/reference.md §A.7 ("Full head").
+From Self-Attention to Connection Laplacian, Eq. (4); book/reference.md §B.3 [RECON].
 A. Vaswani et al., "Attention is all you need", NeurIPS 2017 (scaled dot-product and multi-head attention).
 """
 
@@ -159,7 +159,7 @@ class AttentionHead(_Heads):
 
     References
     ----------
-    Attention Geometry §7; attention-geometry-math §A.7 ("Full head": :math:`\mathsf J =
+    Attention Geometry §7; book/reference.md §A.7 ("Full head": :math:`\mathsf J =
     \exp_\odot(\beta\mathcal R M\mathcal R^\top)`, :math:`M = W_Q W_K^\top`, :math:`\beta = d_h^{-1/2}`).
 
     Examples
@@ -253,7 +253,7 @@ class AttentionHead(_Heads):
 
         References
         ----------
-        attention-geometry-math §A.7 ("Full head", :math:`M = W_Q W_K^\top`).
+        book/reference.md §A.7 ("Full head", :math:`M = W_Q W_K^\top`).
         """
         return self.W_Q @ namespace(self.W_K).matrix_transpose(self.W_K)
 
@@ -289,7 +289,7 @@ class MultiHeadAttention(_Heads):
 
     References
     ----------
-    From Self-Attention to Connection Laplacian, Eq. (4); attention-geometry-math §B.3 [RECON].
+    From Self-Attention to Connection Laplacian, Eq. (4); book/reference.md §B.3 [RECON].
     Vaswani et al. (2017) §3.2.2.
 
     Examples
@@ -515,7 +515,7 @@ class MultiHeadAttention(_Heads):
 
         References
         ----------
-        From Self-Attention to Connection Laplacian, Eq. (4); attention-geometry-math §B.3 [RECON].
+        From Self-Attention to Connection Laplacian, Eq. (4); book/reference.md §B.3 [RECON].
         """
         return self.W_V @ self.W_O
 
@@ -537,7 +537,7 @@ class MultiHeadAttention(_Heads):
 
         References
         ----------
-        From Self-Attention to Connection Laplacian, Eq. (4); attention-geometry-math §B.3 [RECON].
+        From Self-Attention to Connection Laplacian, Eq. (4); book/reference.md §B.3 [RECON].
         """
         A = self.attention(X, mask)
         X = as_array("X", X, ndim=2)

@@ -9,9 +9,9 @@ References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
 found), §2 and §6 (gauge-equivariant view, local frame changes, loop
-consistency); attention-geometry-math §B.6.
+consistency); book/reference.md §B.6.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
-attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+book/reference.md §B [RECON], checked against the surviving text and numerically.
 R. Kenyon, "Spanning forests and the vector bundle Laplacian", Ann. Probab. 39 (2011) 1983–2017.
 """
 
@@ -69,7 +69,7 @@ def gauge_transform(O, V):
     References
     ----------
     Connection-Laplacian paper §2 and §6 (gauge-equivariant view, local frame changes);
-    attention-geometry-math §B.6 (flat transports :math:`V_j^{-1}V_i`) [RECON].
+    book/reference.md §B.6 (flat transports :math:`V_j^{-1}V_i`) [RECON].
 
     Examples
     --------
@@ -126,7 +126,7 @@ def holonomy(O, cycle):
     :math:`i_{m-1} \to i_m` multiplies the row vector on the right by :math:`O_{i_m i_{m-1}}`, so a vector
     :math:`x` at :math:`i_0` comes back as :math:`x\,\mathrm{Hol}`.  For the triangle walked
     :math:`i \to k \to j \to i`, ``holonomy(O, (i, k, j, i))`` is :math:`O_{ki} O_{jk} O_{ij}`, the formula of
-    attention-geometry-math §B.6.  A flat connection (:math:`O_{ij} = V_j^{-1}V_i`) has trivial holonomy
+    book/reference.md §B.6.  A flat connection (:math:`O_{ij} = V_j^{-1}V_i`) has trivial holonomy
     :math:`I`; under a gauge change the holonomy is conjugated by :math:`V_{i_0}` (:func:`gauge_transform`).
 
     Parameters
@@ -143,7 +143,7 @@ def holonomy(O, cycle):
     References
     ----------
     Connection-Laplacian paper §6 (curvature or holonomy proxies via loop consistency);
-    attention-geometry-math §B.6 [RECON].
+    book/reference.md §B.6 [RECON].
 
     Examples
     --------
@@ -201,7 +201,7 @@ def holonomy_deviation(O, cycles, remove_scale: bool = False):
 
     References
     ----------
-    Connection-Laplacian paper §6 (loop consistency); attention-geometry-math §B.6 [RECON].
+    Connection-Laplacian paper §6 (loop consistency); book/reference.md §B.6 [RECON].
 
     Examples
     --------

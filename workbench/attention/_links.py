@@ -8,7 +8,7 @@ exactly when it is exact.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; attention-geometry-math §A.7 "Exact
+Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; book/reference.md §A.7 "Exact
 bond/link split", "Distance form with site potentials", "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"
 [DERIVED].
 """
@@ -54,7 +54,7 @@ def exact_link(phi):
 
     References
     ----------
-    attention-geometry-math §A.7 "Exact link ⇔ Doob ⇔ reversible" [DERIVED].
+    book/reference.md §A.7 "Exact link ⇔ Doob ⇔ reversible" [DERIVED].
 
     Examples
     --------
@@ -84,7 +84,7 @@ def link_potential(link):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" (Hodge split of the link on the complete graph) [DERIVED].
+    book/reference.md §A.7 "Cycle affinities" (Hodge split of the link on the complete graph) [DERIVED].
 
     Examples
     --------
@@ -138,7 +138,7 @@ def link_hodge_split(link, weights=None):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" (Hodge split of the link) [DERIVED]; L.-H. Lim, "Hodge
+    book/reference.md §A.7 "Cycle affinities" (Hodge split of the link) [DERIVED]; L.-H. Lim, "Hodge
     Laplacians on graphs", SIAM Review 62 (2020) 685.
 
     Examples
@@ -180,7 +180,7 @@ def triangle_cycles(n):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+    book/reference.md §A.7 "Cycle affinities" [DERIVED].
 
     Examples
     --------
@@ -225,7 +225,7 @@ def link_holonomy(link, cycles=None):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED]; J. Schnakenberg, Rev. Mod. Phys. 48 (1976) 571.
+    book/reference.md §A.7 "Cycle affinities" [DERIVED]; J. Schnakenberg, Rev. Mod. Phys. 48 (1976) 571.
 
     Examples
     --------
@@ -279,7 +279,7 @@ def is_exact_link(link, rtol=1e-10):
 
     References
     ----------
-    attention-geometry-math §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities" (Kolmogorov criterion)
+    book/reference.md §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities" (Kolmogorov criterion)
     [DERIVED].
 
     Examples

@@ -10,9 +10,9 @@ References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
 found), §5, Eqs. (12)–(14) and Appendix F (reversibility, generator,
-symmetric/skew decomposition, connection energy); attention-geometry-math §B.4.
+symmetric/skew decomposition, connection energy); book/reference.md §B.4.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
-attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+book/reference.md §B [RECON], checked against the surviving text and numerically.
 """
 
 # The paper names the transport field O (edge transports O_ij); the public signatures keep its symbol.
@@ -112,7 +112,7 @@ def mixing_generator(A_eff, O_eff, pi=None) -> MixingGenerator:
     References
     ----------
     Connection-Laplacian paper §5, Eqs. (12)–(13) (reversibility, generator, symmetric/skew decomposition);
-    attention-geometry-math §B.4 [RECON].
+    book/reference.md §B.4 [RECON].
 
     Examples
     --------
@@ -185,7 +185,7 @@ def connection_energy(A, O, X, pi=None):
 
     References
     ----------
-    Connection-Laplacian paper §5, Eq. (14) and Appendix F (connection energy); attention-geometry-math §B.4
+    Connection-Laplacian paper §5, Eq. (14) and Appendix F (connection energy); book/reference.md §B.4
     [RECON for the energy, DERIVED for the identity and its hypotheses].
 
     Examples
@@ -248,7 +248,7 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
 
     References
     ----------
-    Connection-Laplacian paper §5, Eq. (14); attention-geometry-math §B.4 [RECON].
+    Connection-Laplacian paper §5, Eq. (14); book/reference.md §B.4 [RECON].
 
     Examples
     --------

@@ -5,7 +5,7 @@ of queries, keys, query/key maps and the inverse temperature (package-internal, 
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; attention-geometry-math
+Attention Geometry (Candanedo, arXiv 2604.09560) §1, §7, §9 (Table 1), §10, Table 4; book/reference.md
 §A.7 "The four parameterisations" [CODE jcandane/nanochat ``gpt.py``] and its corollaries [DERIVED], §A.10
 (:math:`\rho_{\mathrm{skew}}`) [RECON].
 """

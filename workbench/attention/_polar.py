@@ -9,9 +9,9 @@ References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
 found), §5 (polar decomposition), §7, Eq. (15) and Figure 2(b)
-(transport orthogonality, mean transport Gram); attention-geometry-math §B.4, §B.6.
+(transport orthogonality, mean transport Gram); book/reference.md §B.4, §B.6.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
-attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+book/reference.md §B [RECON], checked against the surviving text and numerically.
 N. J. Higham, *Functions of Matrices*, SIAM (2008), §8.1.
 """
 
@@ -53,7 +53,7 @@ def polar_transports(O, *, partial: bool = False, rtol: float | None = None):
     :math:`S` is still the unique positive semidefinite root, but the orthogonal factor is not unique (it is
     free on the kernel of :math:`O`); ``U @ Vᵀ`` from the full SVD is one orthogonal choice.  With
     ``partial=True`` the singular directions are dropped instead, :math:`R = U\,\mathbb 1[\sigma > \tau]\,V^\top`:
-    the partial isometry of the seed, unique, with :math:`R^\top R` the projector onto the range of :math:`S`
+    the paper's partial isometry, unique, with :math:`R^\top R` the projector onto the range of :math:`S`
     and still :math:`RS = O`.
 
     Parameters
@@ -76,7 +76,7 @@ def polar_transports(O, *, partial: bool = False, rtol: float | None = None):
     References
     ----------
     Connection-Laplacian paper §5 (polar decomposition, partial isometry for singular transports);
-    attention-geometry-math §B.4 [RECON; right polar form chosen, the paper's side is not recoverable];
+    book/reference.md §B.4 [RECON; right polar form chosen, the paper's side is not recoverable];
     N. J. Higham, *Functions of Matrices*, SIAM (2008), §8.1.
 
     Examples
@@ -163,7 +163,7 @@ def orthogonality_deviation(O, weights=None, mask=None, *, return_edges: bool = 
 
     References
     ----------
-    Connection-Laplacian paper §7, Eq. (15) (transport orthogonality); attention-geometry-math §B.6 [SEED for
+    Connection-Laplacian paper §7, Eq. (15) (transport orthogonality); book/reference.md §B.6 [SEED for
     the per-edge formula, RECON for the weights].
 
     Examples
@@ -255,7 +255,7 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
 
     References
     ----------
-    Connection-Laplacian paper §7, Eq. (15) and Figure 2(b) (mean transport Gram); attention-geometry-math §B.6.
+    Connection-Laplacian paper §7, Eq. (15) and Figure 2(b) (mean transport Gram); book/reference.md §B.6.
 
     Examples
     --------

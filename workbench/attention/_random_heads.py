@@ -5,8 +5,8 @@ in a fixed order so that a seed reproduces the head on every backend.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2, §7; attention-geometry-math §A.7 ("Full head").
-From Self-Attention to Connection Laplacian, Eq. (4); attention-geometry-math §B.3 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §7; book/reference.md §A.7 ("Full head").
+From Self-Attention to Connection Laplacian, Eq. (4); book/reference.md §B.3 [RECON].
 A. Vaswani et al., "Attention is all you need", NeurIPS 2017 (scaled dot-product and multi-head attention).
 """
 

@@ -6,11 +6,11 @@ Stacks of maps ``shape=[..., n, n]`` (e.g. ``(layers, heads, n, n)``) are accept
 arrays and torch tensors alike.
 
 The exact formulas of the paper's Table 1 metrics were not recovered; the ones here are reconstructions
-consistent with every constraint in the seed ([RECON], attention-geometry-math §A.10).
+consistent with every constraint in the paper ([RECON], book/reference.md §A.10).
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def reversibility_residual(P, pi=None, *, atol: float | None = None):
 
     References
     ----------
-    Attention Geometry Table 1 (:math:`\varepsilon_{\mathrm{rev}}`); attention-geometry-math §A.10 [RECON],
+    Attention Geometry Table 1 (:math:`\varepsilon_{\mathrm{rev}}`); book/reference.md §A.10 [RECON],
     §B.4 (the symmetrisability test of :math:`A_{\mathrm{eff}}`).
 
     Examples
@@ -148,7 +148,7 @@ def score_skew_ratio(M):
 
     References
     ----------
-    Attention Geometry Table 1 (:math:`\rho_{\mathrm{skew}}`); attention-geometry-math §A.10 [RECON]
+    Attention Geometry Table 1 (:math:`\rho_{\mathrm{skew}}`); book/reference.md §A.10 [RECON]
     (the v1 "R ratio"), §A.12 (≈ 1 at random init).
 
     Examples

@@ -6,7 +6,7 @@ on functions from the left (positive generator :math:`\mathsf L = I - \mathsf P`
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §7; attention-geometry-math §A.7 ("Full head"), §B.6
+Attention Geometry (Candanedo, arXiv 2604.09560) §7; book/reference.md §A.7 ("Full head"), §B.6
 (causal lower-triangular support, valid-token masks).
 A. Vaswani et al., "Attention is all you need", NeurIPS 2017, §3.2.3.
 """
@@ -73,7 +73,7 @@ def softmax_rows(logits, mask=None):
 
     References
     ----------
-    Attention Geometry §7; attention-geometry-math §A.7 ("Full head"); workbench.markov.softmax_operator is
+    Attention Geometry §7; book/reference.md §A.7 ("Full head"); workbench.markov.softmax_operator is
     the unmasked case.
 
     Examples
@@ -152,7 +152,7 @@ def attention_mask(n, *, causal=False, valid=None):
 
     References
     ----------
-    attention-geometry-math §B.6 (causal lower-triangular support, valid-token masks); Vaswani et al. (2017) §3.2.3.
+    book/reference.md §B.6 (causal lower-triangular support, valid-token masks); Vaswani et al. (2017) §3.2.3.
 
     Examples
     --------

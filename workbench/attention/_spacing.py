@@ -4,11 +4,11 @@ The distance of generated samples to their nearest training point, and the train
 (each point to its nearest other point) as the scale to read it against.
 
 The exact formulas of the paper's Table 1 metrics were not recovered; the ones here are reconstructions
-consistent with every constraint in the seed ([RECON], attention-geometry-math §A.10).
+consistent with every constraint in the paper ([RECON], book/reference.md §A.10).
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def nearest_target_distance(generated, train, reduce: str = "mean") -> float:
     References
     ----------
     Attention Geometry Table 1 (:math:`d_{\mathrm{NN}}`, 0.0494–0.0512 on 4000 training points);
-    attention-geometry-math §A.10 [RECON] (mean or median not recovered).
+    book/reference.md §A.10 [RECON] (mean or median not recovered).
 
     Examples
     --------
@@ -112,7 +112,7 @@ def native_spacing(train, reduce: str = "mean") -> float:
 
     References
     ----------
-    attention-geometry-math §A.10 [RECON] ("close to the native spacing").
+    book/reference.md §A.10 [RECON] ("close to the native spacing").
 
     Examples
     --------

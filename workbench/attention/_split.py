@@ -25,7 +25,7 @@ generator :math:`\mathsf L = I - \mathsf P`.  The distance kernel here is
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; attention-geometry-math §A.7 "Exact
+Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; book/reference.md §A.7 "Exact
 bond/link split", "Distance form with site potentials", "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"
 [DERIVED].
 """
@@ -75,7 +75,7 @@ def bond_link_split(M):
 
     References
     ----------
-    Attention Geometry §7; attention-geometry-math §A.7 "Exact bond/link split" [DERIVED].
+    Attention Geometry §7; book/reference.md §A.7 "Exact bond/link split" [DERIVED].
 
     Examples
     --------
@@ -136,7 +136,7 @@ def token_split(q, k):
 
     References
     ----------
-    Attention Geometry §7, Table 4; attention-geometry-math §A.7 "Exact bond/link split" (token form [CODE]
+    Attention Geometry §7, Table 4; book/reference.md §A.7 "Exact bond/link split" (token form [CODE]
     nanochat ``dac.py``) and "Distance form with site potentials" [DERIVED].
 
     Examples
@@ -199,7 +199,7 @@ def score_split(X, W_Q, W_K, b_Q=None, b_K=None):
     References
     ----------
     Attention Geometry §7: :math:`\mathsf J = \exp_\odot(\beta\mathcal RM\mathcal R^\top)`, :math:`M = W_QW_K^\top`
-    [SEED]; attention-geometry-math §A.7 [DERIVED].
+    [SEED]; book/reference.md §A.7 [DERIVED].
 
     Examples
     --------
@@ -273,7 +273,7 @@ def distance_form_logits(split, beta):
 
     References
     ----------
-    attention-geometry-math §A.7 "Distance form with site potentials" [DERIVED; CODE DITFLEX ``bidivergence``].
+    book/reference.md §A.7 "Distance form with site potentials" [DERIVED; CODE DITFLEX ``bidivergence``].
 
     Examples
     --------
@@ -336,7 +336,7 @@ def destination_tilt(split, beta):
 
     References
     ----------
-    Attention Geometry §4 (Doob h-transform) and §7; attention-geometry-math §A.7 "Distance form with site
+    Attention Geometry §4 (Doob h-transform) and §7; book/reference.md §A.7 "Distance form with site
     potentials" and "Exact link ⇔ Doob ⇔ reversible" [DERIVED; CODE DITFLEX "Theorem 4.1"].
 
     Examples

@@ -4,7 +4,7 @@ Shared by :mod:`._split`, :mod:`._links` and the operator family (package-intern
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; attention-geometry-math §A.7 "Exact
+Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7 and Table 4; book/reference.md §A.7 "Exact
 bond/link split", "Distance form with site potentials", "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"
 [DERIVED].
 """

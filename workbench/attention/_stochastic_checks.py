@@ -6,7 +6,7 @@ exported).  A map :math:`\mathsf P` is row-stochastic and acts on functions from
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
 """
 
 from __future__ import annotations

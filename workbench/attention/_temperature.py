@@ -6,8 +6,8 @@ variance :math:`\operatorname{Var}(q\cdot k) = d_h` at standard initialisation t
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; attention-geometry-math §A.10, §A.12 [RECON].
-ISA ML01 seed (β regimes).
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1; book/reference.md §A.10, §A.12 [RECON].
+ISA ML01 (β regimes).
 A. Vaswani et al., "Attention is all you need", NeurIPS 2017 (the :math:`1/\sqrt{d_h}` scale).
 """
 
@@ -135,7 +135,7 @@ def beta_sweep(scores, betas, mask=None) -> BetaSweep:
 
     References
     ----------
-    ISA ML01 seed (the β regimes: uniform, mixture, argmax); attention-geometry-math §A.9 (small β),
+    ISA ML01 (the β regimes: uniform, mixture, argmax); book/reference.md §A.9 (small β),
     §A.10.
 
     Examples
@@ -242,7 +242,7 @@ def logit_variance_at_init(
 
     References
     ----------
-    Vaswani et al. (2017) §3.2.1 (the dot-product variance argument); ISA ML01 seed (σ² ≈ d_head at
+    Vaswani et al. (2017) §3.2.1 (the dot-product variance argument); ISA ML01 (σ² ≈ d_head at
     initialisation, β = 1/√d_head).
 
     Examples

@@ -9,7 +9,7 @@ References
 ----------
 R. Kenyon, "Spanning forests and the vector bundle Laplacian", Ann. Probab. 39 (2011) 1983–2017.
 A. Singer and H.-T. Wu, "Vector diffusion maps and the connection Laplacian", Comm. Pure Appl. Math. 65
-(2012) 1067–1144.  Oracle for attention-geometry-math §B.2 and §B.6.
+(2012) 1067–1144.  Oracle for book/reference.md §B.2 and §B.6.
 """
 
 # The paper names the transport field O (edge transports O_ij); the public signatures keep its symbol.
@@ -78,7 +78,7 @@ def cycle_connection(n: int, theta: float, weights=1.0, *, uniform: bool = False
     References
     ----------
     Kenyon (2011) and Singer & Wu (2012) for connection Laplacians with holonomy on graphs; the spectrum is
-    the discrete Aharonov–Bohm ring.  Oracle for attention-geometry-math §B.2 and §B.6.
+    the discrete Aharonov–Bohm ring.  Oracle for book/reference.md §B.2 and §B.6.
 
     Examples
     --------

@@ -17,9 +17,9 @@ References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
 found), §3 (connection propagation operator, block matrix and
-row-stacking convention, random-walk connection Laplacian and its kernel); attention-geometry-math §B.2.
+row-stacking convention, random-walk connection Laplacian and its kernel); book/reference.md §B.2.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
-attention-geometry-math §B [RECON], checked against the surviving text and numerically.
+book/reference.md §B [RECON], checked against the surviving text and numerically.
 A. Singer and H.-T. Wu, "Vector diffusion maps and the connection Laplacian", Comm. Pure Appl. Math. 65
 (2012) 1067–1144.
 """
@@ -59,7 +59,7 @@ def propagate(A, O, X):
 
     References
     ----------
-    Connection-Laplacian paper §3 (connection propagation operator); attention-geometry-math §B.2 [RECON of
+    Connection-Laplacian paper §3 (connection propagation operator); book/reference.md §B.2 [RECON of
     the lost display; the identity case is SEED].
 
     Examples
@@ -115,7 +115,7 @@ def block_operator(A, O):
 
     References
     ----------
-    Connection-Laplacian paper §3 (block matrix and the row-stacking convention); attention-geometry-math §B.2
+    Connection-Laplacian paper §3 (block matrix and the row-stacking convention); book/reference.md §B.2
     [RECON of the display, SEED for the transposes].
 
     Examples
@@ -168,7 +168,7 @@ def connection_laplacian(A, O, kind: str = "random-walk"):
 
     References
     ----------
-    Connection-Laplacian paper §3 (random-walk connection Laplacian and its kernel); attention-geometry-math
+    Connection-Laplacian paper §3 (random-walk connection Laplacian and its kernel); book/reference.md
     §B.2 [RECON of the display, SEED for the kernel statement]; Singer & Wu (2012) for the unnormalised form.
 
     Examples

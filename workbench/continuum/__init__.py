@@ -26,7 +26,7 @@ circle_courrege_operator -- 4ħβ(I − P_β) (tilted by e^{−Φ/ħ}) + remote 
 Riemannian geometry in coordinates (sympy; Attention Geometry §4, §5)
 RiemannianMetric     -- G_ab(x): inverse, √g, Christoffel, Riemann, Ricci, Δ_G, ∇, Hess, ‖Hess f‖²
 diffusion_generator  -- ℒf = ħΔ_G f − 2⟨dΦ, df⟩_G (the Bakry–Émery sign; ℒ = −𝒞_{dΦ})
-witten_generator     -- 𝒞_A f = −ħΔ_G f + 2⟨A, df⟩_G (the seed's positive convention)
+witten_generator     -- 𝒞_A f = −ħΔ_G f + 2⟨A, df⟩_G (Attention Geometry's positive convention)
 bakry_emery_gamma    -- Γ(f,g) = ½[ℒ(fg) − fℒg − gℒf]
 bakry_emery_gamma2   -- Γ₂(f) = ½[ℒΓ(f,f) − 2Γ(f,ℒf)]
 bochner_gamma2       -- ħ²‖Hess f‖² + ħ²Ric(∇f,∇f) + 2ħ HessΦ(∇f,∇f)

@@ -23,7 +23,7 @@ far below that bias.
 
 References
 ----------
-Attention Geometry §5, §8 (Γ, Γ₂ and curvature); attention-geometry-math §A.3 (generator limit, ħ = 1/(4β)),
+Attention Geometry §5, §8 (Γ, Γ₂ and curvature); book/reference.md §A.3 (generator limit, ħ = 1/(4β)),
 §A.5 [RECON, standard Bakry–Émery]; Belkin & Niyogi (2008) (kernel Laplacians on submanifolds with the
 ambient distance).
 """
@@ -196,7 +196,7 @@ def kernel_calculus_at(points, weights, f, beta, targets, *, period=None, cutoff
 
     References
     ----------
-    Attention Geometry §5; attention-geometry-math §A.3, §A.5 [RECON].
+    Attention Geometry §5; book/reference.md §A.3, §A.5 [RECON].
 
     Examples
     --------

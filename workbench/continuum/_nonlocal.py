@@ -21,7 +21,7 @@ The jump form :func:`circle_jump_kernel` discretises, on the uniform grid of the
 
 (kernel :math:`K_\beta(x,y) = \exp(-\beta\lvert y-x\rvert^2)`, :math:`G = I`): :math:`\lambda_\beta
 e^{-\beta\lvert u\rvert^2}` is :math:`4\hbar\beta` times the density of :math:`N(0, I/(2\beta))`, the
-seed's scaling :math:`4\hbar\beta\,\mathcal P_\beta`; its form tends to :math:`\hbar\int\lvert\nabla f\rvert^2`
+paper's scaling :math:`4\hbar\beta\,\mathcal P_\beta`; its form tends to :math:`\hbar\int\lvert\nabla f\rvert^2`
 (the factor 4 cancels :math:`\tfrac12\cdot\tfrac1{2\beta}`), while the β-independent remote kernel
 :math:`n` survives as the jump part.  Split it with :func:`workbench.markov.beurling_deny_split`.
 
@@ -31,7 +31,7 @@ killing diagonal: a discrete Courrège generator tending to
 
 Source: Attention Geometry §8, Varadhan :math:`\lim_{t\to0}-4\hbar t\log p_t = d_{\mathcal G}^2` [SEED
 fragment]; §6 Beurling–Deny with critical rate scaling λ_β [RECON]; §7 Courrège form [RECON, standard]
-(attention-geometry-math §A.5 "Also", §A.6, §A.7).
+(book/reference.md §A.5 "Also", §A.6, §A.7).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def circle_log_heat_kernel(theta, t, hbar=1.0, *, method="images"):
 
     References
     ----------
-    attention-geometry-math §A.5 "Also" (Varadhan, [SEED fragment]); Poisson summation.
+    book/reference.md §A.5 "Also" (Varadhan, [SEED fragment]); Poisson summation.
 
     Examples
     --------
@@ -153,7 +153,7 @@ def sphere_log_heat_kernel(theta, t, hbar=1.0):
 
     References
     ----------
-    attention-geometry-math §A.5 "Also" (Varadhan, [SEED fragment]); the series is the spectral expansion
+    book/reference.md §A.5 "Also" (Varadhan, [SEED fragment]); the series is the spectral expansion
     with the spherical harmonics addition theorem.
 
     Examples
@@ -202,7 +202,7 @@ def varadhan_remainder(log_p, distance, t, hbar=1.0, dimension=1):
 
     References
     ----------
-    attention-geometry-math §A.5 "Also" (Varadhan [SEED fragment]); the prefactor term is [DERIVED].
+    book/reference.md §A.5 "Also" (Varadhan [SEED fragment]); the prefactor term is [DERIVED].
 
     Examples
     --------
@@ -245,7 +245,7 @@ def diffusive_jump_rate(beta, hbar=1.0, dimension=1):
 
     References
     ----------
-    attention-geometry-math §A.6 ("critical rate scaling", λ_β [RECON]), §A.4 (4ħβ(I − 𝒫_β) [SEED]).
+    book/reference.md §A.6 ("critical rate scaling", λ_β [RECON]), §A.4 (4ħβ(I − 𝒫_β) [SEED]).
 
     Examples
     --------
@@ -339,7 +339,7 @@ def circle_jump_kernel(n, beta, hbar=1.0, *, remote=None, killing=None):
 
     References
     ----------
-    attention-geometry-math §A.6 (Beurling–Deny, critical rate scaling [RECON]).
+    book/reference.md §A.6 (Beurling–Deny, critical rate scaling [RECON]).
 
     Examples
     --------
@@ -410,7 +410,7 @@ def circle_courrege_operator(n, beta, hbar=1.0, *, potential=None, remote=None, 
 
     References
     ----------
-    attention-geometry-math §A.7 (Courrège form [RECON, standard]), §A.4 (Doob transform, drift
+    book/reference.md §A.7 (Courrège form [RECON, standard]), §A.4 (Doob transform, drift
     :math:`\mathcal A = d\Phi` [SEED/DERIVED]), §A.6 (jump and killing parts [RECON]).
 
     Examples

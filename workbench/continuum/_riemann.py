@@ -4,9 +4,9 @@ A metric is given in coordinates :math:`x = (x^1, \dots, x^d)` as a symmetric sy
 :math:`G_{ab}(x)`.  From it this module computes, with sympy, the co-metric :math:`G^{ab}`, the volume
 density :math:`\sqrt g = \sqrt{\det G}`, the Christoffel symbols, gradient, divergence,
 Laplace–Beltrami operator, covariant Hessian, the Riemann and Ricci tensors, and the two operators of
-attention-geometry-math §A.4–§A.5:
+book/reference.md §A.4–§A.5:
 
-* the Witten/Girsanov generator (positive convention, the seed's)
+* the Witten/Girsanov generator (positive convention, Attention Geometry's)
   :math:`\mathcal C_A f = -\hbar\Delta_G f + 2\langle A, df\rangle_G` for a drift 1-form :math:`A`;
 * the negative generator :math:`\mathcal L = -\mathcal C_{d\Phi}`, that is
   :math:`\mathcal L f = \hbar\Delta_G f - 2\langle d\Phi, df\rangle_G`, which is the sign Bakry–Émery's
@@ -17,11 +17,11 @@ Sign conventions, stated once: :math:`\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{
 \partial_d G_{ab})`; :math:`R^a{}_{bcd} = \partial_c\Gamma^a_{db} - \partial_d\Gamma^a_{cb} +
 \Gamma^a_{ce}\Gamma^e_{db} - \Gamma^a_{de}\Gamma^e_{cb}` and :math:`\operatorname{Ric}_{bd} = R^a{}_{bad}`,
 so the round sphere of radius :math:`r` has :math:`\operatorname{Ric} = G/r^2`.  The scale ħ is the one
-of attention-geometry-math §A.3–§A.4: a Gauss kernel :math:`K_\beta(x, y) = \exp(-\beta(y-x)^\top G(y-x))`
+of book/reference.md §A.3–§A.4: a Gauss kernel :math:`K_\beta(x, y) = \exp(-\beta(y-x)^\top G(y-x))`
 gives :math:`4\hbar\beta(I - \mathcal P_\beta) \to \mathcal C` with :math:`\hbar = 1/(4\beta)` for the plain
 Laplacian limit :math:`4\beta(I - \mathcal P_\beta) f \to -\Delta_G f`.
 
-Source: Attention Geometry §4 (Witten–Novikov–Girsanov) and §5 (Bakry–Émery I); attention-geometry-math
+Source: Attention Geometry §4 (Witten–Novikov–Girsanov) and §5 (Bakry–Émery I); book/reference.md
 §A.4 [SEED generator, DERIVED properties] and §A.5 [RECON, standard Bakry–Émery].  The Riemannian
 formulas are the textbook ones (do Carmo, *Riemannian Geometry*, ch. 2–4; Bakry, Gentil & Ledoux,
 *Analysis and Geometry of Markov Diffusion Operators*, §1.16 and §C.5 for the Bochner formula).
@@ -118,7 +118,7 @@ class RiemannianMetric:
     References
     ----------
     do Carmo, *Riemannian Geometry*, ch. 2 and 4 (Levi-Civita connection, curvature); the volume
-    density :math:`dV_G = \sqrt{\det G}\,d^dx` of attention-geometry-math §A.3 [SEED].
+    density :math:`dV_G = \sqrt{\det G}\,d^dx` of book/reference.md §A.3 [SEED].
 
     Examples
     --------
@@ -322,7 +322,7 @@ def _hbar(hbar):
 def witten_generator(metric: RiemannianMetric, one_form, hbar) -> Callable[[sp.Expr], sp.Expr]:
     r"""The Witten/Girsanov generator :math:`\mathcal C_A f = -\hbar\Delta_G f + 2\langle A, df\rangle_G`.
 
-    Positive convention (the seed's): :math:`\mathcal C_A = \lim 4\hbar\beta(I - \mathcal P_\beta)` is
+    Positive convention (Attention Geometry's): :math:`\mathcal C_A = \lim 4\hbar\beta(I - \mathcal P_\beta)` is
     nonnegative on its symmetric part.  The drift :math:`A = d\Phi + A^\perp` is a 1-form (covector).
 
     Parameters
@@ -340,7 +340,7 @@ def witten_generator(metric: RiemannianMetric, one_form, hbar) -> Callable[[sp.E
 
     References
     ----------
-    Attention Geometry §4; attention-geometry-math §A.4, "Witten/Girsanov generator" [SEED].
+    Attention Geometry §4; book/reference.md §A.4, "Witten/Girsanov generator" [SEED].
 
     Examples
     --------
@@ -366,7 +366,7 @@ def witten_generator(metric: RiemannianMetric, one_form, hbar) -> Callable[[sp.E
 def diffusion_generator(metric: RiemannianMetric, potential, hbar) -> Callable[[sp.Expr], sp.Expr]:
     r"""The negative generator :math:`\mathcal L f = \hbar\Delta_G f - 2\langle d\Phi, df\rangle_G = -\mathcal C_{d\Phi} f`.
 
-    Bakry–Émery's :math:`\Gamma` and :math:`\Gamma_2` are written with this sign (attention-geometry-math §A.5
+    Bakry–Émery's :math:`\Gamma` and :math:`\Gamma_2` are written with this sign (book/reference.md §A.5
     "With ℒ = −𝒞").  It is symmetric in :math:`L^2(e^{-2\Phi/\hbar}dV_G)` and has that measure invariant.
 
     Parameters
@@ -384,7 +384,7 @@ def diffusion_generator(metric: RiemannianMetric, potential, hbar) -> Callable[[
 
     References
     ----------
-    attention-geometry-math §A.4 (exact case 𝒜 = dΦ) [DERIVED] and §A.5 [RECON].
+    book/reference.md §A.4 (exact case 𝒜 = dΦ) [DERIVED] and §A.5 [RECON].
 
     Examples
     --------
@@ -411,7 +411,7 @@ def bakry_emery_gamma(generator: Callable, f, g) -> sp.Expr:
 
     References
     ----------
-    attention-geometry-math §A.5 [RECON, standard]; Bakry, Gentil & Ledoux §1.4.
+    book/reference.md §A.5 [RECON, standard]; Bakry, Gentil & Ledoux §1.4.
 
     Examples
     --------
@@ -432,7 +432,7 @@ def bakry_emery_gamma2(generator: Callable, f) -> sp.Expr:
 
     References
     ----------
-    attention-geometry-math §A.5 "Γ₂ and curvature" [RECON, standard Bakry–Émery].
+    book/reference.md §A.5 "Γ₂ and curvature" [RECON, standard Bakry–Émery].
 
     Examples
     --------
@@ -465,7 +465,7 @@ def bochner_gamma2(metric: RiemannianMetric, f, potential, hbar, *, ricci: bool 
 
     References
     ----------
-    attention-geometry-math §A.5 "For 𝒞 = 𝒞_{dΦ}" [RECON]; Bakry, Gentil & Ledoux §C.5.
+    book/reference.md §A.5 "For 𝒞 = 𝒞_{dΦ}" [RECON]; Bakry, Gentil & Ledoux §C.5.
 
     Examples
     --------
@@ -492,7 +492,7 @@ def witten_potential(metric: RiemannianMetric, potential, hbar) -> sp.Expr:
 
     References
     ----------
-    attention-geometry-math §A.4 "Conjugating gives the Witten Laplacian" [DERIVED].
+    book/reference.md §A.4 "Conjugating gives the Witten Laplacian" [DERIVED].
 
     Examples
     --------
@@ -518,7 +518,7 @@ def formal_adjoint(metric: RiemannianMetric, one_form, hbar, density) -> sp.Expr
 
     References
     ----------
-    attention-geometry-math §A.4 ("μ = e^{−2Φ/ħ}dV_G, the stationary law") [DERIVED].
+    book/reference.md §A.4 ("μ = e^{−2Φ/ħ}dV_G, the stationary law") [DERIVED].
 
     Examples
     --------

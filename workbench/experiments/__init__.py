@@ -1,17 +1,17 @@
-"""Reproducible experiments of the seed paper, at workbench scale (torch; CPU or GPU).
+"""Reproducible experiments of Attention Geometry, at workbench scale (torch; CPU or GPU).
 
 swiss-sit   -- Attention Geometry §9, Table 1: a one-layer flow transformer on the Swiss roll under each of
                the four operators and both block orders, read with the attention diagnostics
 induction   -- Attention Geometry §11: two-layer transformers on repeated random tokens under ATTN, DMTN
                and DMAP scores; the induction phase transition and the heads' entropy collapse
-bch-fusion  -- lie-exponential roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
+bch-fusion  -- Lie-Exponential Roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
                error against commutator norms, a `safe` flag, latency of a fused residual stack
                (numpy; run by ``workbench bench bch-fusion``)
 
 Each experiment has a frozen config with ``preset("quick")`` (minutes on two CPU cores; CI) and
 ``preset("paper")`` (the full scan), a ``run_*`` function returning a JSON-able record (and writing a run
 directory that records, as it goes, which conditions are done, so an interrupted run can be resumed), and a
-Markdown table beside the seed's numbers.  ``workbench experiment NAME`` drives them
+Markdown table beside the paper's numbers.  ``workbench experiment NAME`` drives them
 (with one torch thread by default: these models are small, and two threads on a two-core machine that is
 doing anything else run 5–15× slower than one).  Names load on first use (PEP 562): the BCH fusion
 experiment, the configs, the transition criterion, the tables and the run records need only numpy; the
@@ -40,8 +40,8 @@ SWISS_SIT_ORDERS        -- the block orders, ffn-mhsa and mhsa-ffn
 swiss_roll_points       -- n points of the noisy 2-D Swiss roll, standardised
 SwissSiT                -- one-block flow transformer on sets of 2-D points, one operator's attention
 run_swiss_sit           -- train, sample and diagnose the model for each (operator, order) condition
-swiss_sit_table         -- Markdown table of a run in the layout of the seed's Table 1
-SEED_TABLE1             -- the seed's Table 1, keyed by (operator, order)
+swiss_sit_table         -- Markdown table of a run in the layout of the paper's Table 1
+SEED_TABLE1             -- Attention Geometry's Table 1, keyed by (operator, order)
 
 Induction heads (Attention Geometry §11)
 ----------------------------------------
@@ -54,10 +54,10 @@ detect_phase_transition -- the plateau-then-drop criterion on a repeated-half lo
 PhaseTransition         -- what detect_phase_transition found (step, window, head, reason)
 shifted_period_accuracy -- top-1 accuracy on periods other than the training one (the positional-shortcut probe)
 run_induction           -- train one model per (operator, architecture) with matched budgets and read them
-induction_table         -- Markdown table of the runs beside the seed's §11 accuracies
-SEED_INDUCTION          -- the seed's §11 depth-32 sequence (stage, operator, induction accuracy)
+induction_table         -- Markdown table of the runs beside the paper's §11 accuracies
+SEED_INDUCTION          -- Attention Geometry's §11 depth-32 sequence (stage, operator, induction accuracy)
 
-BCH/Magnus fusion (lie-exponential roadmap)
+BCH/Magnus fusion (Lie-Exponential Roadmap)
 -------------------------------------------
 fuse                    -- Ω_N = log(e^{A_1}⋯e^{A_k}) truncated at degree N (multi-factor BCH)
 product_of_exponentials -- the exact product e^{A_1}⋯e^{A_k}, first factor leftmost

@@ -1,6 +1,6 @@
 r"""BCH fusion micro-experiment: collapse a product of small exponentials into one exponential.
 
-From the lie-exponential roadmap seed ("Fusion at inference", "BCH/Magnus fusion micro-experiment"):
+From the Lie-Exponential Roadmap ("Fusion at inference", "BCH/Magnus fusion micro-experiment"):
 draw :math:`k` small skew-symmetric generators :math:`A_1, \dots, A_k` at scale :math:`\varepsilon`, form the
 exact product :math:`\Pi = e^{A_1} e^{A_2} \cdots e^{A_k}` and compare it with :math:`e^{\Omega_N}`, where
 :math:`\Omega_N` is the multi-factor BCH series :math:`\log(e^{A_1}\cdots e^{A_k})` truncated at degree
@@ -12,7 +12,7 @@ commutators,
 
     e^{\sum_i A_i} - \Pi = -\tfrac12 \sum_{i<j} [A_i, A_j] + O(\varepsilon^3),
 
-which is the seed's "fusion is safe when commutators are small" made quantitative.  The Magnus fusion of a
+which is the roadmap's "fusion is safe when commutators are small" made quantitative.  The Magnus fusion of a
 residual stack, which fuses with :func:`fuse` too, is :mod:`workbench.experiments._magnus_stack`.
 
 Conventions: :math:`[A, B] = AB - BA`; products are written left to right with the **first letter
@@ -22,7 +22,7 @@ times it.
 
 References
 ----------
-.. [1] lie-exponential-roadmap (seed), "Fusion at inference" and the "BCH/Magnus fusion micro-experiment"
+.. [1] Lie-Exponential Roadmap, "Fusion at inference" and the "BCH/Magnus fusion micro-experiment"
    (safe flag: ``comm_max < 1e-2`` and second-order error ``< 1e-3``) [SEED].
 """
 
@@ -93,7 +93,7 @@ def fuse(generators, order: int):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Fusion at inference": :math:`\Omega \approx \sum A_i + \tfrac12
+    Lie-Exponential Roadmap, "Fusion at inference": :math:`\Omega \approx \sum A_i + \tfrac12
     \sum_{i<j}[A_i, A_j] + \cdots` [SEED].
 
     Examples
@@ -128,7 +128,7 @@ def product_of_exponentials(generators) -> np.ndarray:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "BCH/Magnus fusion micro-experiment": the product of exponentials
+    Lie-Exponential Roadmap, "BCH/Magnus fusion micro-experiment": the product of exponentials
     the fused :math:`e^\Omega` is compared with [SEED].
 
     Examples
@@ -161,7 +161,7 @@ def commutator_summary(generators) -> tuple[float, float]:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Curriculum on non-commutativity" and the fusion micro-experiment's
+    Lie-Exponential Roadmap, "Curriculum on non-commutativity" and the fusion micro-experiment's
     ``comm_max`` [SEED].
 
     See Also
@@ -249,7 +249,7 @@ def fusion_table(
     seed : int
         Seed of the ``numpy.random.Generator`` drawing :math:`M_i`.
     comm_threshold, err_threshold : float
-        The safe-flag thresholds (> 0); the seed's defaults are ``1e-2`` and ``1e-3``.
+        The safe-flag thresholds (> 0); the roadmap's defaults are ``1e-2`` and ``1e-3``.
 
     Returns
     -------
@@ -261,7 +261,7 @@ def fusion_table(
 
     References
     ----------
-    lie-exponential-roadmap (seed), "BCH/Magnus fusion micro-experiment": draw small skew generators,
+    Lie-Exponential Roadmap, "BCH/Magnus fusion micro-experiment": draw small skew generators,
     compare :math:`\prod_i \exp(A_i)` with :math:`\exp(\Omega)` for first- and second-order BCH, report the
     relative Frobenius error against commutator norms, flag safe fusion [SEED].  The higher orders and the
     leading constant :math:`\rho \to 1` are [DERIVED] from the BCH series.
@@ -357,7 +357,7 @@ def fusion_slopes(rows: Sequence[dict], floor: float = ROUNDING_FLOOR) -> dict[i
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Fusion at inference: controllable approximation based on commutator
+    Lie-Exponential Roadmap, "Fusion at inference: controllable approximation based on commutator
     norms" [SEED]; the slope :math:`N + 1` is the degree of the first omitted BCH term [DERIVED].
 
     Examples

@@ -12,7 +12,7 @@ of ``config.json`` in a run directory and of the constructor's arguments, so a d
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §9 and §11 [SEED] (the two experiments whose settings these
-are); attention-geometry-math §A.11 [RECON] (the protocols).
+are); book/reference.md §A.11 [RECON] (the protocols).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class ExperimentConfig:
 
     References
     ----------
-    Attention Geometry §9, §11 [SEED]; attention-geometry-math §A.11 [RECON].
+    Attention Geometry §9, §11 [SEED]; book/reference.md §A.11 [RECON].
 
     Examples
     --------

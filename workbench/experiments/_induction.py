@@ -5,8 +5,8 @@ repeated random tokens :math:`t = (s, s)`, :math:`s \in \{0,\dots,V-1\}^T` i.i.d
 unpredictable (loss :math:`\log V` at best); the second half is predictable by *induction* — find the earlier
 occurrence of the current token and copy its successor.  A two-layer model learns this through a previous-token
 head in layer 0 and an induction head in layer 1; the repeated-half loss sits on the :math:`\log V` plateau and
-then falls abruptly, while the induction head's attention entropy collapses (Olsson et al. 2022; the ISA ML01
-seed calls it the :math:`\beta^*` snap).  The experiment trains the same model, data and budget under three score
+then falls abruptly, while the induction head's attention entropy collapses (Olsson et al. 2022; ISA ML01
+calls it the :math:`\beta^*` snap).  The experiment trains the same model, data and budget under three score
 geometries (:data:`INDUCTION_OPERATORS`) and compares when, and whether, the transition happens.
 
 **A positional shortcut, and the probe that exposes it.**  With a fixed period :math:`T` and learned absolute
@@ -25,8 +25,8 @@ shows the transition clearly, and report the probe beside it.
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §11, Tables 2–3 [SEED]: induction accuracy of a depth-32 model,
-ATTN 0.8081 → DMTN 0.5735 → ATTN 0.8334 → DMTN 0.4676; attention-geometry-math §A.12 (§11 numbers), §A.10
-(entropy, :math:`e^{\bar H}`), §A.7 [CODE] (the operators' logits); ISA ML01 seed (entropy drop at the
+ATTN 0.8081 → DMTN 0.5735 → ATTN 0.8334 → DMTN 0.4676; book/reference.md §A.12 (§11 numbers), §A.10
+(entropy, :math:`e^{\bar H}`), §A.7 [CODE] (the operators' logits); ISA ML01 (entropy drop at the
 induction snap); Olsson et al. (2022), "In-context learning and induction heads".
 """
 
@@ -319,7 +319,7 @@ def run_induction(
 
     References
     ----------
-    Attention Geometry §11, Tables 2–3 [SEED]; attention-geometry-math §A.10–A.12; ISA ML01 seed; Olsson et al.
+    Attention Geometry §11, Tables 2–3 [SEED]; book/reference.md §A.10–A.12; ISA ML01; Olsson et al.
     (2022).
 
     Examples

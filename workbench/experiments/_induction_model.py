@@ -7,7 +7,7 @@ linear read-out: the two-layer models in which induction heads form.
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §11 [SEED] (nanochat models with the operators swapped in);
-attention-geometry-math §A.7 [CODE] (the operators' logits); Elhage et al. (2021) (attention-only transformers);
+book/reference.md §A.7 [CODE] (the operators' logits); Elhage et al. (2021) (attention-only transformers);
 Olsson et al. (2022), "In-context learning and induction heads".
 """
 
@@ -67,7 +67,7 @@ class InductionTransformer(nn.Module):
 
     References
     ----------
-    Attention Geometry §11 [SEED] (nanochat models with the operators swapped in); attention-geometry-math §A.7;
+    Attention Geometry §11 [SEED] (nanochat models with the operators swapped in); book/reference.md §A.7;
     Elhage et al. (2021) (attention-only transformers).
 
     Examples

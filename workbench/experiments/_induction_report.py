@@ -1,12 +1,12 @@
-r"""The induction experiment's report: the Markdown table beside the seed's §11 numbers, and the figures.
+r"""The induction experiment's report: the Markdown table beside Attention Geometry's §11 numbers, and the figures.
 
 :func:`induction_table` formats a :func:`workbench.experiments.run_induction` result (one row per operator and
-architecture) and quotes the seed's depth-32 induction accuracies (:data:`SEED_INDUCTION`);
+architecture) and quotes the paper's depth-32 induction accuracies (:data:`SEED_INDUCTION`);
 :func:`save_figures` draws the loss curves and the induction head's score and entropy over training.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §11, Tables 2–3 [SEED]; attention-geometry-math §A.12 (§11
+Attention Geometry (Candanedo, arXiv 2604.09560) §11, Tables 2–3 [SEED]; book/reference.md §A.12 (§11
 numbers), §A.10 (entropy, :math:`e^{\bar H}`).
 """
 
@@ -24,7 +24,7 @@ SEED_INDUCTION = (("A0", "ATTN", 0.8081), ("M1", "DMTN", 0.5735), ("A1", "ATTN",
 
 
 def induction_table(results: dict) -> str:
-    """Markdown table of the runs, with the seed's §11 induction accuracies for context.
+    """Markdown table of the runs, with Attention Geometry's §11 induction accuracies for context.
 
     Columns: Operator | Arch | final repeat-half loss | induction acc | shifted-period acc (the probe of
     :func:`shifted_period_accuracy`, "—" when absent) | transition step (or "none") | best head induction score |
@@ -32,7 +32,7 @@ def induction_table(results: dict) -> str:
 
     References
     ----------
-    Attention Geometry §11, Tables 2–3 [SEED]; attention-geometry-math §A.12.
+    Attention Geometry §11, Tables 2–3 [SEED]; book/reference.md §A.12.
 
     Examples
     --------

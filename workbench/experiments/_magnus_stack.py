@@ -1,6 +1,6 @@
 r"""Magnus fusion of a linearised residual stack: replace :math:`L` layer matmuls by one exponential.
 
-From the lie-exponential roadmap seed ("MagnusBlock", "BCH/Magnus fusion micro-experiment"): a residual block
+From the Lie-Exponential Roadmap ("MagnusBlock", "BCH/Magnus fusion micro-experiment"): a residual block
 :math:`x \mapsto x + h A_\ell x` is the Euler step of :math:`\dot x = A(t) x`; its exact per-layer flow is
 :math:`x \mapsto e^{h A_\ell} x` (:class:`ResidualStack`, :func:`residual_stack`).  The stack of :math:`L` such
 layers is fused into one :math:`e^{\Omega}` by (a) the :math:`L`-factor BCH series of the layers
@@ -13,7 +13,7 @@ order.  Everything here is numpy/scipy (float64); the benchmark ``benchmarks/bch
 
 References
 ----------
-.. [1] lie-exponential-roadmap (seed), "MagnusBlock (collapse sublayers)" and the "BCH/Magnus fusion
+.. [1] Lie-Exponential Roadmap, "MagnusBlock (collapse sublayers)" and the "BCH/Magnus fusion
    micro-experiment" [SEED].
 .. [2] S. Blanes, F. Casas, J. A. Oteo, J. Ros, "The Magnus expansion and some of its applications",
    *Phys. Rep.* 470 (2009), §2 (Magnus series), §3.4 (exponential midpoint rule, order 2).
@@ -74,7 +74,7 @@ class ResidualStack:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Depth as time; residual as first order; exponential as exact flow" and
+    Lie-Exponential Roadmap, "Depth as time; residual as first order; exponential as exact flow" and
     "Magnus-style block generator: collapse many residual sublayers into one exact step" [SEED];
     Blanes–Casas–Oteo–Ros (2009), §3.4, exponential midpoint rule.
 
@@ -200,7 +200,7 @@ def residual_stack(
 
     References
     ----------
-    lie-exponential-roadmap (seed), "MagnusBlock: for a block with linearized generators
+    Lie-Exponential Roadmap, "MagnusBlock: for a block with linearized generators
     :math:`A_1, \dots, A_r` … replace the block with one matmul :math:`W`" [SEED]; the polynomial
     :math:`A(t)` is our model of a smooth depth profile [RECON].
 
@@ -255,7 +255,7 @@ def magnus_stack_table(stack: ResidualStack, orders: Sequence[int] = (1, 2, 3, 4
 
     References
     ----------
-    lie-exponential-roadmap (seed), "MagnusBlock fusion on a trained model: measure latency/quality
+    Lie-Exponential Roadmap, "MagnusBlock fusion on a trained model: measure latency/quality
     trade-off as a function of commutator truncation order" [SEED].
 
     Examples

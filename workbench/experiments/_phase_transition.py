@@ -1,15 +1,15 @@
 r"""The induction phase transition: a plateau-then-drop criterion on a repeated-half loss curve.
 
 A model learning induction on repeated random tokens sits on the :math:`\log V` plateau of the repeated-half
-loss, then falls abruptly while its induction head's attention entropy collapses (Olsson et al. 2022; the ISA
-ML01 seed calls it the :math:`\beta^*` snap).  :func:`detect_phase_transition` states that shape as a numeric
+loss, then falls abruptly while its induction head's attention entropy collapses (Olsson et al. 2022; ISA
+ML01 calls it the :math:`\beta^*` snap).  :func:`detect_phase_transition` states that shape as a numeric
 criterion (this workbench's [RECON]) and :class:`PhaseTransition` records what it found; the induction
 experiment (:func:`workbench.experiments.run_induction`) reads every run's curve with it.
 
 References
 ----------
 Olsson et al. (2022), "In-context learning and induction heads" (the plateau-then-drop of the in-context loss);
-ISA ML01 seed (entropy drop at the induction snap); Attention Geometry (Candanedo, arXiv 2604.09560) §11 [SEED].
+ISA ML01 (entropy drop at the induction snap); Attention Geometry (Candanedo, arXiv 2604.09560) §11 [SEED].
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def detect_phase_transition(
 
     References
     ----------
-    Olsson et al. (2022) (the plateau-then-drop of the in-context loss); ISA ML01 seed (abrupt entropy drop at the
+    Olsson et al. (2022) (the plateau-then-drop of the in-context loss); ISA ML01 (abrupt entropy drop at the
     induction snap); Attention Geometry §11 [SEED]. The numeric criterion is this workbench's [RECON].
 
     Examples

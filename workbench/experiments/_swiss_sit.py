@@ -16,7 +16,7 @@ scan trains one model per condition (operator :math:`\in` {DMAP, DMTN, ATAP, ATT
 * :math:`\rho_{\mathrm{skew}}` — mean over heads of the effective score skew ratio
   (:meth:`workbench.nn.OperatorAttention.skew_ratios`).
 
-Protocol (the seed's protocol was lost; every choice below is a reconstruction, [RECON], exposed in
+Protocol (the paper's protocol was lost; every choice below is a reconstruction, [RECON], exposed in
 :class:`SwissSiTConfig`):
 
 * **Data.**  The :math:`(x, z)` slice of the Swiss roll sampled uniformly in the parameter :math:`t`
@@ -24,7 +24,7 @@ Protocol (the seed's protocol was lost; every choice below is a reconstruction, 
   ``make_swiss_roll``), plus isotropic Gaussian noise of standard deviation ``noise`` in the roll's raw units
   (as sklearn's ``noise``), then centred and divided by one overall standard deviation.  With the paper
   preset (4000 points, ``noise=0.5``, seed 123) the native spacing is :math:`\approx 0.017` (mean) in these
-  standardised units; the seed's 0.05 implies a coarser, unrecovered scaling, so compare *ratios*
+  standardised units; the paper's 0.05 implies a coarser, unrecovered scaling, so compare *ratios*
   :math:`d_{\mathrm{NN}}/s`, not raw values.
 * **Path.**  :math:`x_\tau = (1-\tau)\,x_{\mathrm{data}} + \tau\,\varepsilon`, :math:`\tau\sim U(0,1)` per
   context, target velocity :math:`\varepsilon - x_{\mathrm{data}}`, mean-squared error.  A context is
@@ -42,7 +42,7 @@ Protocol (the seed's protocol was lost; every choice below is a reconstruction, 
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1, Figure 2 [SEED]; attention-geometry-math §A.10
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1, Figure 2 [SEED]; book/reference.md §A.10
 (diagnostics, [RECON]), §A.11 (protocol, [SEED] + [RECON]), §A.12 (Table 1 numbers) [SEED]; SiT "Linear"
 interpolant and DiT adaLN-Zero conditioning as described in §A.11 [RECON].
 """
@@ -265,7 +265,7 @@ def run_swiss_sit(
 
     References
     ----------
-    Attention Geometry §9, Table 1 [SEED]; attention-geometry-math §A.10–§A.12 [RECON diagnostics/protocol].
+    Attention Geometry §9, Table 1 [SEED]; book/reference.md §A.10–§A.12 [RECON diagnostics/protocol].
 
     Examples
     --------

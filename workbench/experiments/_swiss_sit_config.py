@@ -7,7 +7,7 @@ Swiss roll under each attention operator and both block orders (:data:`SWISS_SIT
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1 [SEED]; attention-geometry-math §A.11 [SEED: 4000
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1 [SEED]; book/reference.md §A.11 [SEED: 4000
 points, seed 123; RECON: everything else].
 """
 
@@ -32,7 +32,7 @@ from workbench.validation import check_in_range, check_integer
 __all__ = ["SWISS_SIT_ORDERS", "SwissSiTConfig", "swiss_roll_points"]
 
 SWISS_SIT_ORDERS = ("ffn-mhsa", "mhsa-ffn")
-"""Block orders: ``"ffn-mhsa"`` runs the FFN sublayer first (the seed's FFN→MHSA convention)."""
+"""Block orders: ``"ffn-mhsa"`` runs the FFN sublayer first (Attention Geometry's FFN→MHSA convention)."""
 
 _PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(
@@ -79,9 +79,9 @@ class SwissSiTConfig(ExperimentConfig):
     Parameters
     ----------
     n_train : int
-        Training-set size (4000 in the seed).
+        Training-set size (4000 in Attention Geometry §9).
     seed : int
-        Seed of the data, initialisation, batches and sampling noise (123 in the seed).
+        Seed of the data, initialisation, batches and sampling noise (123 in Attention Geometry §9).
     noise : float
         Standard deviation of the isotropic Gaussian noise added to the raw :math:`(x, z)` roll (sklearn units),
         before standardisation: the thickness of the roll.
@@ -106,7 +106,7 @@ class SwissSiTConfig(ExperimentConfig):
 
     References
     ----------
-    attention-geometry-math §A.11 [SEED: 4000 points, seed 123; RECON: everything else].
+    book/reference.md §A.11 [SEED: 4000 points, seed 123; RECON: everything else].
 
     Examples
     --------
@@ -185,7 +185,7 @@ def swiss_roll_points(n: int, seed: int | None = 123, noise: float = 0.5) -> np.
 
     References
     ----------
-    Attention Geometry §9 [SEED]; attention-geometry-math §A.11 [RECON: 2-D slice, standardisation].
+    Attention Geometry §9 [SEED]; book/reference.md §A.11 [RECON: 2-D slice, standardisation].
 
     Examples
     --------

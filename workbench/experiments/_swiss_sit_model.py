@@ -6,7 +6,7 @@ modulated linear read-out of the velocity.  No positional encoding: a context is
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9 [SEED: one block, both orders]; attention-geometry-math
+Attention Geometry (Candanedo, arXiv 2604.09560) §9 [SEED: one block, both orders]; book/reference.md
 §A.11 [RECON: pre-LN, adaLN]; SiT "Linear" interpolant and DiT adaLN-Zero conditioning as described in §A.11
 [RECON].
 """
@@ -66,7 +66,7 @@ class SwissSiT(nn.Module):
 
     References
     ----------
-    Attention Geometry §9 [SEED: one block, both orders]; attention-geometry-math §A.11 [RECON: pre-LN, adaLN].
+    Attention Geometry §9 [SEED: one block, both orders]; book/reference.md §A.11 [RECON: pre-LN, adaLN].
 
     Examples
     --------

@@ -1,12 +1,12 @@
-r"""The Swiss SiT report: the Markdown table in the layout of the seed's Table 1, and the sample figures.
+r"""The Swiss SiT report: the Markdown table in the layout of Attention Geometry's Table 1, and the sample figures.
 
-:func:`swiss_sit_table` formats a :func:`workbench.experiments.run_swiss_sit` result beside the seed's numbers
+:func:`swiss_sit_table` formats a :func:`workbench.experiments.run_swiss_sit` result beside the paper's numbers
 (:data:`SEED_TABLE1`); :func:`save_figures` draws the samples of one condition along the generative time and
 the final samples of every condition.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1, Figure 2 [SEED]; attention-geometry-math §A.12
+Attention Geometry (Candanedo, arXiv 2604.09560) §9, Table 1, Figure 2 [SEED]; book/reference.md §A.12
 (Table 1 numbers) [SEED].
 """
 
@@ -21,7 +21,7 @@ from workbench.experiments._runs import atomic_write
 
 __all__ = ["SEED_TABLE1", "swiss_sit_table"]
 
-#: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from attention-geometry-math §A.12
+#: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from book/reference.md §A.12
 #: [SEED]; keyed by ``(operator, order)``.
 SEED_TABLE1: dict[tuple[str, str], dict[str, float]] = {
     ("DMAP", "ffn-mhsa"): {"d_nn": 0.0506, "eff_neighbours": 27.2, "eps_rev": 2.46e-4, "rho_skew": 0.0},
@@ -44,10 +44,10 @@ def _fmt(value: float) -> str:
 
 
 def swiss_sit_table(results: dict) -> str:
-    r"""Markdown table of a :func:`run_swiss_sit` result in the layout of the seed's Table 1.
+    r"""Markdown table of a :func:`run_swiss_sit` result in the layout of Attention Geometry's Table 1.
 
-    Each cell reads ``ours / seed``; :math:`d_{\mathrm{NN}}` also shows the ratio to the native spacing
-    (the seed's raw values are in its own, unrecovered units: compare ratios).
+    Each cell reads ``ours / seed`` (seed: the paper's); :math:`d_{\mathrm{NN}}` also shows the ratio to the
+    native spacing (the paper's raw values are in its own, unrecovered units: compare ratios).
 
     Parameters
     ----------
@@ -60,7 +60,7 @@ def swiss_sit_table(results: dict) -> str:
 
     References
     ----------
-    Attention Geometry §9, Table 1 [SEED]; attention-geometry-math §A.12.
+    Attention Geometry §9, Table 1 [SEED]; book/reference.md §A.12.
 
     Examples
     --------

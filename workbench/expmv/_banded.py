@@ -9,7 +9,7 @@ draws the random banded generators the benchmarks use.
 
 References
 ----------
-lie-exponential-roadmap (seed): "impose banded/low-rank structure on :math:`Q`"; "Banded generator:
+Lie-Exponential Roadmap: "impose banded/low-rank structure on :math:`Q`"; "Banded generator:
 :math:`(Q)_{i,i+\delta} = \phi_\delta(c_{i,\delta})`, diagonals to minus row sum".
 """
 
@@ -277,7 +277,7 @@ def banded_markov_generator(n, bandwidth, seed=None) -> BandedMatrix:
 
     (rates leaving the chain at the ends are dropped, so rows sum to 0).  :math:`2w` off-diagonals, as in the
     seed: "enforce row-sum zero by setting diagonals to :math:`-\sum_{j\ne i}Q_{ij}`; clamp off-diagonals
-    :math:`\ge 0` via softplus" (lie-exponential-roadmap).
+    :math:`\ge 0` via softplus" (Lie-Exponential Roadmap).
 
     Parameters
     ----------

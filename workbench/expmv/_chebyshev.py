@@ -23,7 +23,7 @@ Taylor methods (``scipy.sparse.linalg.expm_multiply``): this is where the speed 
 
 References
 ----------
-lie-exponential-roadmap (seed): "compute :math:`Pv = \exp(tQ)v` via Krylov/Chebyshev approximations".
+Lie-Exponential Roadmap: "compute :math:`Pv = \exp(tQ)v` via Krylov/Chebyshev approximations".
 M. Hochbruck and C. Lubich, "On Krylov subspace approximations to the matrix exponential operator",
 SIAM J. Numer. Anal. 34 (1997), 1911–1925 (Chebyshev degree :math:`\sim\sqrt{\tau}`).
 H. Tal-Ezer and R. Kosloff, "An accurate and efficient scheme for propagating the time dependent

@@ -13,7 +13,7 @@ and picks one (``method="auto"``) from what it can prove about :math:`A`.
 
 References
 ----------
-lie-exponential-roadmap (seed): "never form dense exp(A); only exp(A)v".
+Lie-Exponential Roadmap: "never form dense exp(A); only exp(A)v".
 A. H. Al-Mohy and N. J. Higham, SIAM J. Sci. Comput. 33 (2011) 488–511.
 """
 

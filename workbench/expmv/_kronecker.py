@@ -11,7 +11,7 @@ method of the ``expmv`` front door.  :class:`KroneckerSum` implements the small 
 
 References
 ----------
-lie-exponential-roadmap (seed): "Kronecker-lifted exponential".
+Lie-Exponential Roadmap: "Kronecker-lifted exponential".
 R. A. Horn and C. R. Johnson, *Topics in Matrix Analysis*, Cambridge (1991), §4.4 (Kronecker sums,
 :math:`e^{A\oplus B} = e^{A}\otimes e^{B}`).
 """

@@ -94,7 +94,7 @@ def expm_rank1(u, v, t=1.0):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "rank-1 exponentials".
+    Lie-Exponential Roadmap, "rank-1 exponentials".
 
     Examples
     --------

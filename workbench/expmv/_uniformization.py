@@ -17,7 +17,7 @@ product per Poisson term, about :math:`qt + O(\sqrt{qt})`: cheap for moderate :m
 
 References
 ----------
-lie-exponential-roadmap (seed): "Uniformization: pick :math:`\lambda \ge \max_i -Q_{ii}`; then
+Lie-Exponential Roadmap: "Uniformization: pick :math:`\lambda \ge \max_i -Q_{ii}`; then
 :math:`\exp(tQ) = e^{-\lambda t}\sum_{k\ge0}(\lambda t)^k/k!\,T^k` with :math:`T = I + Q/\lambda`";
 "exact stochasticity".
 A. Jensen, "Markoff chains as an aid in the study of Markoff processes", Skand. Aktuarietidskr. 36
@@ -238,7 +238,7 @@ def expmv_uniformization(op, B, t, *, tol=2.0**-53, max_matvecs=None):
 
     References
     ----------
-    Jensen (1953); Fox & Glynn (1988); lie-exponential-roadmap (seed), "Uniformization".
+    Jensen (1953); Fox & Glynn (1988); Lie-Exponential Roadmap, "Uniformization".
 
     Examples
     --------

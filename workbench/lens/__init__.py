@@ -38,7 +38,7 @@ log_lens                 -- all of the above for a list of learned maps; never r
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics", "Branch cuts/logs" and the
+Lie-Exponential Roadmap, "Log lens", "Log-Lens Diagnostics", "Branch cuts/logs" and the
 generator-field section (:math:`\exp(K)\exp(H)\exp(N)`) [SEED]; the (K, H, N) formulas are reconstructed as
 the Lie-algebra Iwasawa decomposition [RECON].  N. J. Higham, *Functions of Matrices*, SIAM 2008, ch. 11.
 """

@@ -9,7 +9,7 @@ plot_commutator_heatmap  -- H as a matplotlib heatmap with a colorbar (NaN entri
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log lens" (commutators quantify inter-layer interference), "Log-Lens
+Lie-Exponential Roadmap, "Log lens" (commutators quantify inter-layer interference), "Log-Lens
 Diagnostics", "Log-lens dashboards" [SEED].  A. Böttcher and D. Wenzel, "The Frobenius norm and the
 commutator", Linear Algebra Appl. 429 (2008).
 """
@@ -53,7 +53,7 @@ def commutator_norms(generators, *, normalize: bool = False) -> np.ndarray:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log lens" (commutators quantify inter-layer interference),
+    Lie-Exponential Roadmap, "Log lens" (commutators quantify inter-layer interference),
     "Log-Lens Diagnostics" (track :math:`\lVert[S_\ell, S_{\ell+1}]\rVert`) [SEED].
     A. Böttcher and D. Wenzel, "The Frobenius norm and the commutator", Linear Algebra Appl. 429 (2008).
 
@@ -123,7 +123,7 @@ def adjacent_commutators(generators, *, normalize: bool = False) -> np.ndarray:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log-Lens Diagnostics" (spikes in commutator norms drive pruning or
+    Lie-Exponential Roadmap, "Log-Lens Diagnostics" (spikes in commutator norms drive pruning or
     fusion) [SEED].
 
     Examples
@@ -159,7 +159,7 @@ def plot_commutator_heatmap(H, ax=None, *, labels: Sequence[str] | None = None, 
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log-lens dashboards correlating commutator heatmaps with classic
+    Lie-Exponential Roadmap, "Log-lens dashboards correlating commutator heatmaps with classic
     interpretability circuits" [SEED].
 
     Examples

@@ -11,7 +11,7 @@ principal_log  -- the principal real logarithm, checked against the structure it
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics", "Branch cuts/logs" (restrict
+Lie-Exponential Roadmap, "Log lens", "Log-Lens Diagnostics", "Branch cuts/logs" (restrict
 :math:`\log W` to orthogonal maps with positive determinant or SPD maps, or use a Schur principal log) [SEED].
 N. J. Higham, *Functions of Matrices*, SIAM 2008, ch. 11 (principal logarithm: exists and is unique and
 real for real :math:`W` with no eigenvalue on :math:`(-\infty, 0]`).
@@ -219,7 +219,7 @@ def classify_map(W, *, tol: float = DEFAULT_TOL) -> str:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Branch cuts/logs": restrict to orthogonal maps with positive
+    Lie-Exponential Roadmap, "Branch cuts/logs": restrict to orthogonal maps with positive
     determinant or SPD maps, or use a principal log [SEED].
 
     Examples
@@ -280,7 +280,7 @@ def principal_log(W, kind: str = "auto", *, tol: float = DEFAULT_TOL) -> np.ndar
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log lens" (:math:`S = \log W` when well defined), "Log-Lens
+    Lie-Exponential Roadmap, "Log lens" (:math:`S = \log W` when well defined), "Log-Lens
     Diagnostics" ("a numerically stable Schur-log"), "Branch cuts/logs" [SEED].
     N. J. Higham, *Functions of Matrices*, SIAM 2008, Thm 1.31 (the principal log) and ch. 11;
     A. H. Al-Mohy and N. J. Higham, "Improved inverse scaling and squaring algorithms for the matrix

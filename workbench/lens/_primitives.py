@@ -6,7 +6,7 @@ tensors detached and moved to the host) and its tolerance through :func:`check_t
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics" [SEED].
+Lie-Exponential Roadmap, "Log lens", "Log-Lens Diagnostics" [SEED].
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ LogLensReport  -- the entries, the commutator map and its superdiagonal
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log-Lens Diagnostics": periodically compute :math:`S_\ell = \log W_\ell`,
+Lie-Exponential Roadmap, "Log-Lens Diagnostics": periodically compute :math:`S_\ell = \log W_\ell`,
 track :math:`\lVert[S_\ell, S_{\ell+1}]\rVert` and the spectrum of :math:`S_\ell`; "Log-lens dashboards" [SEED].
 """
 
@@ -50,7 +50,7 @@ class LensEntry:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log-Lens Diagnostics" [SEED]; see :func:`log_lens`.
+    Lie-Exponential Roadmap, "Log-Lens Diagnostics" [SEED]; see :func:`log_lens`.
 
     Examples
     --------
@@ -102,7 +102,7 @@ class LogLensReport:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log-lens dashboards" [SEED]; see :func:`log_lens`.
+    Lie-Exponential Roadmap, "Log-lens dashboards" [SEED]; see :func:`log_lens`.
 
     Examples
     --------
@@ -192,7 +192,7 @@ def log_lens(weights, *, kind: str = "auto", tol: float = DEFAULT_TOL) -> LogLen
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log-Lens Diagnostics": periodically compute :math:`S_\ell = \log W_\ell`,
+    Lie-Exponential Roadmap, "Log-Lens Diagnostics": periodically compute :math:`S_\ell = \log W_\ell`,
     track :math:`\lVert[S_\ell, S_{\ell+1}]\rVert` and the spectrum of :math:`S_\ell`; "Log-lens dashboards"
     [SEED].
 

@@ -5,7 +5,7 @@ GeneratorSpectrum   -- the result: eigenvalues, log-gains, frequencies, spectral
 
 References
 ----------
-lie-exponential-roadmap (seed), "Log lens" ("eigenstructures of S reveal dominant motions"), SPD maps
+Lie-Exponential Roadmap, "Log lens" ("eigenstructures of S reveal dominant motions"), SPD maps
 ("eigenvalues are log-gains"), "Log-Lens Diagnostics" (track the spectrum of :math:`S_\ell`) [SEED].
 """
 
@@ -39,7 +39,7 @@ class GeneratorSpectrum:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "eigenvalues are log-gains" [SEED].
+    Lie-Exponential Roadmap, "eigenvalues are log-gains" [SEED].
 
     Examples
     --------
@@ -87,7 +87,7 @@ def generator_spectrum(S) -> GeneratorSpectrum:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Log lens" ("eigenstructures of S reveal dominant motions"), SPD
+    Lie-Exponential Roadmap, "Log lens" ("eigenstructures of S reveal dominant motions"), SPD
     maps ("eigenvalues are log-gains"), "Log-Lens Diagnostics" (track the spectrum of :math:`S_\ell`) [SEED].
 
     Examples

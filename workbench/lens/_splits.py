@@ -12,7 +12,7 @@ CartanSplit, IwasawaSplit, JordanChevalleySplit -- the results
 
 References
 ----------
-lie-exponential-roadmap (seed), the generator-field section (:math:`\exp(K)\exp(H)\exp(N)`; "K shows
+Lie-Exponential Roadmap, the generator-field section (:math:`\exp(K)\exp(H)\exp(N)`; "K shows
 conserved modes; N shows causal shears"; the Cartan split as control knobs) [SEED].  The (K, H, N) split
 formulas were lost in extraction and are reconstructed here as the Lie-algebra Iwasawa decomposition
 :math:`\mathfrak{gl}(d) = \mathfrak{so}(d) \oplus \mathfrak a \oplus \mathfrak n` [RECON].  A. W. Knapp, *Lie
@@ -118,7 +118,7 @@ class CartanSplit(_ProductForm):
 
     References
     ----------
-    lie-exponential-roadmap (seed), the Cartan split [SEED]; see :func:`cartan_split`.
+    Lie-Exponential Roadmap, the Cartan split [SEED]; see :func:`cartan_split`.
 
     Examples
     --------
@@ -151,7 +151,7 @@ class IwasawaSplit(_ProductForm):
 
     References
     ----------
-    lie-exponential-roadmap (seed), :math:`\exp(K)\exp(H)\exp(N)` [SEED]; see :func:`iwasawa_split` [RECON].
+    Lie-Exponential Roadmap, :math:`\exp(K)\exp(H)\exp(N)` [SEED]; see :func:`iwasawa_split` [RECON].
 
     Examples
     --------
@@ -190,7 +190,7 @@ def cartan_split(A) -> CartanSplit:
 
     References
     ----------
-    lie-exponential-roadmap (seed), the Cartan split as control knobs; orthogonal/SPD transports
+    Lie-Exponential Roadmap, the Cartan split as control knobs; orthogonal/SPD transports
     :math:`\exp(A_\ell)`, :math:`\exp(S_\ell)` [SEED]; the Cartan decomposition
     :math:`\mathfrak{gl}(d) = \mathfrak{so}(d) \oplus \mathfrak p` (A. W. Knapp, *Lie Groups Beyond an
     Introduction*, VI.2).
@@ -219,7 +219,7 @@ def iwasawa_split(A) -> IwasawaSplit:
     This is the vector-space direct sum :math:`\mathfrak{gl}(d) = \mathfrak{so}(d) \oplus \mathfrak a
     \oplus \mathfrak n` (skew, diagonal, strictly upper triangular), so the split is unique: the strictly
     lower part of :math:`A` can only come from :math:`K`, which fixes :math:`K`, then :math:`H` and
-    :math:`N`.  It is the seed's compact/diagonal/nilpotent :math:`(K, H, N)` parameterisation; the
+    :math:`N`.  It is the roadmap's compact/diagonal/nilpotent :math:`(K, H, N)` parameterisation; the
     product form :math:`e^{K}e^{H}e^{N}` (rotation · positive diagonal · unipotent upper) differs from
     :math:`e^{A}` by :math:`\tfrac12\lVert[K,H] + [K,N] + [H,N]\rVert_F` at leading order
     (:meth:`IwasawaSplit.bch_leading`, :meth:`IwasawaSplit.product_error`).
@@ -235,7 +235,7 @@ def iwasawa_split(A) -> IwasawaSplit:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "exponentiate in fixed order :math:`\exp(K)\exp(H)\exp(N)`"; "K shows
+    Lie-Exponential Roadmap, "exponentiate in fixed order :math:`\exp(K)\exp(H)\exp(N)`"; "K shows
     conserved modes; N shows causal shears" [SEED]; the split formulas themselves were lost in extraction
     and are reconstructed as the Lie-algebra Iwasawa decomposition [RECON] (Knapp, *Lie Groups Beyond an
     Introduction*, VI.4; the group version is the QR decomposition).
@@ -317,7 +317,7 @@ def jordan_chevalley(A) -> JordanChevalleySplit:
 
     References
     ----------
-    lie-exponential-roadmap (seed), the compact/diagonal/nilpotent knobs [SEED]; J. E. Humphreys,
+    Lie-Exponential Roadmap, the compact/diagonal/nilpotent knobs [SEED]; J. E. Humphreys,
     *Introduction to Lie Algebras and Representation Theory*, §4.2 (Jordan–Chevalley decomposition).
 
     Examples

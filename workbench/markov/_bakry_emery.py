@@ -33,14 +33,14 @@ jump has covariance :math:`I/(2\beta)`, so with :math:`\varepsilon = 1/(4\beta)`
 
 each with a relative error :math:`O(1/\beta)` (on :math:`\mathbb R^d` the Gaussian step is exactly the
 heat semigroup at time :math:`\varepsilon`, :math:`\mathsf P_\beta = e^{\varepsilon\Delta}`, so
-:math:`\mathcal L = \varepsilon\Delta + \varepsilon^2\Delta^2/2 + \dots`).  This is the seed's
+:math:`\mathcal L = \varepsilon\Delta + \varepsilon^2\Delta^2/2 + \dots`).  This is the paper's
 :math:`4\hbar\beta\,\Gamma_{\mathsf P_\beta} \to \hbar\langle\nabla f, \nabla g\rangle` at
 :math:`\hbar = 1`; on a curved sample :math:`\Gamma_2` gains :math:`\varepsilon^2\operatorname{Ric}(\nabla f,
 \nabla f)`.
 
 References
 ----------
-Attention Geometry §5 and §8; attention-geometry-math §A.5 (Γ, Γ₂, Hessian identity) [RECON, standard],
+Attention Geometry §5 and §8; book/reference.md §A.5 (Γ, Γ₂, Hessian identity) [RECON, standard],
 §A.8 [RECON].
 D. Bakry, I. Gentil, M. Ledoux, *Analysis and Geometry of Markov Diffusion Operators*, Springer (2014),
 §1.4 and §1.16 (Γ, Γ₂).
@@ -92,7 +92,7 @@ def carre_du_champ(rates, f, g=None, *, form="edge"):
         \Gamma(f, g) = \tfrac12\bigl[\mathcal L(fg) - f\,\mathcal L g - g\,\mathcal L f\bigr]
                      = \tfrac12 \sum_j W_{ij}\,(f_j - f_i)(g_j - g_i).
 
-    For a Markov operator :math:`\mathsf P` (so :math:`\mathcal L = \mathsf P - I`) this is the seed's
+    For a Markov operator :math:`\mathsf P` (so :math:`\mathcal L = \mathsf P - I`) this is the paper's
     :math:`\Gamma_{\mathsf L, i}(f, g)` with the positive generator :math:`\mathsf L = I - \mathsf P`.
     For the Gauss kernel :math:`K = \exp(-\beta\lVert x_i - x_j\rVert^2)` and
     :math:`\mathsf P_\beta = \operatorname{diag}(K\mathbf 1)^{-1}K` on a uniform sample,
@@ -118,7 +118,7 @@ def carre_du_champ(rates, f, g=None, *, form="edge"):
 
     References
     ----------
-    Attention Geometry §5; attention-geometry-math §A.5 "Discrete carré du champ" [RECON; standard].
+    Attention Geometry §5; book/reference.md §A.5 "Discrete carré du champ" [RECON; standard].
     Bakry, Gentil, Ledoux (2014), Definition 1.4.2.
 
     Examples
@@ -179,7 +179,7 @@ def gamma2(rates, f, g=None):
 
     References
     ----------
-    Attention Geometry §5, §8; attention-geometry-math §A.5 "Γ₂ and curvature" [RECON; standard].
+    Attention Geometry §5, §8; book/reference.md §A.5 "Γ₂ and curvature" [RECON; standard].
     Y. Lin, S.-T. Yau, "Ricci curvature and eigenvalue estimate on locally finite graphs",
     Math. Res. Lett. 17 (2010) 343.
 
@@ -212,7 +212,7 @@ def gamma2(rates, f, g=None):
 def hessian_form(rates, f, g, h):
     r"""Discrete Hessian :math:`H(f)(g,h) = \tfrac12[\Gamma(g,\Gamma(f,h)) + \Gamma(h,\Gamma(f,g)) - \Gamma(f,\Gamma(g,h))]`.
 
-    For a diffusion with :math:`\Gamma = \hbar\langle\nabla\cdot, \nabla\cdot\rangle` the seed identity
+    For a diffusion with :math:`\Gamma = \hbar\langle\nabla\cdot, \nabla\cdot\rangle` the paper's identity
 
     .. math::
 
@@ -239,7 +239,7 @@ def hessian_form(rates, f, g, h):
 
     References
     ----------
-    Attention Geometry §5 (the Hessian identity); attention-geometry-math §A.5 [SEED fragment + DERIVED].
+    Attention Geometry §5 (the Hessian identity); book/reference.md §A.5 [SEED fragment + DERIVED].
     Bakry, Gentil, Ledoux (2014), §C.5 (Hessian in Γ-calculus).
 
     Examples

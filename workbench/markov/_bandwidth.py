@@ -3,7 +3,7 @@ r"""Choosing the inverse bandwidth of the Gauss kernel :math:`K_{ij} = \exp(-\be
 Two rules:
 
 * the median rule, :math:`\beta = 1/\operatorname{median}_{i<j}\lVert x_i - x_j\rVert^2` (the default of the
-  seed author's code, attention-geometry-math §A.2);
+  paper author's code, book/reference.md §A.2);
 * the kernel-sum sweep of Coifman et al. (2008) and Berry, Giannakis & Harlim (2015): on samples of a
   :math:`d`-dimensional manifold, :math:`S(\beta) = \sum_{ij} K_{ij}` grows like
   :math:`\beta^{-d/2}` on the range of scales where the kernel is local but still sees many
@@ -11,7 +11,7 @@ Two rules:
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2; attention-geometry-math §A.2.
+Attention Geometry (Candanedo, arXiv 2604.09560) §2; book/reference.md §A.2.
 R. R. Coifman, Y. Shkolnisky, F. J. Sigworth and A. Singer, Graph Laplacian tomography from unknown
 random projections, IEEE Trans. Image Process. 17 (2008) 1891--1899.
 T. Berry, D. Giannakis and J. Harlim, Nonparametric forecasting of low-dimensional dynamical systems,
@@ -77,7 +77,7 @@ def median_bandwidth(points, *, max_points=2000, seed=None) -> float:
 
     References
     ----------
-    attention-geometry-math §A.2 [CODE: DMAE ``eager_map.py``, default β = 1/median(d²)].
+    book/reference.md §A.2 [CODE: DMAE ``eager_map.py``, default β = 1/median(d²)].
 
     Examples
     --------

@@ -15,12 +15,12 @@ and remote ones (:math:`d_{ij} > r`, the jump part).  A sub-Markov operator (row
 adds a killing measure.  Under "critical rate scaling" the remote bonds survive as a jump kernel while the
 local ones converge to the diffusion part; for the Gauss kernel the natural radius is :math:`r = c/\sqrt\beta`.
 
-This finite-sample split is a reconstruction: the seed names the Beurling–Deny decomposition and the
+This finite-sample split is a reconstruction: Attention Geometry names the Beurling–Deny decomposition and the
 ATAP kernel, but its finite formulas are lost.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §6; attention-geometry-math §A.6 [mostly RECON].
+Attention Geometry (Candanedo, arXiv 2604.09560) §6; book/reference.md §A.6 [mostly RECON].
 A. Beurling, J. Deny, "Dirichlet spaces", Proc. Natl. Acad. Sci. USA 45 (1959) 208; M. Fukushima,
 Y. Oshima, M. Takeda, *Dirichlet Forms and Symmetric Markov Processes*, 2nd ed., de Gruyter (2011), Thm 3.2.1.
 """
@@ -189,7 +189,7 @@ def beurling_deny_scan(kernel, distances, radii, f, *, killing=None):
 
     References
     ----------
-    Attention Geometry §6; attention-geometry-math §A.6 [RECON: the finite-sample split by a locality
+    Attention Geometry §6; book/reference.md §A.6 [RECON: the finite-sample split by a locality
     radius]; Fukushima–Oshima–Takeda (2011), Thm 3.2.1 (the Beurling–Deny formula).
 
     Examples
@@ -241,7 +241,7 @@ def beurling_deny_split(kernel, distances, radius, f, *, killing=None):
 
     References
     ----------
-    Attention Geometry §6; attention-geometry-math §A.6 [RECON].
+    Attention Geometry §6; book/reference.md §A.6 [RECON].
 
     Examples
     --------
@@ -293,7 +293,7 @@ def killing_measure(P, pi, *, tol=1e-10):
 
     References
     ----------
-    Attention Geometry §6; attention-geometry-math §A.6 [RECON]; Fukushima–Oshima–Takeda (2011), §1.2.
+    Attention Geometry §6; book/reference.md §A.6 [RECON]; Fukushima–Oshima–Takeda (2011), §1.2.
 
     Examples
     --------

@@ -9,7 +9,7 @@ tensor or a :mod:`scipy.sparse` matrix (numpy only, never densified).
 
 References
 ----------
-Attention Geometry §4, §5 and §7; attention-geometry-math §A.5 (Ω_π) [RECON], §A.7 "Stationary currents"
+Attention Geometry §4, §5 and §7; book/reference.md §A.5 (Ω_π) [RECON], §A.7 "Stationary currents"
 and "D_K, D_Q operators" [SEED definitions; Ā, θ are RECON].
 N. Hatano, D. R. Nelson, "Localization transitions in non-Hermitian quantum mechanics",
 Phys. Rev. Lett. 77 (1996) 570 (imaginary gauge field).
@@ -91,7 +91,7 @@ def stationary_current(P, pi):
 
     References
     ----------
-    Attention Geometry §4, §7; attention-geometry-math §A.7 "Stationary currents" [RECON defs, DERIVED].
+    Attention Geometry §4, §7; book/reference.md §A.7 "Stationary currents" [RECON defs, DERIVED].
 
     Examples
     --------
@@ -132,7 +132,7 @@ def circulation(P, f, g, pi):
 
     References
     ----------
-    Attention Geometry §5; attention-geometry-math §A.5 "Circulation Ω_π" [RECON].
+    Attention Geometry §5; book/reference.md §A.5 "Circulation Ω_π" [RECON].
 
     Examples
     --------
@@ -185,7 +185,7 @@ def hatano_nelson(P, pi):
     :math:`\mathsf A_{ij} = \mathsf A_{ji} = 0`.  :math:`\bar{\mathsf A}` is symmetric (a reversible
     "bond" flux), :math:`\theta` antisymmetric (an imaginary gauge field whose cycle sums are half the
     cycle affinities), and the current is :math:`J_{ij} = 2\bar{\mathsf A}_{ij}\sinh\theta_{ij}`.
-    [RECON: the seed uses :math:`\bar{\mathsf A}, \theta` in :math:`\mathsf D_K, \mathsf D_Q` without
+    [RECON: the paper uses :math:`\bar{\mathsf A}, \theta` in :math:`\mathsf D_K, \mathsf D_Q` without
     defining them; the geometric mean is the choice that gives its :math:`e^{\pm\theta/2}` weights.]
 
     Parameters
@@ -209,7 +209,7 @@ def hatano_nelson(P, pi):
 
     References
     ----------
-    Attention Geometry §4, §7; attention-geometry-math §A.7 "Stationary currents" [RECON defs, DERIVED
+    Attention Geometry §4, §7; book/reference.md §A.7 "Stationary currents" [RECON defs, DERIVED
     identities]; Hatano & Nelson (1996).
 
     Examples
@@ -292,7 +292,7 @@ def gauge_gradients(P, pi):
         (\mathsf D_Q g)_{ij} = \bar{\mathsf A}_{ij}^{1/2}\bigl(e^{\theta_{ij}/2} g_i - e^{-\theta_{ij}/2} g_j\bigr),
 
     for every ordered pair :math:`i \ne j` with :math:`\bar{\mathsf A}_{ij} > 0` (the pairs
-    :math:`i = j` give zero rows and are left out).  Then [RECON: the seed defines
+    :math:`i = j` give zero rows and are left out).  Then [RECON: the paper defines
     :math:`\mathsf D_K, \mathsf D_Q` but not :math:`\bar{\mathsf A}, \theta`]
 
     .. math::
@@ -328,7 +328,7 @@ def gauge_gradients(P, pi):
 
     References
     ----------
-    Attention Geometry §7; attention-geometry-math §A.7 "D_K, D_Q operators" [SEED definitions; the
+    Attention Geometry §7; book/reference.md §A.7 "D_K, D_Q operators" [SEED definitions; the
     identity is DERIVED with the RECON choice of Ā, θ].
 
     Examples

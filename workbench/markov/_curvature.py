@@ -15,7 +15,7 @@ entries :math:`W_{xy} \ge 0` are jump rates, the diagonal is ignored, and the ne
 
 References
 ----------
-Attention Geometry §5 and §8 (Γ₂, the curvature tensor 𝓑); attention-geometry-math §A.5 "Γ₂ and
+Attention Geometry §5 and §8 (Γ₂, the curvature tensor 𝓑); book/reference.md §A.5 "Γ₂ and
 curvature" [RECON, standard].
 D. Bakry, M. Émery, "Diffusions hypercontractives", Sém. Probab. XIX, LNM 1123 (1985) 177.
 D. Cushing, S. Liu, N. Peyerimhoff, "Bakry–Émery curvature functions on graphs", Canad. J. Math. 72
@@ -128,7 +128,7 @@ def bakry_emery_curvature(rates, vertices=None):
 
     References
     ----------
-    Attention Geometry §5, §8; attention-geometry-math §A.5 "Γ₂ and curvature" [RECON, standard].
+    Attention Geometry §5, §8; book/reference.md §A.5 "Γ₂ and curvature" [RECON, standard].
     Cushing, Liu, Peyerimhoff (2020), §2 (the curvature as a Schur-complement eigenvalue).
     Klartag, Kozma, Ralli, Tetali (2016) (values for complete graphs and hypercubes).
 

@@ -23,7 +23,7 @@ carries all the circulation, is in :mod:`workbench.markov._hodge`.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7; attention-geometry-math §A.4 and §A.7 "Cycle
+Attention Geometry (Candanedo, arXiv 2604.09560) §4, §7; book/reference.md §A.4 and §A.7 "Cycle
 affinities" [DERIVED].  J. Schnakenberg, "Network theory of microscopic and macroscopic behavior of master
 equation systems", Rev. Mod. Phys. 48 (1976) 571.  A. Kolmogorov, "Zur Theorie der Markoffschen Ketten",
 Math. Ann. 112 (1936) 155.  L.-H. Lim, "Hodge Laplacians on graphs", SIAM Review 62 (2020) 685.
@@ -128,7 +128,7 @@ def support_graph(P):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+    book/reference.md §A.7 "Cycle affinities" [DERIVED].
 
     Examples
     --------
@@ -173,7 +173,7 @@ def cycle_basis(P):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED]; K. Paton, Comm. ACM 12 (1969) 514.
+    book/reference.md §A.7 "Cycle affinities" [DERIVED]; K. Paton, Comm. ACM 12 (1969) 514.
 
     Examples
     --------
@@ -224,7 +224,7 @@ def cycle_edges(cycles, n):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+    book/reference.md §A.7 "Cycle affinities" [DERIVED].
 
     Examples
     --------
@@ -289,7 +289,7 @@ def segment_sums(values, starts):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED].
+    book/reference.md §A.7 "Cycle affinities" [DERIVED].
 
     Examples
     --------
@@ -369,7 +369,7 @@ def cycle_affinities(P, cycles=None):
     References
     ----------
     Attention Geometry §4 (:math:`\mathcal R_{\gamma,b}`, [RECON] read as the affinity), §7;
-    attention-geometry-math §A.4, §A.7 "Cycle affinities" [DERIVED]; Schnakenberg (1976) Rev. Mod. Phys. 48, 571.
+    book/reference.md §A.4, §A.7 "Cycle affinities" [DERIVED]; Schnakenberg (1976) Rev. Mod. Phys. 48, 571.
 
     Examples
     --------
@@ -436,7 +436,7 @@ def kolmogorov_residual(P, cycles=None):
 
     References
     ----------
-    attention-geometry-math §A.7 "Cycle affinities" [DERIVED]; Kolmogorov (1936) Math. Ann. 112, 155.
+    book/reference.md §A.7 "Cycle affinities" [DERIVED]; Kolmogorov (1936) Math. Ann. 112, 155.
 
     Examples
     --------

@@ -35,7 +35,7 @@ def dirichlet_form(kernel, f, g=None):
 
     References
     ----------
-    Attention Geometry §2 (Dirichlet form); attention-geometry-math §A.2 [SEED + DERIVED].
+    Attention Geometry §2 (Dirichlet form); book/reference.md §A.2 [SEED + DERIVED].
 
     Examples
     --------

@@ -6,7 +6,7 @@ kernel it is reversible with :math:`\pi^{(h)} \propto h\odot\mathsf K h`, and Co
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4 [SEED]; attention-geometry-math §A.4 (Doob
+Attention Geometry (Candanedo, arXiv 2604.09560) §4 [SEED]; book/reference.md §A.4 (Doob
 h-transform) and §A.2 (α-normalisation as a Doob transform [DERIVED]).
 J. L. Doob, "Conditional Brownian motion and the boundary limits of harmonic functions", Bull. Soc. Math.
 France 85 (1957) 431–458.
@@ -47,7 +47,7 @@ def doob_transform(kernel, h) -> MarkovOperator:
 
     References
     ----------
-    Attention Geometry §4 [SEED]; attention-geometry-math §A.4 (Doob h-transform) and §A.2
+    Attention Geometry §4 [SEED]; book/reference.md §A.4 (Doob h-transform) and §A.2
     (α-normalisation as a Doob transform [DERIVED]).
 
     Examples

@@ -9,7 +9,7 @@ sign of :math:`\Delta`).  :func:`graph_weights` returns :math:`W` in the form th
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2, §5; attention-geometry-math §A.2, §A.5.
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §5; book/reference.md §A.2, §A.5.
 J. R. Norris, *Markov Chains*, Cambridge University Press (1997), §1.2 (communicating and closed
 classes) and Thm 1.7.7 (a unique invariant law for an irreducible finite chain).
 """
@@ -93,7 +93,7 @@ def graph_weights(graph, *, weight="weight", nodelist=None):
 
     References
     ----------
-    attention-geometry-math §A.2, §A.5; Norris (1997) §1.2 and Thm 1.7.7.
+    book/reference.md §A.2, §A.5; Norris (1997) §1.2 and Thm 1.7.7.
 
     Examples
     --------

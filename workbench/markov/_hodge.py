@@ -8,7 +8,7 @@ carries no circulation and the divergence-free (coexact) remainder carries all o
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §4; attention-geometry-math §A.4 and §A.7 "Hodge split of
+Attention Geometry (Candanedo, arXiv 2604.09560) §4; book/reference.md §A.4 and §A.7 "Hodge split of
 the link" [DERIVED].  L.-H. Lim, "Hodge Laplacians on graphs", SIAM Review 62 (2020) 685.  X. Jiang, L.-H. Lim,
 Y. Yao, Y. Ye, "Statistical ranking and combinatorial Hodge theory", Math. Program. 127 (2011) 203.
 """
@@ -103,7 +103,7 @@ def hodge_split(edge_field, weights=None):
 
     References
     ----------
-    Attention Geometry §4 (Hodge split of the drift); attention-geometry-math §A.4 and §A.7 "Hodge split of
+    Attention Geometry §4 (Hodge split of the drift); book/reference.md §A.4 and §A.7 "Hodge split of
     the link" [DERIVED]; L.-H. Lim, SIAM Review 62 (2020) 685; X. Jiang, L.-H. Lim, Y. Yao, Y. Ye,
     "Statistical ranking and combinatorial Hodge theory", Math. Program. 127 (2011) 203.
 

@@ -14,7 +14,7 @@ of jumps :math:`i \to j`; its diagonal is ignored, and the negative generator is
 
 References
 ----------
-Attention Geometry §5; attention-geometry-math §A.5 [RECON, standard].
+Attention Geometry §5; book/reference.md §A.5 [RECON, standard].
 D. Bakry, I. Gentil, M. Ledoux, *Analysis and Geometry of Markov Diffusion Operators*, Springer (2014),
 §1.4.
 """

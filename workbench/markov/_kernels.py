@@ -1,7 +1,7 @@
 r"""Kernels on point clouds: the Gauss kernel (dense and sparse) and its α-normalisation.
 
 Scale convention throughout: :math:`K_{ij} = \exp(-\beta\lVert x_i - x_j\rVert^2)`, with
-:math:`\beta = 1/\varepsilon` and no factor 2 or 4 in the exponent (attention-geometry-math §A.2).
+:math:`\beta = 1/\varepsilon` and no factor 2 or 4 in the exponent (book/reference.md §A.2).
 
 Sparse kernels are :class:`scipy.sparse.csr_array` (the array interface: ``@`` is the matrix
 product and ``*`` is entrywise, as for numpy arrays); this is also what
@@ -9,7 +9,7 @@ product and ``*`` is entrywise, as for numpy arrays); this is also what
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2; attention-geometry-math §A.2.
+Attention Geometry (Candanedo, arXiv 2604.09560) §2; book/reference.md §A.2.
 R. R. Coifman and S. Lafon, Diffusion maps, Appl. Comput. Harmon. Anal. 21 (2006) 5--30, §2.3
 (the α-normalisation).
 """
@@ -97,7 +97,7 @@ def gauss_kernel(points, beta):
 
     The scale is the inverse bandwidth :math:`\beta = 1/\varepsilon`, with no factor 2 or 4 inside
     the exponent; this is the convention under which
-    :math:`4\hbar\beta(I - \mathsf P_\beta) \to \mathcal C` (attention-geometry-math §A.2).
+    :math:`4\hbar\beta(I - \mathsf P_\beta) \to \mathcal C` (book/reference.md §A.2).
 
     Parameters
     ----------
@@ -113,7 +113,7 @@ def gauss_kernel(points, beta):
 
     References
     ----------
-    Attention Geometry (Candanedo, arXiv 2604.09560) §2; attention-geometry-math §A.2 [RECON].
+    Attention Geometry (Candanedo, arXiv 2604.09560) §2; book/reference.md §A.2 [RECON].
 
     Examples
     --------
@@ -207,7 +207,7 @@ def gauss_kernel_sparse(points, beta, *, k=None, radius=None):
 
     References
     ----------
-    Attention Geometry §2; attention-geometry-math §A.2 [RECON].
+    Attention Geometry §2; book/reference.md §A.2 [RECON].
 
     Examples
     --------
@@ -309,7 +309,7 @@ def alpha_normalize(kernel, alpha):
 
     References
     ----------
-    Coifman & Lafon (2006) §2.3; attention-geometry-math §A.2 [CODE: DMAE ``eager_map.py``].
+    Coifman & Lafon (2006) §2.3; book/reference.md §A.2 [CODE: DMAE ``eager_map.py``].
 
     Examples
     --------

@@ -1,7 +1,7 @@
 r"""A finite Markov operator with its stationary law, adjoint, currents and spectral data.
 
 :class:`MarkovOperator` holds a row-stochastic :math:`\mathsf P` (dense numpy or torch, or scipy
-sparse) and computes on demand, with caching, what the seed paper reads off an operator: the
+sparse) and computes on demand, with caching, what Attention Geometry reads off an operator: the
 stationary law :math:`\pi`, the :math:`\pi`-adjoint :math:`\mathsf P^*`, the flux
 :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P`, the detailed-balance residual
 :math:`\varepsilon_{\mathrm{rev}}`, the spectrum (through the symmetric conjugate when reversible),
@@ -11,7 +11,7 @@ in :mod:`workbench.markov._nystrom`.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2, §5, §7; attention-geometry-math §A.2, §A.5, §A.7.
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §5, §7; book/reference.md §A.2, §A.5, §A.7.
 R. R. Coifman and S. Lafon, "Diffusion maps", Appl. Comput. Harmon. Anal. 21 (2006) 5–30.
 """
 
@@ -96,7 +96,7 @@ class MarkovOperator:
     ----------
     Attention Geometry §2, §5, §7: :math:`\mathsf P = \operatorname{diag}(\mathsf K\mathbf 1)^{-1}\mathsf K`,
     :math:`\mathsf P^* = \operatorname{diag}(\pi)^{-1}\mathsf P^\top\operatorname{diag}(\pi)`,
-    :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P` (attention-geometry-math §A.2, §A.5, §A.7).
+    :math:`\mathsf A = \operatorname{diag}(\pi)\mathsf P` (book/reference.md §A.2, §A.5, §A.7).
 
     Examples
     --------
@@ -160,7 +160,7 @@ class MarkovOperator:
 
         References
         ----------
-        Attention Geometry §2 [CODE: DMAE eager_map.py]; attention-geometry-math §A.2.
+        Attention Geometry §2 [CODE: DMAE eager_map.py]; book/reference.md §A.2.
 
         Examples
         --------
@@ -210,7 +210,7 @@ class MarkovOperator:
         wider than the gap between turns, and every kNN weight is then close to 1.
 
         ``zero_diagonal=True`` drops the self-weight :math:`\mathsf K_{ii} = 1` (``zero_diag`` in the
-        seed's DMAE code): with few neighbours it makes the walk lazy, shrinking Γ and the generator
+        paper author's DMAE code): with few neighbours it makes the walk lazy, shrinking Γ and the generator
         by about :math:`1/\deg`.  The points are kept for :meth:`nystrom`.
 
         Parameters
@@ -534,7 +534,7 @@ class MarkovOperator:
 
         References
         ----------
-        Coifman & Lafon (2006), §2–3; attention-geometry-math §A.2 (spectral computation [CODE: DMAE]).
+        Coifman & Lafon (2006), §2–3; book/reference.md §A.2 (spectral computation [CODE: DMAE]).
         """
         if not self.is_reversible:
             raise ValueError(

@@ -9,7 +9,7 @@ public names of this private module, not exported by :mod:`workbench.markov`.
 
 References
 ----------
-Attention Geometry (Candanedo, arXiv 2604.09560) §2, §6, §7; attention-geometry-math §A.2, §A.6, §A.7.
+Attention Geometry (Candanedo, arXiv 2604.09560) §2, §6, §7; book/reference.md §A.2, §A.6, §A.7.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ References
 ----------
 R. R. Coifman and S. Lafon, "Geometric harmonics", Appl. Comput. Harmon. Anal. 21 (2006) 31–52;
 R. R. Coifman and S. Lafon, "Diffusion maps", Appl. Comput. Harmon. Anal. 21 (2006) 5–30;
-attention-geometry-math §A.2.
+book/reference.md §A.2.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def markov_operator(kernel):
 
     References
     ----------
-    Attention Geometry §2; attention-geometry-math §A.2.
+    Attention Geometry §2; book/reference.md §A.2.
 
     Examples
     --------

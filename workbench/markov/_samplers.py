@@ -18,7 +18,7 @@ embedded in :math:`\mathbb R^D`, with
 For the uniform circle and the uniform sphere, ``kernel_spectrum(beta, count)`` gives the exact
 eigenvalues of the continuum Markov operator of the Gauss kernel
 :math:`K(x,y) = \exp(-\beta\lVert x-y\rVert^2)` (Funk--Hecke).  Together with
-:math:`4\beta(I - \mathsf P_\beta) \to -\Delta` (attention-geometry-math §A.4, positive generator
+:math:`4\beta(I - \mathsf P_\beta) \to -\Delta` (book/reference.md §A.4, positive generator
 :math:`\mathsf L = I - \mathsf P`), these are the rate oracles for discrete diffusion on samples.
 
 Randomness follows ``seed=None`` :math:`\to` :func:`numpy.random.default_rng`; a
@@ -27,7 +27,7 @@ Randomness follows ``seed=None`` :math:`\to` :func:`numpy.random.default_rng`; a
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §2 and Figure 1 (Swiss roll);
-attention-geometry-math §A.2--A.4.
+book/reference.md §A.2--A.4.
 I. Chavel, *Eigenvalues in Riemannian Geometry*, Academic Press (1984), §II.2--II.4 (spectra of
 spheres, flat tori, rectangles).
 K. Atkinson and W. Han, *Spherical Harmonics and Approximations on the Unit Sphere*, Springer LNM
@@ -84,7 +84,7 @@ class Circle:
 
     References
     ----------
-    Chavel (1984) §II.2; attention-geometry-math §A.2.
+    Chavel (1984) §II.2; book/reference.md §A.2.
 
     Examples
     --------
@@ -174,7 +174,7 @@ class Circle:
 
         References
         ----------
-        Funk--Hecke formula for :math:`S^1` (Atkinson--Han §2.5); attention-geometry-math §A.4.
+        Funk--Hecke formula for :math:`S^1` (Atkinson--Han §2.5); book/reference.md §A.4.
 
         Examples
         --------
@@ -292,7 +292,7 @@ class Sphere:
         References
         ----------
         Funk--Hecke formula (Atkinson--Han 2012, Thm 2.22) with the Gegenbauer generating
-        integral of :math:`e^{ct}`; attention-geometry-math §A.4.
+        integral of :math:`e^{ct}`; book/reference.md §A.4.
 
         Examples
         --------

@@ -36,7 +36,7 @@ def markov_semigroup(generator, t=1.0):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "structure by construction": Markov generator ↦ row-stochastic.
+    Lie-Exponential Roadmap, "structure by construction": Markov generator ↦ row-stochastic.
 
     Examples
     --------

@@ -7,7 +7,7 @@ rectangle through the arc length of the spiral, so its Laplace--Beltrami spectru
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §2 and Figure 1 (Swiss roll);
-attention-geometry-math §A.2--A.4.
+book/reference.md §A.2--A.4.
 I. Chavel, *Eigenvalues in Riemannian Geometry*, Academic Press (1984), §II.2--II.4 (spectra of
 rectangles).
 """
@@ -56,7 +56,7 @@ class SwissRoll:
       density :math:`1/(\ell H)`.  :math:`t = s^{-1}(s(t_0) + u\ell)` is found by Newton's method
       started at :math:`t_1`: :math:`s` is increasing and convex on :math:`t \ge 0`, so the iterates
       decrease monotonically to the root (quadratic convergence, to rounding).
-    * ``"parameter"``: uniform in :math:`t`, as ``make_swiss_roll`` and the seed's Figure 1; the
+    * ``"parameter"``: uniform in :math:`t`, as ``make_swiss_roll`` and Attention Geometry's Figure 1; the
       density w.r.t. area is :math:`1/((t_1-t_0) H \sqrt{1+t^2})`, denser on the inner turns.
       Discrete diffusion on such samples converges to a weighted Laplacian unless α-normalised
       with :math:`\alpha = 1`.
@@ -73,7 +73,7 @@ class SwissRoll:
 
     References
     ----------
-    Attention Geometry §2, Figure 1 [SEED]; attention-geometry-math §A.2, §A.11; Chavel (1984) §II.2
+    Attention Geometry §2, Figure 1 [SEED]; book/reference.md §A.2, §A.11; Chavel (1984) §II.2
     (Neumann rectangle).
 
     Examples

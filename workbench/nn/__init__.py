@@ -2,7 +2,7 @@
 
 Exponentials of a constrained generator inherit an exact invariant: a Markov generator gives a stochastic
 matrix, a skew one an orthogonal matrix, a symmetric one an SPD matrix, a Hamiltonian one a symplectic
-matrix (lie-exponential-roadmap, seed).  Each layer here is a small ``torch.nn.Module`` whose guarantee is
+matrix (Lie-Exponential Roadmap).  Each layer here is a small ``torch.nn.Module`` whose guarantee is
 a catalogue identity (area ``nn``).  The log lens that reads learned maps through their logarithms is the
 numpy package :mod:`workbench.lens`.
 

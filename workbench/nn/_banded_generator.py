@@ -12,7 +12,7 @@ multiscale_offsets          -- ±1, ±2, ±4, ..., ±2^levels (or the negative h
 
 References
 ----------
-lie-exponential-roadmap (seed), "Multiscale banded synthesis:
+Lie-Exponential Roadmap, "Multiscale banded synthesis:
 :math:`(Q)_{i,i+\delta} = \phi_\delta(\langle q_i, R_{i\leftarrow i+\delta}k_{i+\delta}\rangle)`,
 :math:`(Q)_{ii} = -\sum_{\delta\neq0}(Q)_{i,i+\delta}`" [SEED; the display was lost in extraction and is
 reconstructed here with :math:`R = I`, no feature transport — RECON].
@@ -98,7 +98,7 @@ class BandedGenerator:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Banded generator: :math:`(Q)_{i,i+\delta} = \phi_\delta(c_{i,\delta})`,
+    Lie-Exponential Roadmap, "Banded generator: :math:`(Q)_{i,i+\delta} = \phi_\delta(c_{i,\delta})`,
     diagonals to minus row sum" [SEED].
 
     Examples
@@ -275,7 +275,7 @@ def banded_generator(offdiag_logits, offsets, *, causal: bool = False) -> Banded
 
     References
     ----------
-    lie-exponential-roadmap (seed), ExpMarkovAttention: "clamp off-diagonals :math:`\ge 0` via softplus",
+    Lie-Exponential Roadmap, ExpMarkovAttention: "clamp off-diagonals :math:`\ge 0` via softplus",
     "enforce row-sum zero by setting diagonals to :math:`-\sum_{j\ne i}Q_{ij}`" [SEED].
 
     Examples
@@ -328,7 +328,7 @@ def symmetric_banded_generator(weight_logits, offsets) -> BandedGenerator:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Heat-kernel attention ... with :math:`Q = -L` the graph Laplacian,
+    Lie-Exponential Roadmap, "Heat-kernel attention ... with :math:`Q = -L` the graph Laplacian,
     :math:`P = \exp(-tL)` is a heat kernel" [SEED].
 
     Examples
@@ -363,7 +363,7 @@ def multiscale_offsets(levels: int, *, causal: bool = False) -> tuple[int, ...]:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Multiscale banded synthesis. For offsets
+    Lie-Exponential Roadmap, "Multiscale banded synthesis. For offsets
     :math:`\delta \in \{\pm1, \pm2, \ldots, \pm2^L\}`" [SEED].
 
     Examples

@@ -8,7 +8,7 @@ transports :math:`T_j = e^{A_{j-1}}\cdots e^{A_0}`, column vectors, position-maj
 
 References
 ----------
-lie-exponential-roadmap (seed), sections "curvature", "holonomy memory" [SEED].
+Lie-Exponential Roadmap, sections "curvature", "holonomy memory" [SEED].
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def curvature(generators: torch.Tensor, degree: int | None = None) -> torch.Tens
 
     References
     ----------
-    lie-exponential-roadmap (seed), "define discrete curvature on a 2-step loop", summary
+    Lie-Exponential Roadmap, "define discrete curvature on a 2-step loop", summary
     ":math:`F_i=\log(\exp(A_{i+1})\exp(A_i)\exp(-A_{i+1})\exp(-A_i))\approx[A_{i+1},A_i]`" [SEED];
     the BCH correction terms from the Lie engine and the gauge remark [RECON].
 
@@ -162,7 +162,7 @@ def holonomy(generators: torch.Tensor, start: int, stop: int, second: torch.Tens
 
     References
     ----------
-    lie-exponential-roadmap (seed), "holonomy memory: over long spans, the loop transport around a segment stores
+    Lie-Exponential Roadmap, "holonomy memory: over long spans, the loop transport around a segment stores
     a persistent group element"; holonomy probes :math:`T_jT_i^{-1}` [SEED]; the precise loop (two
     discretisations of the segment) [RECON].
 

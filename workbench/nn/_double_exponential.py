@@ -9,7 +9,7 @@ transports :math:`T_j = e^{A_{j-1}}\cdots e^{A_0}`, column vectors, position-maj
 
 References
 ----------
-lie-exponential-roadmap (seed), sections "gauge transformer", "double exponential", "Multiscale banded
+Lie-Exponential Roadmap, sections "gauge transformer", "double exponential", "Multiscale banded
 synthesis" [SEED]; the frame convention [RECON].
 """
 
@@ -77,7 +77,7 @@ def multiscale_generator(
 
     References
     ----------
-    lie-exponential-roadmap (seed), "multiscale banded synthesis: :math:`(Q)_{i,i+\delta} =
+    Lie-Exponential Roadmap, "multiscale banded synthesis: :math:`(Q)_{i,i+\delta} =
     \phi_\delta(\langle q_i, R_{i\leftarrow i+\delta} k_{i+\delta}\rangle)`, :math:`(Q)_{ii} = -\sum_{\delta\ne0}
     (Q)_{i,i+\delta}`" [SEED].
 
@@ -139,7 +139,7 @@ def double_exponential(
         = \exp\!\big(t\,\mathcal T (Q\otimes I_d) \mathcal T^{-1}\big) \operatorname{vec} V,
 
     so :math:`y_i = \sum_j (e^{tQ})_{ij} R_{i\leftarrow j} v_j`.  With :math:`\mathcal T = \operatorname{diag}(T_j)`
-    (module conventions); the seed's :math:`T^{-1} e^{tQ\otimes I} T V` is the same formula for its
+    (module conventions); the roadmap's :math:`T^{-1} e^{tQ\otimes I} T V` is the same formula for its
     frame-to-shared transports :math:`T_j^{-1}` [RECON].  Covariant: under :func:`gauge_change`,
     :math:`y_i \mapsto S_i y_i`.  For a Markov generator :math:`Q` and :math:`t \ge 0`, :math:`e^{tQ}` is
     row-stochastic.
@@ -174,7 +174,7 @@ def double_exponential(
 
     References
     ----------
-    lie-exponential-roadmap (seed), "double exponential attention", "pullback :math:`Y_i = T_i^{-1} Z_i`",
+    Lie-Exponential Roadmap, "double exponential attention", "pullback :math:`Y_i = T_i^{-1} Z_i`",
     "output: :math:`Y_i=T_i^{-1}[P(TV)]_i`" [SEED]; the frame convention [RECON].
 
     Examples
@@ -262,10 +262,10 @@ def conjugated_generator(generator: torch.Tensor, transports: torch.Tensor) -> t
     .. math:: \mathcal T e^{t\,Q\otimes I}\mathcal T^{-1} = \exp\!\big(t\,\mathcal T (Q\otimes I)\mathcal T^{-1}\big)
 
     exactly, for every invertible :math:`T_i` — commuting or not.  This is the effective single generator of the
-    transport + mixing block (:func:`double_exponential`).  The seed's form, with blocks
+    transport + mixing block (:func:`double_exponential`).  The roadmap's form, with blocks
     :math:`e^{-(\Phi_i-\Phi_j)}`, is this identity with :math:`T_i T_j^{-1}` replaced by the exponential of
     a difference; that replacement is exact only when the :math:`\Phi` commute (see :func:`twist_generator`).
-    The seed's sum over :math:`i\ne j` omits the diagonal blocks :math:`Q_{ii} I_d`, which are part of the
+    The roadmap's sum over :math:`i\ne j` omits the diagonal blocks :math:`Q_{ii} I_d`, which are part of the
     generator [RECON].
 
     Parameters
@@ -280,7 +280,7 @@ def conjugated_generator(generator: torch.Tensor, transports: torch.Tensor) -> t
 
     References
     ----------
-    lie-exponential-roadmap (seed), "conjugation of sequence mixing by feature transports" and "BCH roles"
+    Lie-Exponential Roadmap, "conjugation of sequence mixing by feature transports" and "BCH roles"
     [SEED]; the exact statement with :math:`T_iT_j^{-1}` blocks [RECON].
 
     Examples

@@ -16,14 +16,14 @@ HeatKernelAttention  -- per head: symmetric banded Laplacian, several t, outputs
 
 References
 ----------
-lie-exponential-roadmap (seed), "ExpMarkovAttention (global, normalized attention)" and "Heat-kernel
+Lie-Exponential Roadmap, "ExpMarkovAttention (global, normalized attention)" and "Heat-kernel
 attention (diffusion on sequence/graph)" [SEED]; "Multiscale banded synthesis:
 :math:`(Q)_{i,i+\delta} = \phi_\delta(\langle q_i, R_{i\leftarrow i+\delta}k_{i+\delta}\rangle)`,
 :math:`(Q)_{ii} = -\sum_{\delta\neq0}(Q)_{i,i+\delta}`" [SEED; the display was lost in extraction and is
 reconstructed here with :math:`R = I`, no feature transport — RECON].
 A. Jensen, "Markoff chains as an aid in the study of Markoff processes", Skand. Aktuarietidskr. 36 (1953).
 B. L. Fox and P. W. Glynn, "Computing Poisson probabilities", Comm. ACM 31 (1988), 440–445.
-attention-geometry-math §A.10 (attention maps as row-stochastic operators; row entropy).
+book/reference.md §A.10 (attention maps as row-stochastic operators; row entropy).
 """
 
 from __future__ import annotations
@@ -110,8 +110,8 @@ class ExpMarkovAttention(nn.Module):
     with :math:`t_h = \operatorname{softplus}(\tau_h) > 0` learnable.  Each :math:`e^{t_hQ_h}` is row-stochastic
     and nonnegative by construction (no softmax), its reach set by :math:`t_h`; the band costs
     :math:`O(n\,|\delta|\,d_h)` per uniformization power.  :math:`\phi_\delta(c) = \operatorname{softplus}(a_\delta c
-    + b_\delta)` is the seed's "small learned" :math:`\phi_\delta`, here affine-then-softplus [RECON], with no feature
-    transport (:math:`R_{i\leftarrow j} = I`).
+    + b_\delta)` is the roadmap's "small learned" :math:`\phi_\delta`, here affine-then-softplus [RECON], with no
+    feature transport (:math:`R_{i\leftarrow j} = I`).
 
     Parameters
     ----------
@@ -143,7 +143,7 @@ class ExpMarkovAttention(nn.Module):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "ExpMarkovAttention (global, normalized attention)", "Multiscale banded
+    Lie-Exponential Roadmap, "ExpMarkovAttention (global, normalized attention)", "Multiscale banded
     synthesis" [SEED]; :math:`\phi_\delta` [RECON].
 
     Examples
@@ -257,7 +257,7 @@ class HeatKernelAttention(nn.Module):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Heat-kernel attention (diffusion on sequence/graph) ... using multiple
+    Lie-Exponential Roadmap, "Heat-kernel attention (diffusion on sequence/graph) ... using multiple
     :math:`t`'s per head approximates multi-scale attention" [SEED]; the content-dependent weight [RECON].
 
     Examples

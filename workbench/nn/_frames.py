@@ -7,7 +7,7 @@ transports :math:`T_j = e^{A_{j-1}}\cdots e^{A_0}`, column vectors, position-maj
 
 References
 ----------
-lie-exponential-roadmap (seed), sections "gauge transformer", "double exponential" [SEED].
+Lie-Exponential Roadmap, sections "gauge transformer", "double exponential" [SEED].
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ GivensFlowMixer  -- exactly orthogonal token or feature mixing by a learned Give
 
 References
 ----------
-lie-exponential-roadmap (seed), "Structure by construction", the orthogonal channel-mixing items and
+Lie-Exponential Roadmap, "Structure by construction", the orthogonal channel-mixing items and
 "GivensFlowMixer (exact orthogonality, fast)" [SEED]; the formula for :math:`G(i, j, \theta)` is written out
 here [RECON].  G. H. Golub and C. F. Van Loan, *Matrix Computations*, 4th ed., §5.1.8 (Givens rotations).
 """
@@ -111,7 +111,7 @@ class GivensProduct:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "GivensFlowMixer": "compose :math:`m` such rotations" [SEED].
+    Lie-Exponential Roadmap, "GivensFlowMixer": "compose :math:`m` such rotations" [SEED].
 
     Examples
     --------
@@ -274,7 +274,7 @@ def givens_product(angles, planes: Sequence[tuple[int, int]], d: int) -> GivensP
 
     References
     ----------
-    lie-exponential-roadmap (seed), "GivensFlowMixer": :math:`W = \prod_\ell R(i_\ell, j_\ell, \theta_\ell)`,
+    Lie-Exponential Roadmap, "GivensFlowMixer": :math:`W = \prod_\ell R(i_\ell, j_\ell, \theta_\ell)`,
     "equivalent to :math:`\exp(A)` with :math:`A` skew" (exact when the rotations commute) [SEED, RECON];
     Golub & Van Loan §5.1.8.
 
@@ -316,7 +316,7 @@ def givens_generator(angles, planes: Sequence[tuple[int, int]], d: int) -> torch
 
     References
     ----------
-    lie-exponential-roadmap (seed), "parameterize :math:`A` via Givens flows (sum of plane rotations)" [SEED].
+    Lie-Exponential Roadmap, "parameterize :math:`A` via Givens flows (sum of plane rotations)" [SEED].
 
     Examples
     --------
@@ -371,7 +371,7 @@ class GivensFlowMixer(nn.Module):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "GivensFlowMixer (exact orthogonality, fast)" and the drop-in token-mixing
+    Lie-Exponential Roadmap, "GivensFlowMixer (exact orthogonality, fast)" and the drop-in token-mixing
     experiment (line 132) [SEED]; the brick-wall layout [RECON].
 
     Examples

@@ -21,7 +21,7 @@ layer is read back with the same formulas the diagnostics use: :meth:`OperatorAt
 References
 ----------
 Attention Geometry (Candanedo, arXiv 2604.09560) §7 (the four operators), §9 and §11 (the experiments);
-attention-geometry-math §A.7 [CODE nanochat ``gpt.py``].
+book/reference.md §A.7 [CODE nanochat ``gpt.py``].
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class OperatorAttention(nn.Module):
 
     References
     ----------
-    Attention Geometry §7, Table 4; attention-geometry-math §A.7.
+    Attention Geometry §7, Table 4; book/reference.md §A.7.
 
     Examples
     --------

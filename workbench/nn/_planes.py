@@ -8,7 +8,7 @@ random_planes  -- one random perfect matching of the coordinates per layer (seed
 
 References
 ----------
-lie-exponential-roadmap (seed), "GivensFlowMixer (exact orthogonality, fast)" [SEED]; the brick-wall
+Lie-Exponential Roadmap, "GivensFlowMixer (exact orthogonality, fast)" [SEED]; the brick-wall
 pattern is written out here [RECON].  G. H. Golub and C. F. Van Loan, *Matrix Computations*, 4th ed.,
 §5.1.8 (Givens rotations).
 """
@@ -68,7 +68,7 @@ def brick_planes(d: int, layers: int) -> tuple[tuple[int, int], ...]:
 
     References
     ----------
-    lie-exponential-roadmap (seed), "GivensFlowMixer": learned index pairs; the brick-wall layout is the usual
+    Lie-Exponential Roadmap, "GivensFlowMixer": learned index pairs; the brick-wall layout is the usual
     parallel ordering of disjoint rotations (Golub & Van Loan §8.5.5, parallel Jacobi orderings) [RECON].
 
     Examples
@@ -105,7 +105,7 @@ def random_planes(d: int, layers: int, seed: int | None = 0) -> tuple[tuple[int,
 
     References
     ----------
-    lie-exponential-roadmap (seed), "GivensFlowMixer": "learn angles and index pairs" [SEED]; random matchings
+    Lie-Exponential Roadmap, "GivensFlowMixer": "learn angles and index pairs" [SEED]; random matchings
     are a choice made here [RECON].
 
     Examples

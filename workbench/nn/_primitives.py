@@ -5,7 +5,7 @@ heat-kernel layers, the gauge transport (offsets), and the Givens, SPD and sympl
 
 References
 ----------
-lie-exponential-roadmap (seed), "Multiscale banded synthesis" (offsets :math:`\delta`) [SEED].
+Lie-Exponential Roadmap, "Multiscale banded synthesis" (offsets :math:`\delta`) [SEED].
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ SPDMap            -- exp(S) x, S symmetric, with an optional Lipschitz cap certi
 
 References
 ----------
-lie-exponential-roadmap (seed), the SPD channel-mixing items and "SPD-MLP with Lipschitz control" [SEED];
+Lie-Exponential Roadmap, the SPD channel-mixing items and "SPD-MLP with Lipschitz control" [SEED];
 the Gershgorin cap is written out here [RECON].  G. H. Golub and C. F. Van Loan, *Matrix Computations*,
 4th ed., §7.2.1 (Gershgorin).
 """
@@ -113,7 +113,7 @@ class SPDMap(nn.Module):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "SPD-MLP with Lipschitz control": :math:`W = \exp(S)`,
+    Lie-Exponential Roadmap, "SPD-MLP with Lipschitz control": :math:`W = \exp(S)`,
     :math:`\lambda_{\max}(S) \le \log L`, and :math:`\lVert W\rVert_2 = e^{\lambda_{\max}(S)}` (lines 31, 88–91)
     [SEED]; the scaling cap with a Gershgorin certificate [RECON].
 

@@ -9,7 +9,7 @@ SymplecticMap    -- exp(JH) x for a learned symmetric H: exactly symplectic
 
 References
 ----------
-lie-exponential-roadmap (seed), "Structure by construction" and the symplectic channel-mixing items [SEED].
+Lie-Exponential Roadmap, "Structure by construction" and the symplectic channel-mixing items [SEED].
 E. Hairer, C. Lubich and G. Wanner, *Geometric Numerical Integration*, §VI.2 (symplectic maps).
 """
 
@@ -76,7 +76,7 @@ class SymplecticMap(nn.Module):
 
     References
     ----------
-    lie-exponential-roadmap (seed), "make updates symplectic via :math:`W = \exp(A)` with Hamiltonian
+    Lie-Exponential Roadmap, "make updates symplectic via :math:`W = \exp(A)` with Hamiltonian
     :math:`A`" (lines 28–29) [SEED]; Hairer, Lubich & Wanner §VI.2.
 
     Examples

@@ -2,9 +2,9 @@ r"""Gauge transport on a sequence: prefix transports, transports between positio
 
 A connection on the chain :math:`0 \to 1 \to \dots \to n-1` is a field of generators :math:`A_\ell \in
 \mathbb R^{d\times d}`, one per edge :math:`\ell \to \ell+1`.  From it this module builds the first pieces of
-the seed's "gauge transformer": prefix transports by an associative scan, the transport between two positions,
-gauge changes, and transported compatibilities :math:`\langle q_i, R_{i\leftarrow j} k_j\rangle` (dense and
-banded).  The multiscale generator and the double exponential are in :mod:`workbench.nn._double_exponential`,
+the Lie-Exponential Roadmap's "gauge transformer": prefix transports by an associative scan, the transport between
+two positions, gauge changes, and transported compatibilities :math:`\langle q_i, R_{i\leftarrow j} k_j\rangle`
+(dense and banded).  The multiscale generator and the double exponential are in :mod:`workbench.nn._double_exponential`,
 the BCH twist in :mod:`workbench.nn._twist`, curvature and holonomy in :mod:`workbench.nn._curvature`; all of
 them follow the conventions below.
 
@@ -29,19 +29,19 @@ Conventions (one for all gauge modules)
 * Gauge change :math:`x_j \mapsto S_j x_j` (vectors, keys, values): :math:`T_j \mapsto S_j T_j S_0^{-1}`,
   :math:`R_{i\leftarrow j} \mapsto S_i R_{i\leftarrow j} S_j^{-1}`, queries are covectors,
   :math:`q_i \mapsto S_i^{-\top} q_i`.  Then scores are invariant and the double exponential is covariant,
-  :math:`y_i \mapsto S_i y_i`.  [RECON: the seed's displays of the transformation law were lost.]
+  :math:`y_i \mapsto S_i y_i`.  [RECON: the roadmap's displays of the transformation law were lost.]
 * Kronecker lift, position-major: :math:`\operatorname{vec}(U)_{i d + a} = U_{ia}`, so :math:`Q \otimes I_d` acts
   on ``U.reshape(..., n * d)`` and :math:`\mathcal T = \operatorname{diag}(T_0, \dots, T_{n-1})`.
 
-The seed writes the double exponential as :math:`T^{-1} e^{tQ\otimes I} T V` with "transport in"
+The roadmap writes the double exponential as :math:`T^{-1} e^{tQ\otimes I} T V` with "transport in"
 :math:`u_j = T_j v_j` and "transport out" :math:`y_i = T_i^{-1} z_i`, but its compatibilities as
 :math:`\langle q_i, T_i T_j^{-1} k_j\rangle`; the two displays are gauge-covariant only for opposite meanings of
 :math:`T_j` (frame :math:`j` to shared, versus shared to frame :math:`j`).  The gauge modules keep the second (the
 path-ordered product above), so its double exponential reads :math:`\mathcal T e^{tQ\otimes I} \mathcal T^{-1} V`;
-the seed's form is the same formula with its :math:`T_j` equal to our :math:`T_j^{-1}`.  [RECON]
+the roadmap's form is the same formula with its :math:`T_j` equal to our :math:`T_j^{-1}`.  [RECON]
 
 Everything is torch (float64-friendly, batched over leading axes, differentiable except where a docstring says
-"host").  References: lie-exponential-roadmap (seed), sections "gauge transformer", "double exponential",
+"host").  References: Lie-Exponential Roadmap, sections "gauge transformer", "double exponential",
 "BCH roles", "curvature", "holonomy memory".
 """
 
@@ -109,7 +109,7 @@ def prefix_transports(generators: torch.Tensor) -> torch.Tensor:
 
     References
     ----------
-    lie-exponential-roadmap (seed), gauge transformer: "prefix transports: compute
+    Lie-Exponential Roadmap, gauge transformer: "prefix transports: compute
     :math:`T_j=\prod_{\ell<j}\exp(A_\ell)` via group-scan" [SEED]; the product order (later edges on the left,
     so that :math:`T_j` is the path-ordered transport from position 0 to :math:`j`) [RECON].
 
@@ -172,7 +172,7 @@ def transport(transports: torch.Tensor, i: int, j: int) -> torch.Tensor:
 
     References
     ----------
-    lie-exponential-roadmap (seed), summary: ":math:`R_{i\leftarrow j}=T_iT_j^{-1}`" [SEED].
+    Lie-Exponential Roadmap, summary: ":math:`R_{i\leftarrow j}=T_iT_j^{-1}`" [SEED].
 
     Examples
     --------
@@ -227,7 +227,7 @@ def gauge_change(
 
     References
     ----------
-    lie-exponential-roadmap (seed), axioms: "computations must be gauge-covariant under :math:`x_j\mapsto S_j
+    Lie-Exponential Roadmap, axioms: "computations must be gauge-covariant under :math:`x_j\mapsto S_j
     x_j`" [SEED]; the transformation law of :math:`T`, :math:`q`, :math:`k` [RECON].
 
     Examples
@@ -299,7 +299,7 @@ def transported_scores(queries: torch.Tensor, keys: torch.Tensor, transports: to
 
     References
     ----------
-    lie-exponential-roadmap (seed), "compare in a shared frame: :math:`c_{ij} = \langle q_i, R_{i\leftarrow j}
+    Lie-Exponential Roadmap, "compare in a shared frame: :math:`c_{ij} = \langle q_i, R_{i\leftarrow j}
     k_j\rangle`" [SEED].
 
     Examples
@@ -336,7 +336,7 @@ def banded_transported_scores(
         c_{i,\delta} = (T_i^\top q_i)^\top (T_{i+\delta}^{-1} k_{i+\delta}),\qquad \delta \in \text{offsets},
 
     zero where :math:`i+\delta` falls off the chain.  The prefix transports are reused across all positions and
-    offsets: cost :math:`O(n d^2 + n d \cdot \#\text{offsets})` (the seed's bound
+    offsets: cost :math:`O(n d^2 + n d \cdot \#\text{offsets})` (the roadmap's bound
     :math:`O(n d^2\cdot\#\text{offsets})` for forming each :math:`R_{i\leftarrow i+\delta}` is not needed).
 
     Parameters
@@ -352,7 +352,7 @@ def banded_transported_scores(
 
     References
     ----------
-    lie-exponential-roadmap (seed), "multiscale banded synthesis ... each term is a single transported
+    Lie-Exponential Roadmap, "multiscale banded synthesis ... each term is a single transported
     dot-product at offset :math:`\delta`, computable using prefix transports reused across all positions" [SEED].
 
     Examples

@@ -9,7 +9,7 @@ transports :math:`T_j = e^{A_{j-1}}\cdots e^{A_0}`, column vectors, position-maj
 
 References
 ----------
-lie-exponential-roadmap (seed), sections "double exponential", "BCH roles" [SEED]; the frame convention [RECON].
+Lie-Exponential Roadmap, sections "double exponential", "BCH roles" [SEED]; the frame convention [RECON].
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def twist_generator(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int) -> to
         = (\Phi_i - \Phi_j) - \tfrac12[\Phi_i, \Phi_j] - \tfrac1{12}[\Phi_i,[\Phi_i,\Phi_j]]
         - \tfrac1{12}[\Phi_j,[\Phi_i,\Phi_j]] + \dots
 
-    Degree 1 is the seed's twist :math:`\Phi_i - \Phi_j` (exact when the :math:`\Phi` commute); each further
+    Degree 1 is the roadmap's twist :math:`\Phi_i - \Phi_j` (exact when the :math:`\Phi` commute); each further
     degree adds the nested commutators from :func:`workbench.lie.bch` (exact rational coefficients), and
     truncation after degree :math:`N` leaves an error :math:`O(\varepsilon^{N+1})` for :math:`\Phi = O(\varepsilon)`.
 
@@ -82,7 +82,7 @@ def twist_generator(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int) -> to
 
     References
     ----------
-    lie-exponential-roadmap (seed), "BCH roles": "the gap between :math:`e^{-(\Phi_i-\Phi_j)}` and
+    Lie-Exponential Roadmap, "BCH roles": "the gap between :math:`e^{-(\Phi_i-\Phi_j)}` and
     :math:`T_i^{-1}T_j` is exactly the BCH commutator series" [SEED]; signs for this module's convention [RECON].
 
     Examples
@@ -124,7 +124,7 @@ def bch_conjugation_error(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int 
 
     References
     ----------
-    lie-exponential-roadmap (seed), "BCH roles", the twist and its BCH gap [SEED]; the error order [RECON].
+    Lie-Exponential Roadmap, "BCH roles", the twist and its BCH gap [SEED]; the error order [RECON].
 
     Examples
     --------
@@ -141,7 +141,7 @@ def bch_conjugation_error(phi_i: torch.Tensor, phi_j: torch.Tensor, degree: int 
 
 
 def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int = 1) -> torch.Tensor:
-    r"""The seed's "content-twisted" generator: blocks :math:`Q_{ij}\exp(\operatorname{BCH}_N(\Phi_i, -\Phi_j))`.
+    r"""The roadmap's "content-twisted" generator: blocks :math:`Q_{ij}\exp(\operatorname{BCH}_N(\Phi_i, -\Phi_j))`.
 
     .. math::
 
@@ -160,7 +160,7 @@ def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int =
     phis : torch.Tensor, shape=[..., n, d, d]
         :math:`\Phi_i` with :math:`T_i = e^{\Phi_i}`.
     degree : int
-        :math:`N \in [1, 10]`; 1 is the seed's :math:`e^{-(\Phi_i - \Phi_j)}` form (sign for this module's
+        :math:`N \in [1, 10]`; 1 is the roadmap's :math:`e^{-(\Phi_i - \Phi_j)}` form (sign for this module's
         convention).
 
     Returns
@@ -169,7 +169,7 @@ def twisted_generator(generator: torch.Tensor, phis: torch.Tensor, degree: int =
 
     References
     ----------
-    lie-exponential-roadmap (seed), "the effective single generator of the whole attention+transport block ...
+    Lie-Exponential Roadmap, "the effective single generator of the whole attention+transport block ...
     the off-diagonal block sending :math:`j\to i` is scaled by the feature-space twist
     :math:`e^{-(\Phi_i-\Phi_j)}`" [SEED]; BCH-corrected twists [RECON].
 

@@ -13,7 +13,7 @@ uniformized_action  -- e^{tQ}X by uniformization, differentiable in Q, t and X; 
 
 References
 ----------
-lie-exponential-roadmap (seed), "Uniformization" [SEED].
+Lie-Exponential Roadmap, "Uniformization" [SEED].
 A. Jensen, "Markoff chains as an aid in the study of Markoff processes", Skand. Aktuarietidskr. 36 (1953).
 B. L. Fox and P. W. Glynn, "Computing Poisson probabilities", Comm. ACM 31 (1988), 440–445.
 """
@@ -139,7 +139,7 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
 
     References
     ----------
-    lie-exponential-roadmap (seed), "Uniformization: pick :math:`\lambda \ge \max_i -Q_{ii}`; then
+    Lie-Exponential Roadmap, "Uniformization: pick :math:`\lambda \ge \max_i -Q_{ii}`; then
     :math:`\exp(tQ) = e^{-\lambda t}\sum_{k\ge0}(\lambda t)^k/k!\,T^k` with :math:`T = I + Q/\lambda`" [SEED];
     Jensen (1953); Fox & Glynn (1988).
 
