@@ -13,27 +13,50 @@
 # %% [markdown]
 # # 07 — Beyond local: Beurling–Deny and Courrège
 #
-# Notebooks 05 and 06 let the Gauss kernel shrink and found a **local** operator: a Laplacian with a
+# Notebooks 05 and 06a let the Gauss kernel shrink and found a **local** operator: a Laplacian with a
 # drift.  But a kernel can also keep bonds of fixed length as β grows (a heavy tail, a second remote head,
 # a learned long-range link).  Then the limit is no longer a differential operator.  Two classical
 # theorems describe what it can be instead: **Beurling–Deny** for symmetric energies (a diffusion part, a
-# jump part and a killing part) and **Courrège** for generators (second order + drift + an integral
-# against a jump kernel + a potential).  The seed names both and the finite formulas are lost, so what is
-# checked here is a reconstruction (attention-geometry-math §A.6–§A.8, almost all [RECON]).  This notebook
+# jump part and a killing part) {cite:p}`fukushima2011dirichlet` and **Courrège** for generators (second
+# order + drift + an integral against a jump kernel + a potential) {cite:p}`courrege1965forme`.  Attention
+# Geometry names both ({cite:p}`candanedo2026attention` §6–§7), but its finite formulas are not in the
+# available text, so what is checked here is a reconstruction
+# ([mathematical reference §A.6–§A.8](reference.md), almost all [RECON]).
+#
+# **Objectives.**  After this notebook you can
+#
+# * split a finite jump form into its diffusion, jump and killing parts with `beurling_deny_split`, and say
+#   which rate scaling $\lambda_\beta \propto \beta^{(m+2)/2}$ makes the diffusion part converge;
+# * compute the carré du champ of a nonlocal generator and separate its local part $\hbar|f'|^2$ from its jump part;
+# * measure the $1/\beta$ convergence of a discrete Courrège operator to its limit generator as a fitted slope;
+# * read Varadhan's formula $-4\hbar t\log p_t \to d^2$ on the circle and on $S^2$, and name the correction
+#   (prefactor, images, van Vleck factor) that each remainder shows.
+#
+# **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups), 05 (From kernels to
+# Laplace–Beltrami) and 06a (Drift, Witten and Doob: the Doob tilt).  Maths: Gaussian integrals and their
+# moments, Fourier series on the circle, log–log fits of a convergence rate.
+#
+# **Time.**  About 60 minutes in class (sections 1–2 in the first half, 3–4 in the second); the code runs in
+# under 10 seconds on one core.
+#
+# This notebook
 #
 # 1. splits the energy of a Gauss + remote jump form with killing, and shows which rate scaling λ_β is
 #    **critical**: the Gauss bonds become $\hbar\int|f'|^2$, the remote bonds stay jumps, the killing is exact;
 # 2. computes the carré du champ of the nonlocal generator: a local part $\hbar|f'|^2$ plus a jump part;
 # 3. checks that the discrete operator converges to the Courrège generator, with rate $1/\beta$;
-# 4. checks Varadhan's formula: the short-time heat kernel knows the geodesic distance, on the circle and on $S^2$.
+# 4. checks Varadhan's formula {cite:p}`varadhan1967behavior`: the short-time heat kernel knows the geodesic
+#    distance, on the circle and on $S^2$.
 #
 # Conventions: the kernel is $K_\beta(x, y) = e^{-\beta\,d(x, y)^2}$ with $d$ the geodesic (periodic) distance
-# and $G = 1$ — no factor 2 or 4 in the exponent.  Generators are **positive** (the seed's sign): the
-# Courrège operator is $\mathcal C$, and $\partial_t u = -\mathcal Cu$.  Heat kernels are those of $\hbar\Delta$,
+# and $G = 1$ — no factor 2 or 4 in the exponent.  Generators are **positive** (the sign of Attention Geometry):
+# the Courrège operator is $\mathcal C$, and $\partial_t u = -\mathcal Cu$.  Heat kernels are those of $\hbar\Delta$,
 # $\partial_tp = \hbar\Delta p$.  All numbers use the data of the catalogue's checks in
 # `derivations/continuum_nonlocal.py`: ħ = 1/4, test function $f = \cos 2x$, remote kernel
 # $n(u) = 0.3\,(1 - \cos u)^2$, killing $\kappa(x) = 0.2\,(1 + \tfrac12\sin x)$, potential $\Phi = 0.2\sin x$.
-# Tags: [SEED] the paper's surviving text, [DERIVED] worked out here, [RECON] a reconstruction of a lost formula.
+# Tags ([mathematical reference](reference.md), "How to read this reference"): [SEED] printed in the available
+# text of the paper, [DERIVED] worked out and checked here, [RECON] a reconstruction of a formula that is not
+# available.
 
 # %%
 import math
@@ -44,6 +67,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import scipy.special
 import sympy as sp
+from matplotlib.ticker import NullFormatter
 
 from derivations.continuum_nonlocal import courrege_errors, jump_form_errors, sphere_varadhan_errors
 from workbench.catalogue import claim, fit_rate
@@ -57,7 +81,10 @@ from workbench.continuum import (
 )
 from workbench.markov import beurling_deny_scan, beurling_deny_split, carre_du_champ, killing_measure
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 started = time.perf_counter()
 HBAR, K_WAVE, NU, KAPPA0, PHI0 = 0.25, 2, 0.3, 0.2, 0.2
 
@@ -87,8 +114,8 @@ def grid_size(beta):
 # %% [markdown]
 # ## 1. Beurling–Deny: three parts of one energy
 #
-# A regular symmetric Dirichlet form splits uniquely into three parts [SEED names it, §A.6; the formula
-# is the standard theorem]:
+# A regular symmetric Dirichlet form splits uniquely into three parts [SEED names it, [§A.6](reference.md); the
+# formula is the standard theorem, {cite:p}`fukushima2011dirichlet` §3.2]:
 #
 # $$\mathcal E(f, f) = \underbrace{\int\hbar\,\mathcal G^{ab}\partial_af\,\partial_bf\,d\mu}_{\text{diffusion}}
 #   + \underbrace{\tfrac12\iint(f(x) - f(y))^2\,J(dx, dy)}_{\text{jump}} + \underbrace{\int f^2\,k(dx)}_{\text{killing}}.$$
@@ -100,7 +127,7 @@ def grid_size(beta):
 #
 # $$J_\beta(x, y) = \lambda_\beta\,e^{-\beta d(x, y)^2} + n(d(x, y)), \qquad \lambda_\beta = 4\hbar\beta\,(\beta/\pi)^{m/2} \propto \beta^{(m+2)/2}$$
 #
-# [RECON: the seed's λ_β].  Then $\lambda_\beta e^{-\beta u^2}$ is $4\hbar\beta$ times the density of $N(0, 1/(2\beta))$, and
+# [RECON: the paper's λ_β, whose formula is not available].  Then $\lambda_\beta e^{-\beta u^2}$ is $4\hbar\beta$ times the density of $N(0, 1/(2\beta))$, and
 # $\tfrac12\lambda_\beta\int u^2e^{-\beta u^2}du = \tfrac12\cdot4\hbar\beta\cdot\tfrac1{2\beta} = \hbar$ [DERIVED]: the 4 of $4\hbar\beta$ cancels the ½ of the
 # form and the variance $1/(2\beta)$.  For $f = \cos kx$ the Gauss part is exactly
 # $4\pi\hbar\beta(1 - e^{-k^2/(4\beta)}) = \hbar\pi k^2 - \hbar\pi k^4/(8\beta) + O(\beta^{-2})$ [DERIVED], while at a fixed
@@ -184,7 +211,7 @@ assert abs(parts.killing - np.pi * KAPPA0) < 1e-12
 # remote kernel survives as a jump part.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+fig, axes = plt.subplots(1, 2, figsize=(11, 4.8), layout="constrained")
 radii = np.geomspace(3e-3, np.pi, 200)
 for colour, b in zip(("C0", "C1", "C2"), (100.0, 400.0, 1600.0), strict=True):
     with_remote = circle_jump_kernel(grid_size(b), b, HBAR, remote=remote, killing=killing)
@@ -193,9 +220,9 @@ for colour, b in zip(("C0", "C1", "C2"), (100.0, 400.0, 1600.0), strict=True):
     scan = beurling_deny_scan(with_remote.kernel, with_remote.distances, radii, fb, killing=with_remote.killing)
     bare = beurling_deny_scan(gauss_only.kernel, gauss_only.distances, radii, fb)
     assert np.allclose(scan.local + scan.jump + scan.killing, scan.total)
-    axes[0].semilogx(radii, scan.local, color=colour, label=f"local, β = {b:g}")
-    axes[0].semilogx(radii, scan.jump, color=colour, ls=":", label=f"jump, β = {b:g}")
-    axes[1].semilogx(radii * np.sqrt(b), bare.jump / bare.total, color=colour, ls="--", label=f"β = {b:g}")
+    axes[0].semilogx(radii, scan.local, color=colour, label=rf"local, $\beta$ = {b:g}")
+    axes[0].semilogx(radii, scan.jump, color=colour, ls=":", label=rf"jump, $\beta$ = {b:g}")
+    axes[1].semilogx(radii * np.sqrt(b), bare.jump / bare.total, color=colour, ls="--", label=rf"$\beta$ = {b:g}")
     # cut halfway between grid distances, so the partial bond sum is a midpoint rule for the Gaussian tail
     tail_radii = (np.array([1, 2, 4, 8]) + 0.5) * 2 * np.pi / grid_size(b)
     tail = beurling_deny_scan(gauss_only.kernel, gauss_only.distances, tail_radii, fb)
@@ -208,23 +235,25 @@ for colour, b in zip(("C0", "C1", "C2"), (100.0, 400.0, 1600.0), strict=True):
     assert np.abs(tail_fraction - gamma_tail).max() < 0.005
 axes[0].axhline(np.pi * HBAR * K_WAVE**2, color="k", lw=0.7)
 axes[0].axhline(2.5 * np.pi**2 * NU, color="k", lw=0.7, ls=":")
-axes[0].axhline(np.pi * KAPPA0, color="grey", lw=0.7, ls="-.", label="killing πκ₀")
-axes[0].set_xlabel("locality radius r")
-axes[0].set_title("split of ℰ(cos 2x) with the remote kernel\n(black: ħπk² and 5π²ν/2)")
-axes[0].legend(fontsize=7, ncol=2)
+axes[0].axhline(np.pi * KAPPA0, color="grey", lw=0.7, ls="-.", label=r"killing $\pi\kappa_0$")
+axes[0].set_xlabel("locality radius r (radians)")
+axes[0].set_ylabel("part of the energy (dimensionless)")
+axes[0].set_title(
+    r"split of $\mathcal{E}(\cos 2x)$ with the remote kernel" + "\n" + r"(black: $\hbar\pi k^2$ and $5\pi^2\nu/2$)"
+)
+axes[0].legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.17))
 axes[1].semilogx(
     np.geomspace(0.05, 5, 100),
     scipy.special.gammaincc(1.5, np.geomspace(0.05, 5, 100) ** 2),
     "k",
     lw=1,
-    label="Γ(3/2, c²)/Γ(3/2)",
+    label=r"$\Gamma(3/2, c^2)/\Gamma(3/2)$",
 )
 axes[1].set_xlim(0.05, 20)
-axes[1].set_xlabel("r √β")
+axes[1].set_xlabel(r"$r\sqrt{\beta}$ (dimensionless)")
 axes[1].set_ylabel("jump / total")
 axes[1].set_title("Gauss kernel alone: the jump part is a Gaussian tail")
-axes[1].legend(fontsize=8)
-plt.tight_layout()
+axes[1].legend(fontsize=8, loc="upper right")
 plt.show()
 
 # %% [markdown]
@@ -253,12 +282,17 @@ for a, predicted in exponents.items():
 assert abs(local_by_rate[1.5][-1] - np.pi * HBAR * K_WAVE**2) < 2e-3
 
 fig, ax = plt.subplots(figsize=(5.5, 3.8))
-for a, label in ((1.0, "λ ∝ β: vanishes"), (1.5, "λ ∝ β^{3/2} (critical): ħπk²"), (2.0, "λ ∝ β²: blows up")):
+rate_labels = (
+    (1.0, r"$\lambda \propto \beta$: vanishes"),
+    (1.5, r"$\lambda \propto \beta^{3/2}$ (critical): $\hbar\pi k^2$"),
+    (2.0, r"$\lambda \propto \beta^2$: blows up"),
+)
+for a, label in rate_labels:
     ax.loglog(scan_betas, local_by_rate[a], "o-", label=label)
 ax.axhline(np.pi * HBAR * K_WAVE**2, color="k", lw=0.7)
-ax.set_xlabel("β")
-ax.set_ylabel("local part of ℰ(cos 2x)")
-ax.legend(fontsize=8)
+ax.set_xlabel(r"$\beta$ (dimensionless)")
+ax.set_ylabel(r"local part of $\mathcal{E}(\cos 2x)$")
+ax.legend(fontsize=9)
 plt.tight_layout()
 plt.show()
 
@@ -266,7 +300,7 @@ plt.show()
 # ## 2. What the carré du champ becomes
 #
 # For the nonlocal generator the carré du champ $\Gamma(f, g) = \tfrac12[\mathcal L(fg) - f\mathcal Lg - g\mathcal Lf]$ (negative $\mathcal L = -\mathcal C$)
-# has one part per piece of the generator [RECON, §A.8]:
+# has one part per piece of the generator [RECON, [mathematical reference §A.8](reference.md)]:
 #
 # $$\Gamma_{\mathcal C}(f, f)(x) = \hbar\,|f'(x)|^2 + \tfrac12\int(f(y) - f(x))^2\,n(x, dy),$$
 #
@@ -340,25 +374,25 @@ print(
 )
 assert without_jump > 0.5
 
-fig, ax = plt.subplots(figsize=(6, 3.6))
-ax.plot(nodes, gamma, lw=2, label=f"Γ(cos 2x) on the grid, β = {gamma_betas[-1]:g}")
-ax.plot(nodes, local_exact, "--", label="ħ|f'|²")
-ax.plot(nodes, jump_exact, ":", label="½∫(f(y) − f(x))² n dy")
-ax.plot(nodes[::24], (local_exact + jump_exact)[::24], "k.", label="sum")
-ax.set_xlabel("x")
-ax.legend(fontsize=8)
+fig, ax = plt.subplots(figsize=(8.5, 3.6), layout="constrained")
+ax.plot(nodes, gamma, lw=2, label=rf"$\Gamma(\cos 2x)$ on the grid, $\beta$ = {gamma_betas[-1]:g}")
+ax.plot(nodes, local_exact, "--", label=r"$\hbar|f'|^2$")
+ax.plot(nodes, jump_exact, ":", label=r"$\frac{1}{2}\int(f(y) - f(x))^2\, n\, dy$")
+ax.plot(nodes[::24], (local_exact + jump_exact)[::24], "k.", label="sum of the two")
+ax.set_xlabel("x (radians)")
+ax.set_ylabel(r"$\Gamma(f)(x)$")
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
 ax.set_title("carré du champ of the nonlocal generator: local + jump")
-plt.tight_layout()
 plt.show()
 
 # %% [markdown]
 # ## 3. Courrège: the limit generator
 #
 # Courrège's theorem says that a generator satisfying the positive maximum principle is a second-order part, a
-# drift, a jump integral with a compensator, and a potential [RECON, standard; §A.7].  The discrete operator
+# drift, a jump integral with a compensator, and a potential [RECON, standard {cite:p}`courrege1965forme`; [§A.7](reference.md)].  The discrete operator
 # `circle_courrege_operator` is $\mathsf L = 4\hbar\beta(I - \mathsf P_\beta) + (\operatorname{diag}(\mathsf R\mathbf 1) - \mathsf R) + \operatorname{diag}(c)$, with
 # $\mathsf P_\beta$ the row-normalised kernel $e^{-\beta d_{ij}^2}$ tilted at the destination by $e^{-\Phi(x_j)/\hbar}$ (a Doob tilt,
-# notebook 06) and $\mathsf R_{ij} = h\,n(d_{ij})$.  As β → ∞ [RECON; local part DERIVED in notebook 05],
+# notebook 06a) and $\mathsf R_{ij} = h\,n(d_{ij})$.  As β → ∞ [RECON; local part DERIVED in notebook 05],
 #
 # $$\mathsf Lf \;\to\; \mathcal Cf = -\hbar f'' + 2\Phi'f' - \int\bigl[f(x+u) - f(x) - \chi(|u|)\,uf'(x)\bigr]n(|u|)\,du + c\,f .$$
 #
@@ -379,20 +413,22 @@ drift_term = np.abs(2 * PHI0 * np.cos(fine) * -2 * np.sin(2 * fine)).max()
 print(f"control without the tilt: {control}  (no decay; the missing max |2Φ'f'| = {drift_term:.4f})")
 assert abs(courrege_slope - 1) < 0.05 and control.min() > 0.3
 
-fig, ax = plt.subplots(figsize=(5.5, 3.8))
-ax.loglog(1 / courrege_betas, courrege_err, "o-", label="Courrège operator: max |Lf − Cf|")
+fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
+ax.loglog(1 / courrege_betas, courrege_err, "o-", label=r"Courrège operator: max $|\mathsf{L}f - \mathcal{C}f|$")
 ax.loglog(1 / courrege_betas[[0, -1]], control, "s--", label="control: drift dropped")
 ax.loglog(1 / courrege_betas, courrege_err[0] * courrege_betas[0] / courrege_betas, "k:", lw=1, label="slope 1")
-ax.set_xlabel("1/β")
-ax.set_ylabel("max error")
-ax.legend(fontsize=8)
-plt.tight_layout()
+ax.set_xlabel(r"$1/\beta$ (dimensionless)")
+ax.set_ylabel("max error over the grid")
+ax.set_xticks(1 / courrege_betas, [f"1/{b:g}" for b in courrege_betas])  # one label per β, none overlapping
+ax.xaxis.set_minor_formatter(NullFormatter())
+ax.legend(fontsize=9, loc="center right")
 plt.show()
 
 # %% [markdown]
 # ## 4. Varadhan: the heat kernel knows the distance
 #
-# The seed keeps a fragment of Varadhan's formula [SEED fragment, §A.5 "Also"]: $\lim_{t\to0}-4\hbar t\log p_t(x, y) = d(x, y)^2$.
+# Attention Geometry §8 keeps a fragment of Varadhan's formula {cite:p}`varadhan1967behavior` [SEED fragment,
+# [mathematical reference §A.5](reference.md)]: $\lim_{t\to0}-4\hbar t\log p_t(x, y) = d(x, y)^2$.
 # For the flat kernel $(4\pi\hbar t)^{-m/2}e^{-d^2/(4\hbar t)}$ the identity holds up to the prefactor,
 # $-4\hbar t\log p_t = d^2 + 2m\hbar t\log(4\pi\hbar t)$ exactly [DERIVED]; the correction vanishes like $t\log t$, i.e. with
 # exponent ≈ 1.  `varadhan_remainder` subtracts it.  What is left:
@@ -405,22 +441,31 @@ plt.show()
 # The kernels are exact series (images / Fourier on the circle, Legendre on $S^2$ in mpmath), ħ = 1.
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
 angles = np.linspace(0.02, 2 * np.pi - 0.02, 120)
 for t in (0.5, 0.1, 0.02):
     axes[0].plot(angles, [-4 * t * circle_log_heat_kernel(a, t) for a in angles], label=f"circle, t = {t:g}")
-axes[0].plot(angles, np.minimum(angles, 2 * np.pi - angles) ** 2, "k--", lw=1, label="d(0, θ)² = min(θ, 2π − θ)²")
+axes[0].plot(
+    angles,
+    np.minimum(angles, 2 * np.pi - angles) ** 2,
+    "k--",
+    lw=1,
+    label=r"$d(0, \theta)^2 = \min(\theta, 2\pi - \theta)^2$",
+)
 sphere_angles = np.linspace(0.05, np.pi - 0.05, 40 if SMALL else 80)
 for t in (0.1, 0.02):
-    axes[1].plot(sphere_angles, [-4 * t * sphere_log_heat_kernel(a, t) for a in sphere_angles], label=f"S², t = {t:g}")
-axes[1].plot(sphere_angles, sphere_angles**2, "k--", lw=1, label="θ²")
-axes[0].set_xlabel("θ")
-axes[1].set_xlabel("geodesic distance θ")
-axes[0].set_ylabel("−4ħt log p_t")
-axes[0].legend(fontsize=8)
-axes[1].legend(fontsize=8)
-axes[0].set_title("circle: the kink at θ = π is the cut locus")
-plt.tight_layout()
+    axes[1].plot(
+        sphere_angles, [-4 * t * sphere_log_heat_kernel(a, t) for a in sphere_angles], label=f"$S^2$, t = {t:g}"
+    )
+axes[1].plot(sphere_angles, sphere_angles**2, "k--", lw=1, label=r"$\theta^2$")
+axes[0].set_xlabel(r"angle $\theta$ (radians)")
+axes[1].set_xlabel(r"geodesic distance $\theta$ (radians)")
+axes[0].set_ylabel(r"$-4\hbar t\log p_t$")
+axes[1].set_ylabel(r"$-4\hbar t\log p_t$")
+axes[0].legend(fontsize=8, loc="upper right", framealpha=0.9)
+axes[1].legend(fontsize=9, loc="upper left")
+axes[0].set_title(r"circle: the kink at $\theta = \pi$ is the cut locus")
+axes[1].set_title(r"sphere $S^2$: no cut locus before the antipode")
 plt.show()
 
 # %% [markdown]
@@ -450,7 +495,7 @@ for t in (0.5, 0.2, 0.1, 0.05):
 
 # %%
 times = np.array([0.02, 0.01, 0.005, 0.0025] + ([] if SMALL else [0.00125, 0.000625]))
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, ax = plt.subplots(figsize=(8.5, 4), layout="constrained")
 for colour, theta_s in (("C0", 1.0), ("C1", 2.0)):
     after = sphere_varadhan_errors(times, theta_s)
     before = sphere_varadhan_errors(times, theta_s, van_vleck=False)
@@ -458,18 +503,22 @@ for colour, theta_s in (("C0", 1.0), ("C1", 2.0)):
     print(f"θ = {theta_s}: |remainder| {before}  slope {slope_before:.3f} (predicted 1)")
     print(f"        after van Vleck {after}  slope {slope_after:.3f} (predicted 2)")
     assert abs(slope_after - 2) < 0.05 and abs(slope_before - 1) < 0.1
-    ax.loglog(times, before, "o--", color=colour, label=f"θ = {theta_s:g}, before van Vleck")
-    ax.loglog(times, after, "s-", color=colour, label=f"θ = {theta_s:g}, after")
+    ax.loglog(times, before, "o--", color=colour, label=rf"$\theta$ = {theta_s:g}, before van Vleck")
+    ax.loglog(times, after, "s-", color=colour, label=rf"$\theta$ = {theta_s:g}, after")
 wrong_m = sphere_varadhan_errors(times, 1.0, van_vleck=True, dimension=1)
 print(f"control, m = 1 in the prefactor: {wrong_m}  slope {fit_rate(times, wrong_m):.3f} (not 2)")
 assert abs(fit_rate(times, wrong_m) - 2) > 0.5
 ax.loglog(times, after[0] * (times / times[0]) ** 2, "k:", lw=1, label="slope 2")
 ax.loglog(times, before[0] * times / times[0], "k-.", lw=1, label="slope 1")
-ax.set_xlabel("ħt")
-ax.set_ylabel("|−4ħt log p_t − θ² − 4ħt log(4πħt) (+ 2ħt log(θ/sin θ))|")
-ax.legend(fontsize=7)
-ax.set_title("Varadhan on S²")
-plt.tight_layout()
+ax.set_xlabel(r"$\hbar t$ (dimensionless)")
+ax.set_ylabel("|remainder of Varadhan's formula|")
+ax.set_xticks(times, [f"{t:g}" for t in times])  # one label per time, none overlapping
+ax.xaxis.set_minor_formatter(NullFormatter())
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
+ax.set_title(
+    r"Varadhan on $S^2$: $|-4\hbar t\log p_t - \theta^2 - 4\hbar t\log(4\pi\hbar t)\;(+\,2\hbar t\log\frac{\theta}{\sin\theta})|$",
+    fontsize=10,
+)
 plt.show()
 print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 
@@ -477,11 +526,82 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 # ## Recap
 #
 # * Beurling–Deny on the circle [RECON]: with the critical rate $\lambda_\beta = 4\hbar\beta(\beta/\pi)^{m/2} \propto \beta^{(m+2)/2}$ the Gauss
-#   bonds give $\hbar\int|f'|^2$ with a $1/\beta$ bias, a fixed remote kernel stays the jump part, the killing part is exact;
-#   a slower rate kills the diffusion part, a faster one makes it blow up.  At fixed radius the Gauss kernel's own
-#   "jump" part is a Gaussian tail $\Gamma(\tfrac32, c^2)/\Gamma(\tfrac32)$ at $r = c/\sqrt\beta$, gone in the limit.
-# * The carré du champ of the nonlocal generator is $\hbar|f'|^2 + \tfrac12\int(f(y) - f(x))^2n$ [RECON, §A.8]; drift and killing
-#   do not enter.  On the grid the jump part is exact and the local part converges with rate $1/\beta$.
-# * The discrete Courrège operator converges to $-\hbar f'' + 2\Phi'f' - \int[f(y) - f(x)]n + cf$ with rate $1/\beta$ [RECON].
-# * Varadhan [SEED fragment]: $-4\hbar t\log p_t \to d^2$; after the prefactor the circle's remainder is exponentially small
-#   and the sphere's is the van Vleck term $-2\hbar t\log(\theta/\sin\theta)$ (exponent 1), then $O(t^2)$ (exponent 2).
+#   bonds give $\hbar\int|f'|^2$ with a $1/\beta$ bias (oracle: the sympy closed form $4\pi\hbar\beta(1 - e^{-k^2/4\beta})$ and its
+#   series), a fixed remote kernel stays the jump part, and the killing part is exact to $10^{-12}$.
+# * The rate decides: a slower rate kills the diffusion part, a faster one makes it blow up (fitted slopes $-\tfrac12, 0, +\tfrac12$
+#   in β, each within 0.02 of the prediction).
+# * At fixed radius the Gauss kernel's own "jump" part is a Gaussian tail $\Gamma(\tfrac32, c^2)/\Gamma(\tfrac32)$ at $r = c/\sqrt\beta$
+#   (oracle: `scipy.special.gammaincc`), gone in the limit: only a remote kernel survives as a jump part.
+# * The carré du champ of the nonlocal generator is $\hbar|f'|^2 + \tfrac12\int(f(y) - f(x))^2n$ [RECON, [§A.8](reference.md)]; drift and
+#   killing do not enter.  On the grid the jump part matches the sympy integral to rounding and the local part converges with rate $1/\beta$.
+# * The discrete Courrège operator converges to $-\hbar f'' + 2\Phi'f' - \int[f(y) - f(x)]n + cf$ with rate $1/\beta$ [RECON]
+#   (oracle: the catalogue's sympy limit; the control without the Doob tilt does not converge).
+# * Varadhan [SEED fragment]: $-4\hbar t\log p_t \to d^2$; after the prefactor the circle's remainder is below the image bound and the
+#   image sum agrees with the Fourier series to $10^{-10}$; the sphere's remainder is the van Vleck term $-2\hbar t\log(\theta/\sin\theta)$
+#   (exponent 1), then $O(t^2)$ (exponent 2).
+
+# %% [markdown]
+# ## Exercises
+#
+# Use only the public API imported at the top (`workbench.continuum`, `workbench.markov`, `workbench.catalogue`),
+# numpy and sympy.  Each exercise says what a correct answer shows.
+
+# %% [markdown]
+# ### Exercise 07.1 (compute)
+#
+# Repeat the Beurling–Deny split of section 1 at β = 1600 (same remote kernel, killing and ħ, cut at
+# $r = 7/\sqrt\beta$) for the test functions $f = \cos kx$ with $k = 3$ and $k = 5$, using `circle_jump_kernel` and
+# `beurling_deny_split`.  First predict the three limits by hand: the local part $\hbar\pi k^2$, the killing part
+# $\int\kappa f^2$, and the jump part $\pi\int_{-\pi}^{\pi}(1 - \cos ku)\,n(u)\,du$ — expand
+# $n(u) = \nu(\tfrac32 - 2\cos u + \tfrac12\cos 2u)$ and use the orthogonality of the cosines.
+#
+# **What a correct answer shows.**  The jump part is the same number, $3\pi^2\nu$, for every $k \ge 3$ (the remote kernel
+# has no Fourier mode above 2, so high frequencies see only its total mass), and the measured jump part matches it to
+# about $10^{-5}$; the killing part is $\pi\kappa_0$ to $10^{-12}$; the local part is below $\hbar\pi k^2$ by almost exactly
+# the predicted bias $\hbar\pi k^4/(8\beta)$ (within 5 %), so the bias grows like $k^4$: a fixed β resolves low frequencies best.
+
+# %%
+# your code here: build circle_jump_kernel(grid_size(1600.0), 1600.0, HBAR, remote=remote, killing=killing),
+# then split f = cos(k x) with beurling_deny_split for k = 3 and 5
+
+# %% [markdown]
+# ### Exercise 07.2 (derive)
+#
+# On paper, derive the jump part of the carré du champ for $f = \cos kx$ and any even jump kernel $n$:
+# write $\cos k(x + u) - \cos kx = -2\sin(kx + \tfrac{ku}2)\sin\tfrac{ku}2$, square, and integrate against $n(u)\,du$
+# to show
+#
+# $$\Gamma_{\mathrm{jump}}(\cos kx)(x) = \tfrac12\bigl[A_k - B_k\cos 2kx\bigr], \qquad
+# A_k = \int_{-\pi}^{\pi}(1 - \cos ku)\,n(u)\,du, \quad B_k = \int_{-\pi}^{\pi}\cos ku\,(1 - \cos ku)\,n(u)\,du .$$
+#
+# Evaluate $A_k, B_k$ for $n(u) = \nu(1 - \cos u)^2$: check that $k = 2$ gives the $\tfrac{\pi\nu}4(5 + 2\cos 4x)$ of
+# section 2, and find the closed form for every $k \ge 3$.  Then check your formula twice: with `claim` (sympy) against
+# the integral for $k = 3, 4$, and numerically with `carre_du_champ` applied to the remote rates of
+# `circle_courrege_operator` (the difference of the operators with and without `remote=`, as in section 2).
+#
+# **What a correct answer shows.**  For $k \ge 3$, $\Gamma_{\mathrm{jump}} = \tfrac{3\pi\nu}4(2 + \cos 2kx)$; sympy confirms it, and
+# the grid agrees to rounding ($\lesssim 10^{-14}$), because the trapezoid rule is exact for the trigonometric
+# polynomial integrand.  Integrating over $x$ gives $\pi A_k$, the jump energy of Exercise 07.1.
+
+# %%
+# your code here: sympy with claim(...), then carre_du_champ(L_local - L, np.cos(k * nodes))
+
+# %% [markdown]
+# ### Exercise 07.3 (explore)
+#
+# The jump part of section 1 converged like $\beta^{-7/2}$ because the remote bonds shorter than $r = 7/\sqrt\beta$ are
+# counted as local, and $n(u) \sim \nu u^4/4$ near 0.  Vary the remote kernel's order of contact at the diagonal:
+# $n_p(u) = \nu(1 - \cos u)^p$ for $p = 0, 1, 2, 3$ (no killing, $f = \cos 2x$).  For each $p$ compute the limit
+# $\pi\int(1 - \cos 2u)\,n_p(u)\,du$ with sympy, measure the jump error $|\text{jump} - \text{limit}|$ at
+# β = 400, 800, 1600, 3200, and fit its rate in $1/\beta$ with `fit_rate`.  Predict the exponent first: the
+# remote energy inside radius $r$ is about $\int_0^r u^2\cdot u^{2p}\,du \propto r^{2p+3}$.
+#
+# **What a correct answer shows.**  The fitted slopes are close to $(2p + 3)/2 = 1.5, 2.5, 3.5, 4.5$ (within 0.1; the
+# grid's power-of-two sizes make the number of bonds inside $r$ alternate, which bends the fit slightly).  The
+# interpretation: a finite Beurling–Deny split is only defined up to the remote mass inside the locality radius,
+# and how fast that ambiguity disappears is set by how flat the jump kernel is at the diagonal; for $p = 0$ (a jump
+# kernel that does not vanish at the diagonal) the ambiguity decays only like $\beta^{-3/2}$, barely faster than the
+# $1/\beta$ bias of the local part.
+
+# %%
+# your code here: a loop over p and beta with circle_jump_kernel(..., remote=lambda d: NU * (1 - np.cos(d)) ** p)

@@ -17,8 +17,25 @@
 # symmetric, and that single fact organises everything: the symmetric part (the **bond**) is a Gaussian
 # kernel of a pseudo-distance with a site potential, the antisymmetric part (the **link**) is a field
 # on the edges of the complete graph, and the row softmax turns the two into a diffusion, a Doob tilt
-# and a circulation (Attention Geometry §4, §7; attention-geometry-math §A.7).  On a random head with
-# biases and a context of a dozen tokens, this notebook checks cell by cell that
+# and a circulation ({cite:p}`candanedo2026attention` §4, §7; [mathematical reference §A.7](reference.md)).
+#
+# **Objectives.**  After this notebook you can
+#
+# * split a head's score into bond $\mathcal S$ and link $\mathcal A$, and the bond into a pseudo-distance $d^2$ and a site
+#   potential $g$, with `score_split`, and say why the row softmax ignores the source term;
+# * write the bond-only head as a Doob transform and predict its stationary law $\pi \propto h\odot\mathsf Kh$;
+# * Hodge-split the link into an exact gauge and a coexact circulation, and compute cycle affinities as
+#   $2\beta$ times the link's holonomy;
+# * explain with a formula how the inverse temperature moves a head from uniform to argmax attention, and why
+#   $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance.
+#
+# **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and
+# 06a (Drift, Witten and Doob: the Doob h-transform, cycle affinities).  Maths: symmetric and antisymmetric parts of a
+# matrix, the softmax and its entropy, variance of a product of independent Gaussians.
+#
+# **Time.**  About 45 minutes in class; the code runs in under 10 seconds on one core.
+#
+# On a random head with biases and a context of a dozen tokens, this notebook checks cell by cell that
 #
 # 1. the score splits exactly into bond $\mathcal S$ and link $\mathcal A$, and the bond into a
 #    distance $d^2$ and a site potential $g$;
@@ -29,8 +46,9 @@
 # 4. the inverse temperature β moves the head from uniform to argmax attention, and the standard
 #    $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance for every head width.
 #
-# Tags in the statements are those of attention-geometry-math: **[SEED]** printed in the seed,
-# **[DERIVED]** a consequence checked here, **[RECON]** a reconstruction of a lost formula.
+# Tags in the statements are those of the [mathematical reference](reference.md): **[SEED]** printed in the
+# available text of the paper, **[DERIVED]** a consequence checked here, **[RECON]** a reconstruction of a formula
+# that is not available.
 #
 # Conventions: row-vector tokens $X \in \mathbb R^{n\times D}$, $q_i = X_iW_Q + b_Q$, $k_j = X_jW_K + b_K$;
 # the head's Markov operator $\mathsf P = \operatorname{rownorm}\exp_\odot(\beta\mathcal W)$ is
@@ -63,7 +81,10 @@ from workbench.attention import (
 )
 from workbench.markov import MarkovOperator, cycle_affinities, doob_transform
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 rng = np.random.default_rng(8)
 
 n, D, d_h = 12, 16, 4
@@ -85,14 +106,14 @@ def heatmap(ax, values, title):
 # %% [markdown]
 # ## 1. Bond and link
 #
-# **[DERIVED]** (§A.7 "Exact bond/link split").  Split the score into its symmetric and antisymmetric parts,
+# **[DERIVED]** ([§A.7](reference.md) "Exact bond/link split").  Split the score into its symmetric and antisymmetric parts,
 #
 # $$\mathcal W = \mathcal S + \mathcal A, \qquad \mathcal S_{ij} = \tfrac12(q_i\cdot k_j + k_i\cdot q_j), \qquad
 # \mathcal A_{ij} = \tfrac12(q_i\cdot k_j - k_i\cdot q_j),$$
 #
 # so that $\exp_\odot(\beta\mathcal W) = \exp_\odot(\beta\mathcal S)\odot\exp_\odot(\beta\mathcal A)$.  Without
 # biases this is the split $M = M_S + M_A$ of the bilinear form $M = W_QW_K^\top$ ($\mathcal S = XM_SX^\top$,
-# $\mathcal A = XM_AX^\top$; Attention Geometry §7 writes the head as $\exp_\odot(\beta\mathcal RM\mathcal R^\top)$
+# $\mathcal A = XM_AX^\top$; Attention Geometry §7 {cite:p}`candanedo2026attention` writes the head as $\exp_\odot(\beta\mathcal RM\mathcal R^\top)$
 # [SEED]).  With biases the token form above is the one that holds.
 
 # %%
@@ -127,7 +148,7 @@ plt.show()
 # %% [markdown]
 # ## 2. The distance form and the site potential
 #
-# **[DERIVED]** (§A.7 "Distance form with site potentials").  Put $g_i = \mathcal S_{ii} = q_i\cdot k_i$ and
+# **[DERIVED]** ([§A.7](reference.md) "Distance form with site potentials").  Put $g_i = \mathcal S_{ii} = q_i\cdot k_i$ and
 # $d^2_{ij} = g_i + g_j - 2\mathcal S_{ij}$.  Then, exactly,
 #
 # $$\beta\mathcal W_{ij} = -\tfrac\beta2 d^2_{ij} + \underbrace{\tfrac\beta2 g_i}_{\text{source}}
@@ -145,7 +166,7 @@ print(f"diag d² = 0 exactly: {np.all(np.diag(d2) == 0)};  negative off-diagonal
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1, 1.25]})
 axes[0].bar(np.arange(n), g, color=np.where(g > 0, "C3", "C0"))
-axes[0].set(xlabel="token i", ylabel="g_i = q_i·k_i", title="site potential g")
+axes[0].set(xlabel="token i", ylabel=r"$g_i = q_i\cdot k_i$", title="site potential $g$")
 heatmap(axes[1], d2, r"pseudo-distance $d^2_{ij} = g_i + g_j - 2\mathcal{S}_{ij}$")
 plt.tight_layout()
 plt.show()
@@ -174,7 +195,7 @@ assert np.abs(P_distance - P).max() < 1e-14
 # $$\operatorname{rownorm}\exp_\odot(\beta\mathcal S) = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h) =
 # \mathsf P_h,$$
 #
-# the Doob h-transform of Attention Geometry §4 **[SEED]**; for symmetric $\mathsf K$ it is reversible with
+# the Doob h-transform {cite:p}`doob1957conditional` of Attention Geometry §4 **[SEED]**; for symmetric $\mathsf K$ it is reversible with
 # $\pi^{(h)} \propto h\odot\mathsf Kh$ **[DERIVED]**, since $\pi_i\mathsf P_{h,ij} \propto h_i\mathsf K_{ij}h_j$ is symmetric.
 # We compare with the stationary law found as a left eigenvector, without using $h$.
 
@@ -193,7 +214,7 @@ assert reversibility_residual(P_bond) < 1e-12
 # %% [markdown]
 # ## 3. The link: an exact gauge and a circulation
 #
-# **[DERIVED]** (§A.7 "Cycle affinities").  On the complete graph the link has a Hodge split
+# **[DERIVED]** ([§A.7](reference.md) "Cycle affinities").  On the complete graph the link has a Hodge split
 #
 # $$\mathcal A_{ij} = \underbrace{\varphi_i - \varphi_j}_{\text{exact}} + \mathcal A^\perp_{ij},
 # \qquad \varphi_i = \tfrac1n\sum_j\mathcal A_{ij}, \qquad \mathcal A^\perp\mathbf 1 = 0,$$
@@ -212,12 +233,12 @@ assert np.abs(exact + coexact - A).max() < 1e-14 and np.abs(coexact.sum(axis=1))
 assert abs(np.sum(exact * coexact)) < 1e-12
 
 # %% [markdown]
-# **The exact part is a Doob gauge** **[DERIVED]** (§A.7 "Exact link ⇔ Doob ⇔ reversible").  In the logits,
+# **The exact part is a Doob gauge** **[DERIVED]** ([§A.7](reference.md) "Exact link ⇔ Doob ⇔ reversible").  In the logits,
 # $\beta(\varphi_i - \varphi_j)$ is one more source term (cancelled) and one more destination tilt
 # $e^{-\beta\varphi_j}$.  So the head with its coexact link removed,
 # $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \text{exact}))$, is the Doob transform of the same $\mathsf K$
 # by $h\odot e^{-\beta\varphi}$ — and is reversible.  The detailed-balance residual (a [RECON] of the
-# paper's Table 1 metric, §A.10)
+# paper's Table 1 metric, [§A.10](reference.md))
 #
 # $$\varepsilon_{\mathrm{rev}} = \frac{\lVert\operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)\rVert_F}
 # {\lVert\operatorname{diag}(\pi)\mathsf P\rVert_F}$$
@@ -234,7 +255,7 @@ assert np.abs(P_gauge - doob_gauge.P).max() < 1e-14
 assert eps_gauge < 1e-12 and eps_head > 0.01
 
 # %% [markdown]
-# **The coexact part carries all the circulation** **[DERIVED]** (§A.7 "Cycle affinities").  For a cycle
+# **The coexact part carries all the circulation** **[DERIVED]** ([§A.7](reference.md) "Cycle affinities"; {cite:p}`schnakenberg1976network`).  For a cycle
 # $\gamma = (i_0\to i_1\to\dots\to i_0)$ the Schnakenberg affinity of the head is twice β times the holonomy of the
 # link,
 #
@@ -262,20 +283,24 @@ assert np.abs(affinity - 2 * beta * holonomy).max() < 1e-12
 assert np.abs(affinity - affinity_coexact).max() < 1e-12 and eps_coexact > 0.01
 
 fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), gridspec_kw={"width_ratios": [1, 1, 1.1]})
-heatmap(axes[0], exact, "exact part φ_i − φ_j")
+heatmap(axes[0], exact, r"exact part $\varphi_i - \varphi_j$")
 heatmap(axes[1], coexact, r"coexact part $\mathcal{A}^\perp$")
 line = np.array([holonomy.min(), holonomy.max()]) * 2 * beta
 axes[2].plot(line, line, "k--", lw=1, label=r"$\mathfrak{A} = 2\beta\oint\mathcal{A}$")
 axes[2].plot(2 * beta * holonomy, affinity, "o", ms=4, label="triangles (0, i, j)")
-axes[2].set(xlabel="2β × holonomy of the link", ylabel="cycle affinity of P", title="affinity = 2β × holonomy")
-axes[2].legend(fontsize=8)
+axes[2].set(
+    xlabel=r"$2\beta\,\times$ holonomy of the link",
+    ylabel=r"cycle affinity of $\mathsf{P}$",
+    title=r"affinity $= 2\beta\,\times$ holonomy",
+)
+axes[2].legend(fontsize=9)
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
 # ## 4. Temperature: uniform, mixture, argmax
 #
-# The isa-ml01 seed sorts attention by its inverse temperature into three regimes: β → 0 gives uniform
+# The ISA ML01 catalogue entry {cite:p}`isaml01` sorts attention by its inverse temperature into three regimes: β → 0 gives uniform
 # rows (entropy $\log n$), β → ∞ the argmax of each row (entropy 0 without ties), and the standard
 # $\beta = 1/\sqrt{d_h}$ sits in between, a genuine mixture.  Along the way each row entropy
 # $H_i = \log Z_i - \beta\,\mathbb E_{\mathsf P_i}[\mathcal W_{i\cdot}]$ decreases, with
@@ -304,14 +329,14 @@ assert abs(slope + beta * variance.mean()) < 1e-6
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
-ax.semilogx(betas, sweep.mean_entropy, color="C0", label="mean row entropy H̄(β)")
-ax.axhline(np.log(n), color="grey", ls="--", lw=1, label="uniform limit log n")
+ax.semilogx(betas, sweep.mean_entropy, color="C0", label=r"mean row entropy $\bar H(\beta)$")
+ax.axhline(np.log(n), color="grey", ls="--", lw=1, label=r"uniform limit $\log n$")
 ax.axhline(sweep.argmax_limit, color="grey", ls=":", lw=1, label="argmax limit")
-ax.axvline(beta, color="C3", lw=1, label="standard β = 1/√d_h")
+ax.axvline(beta, color="C3", lw=1, label=r"standard $\beta = 1/\sqrt{d_h}$")
 for text, where in (("uniform", 3e-3), ("mixture", 1.3 * beta), ("argmax", 1e2)):
     ax.text(where, 1.6, text, ha="left" if text == "mixture" else "center", fontsize=9)
-ax.set(xlabel="β", ylabel="H̄", title=f"one head, n = {n}: from uniform to argmax")
-ax.legend(fontsize=8, loc="lower left")
+ax.set(xlabel=r"$\beta$", ylabel=r"$\bar H$ (nats)", title=f"one head, n = {n}: from uniform to argmax")
+ax.legend(fontsize=9, loc="lower left")
 plt.tight_layout()
 plt.show()
 
@@ -323,7 +348,7 @@ plt.show()
 #
 # $$\operatorname{Var}(q_i\cdot k_j) = \operatorname{tr}\bigl(\mathbb E[W_Q^\top W_Q]\,\mathbb E[W_K^\top W_K]\bigr) = d_h,$$
 #
-# independent of $D$ (Vaswani et al. 2017 §3.2.1; the isa-ml01 seed quotes σ² ≈ $d_h$).  Unscaled logits
+# independent of $D$ ({cite:p}`vaswani2017attention` §3.2.1; {cite:t}`isaml01` quotes $\sigma^2 \approx d_h$).  Unscaled logits
 # therefore grow like $\sqrt{d_h}$ and push wide heads into the argmax regime; the factor $1/\sqrt{d_h}$ holds
 # their variance at 1.  Monte Carlo over `n_draws` independent heads, on a log–log plot: slope 1 unscaled,
 # slope 0 scaled.
@@ -343,27 +368,108 @@ assert abs(slope_unscaled - 1) < 0.05 and abs(slope_scaled) < 0.05
 assert all(abs(v.z_score) < 4 for v in unscaled + scaled)  # each within four standard errors
 
 fig, ax = plt.subplots(figsize=(5.5, 3.8))
-ax.errorbar(widths, [v.measured for v in unscaled], [2 * v.standard_error for v in unscaled], fmt="o", label="q·k")
-ax.errorbar(widths, [v.measured for v in scaled], [2 * v.standard_error for v in scaled], fmt="s", label="q·k / √d_h")
-ax.loglog(widths, widths, "k--", lw=1, label="d_h (slope 1)")
+ax.errorbar(
+    widths, [v.measured for v in unscaled], [2 * v.standard_error for v in unscaled], fmt="o", label=r"$q\cdot k$"
+)
+ax.errorbar(
+    widths,
+    [v.measured for v in scaled],
+    [2 * v.standard_error for v in scaled],
+    fmt="s",
+    label=r"$q\cdot k/\sqrt{d_h}$",
+)
+ax.loglog(widths, widths, "k--", lw=1, label=r"$d_h$ (slope 1)")
 ax.loglog(widths, np.ones_like(widths), "k:", lw=1, label="1")
-ax.set(xlabel="head width d_h", ylabel="logit variance at init", title="D = 64, off-diagonal logits")
-ax.legend(fontsize=8)
+ax.set(xlabel=r"head width $d_h$", ylabel="logit variance at init", title="D = 64, off-diagonal logits")
+ax.legend(fontsize=9)
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
 # ## Recap
 #
-# * A head's score is bond + link, exactly; the bond is a Gaussian kernel of a pseudo-distance $d^2$ with a
-#   site potential $g$ on both ends (indefinite at a random init, so $d^2$ can be negative).
-# * The row softmax throws the source potential away; the destination potential is a Doob tilt
-#   $h = e^{\beta g/2}$, and the bond alone is reversible with $\pi \propto h\odot\mathsf Kh$.
-# * The link's exact part $\varphi_i - \varphi_j$ is one more Doob tilt: removing the coexact part makes the
-#   head reversible ($\varepsilon_{\mathrm{rev}}$ to rounding), and removing the exact part leaves every cycle
-#   affinity unchanged — the circulation is $2\beta\oint\mathcal A^\perp$.
-# * β interpolates between uniform and argmax attention; $1/\sqrt{d_h}$ is the choice that keeps the logits
-#   at unit variance, and the head in the mixture regime, at any head width.
+# * A head's score is bond + link, exactly (residual at rounding, $\mathcal S$ and $\mathcal A$ symmetric and antisymmetric
+#   bit for bit); without biases this is the split $M = M_S + M_A$ of the bilinear form, whose bond is indefinite at a random init.
+# * The bond is a Gaussian kernel of a pseudo-distance $d^2$ with a site potential $g$ on both ends; $d^2$ can be negative
+#   off the diagonal when the bond is indefinite.
+# * The row softmax throws the source potential away (same $\mathsf P$ to $10^{-14}$ from logits that differ row by row); the
+#   destination potential is a Doob tilt $h = e^{\beta g/2}$, and the bond alone is reversible with $\pi \propto h\odot\mathsf Kh$
+#   (oracle: the left Perron vector, computed without $h$).
+# * The link's exact part $\varphi_i - \varphi_j$ is one more Doob tilt: removing the coexact part makes the head reversible
+#   ($\varepsilon_{\mathrm{rev}}$ to rounding).
+# * Removing the exact part leaves every cycle affinity unchanged: the circulation is $2\beta\oint\mathcal A^\perp$ (oracle: the
+#   holonomy of the link on the 55 triangles, to $10^{-12}$).
+# * β interpolates between uniform and argmax attention, the mean entropy falling with $dH_i/d\beta = -\beta\operatorname{Var}$
+#   (oracle: a centred finite difference); $1/\sqrt{d_h}$ keeps the logits at unit variance, and the head in the mixture
+#   regime, at any head width (Monte Carlo within four standard errors, fitted log–log slopes 1 and 0).
 #
 # Notebook 09 restricts the bond to be definite and/or the link to be exact: the four operators DMAP,
 # DMTN, ATAP and ATTN.
+
+# %% [markdown]
+# ## Exercises
+#
+# Use the head `head`, the context `X` and the score `W` of this notebook, and only the public API imported at the
+# top (`workbench.attention`, `workbench.markov`), plus `workbench.continuum.softmax_first_order`,
+# `workbench.catalogue.fit_rate` and sympy.
+
+# %% [markdown]
+# ### Exercise 08.1 (compute)
+#
+# The small-β end of the temperature sweep has a closed form to first order
+# ([mathematical reference §A.9](reference.md)):
+#
+# $$\operatorname{softmax}_\beta(\mathcal W) = \tfrac1n\mathbf 1\mathbf 1^\top + \tfrac\beta n\,\mathcal W\bigl(I - \tfrac1n\mathbf 1\mathbf 1^\top\bigr) + O(\beta^2).$$
+#
+# Compute the error $\max_{ij}\lvert\operatorname{softmax\_rows}(\beta\mathcal W) - \texttt{softmax\_first\_order}(\mathcal W, \beta)\rvert$ for
+# $\beta = 10^{-1}, \dots, 10^{-3}$ (five values, geometric), fit its rate with `fit_rate`, and check that adding an
+# arbitrary row constant to $\mathcal W$ (a source potential $c_i$) changes neither side.
+#
+# **What a correct answer shows.**  The fitted slope is 2 (within 0.05): the expansion is exact to first order.  The
+# first-order term uses only the row-centred score, so the source potential drops out already at first order, not only
+# after the full softmax — the same cancellation as section 2, seen perturbatively (the first-order terms agree to
+# rounding, ~$10^{-16}$).
+
+# %%
+# your code here: softmax_rows(b * W) against softmax_first_order(W, b) for b in np.geomspace(1e-1, 1e-3, 5)
+
+# %% [markdown]
+# ### Exercise 08.2 (derive)
+#
+# On paper: for one row with scores $s_j$ and $p_j = e^{\beta s_j}/Z$, $Z = \sum_je^{\beta s_j}$, show that
+# $H = -\sum_jp_j\log p_j = \log Z - \beta\,\mathbb E_p[s]$, that $\tfrac d{d\beta}\log Z = \mathbb E_p[s]$ and
+# $\tfrac d{d\beta}\mathbb E_p[s] = \operatorname{Var}_p(s)$, hence $dH/d\beta = -\beta\operatorname{Var}_p(s)$.  Then expand at small β, using
+# the cumulants of $s$ under the *uniform* law $u$:
+#
+# $$H(\beta) = \log n - \tfrac{\beta^2}2\operatorname{Var}_u(s) + O(\beta^3).$$
+#
+# Check both statements with sympy on a row of three symbolic scores (`claim` with `sp.series`), and numerically: the
+# residual $\lvert\bar H(\beta) - \log n + \tfrac{\beta^2}2\,\overline{\operatorname{Var}_u}\rvert$ of `beta_sweep(W, betas)` (row variances
+# averaged over rows) for five β from $2\cdot10^{-3}$ down to $2\cdot10^{-4}$ should fall with slope 3 (the scores are of size
+# ~10, so β must be small for the series to be asymptotic).
+#
+# **What a correct answer shows.**  sympy confirms $dH/d\beta + \beta\operatorname{Var}_p = 0$ and the series identically; the numeric
+# slope is 3 (within 0.1).  So the entropy is flat at β = 0 (no first-order term: a slightly warm head is still uniform to
+# first order in its entropy), and its curvature there is the spread of the scores along each row.
+
+# %%
+# your code here: sympy symbols for beta and three scores, then beta_sweep(W, np.geomspace(2e-3, 2e-4, 5))
+
+# %% [markdown]
+# ### Exercise 08.3 (explore)
+#
+# How irreversible is a head as a function of its weight scale?  Scale both $W_Q$ and $W_K$ (and the biases) by $s$, so
+# that the score becomes $s^2\mathcal W$, for $s$ in `np.geomspace(0.02, 3, 15)`.  For each $s$ compute
+# $\mathsf P = \operatorname{softmax\_rows}(\beta s^2\mathcal W)$, its $\varepsilon_{\mathrm{rev}}$ (`reversibility_residual`) and its largest cycle
+# affinity on `triangle_cycles(n)`.  Fit both against $s$ for the five smallest values, and the affinity over all $s$;
+# plot both.
+#
+# **What a correct answer shows.**  The affinity is exactly $2\beta s^2\oint\mathcal A$: slope 2 over the whole range (to
+# $10^{-6}$).  $\varepsilon_{\mathrm{rev}}$ also starts with slope 2 (irreversibility is linear in the link at small scale), but then
+# peaks and falls back towards 0 at large $s$, while the affinities keep growing.  Explain why: in the argmax limit the
+# chain becomes a deterministic map, its stationary law concentrates on the map's terminal cycle (here a token that
+# attends to itself), and $\varepsilon_{\mathrm{rev}}$, weighted by π, sees no flux — the affinities are the gauge-invariant,
+# π-free record of circulation.
+
+# %%
+# your code here: softmax_rows(beta * s**2 * W), reversibility_residual, cycle_affinities(P, triangle_cycles(n))

@@ -14,13 +14,28 @@
 # # 09 — DMAP, DMTN, ATAP, ATTN
 #
 # Notebook 08 took one head apart into a bond $\mathcal S$ (symmetric) and a link $\mathcal A$ (antisymmetric).
-# Two independent restrictions of those parts give four operators (Attention Geometry §1, §7 and Table 4 in
-# §12; attention-geometry-math §A.7 "The four parameterisations"):
+# Two independent restrictions of those parts give four operators ({cite:p}`candanedo2026attention` §1, §7 and
+# Table 4 in §12; [mathematical reference §A.7](reference.md), "The four parameterisations"):
 #
 # |                               | link $\mathcal A$ exact | link $\mathcal A$ free |
 # |-------------------------------|-------------------------|------------------------|
 # | bond $\mathcal S$ definite    | **DMAP** (diffusion map)| **DMTN**               |
 # | bond $\mathcal S$ indefinite  | **ATAP**                | **ATTN** (attention)   |
+#
+# **Objectives.**  After this notebook you can
+#
+# * build the four operators as corners of one two-parameter family $\ell(b, a)$ with `family_operator`, and write
+#   each corner's logits in closed form (DMAP as a Gaussian kernel of learned features);
+# * prove and check that an exact link makes an operator reversible for any weights, and compute the two diagnostics
+#   $\varepsilon_{\mathrm{rev}} \in [0, \sqrt2]$ and $\rho_{\mathrm{skew}}$;
+# * explain why DMAP needs half of attention's query–key weights (a flat gauge orbit) and read the inertia of each bond;
+# * project a head onto the corners, and locate its circulation in the stationary current $J$ and in the cycle affinities.
+#
+# **Prerequisites.**  Notebook 08 (Reading a head: bond, link, potential), and notebooks 03 (Heat on a Swiss roll) and
+# 06a (Drift, Witten and Doob: Doob transforms, currents).  Maths: quadratic forms and Sylvester's law of inertia,
+# Frobenius norms, stationary laws of Markov chains.
+#
+# **Time.**  About 60 minutes in class (sections 1–3, then 4–7); the code runs in under 10 seconds on one core.
 #
 # This notebook
 #
@@ -34,8 +49,9 @@
 # 5. draws the stationary current $J$ (zero exactly for an exact link) and the effective neighbour count
 #    $e^{\bar H}$ of each operator along β.
 #
-# Tags: **[SEED]** printed in the seed, **[CODE]** in the author's public code, **[DERIVED]** a consequence
-# checked here, **[RECON]** a reconstruction of a lost formula (attention-geometry-math).  Every operator is
+# Tags ([mathematical reference](reference.md)): **[SEED]** printed in the available text of the paper, **[CODE]** what
+# the author's public implementation computes, **[DERIVED]** a consequence checked here, **[RECON]** a reconstruction
+# of a formula that is not available.  Every operator is
 # $\mathsf P = \operatorname{rownorm}\exp_\odot(\ell)$ for its logits $\ell$: row-stochastic, acting on functions from
 # the left, positive generator $\mathsf L = I - \mathsf P$.
 
@@ -74,7 +90,10 @@ from workbench.markov import (
     stationary_current,
 )
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 rng = np.random.default_rng(9)
 D, d_h = 16, 4
 beta = 1 / np.sqrt(d_h)  # standard attention
@@ -86,7 +105,8 @@ LINK = {0: "exact", 1: "free"}
 #
 # Rotate queries and keys into $m = (q + k)/\sqrt2$ and $n = (q - k)/\sqrt2$.  Then
 # $q_i\cdot k_j + k_i\cdot q_j = \langle m_i, m_j\rangle - \langle n_i, n_j\rangle$: the bond of a head is a definite part
-# minus a definite part.  The family **[CODE]** (nanochat `gpt.py`, as recorded in §A.7) has two switches,
+# minus a definite part.  The family **[CODE]** (the author's public implementation, as recorded in [§A.7](reference.md)) has two
+# switches,
 #
 # $$\ell_{ij}(b, a) = \beta\Bigl[\tfrac12\langle m_i, m_j\rangle - b\,\tfrac12\langle n_i, n_j\rangle
 #   + a\,\mathcal A_{ij} + (1 - a)\,\tfrac12(g_i - g_j)\Bigr], \qquad g_i = \tfrac12\lVert m_i\rVert^2 - b\,\tfrac12\lVert n_i\rVert^2,$$
@@ -110,7 +130,7 @@ assert polar < 1e-14
 logits = {name: family_logits(q, k, *CORNERS[name]) for name in OPERATORS}
 
 # %% [markdown]
-# **The corners in closed form** **[DERIVED]** (§A.7, corollaries).  Up to row constants, which the row softmax
+# **The corners in closed form** **[DERIVED]** ([§A.7](reference.md), corollaries).  Up to row constants, which the row softmax
 # ignores,
 #
 # $$\ell^{\mathrm{ATTN}} = \beta\,q_i\cdot k_j, \quad
@@ -120,7 +140,7 @@ logits = {name: family_logits(q, k, *CORNERS[name]) for name in OPERATORS}
 #
 # with $d^2$ the pseudo-distance of the bond from notebook 08.  DMAP is thus the Gaussian kernel
 # $\mathsf K_{ij} = e^{-\beta'\lVert x_i - x_j\rVert^2}$, $\beta' = \beta/4$, on the learned features $m = xW_M$,
-# $W_M = (W_Q + W_K)/\sqrt2$: an α = 0 diffusion map in the metric $W_MW_M^\top$.  The DMAP oracle below is
+# $W_M = (W_Q + W_K)/\sqrt2$: an α = 0 diffusion map {cite:p}`coifman2006diffusion` in the metric $W_MW_M^\top$.  The DMAP oracle below is
 # built by `workbench.markov` from the points $m_i$ alone.
 
 # %%
@@ -167,16 +187,15 @@ P = {name: family_operator(q, k, name) for name in OPERATORS}
 for name in OPERATORS:
     assert np.abs(P[name].sum(axis=1) - 1).max() < 1e-14 and P[name].min() >= 0
 
-fig, axes = plt.subplots(2, 2, figsize=(8.5, 8))
+fig, axes = plt.subplots(2, 2, figsize=(8.5, 8), layout="constrained")
 for name in OPERATORS:
     b, a = CORNERS[name]
     ax = axes[b, a]
     image = ax.imshow(P[name], cmap="magma", vmin=0, vmax=np.quantile(P[name], 0.995))
     ax.set_title(f"{name} (b, a) = ({b}, {a}): {BOND[b]} bond, {LINK[a]} link", fontsize=9)
     ax.set(xlabel="key j (along the roll)", ylabel="query i")
-    plt.colorbar(image, ax=ax, shrink=0.75)
-fig.suptitle("P at the four corners, same W_Q, W_K (the layout of Table 4)")
-plt.tight_layout()
+    fig.colorbar(image, ax=ax, shrink=0.75, label=r"$\mathsf{P}_{ij}$")
+fig.suptitle(r"$\mathsf{P}$ at the four corners, same $W_Q, W_K$ (the layout of Table 4)")
 plt.show()
 
 # %% [markdown]
@@ -189,23 +208,25 @@ plt.show()
 
 # %%
 query = n // 2
-fig, axes = plt.subplots(1, 4, figsize=(14, 3.6))
+fig, axes = plt.subplots(1, 4, figsize=(14, 3.9), layout="constrained")
 for ax, name in zip(axes, OPERATORS, strict=True):
     ax.plot(*points.T, ".", color="lightgrey")
     ax.scatter(*points.T, s=600 * P[name][query], color="C3", alpha=0.7)
     ax.plot(*points[query], "k*", ms=12)
-    ax.set_title(f"{name}: row P_i· (e^H̄ = {effective_neighbours(P[name]):.1f} over all rows)", fontsize=9)
-    ax.set(xticks=[], yticks=[], aspect="equal")
-plt.tight_layout()
+    ax.set_title(
+        rf"{name}: row $\mathsf{{P}}_{{i\cdot}}$ ($e^{{\bar H}}$ = {effective_neighbours(P[name]):.1f} over all rows)",
+        fontsize=10,
+    )
+    ax.set(xlabel="x (rescaled)", ylabel="z (rescaled)", aspect="equal")
 plt.show()
 
 # %% [markdown]
 # ## 3. Reversibility and skew
 #
-# **Exact link ⇔ reversible** **[DERIVED]** (§A.7 "Exact link ⇔ Doob ⇔ reversible").  With an exact link the
+# **Exact link ⇔ reversible** **[DERIVED]** ([§A.7](reference.md) "Exact link ⇔ Doob ⇔ reversible").  With an exact link the
 # logits are a symmetric kernel plus row constants plus a destination tilt, i.e. a Doob transform, so DMAP and
 # ATAP satisfy detailed balance for *any* weights; a free link generically does not.  The table reports the
-# two Table 1 diagnostics of the seed (§9), both **[RECON]** (§A.10):
+# two diagnostics of Table 1 of Attention Geometry (§9), both **[RECON]** ([§A.10](reference.md)):
 #
 # $$\varepsilon_{\mathrm{rev}} = \frac{\lVert\operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)\rVert_F}
 #   {\lVert\operatorname{diag}(\pi)\mathsf P\rVert_F}, \qquad
@@ -254,18 +275,22 @@ image = ax.imshow(square, origin="lower", extent=(-0.05, 1.05, -0.05, 1.05), cma
 for name in OPERATORS:
     b, a = CORNERS[name]
     ax.text(a - 0.04 if a == 0 else a + 0.04, b, name, color="w", ha="left" if a == 0 else "right", va="center")
-ax.set(xlabel="a (weight of the free link)", ylabel="b (weight of the negative bond)", title="ε_rev over the family")
-plt.colorbar(image, ax=ax)
+ax.set(
+    xlabel="a (weight of the free link)",
+    ylabel="b (weight of the negative bond)",
+    title=r"$\varepsilon_{\mathrm{rev}}$ over the family",
+)
+fig.colorbar(image, ax=ax, label=r"$\varepsilon_{\mathrm{rev}}$")
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The bound $\varepsilon_{\mathrm{rev}} \le \sqrt2$** **[DERIVED]** (§A.10).  The flux $F = \operatorname{diag}(\pi)\mathsf P$ is
+# **The bound $\varepsilon_{\mathrm{rev}} \le \sqrt2$** **[DERIVED]** ([§A.10](reference.md)).  The flux $F = \operatorname{diag}(\pi)\mathsf P$ is
 # nonnegative, so
 #
 # $$\lVert F - F^\top\rVert_F^2 = 2\lVert F\rVert_F^2 - 2\sum_{ij}F_{ij}F_{ji} \le 2\lVert F\rVert_F^2,$$
 #
-# with equality iff no edge is travelled both ways.  The seed's trained ATTN head reaches 1.414 (Table 1).  A
+# with equality iff no edge is travelled both ways.  The trained ATTN head of Attention Geometry reaches 1.414 (Table 1).  A
 # one-way cycle reaches it exactly; so, in the limit β → ∞, does a pure-rotation head on tokens around a circle:
 # $M = W_QW_K^\top$ antisymmetric (no bond at all), $q_i\cdot k_j = \sin(\theta_j - \theta_i)$, so each token
 # looks a quarter turn ahead.
@@ -295,19 +320,18 @@ print(f"rotation head, DMAP of the same weights: max ε_rev {max(rotating['DMAP'
 assert np.sqrt(2) - rotating["ATTN"][-1] < 1e-6 and max(rotating["DMAP"]) < 1e-12
 assert max(rotating["ATTN"]) <= np.sqrt(2) + 8 * np.finfo(float).eps  # the bound √2, up to a few roundings
 
-fig, ax = plt.subplots(figsize=(5.5, 3.6))
-ax.semilogx(sharpness, rotating["ATTN"], "o-", ms=3, label="ATTN, pure rotation M = −Mᵀ")
+fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+ax.semilogx(sharpness, rotating["ATTN"], "o-", ms=3, label=r"ATTN, pure rotation $M = -M^\top$")
 ax.semilogx(sharpness, np.maximum(rotating["DMAP"], 1e-18), "s-", ms=3, label="DMAP, same weights")
-ax.axhline(np.sqrt(2), color="k", ls="--", lw=1, label="√2")
-ax.set(xlabel="β", ylabel="ε_rev", title="12 tokens on a circle")
-ax.legend(fontsize=8)
-plt.tight_layout()
+ax.axhline(np.sqrt(2), color="k", ls="--", lw=1, label=r"the bound $\sqrt{2}$")
+ax.set(xlabel=r"$\beta$", ylabel=r"$\varepsilon_{\mathrm{rev}}$", title="12 tokens on a circle")
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
 # ## 4. Parameters, gauge and inertia
 #
-# **DMAP needs half the weights** **[DERIVED]** (§A.7 corollaries; Attention Geometry §10 notes that DMAP
+# **DMAP needs half the weights** **[DERIVED]** ([§A.7](reference.md) corollaries; Attention Geometry §10 notes that DMAP
 # trains with half of ATTN's query–key weights).  Write $W_M = (W_Q + W_K)/\sqrt2$ and
 # $W_N = (W_Q - W_K)/\sqrt2$.  DMAP's logits use $m = xW_M$ only, so every $(W_Q, W_K)$ with the same $W_M$ —
 # any $W_N$ at all, a whole $D\times d_h$ space of them — gives the same operator: a flat gauge orbit, along
@@ -354,7 +378,7 @@ for name in OPERATORS:
 # Attention Geometry §10, before any re-training); `corner_distances` measures how much attention mass that moves,
 # $\delta_{\mathrm{op}} = \frac1n\sum_i\tfrac12\sum_j|\mathsf P_{ij} - \mathsf P^{\mathrm{op}}_{ij}|$, and
 # `nearest_corner` names the closest constrained corner if it moves at most 10 % (a workbench rule, not
-# the seed's).  Four heads on the Swiss-roll context: the random one above; a tied head $W_K = W_Q$
+# the paper's).  Four heads on the Swiss-roll context: the random one above; a tied head $W_K = W_Q$
 # ($W_N = 0$, so DMTN is the head itself); a nearly tied one; and a head with $W_N$ scaled up.
 
 # %%
@@ -376,22 +400,25 @@ for label, (wq, wk) in heads.items():
 assert all(d["ATTN"] == 0.0 for d in distances.values())
 assert distances["tied W_K = W_Q"]["DMTN"] == 0.0 and nearest["nearly tied"] == "DMTN"
 
-fig, ax = plt.subplots(figsize=(7, 3.4))
+fig, ax = plt.subplots(figsize=(9, 3.6), layout="constrained")
 width = 0.2
 for h, (label, values) in enumerate(distances.items()):
     ax.bar(np.arange(4) + (h - 1.5) * width, [values[name] for name in OPERATORS], width, label=label)
 ax.axhline(0.1, color="k", ls=":", lw=1, label="tolerance of nearest_corner")
 ax.set_xticks(np.arange(4), OPERATORS)
-ax.set(ylabel="mean TV distance to the head", title="how far each projection moves the attention")
-ax.legend(fontsize=8)
-plt.tight_layout()
+ax.set(
+    xlabel="corner the head is projected onto",
+    ylabel="mean TV distance to the head",
+    title="how far each projection moves the attention",
+)
+ax.legend(fontsize=9, title="head", title_fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
 # ## 6. Where the circulation is: the stationary current
 #
-# $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ **[RECON defs, DERIVED identities]** (§A.7
-# "Stationary currents") is antisymmetric, $J\mathbf 1 = 0$ at stationarity, and $J = 0$ iff detailed balance
+# $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ **[RECON defs, DERIVED identities]**
+# ([§A.7](reference.md) "Stationary currents") is antisymmetric, $J\mathbf 1 = 0$ at stationarity, and $J = 0$ iff detailed balance
 # holds.  Exact link ⇔ $J = 0$: DMAP carries none; DMTN, whose link is the head's free link, carries a current
 # along the roll.  Its cycle affinities are $2\beta\oint\mathcal A$, the *same* as ATTN's — the bond (definite or
 # not) never enters a cycle affinity.
@@ -433,23 +460,26 @@ assert np.abs(link - c * cross).max() < 1e-12 * np.abs(link).max()
 
 pi_dmtn = MarkovOperator(P["DMTN"]).stationary
 flow = np.einsum("ij,ijd->id", J["DMTN"], points[None, :, :] - points[:, None, :])
-fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+fig, axes = plt.subplots(1, 3, figsize=(14, 4.4), layout="constrained")
 top = np.quantile(np.abs(J["DMTN"]), 0.99)
 for ax, (name, current) in zip(axes[:2], J.items(), strict=True):
     image = ax.imshow(current, cmap="RdBu_r", vmin=-top, vmax=top)
     ax.set(title=f"current J of {name}", xlabel="j (along the roll)", ylabel="i")
-    plt.colorbar(image, ax=ax, shrink=0.8, extend="both")
+    fig.colorbar(image, ax=ax, shrink=0.8, extend="both", label=r"$J_{ij}$")
 axes[2].scatter(*points.T, s=2000 * pi_dmtn, color="lightgrey", edgecolors="grey")
-axes[2].quiver(*points.T, *flow.T, color="C3", angles="xy")
+longest = 0.6  # the longest arrow, in units of the plane: arrows stay inside the frame
+length = np.hypot(*flow.T).max()
+axes[2].quiver(*points.T, *flow.T, color="C3", angles="xy", scale_units="xy", scale=length / longest)
 axes[2].plot(0, 0, "k+")
-axes[2].set(aspect="equal", xticks=[], yticks=[], title="DMTN: net current out of each token")
-plt.tight_layout()
+low, high = points.min(axis=0) - longest - 0.1, points.max(axis=0) + longest + 0.1
+axes[2].set(xlim=(low[0], high[0]), ylim=(low[1], high[1]), aspect="equal")
+axes[2].set(xlabel="x (rescaled)", ylabel="z (rescaled)", title="DMTN: net current out of each token")
 plt.show()
 
 # %% [markdown]
 # ## 7. How many keys each operator reads
 #
-# The effective neighbour count $e^{\bar H} \in [1, n]$ **[RECON]** (§A.10; the seed's Table 1 reports it for
+# The effective neighbour count $e^{\bar H} \in [1, n]$ **[RECON]** ([§A.10](reference.md); Table 1 of Attention Geometry reports it for
 # trained heads, e.g. 1.14 for a DMAP head close to the identity walk).  Along β every operator goes from $n$
 # (uniform) towards 1: DMAP and ATAP become identity-like (every token is its own nearest point), ATTN and DMTN
 # concentrate on a row argmax.
@@ -466,31 +496,90 @@ for name in OPERATORS:
     )
     assert curve[0] > 0.95 * n and curve[-1] < 2.0 and np.all((curve >= 1) & (curve <= n))
 
-fig, ax = plt.subplots(figsize=(6, 3.8))
+fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
 for name in OPERATORS:
     ax.loglog(betas, neighbours[name], label=name)
-ax.axvline(beta, color="grey", lw=1, label="standard β = 1/√d_h")
-ax.axhline(n, color="k", ls="--", lw=1)
-ax.axhline(1, color="k", ls=":", lw=1)
-ax.set(xlabel="β", ylabel="e^H̄ (effective keys)", title=f"Swiss-roll context, n = {n}")
-ax.legend(fontsize=8)
-plt.tight_layout()
+ax.axvline(beta, color="grey", lw=1, label=r"standard $\beta = 1/\sqrt{d_h}$")
+ax.axhline(n, color="k", ls="--", lw=1, label=f"uniform: n = {n}")
+ax.axhline(1, color="k", ls=":", lw=1, label="one key")
+ax.set(xlabel=r"$\beta$", ylabel=r"$e^{\bar H}$ (effective keys)", title=f"Swiss-roll context, n = {n}")
+ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
 # ## Recap
 #
-# * One family $\ell(b, a)$ holds the four operators; its corners are closed forms: ATTN is $\beta q\cdot k$
-#   exactly, DMAP the Gaussian kernel $e^{-\frac\beta4\lVert m_i - m_j\rVert^2}$ of the learned features, ATAP the
-#   kernel of the indefinite pseudo-distance, DMTN attention plus $\tfrac12\langle n, n\rangle$.
-# * The link decides reversibility: on the whole edge $a = 0$ of the square, and on any weights,
-#   $\varepsilon_{\mathrm{rev}} = 0$ to rounding and $\rho_{\mathrm{skew}} = 0$ exactly; the bound
-#   $\varepsilon_{\mathrm{rev}} \le \sqrt2$ is reached by one-way transport, e.g. a sharp pure-rotation head.
-# * The bond decides definiteness: inertia $(d_h, 0, \cdot)$ for DMAP and DMTN, $(d_h, d_h, \cdot)$ for ATAP
-#   and ATTN; DMAP ignores $W_N$ entirely and needs half the query–key weights.
-# * Exact link ⇔ zero current; a free link's circulation lives in its cycle affinities $2\beta\oint\mathcal A$,
-#   shared by DMTN and ATTN.
+# * One family $\ell(b, a)$ holds the four operators; its corners are closed forms: ATTN is $\beta q\cdot k$ exactly (bit
+#   for bit), DMAP the Gaussian kernel $e^{-\frac\beta4\lVert m_i - m_j\rVert^2}$ of the learned features (oracle: `gauss_kernel`
+#   on the points $m_i$, to $10^{-14}$), ATAP the kernel of the indefinite pseudo-distance, DMTN attention plus $\tfrac12\langle n, n\rangle$.
+# * The link decides reversibility: on the whole edge $a = 0$ of the square, and on 40 random heads,
+#   $\varepsilon_{\mathrm{rev}} = 0$ to rounding and $\rho_{\mathrm{skew}} = 0$ exactly; a free link gives $\varepsilon_{\mathrm{rev}} > 10^{-3}$.
+# * $\varepsilon_{\mathrm{rev}} \le \sqrt2$ from $\lVert F - F^\top\rVert^2 = 2\lVert F\rVert^2 - 2\sum F_{ij}F_{ji}$ (checked as an identity); the bound is
+#   reached by one-way transport: a one-way cycle exactly, a sharp pure-rotation head to $10^{-6}$.
+# * The bond decides definiteness: inertia $(d_h, 0, \cdot)$ for DMAP and DMTN, $(d_h, d_h, \cdot)$ for ATAP and ATTN (Sylvester).
+# * DMAP ignores $W_N$ entirely (moving along the orbit changes $\mathsf P$ by $< 10^{-14}$) and needs half the query–key weights.
+# * Exact link ⇔ zero current; a free link's circulation lives in its cycle affinities $2\beta\oint\mathcal A$, shared by DMTN and
+#   ATTN (to $10^{-10}$ on all triangles): the bond never enters a cycle affinity.
 #
-# The trained numbers of the seed's Table 1 depend on a training protocol that was not recovered
-# (attention-geometry-math §A.11); what is reproduced here are the structural facts behind them.  Notebook 10
-# puts several heads together: multi-head attention as one step of a connection walk.
+# The trained numbers of Table 1 of Attention Geometry depend on a training protocol that is not available
+# ([mathematical reference §A.11](reference.md)); what is reproduced here are the structural facts behind them.
+# Notebook 10a (Multi-head attention is a connection walk) puts several heads together: multi-head attention
+# as one step of a connection walk.
+
+# %% [markdown]
+# ## Exercises
+#
+# Use the Swiss-roll head of sections 2–7 (`q`, `k`, `P`, `points`, `beta`) and only the public API imported at the
+# top (`workbench.attention`, `workbench.markov`), plus `workbench.catalogue.fit_rate` and sympy.
+
+# %% [markdown]
+# ### Exercise 09.1 (compute)
+#
+# Every member of the edge $a = 0$ is a Doob transform.  Write $S^{(b)}_{ij} = \tfrac12\langle m_i, m_j\rangle - \tfrac b2\langle n_i, n_j\rangle$ and
+# $g^{(b)}_i = S^{(b)}_{ii}$; the logits are $\beta[S^{(b)}_{ij} + \tfrac12(g^{(b)}_i - g^{(b)}_j)]$, and the row softmax drops the source term.
+# For $b = 0, \tfrac12, 1$ build $\mathsf K = \exp_\odot(\beta S^{(b)})$ and $h = e^{-\beta g^{(b)}/2}$, and compare `doob_transform(K, h)` with
+# `family_operator(q, k, (b, 0.0))`, and the left Perron vector (`MarkovOperator(...).stationary`) with $h\odot\mathsf Kh$ normalised.
+# Then, for DMAP ($b = 0$), show that $h_i\mathsf K_{ij}h_j = e^{-\frac\beta4\lVert m_i - m_j\rVert^2}$, so that π is the normalised **degree** of
+# `gauss_kernel(m, beta / 4)`.
+#
+# **What a correct answer shows.**  Operators and stationary laws agree to $\sim10^{-15}$ for every $b$ (rounding only:
+# these are identities), and DMAP's stationary law is the degree of the Gauss kernel — the stationary law of an α = 0
+# diffusion map {cite:p}`coifman2006diffusion`: tokens in dense parts of the roll (in feature space) are visited more.
+
+# %%
+# your code here: m = (q + k) / np.sqrt(2), n_feat = (q - k) / np.sqrt(2); then doob_transform and MarkovOperator
+
+# %% [markdown]
+# ### Exercise 09.2 (derive)
+#
+# Take the walk on a cycle of $N \ge 3$ tokens that steps forward with probability $p$ and backward with $1 - p$.  On paper:
+# find its stationary law, its flux $F = \operatorname{diag}(\pi)\mathsf P$, and show
+#
+# $$\varepsilon_{\mathrm{rev}}(p) = \frac{\sqrt2\,\lvert2p - 1\rvert}{\sqrt{p^2 + (1 - p)^2}}, \qquad
+# \mathfrak A(\text{the whole cycle}) = N\log\frac p{1 - p},$$
+#
+# independent of $N$ for $\varepsilon_{\mathrm{rev}}$.  Check the first formula with sympy (build $\mathsf P$ symbolically for $N = 3$ and
+# $N = 6$) and both numerically with `reversibility_residual` and `cycle_affinities` at a few values of $p$.
+#
+# **What a correct answer shows.**  sympy confirms $\varepsilon_{\mathrm{rev}}^2$ identically for both $N$; the numbers agree to
+# $10^{-14}$.  The formula is $0$ at $p = \tfrac12$ (reversible), reaches $\sqrt2$ only at $p \in \{0, 1\}$ (one-way transport,
+# the equality case of the bound), and is already $1.03$ at $p = 0.8$: $\varepsilon_{\mathrm{rev}}$ saturates, while the affinity
+# $N\log\frac p{1-p}$ grows without bound as $p \to 1$.
+
+# %%
+# your code here: sympy Matrix for the cycle walk, then reversibility_residual and cycle_affinities(P, [list(range(N))])
+
+# %% [markdown]
+# ### Exercise 09.3 (explore)
+#
+# Walk away from the reversible edge: for $b \in \{0, \tfrac12, 1\}$ and $a$ in `np.geomspace(1e-4, 1e-2, 5)`, compute
+# $\varepsilon_{\mathrm{rev}}$ of `family_operator(q, k, (b, a))` and fit its rate in $a$ with `fit_rate`.  Compare also the cycle
+# affinities on `triangle_cycles(n)` with $a$ times those of DMTN.
+#
+# **What a correct answer shows.**  The fitted slopes are 1 (within 0.05): irreversibility is linear in the weight of the
+# free link, and the prefactor $\lim\varepsilon_{\mathrm{rev}}/a$ depends on $b$ (about 2.2, 2.7 and 2.1 here), because the bond shapes
+# π and the flux that the link tilts.  The affinities are exactly $a$ times DMTN's (to $10^{-13}$), for every $b$: the exact
+# part $(1 - a)\tfrac12(g_i - g_j)$ and the bond cancel around every loop, so only $a\mathcal A$ circulates.
+
+# %%
+# your code here: reversibility_residual(family_operator(q, k, (b, a))) over the grid; fit_rate(a_values, eps)
