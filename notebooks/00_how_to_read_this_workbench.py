@@ -15,24 +15,39 @@
 #
 # Every claim in the workbench exists three times: as a **statement** with its source, as a
 # **symbolic derivation** that sympy checks step by step, and as a **numeric verification** on
-# sampled data.  This notebook shows the three faces on the first four identities of the
-# catalogue:
+# sampled data.  A claim you can only read is a claim you have to trust; a claim with all three
+# faces can be re-derived, re-run at another size and broken on purpose.  This notebook shows the
+# three faces on the first four identities of the catalogue:
 #
 # 1. the exponential maps a Lie algebra into its group (orthogonal, SPD, stochastic, symplectic);
 # 2. the rank-one exponential $e^{uv^\top} = I + \varphi_1(v^\top u)\,uv^\top$;
 # 3. the small-β softmax expansion, checked as a **rate**;
 # 4. the Dirichlet form of a Gauss kernel on a sampled point cloud.
 #
-# At the end you will know what `workbench check` prints and why each row passes.
+# **Objectives.** After this notebook you can
+#
+# * list the catalogue, read an identity's statement and source, and print its symbolic steps;
+# * run the checks of one area from Python or with `workbench check --area AREA`, and read a
+#   residual against its tolerance;
+# * tell an exact identity (checked by a residual) from an asymptotic one (checked by a fitted rate);
+# * explain why $\varphi_1(z) = (e^z - 1)/z$ must be evaluated as `expm1(z)/z` near $z = 0$;
+# * verify the edge form of the Dirichlet form of a Gauss kernel on your own point cloud.
+#
+# **Prerequisites.** No earlier notebook.  Linear algebra (matrix exponential, eigenvalues of
+# symmetric matrices), Taylor series, and floating-point arithmetic at the level of "a double
+# carries about 16 digits".
+#
+# **Time.** About 40 minutes in class; the code runs in well under a minute.
 
 # %%
 import os
 
 import matplotlib.pyplot as plt
+import mpmath
 import numpy as np
 import scipy.linalg
 
-from workbench.catalogue import discover, fit_rate, run_checks
+from workbench.catalogue import discover, fit_rate, run_checks, select
 from workbench.continuum import softmax_first_order
 from workbench.expmv import expm_rank1, phi1
 from workbench.markov import (
@@ -44,27 +59,44 @@ from workbench.markov import (
     softmax_operator,
 )
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 rng = np.random.default_rng(0)
+
+
+def show(results):
+    """Print one line per check: pass/FAIL, backend, name, and the residual or rate against its bound."""
+    for r in results:
+        if r.rate is not None:
+            shown = f"rate {r.rate:.3f} (expected {r.expected_rate:g})"
+        else:
+            shown = f"residual {r.residual:.2e}"
+        print(f"{'pass' if r.passed else 'FAIL'}  {r.backend:6s} {r.name:42s} {shown}  ≤ {r.tolerance:.1e}")
+
 
 # %% [markdown]
 # ## What an identity is
 #
 # The catalogue is discovered through the entry-point group `workbench.derivations`; the
 # repository's own `derivations/` package registers itself there exactly as a course of yours
-# could.  Each record carries a name, an area, a LaTeX statement and a source.
+# could.  Each record carries a name, an area, a LaTeX statement and a source.  The sources name
+# the papers and the course's [mathematical reference](reference.md) by section.
 
 # %%
 catalogue = discover()
+print(f"{len(catalogue)} identities in {len({i.area for i in catalogue})} areas")
 for identity in catalogue:
     print(f"{identity.name:42s} {identity.area:10s} {identity.source}")
 
 # %% [markdown]
 # `derive()` returns the steps of the symbolic derivation.  Steps marked ✓ are equalities that
-# sympy has decided; a single ✗ makes the identity fail.
+# sympy has decided; a single ✗ makes the identity fail.  (`workbench derive NAME` prints the same.)
 
 # %%
-rank_one = next(i for i in catalogue if i.name == "expmv.rank_one.closed_form")
+rank_one = select(catalogue, name="expmv.rank_one.closed_form")[0]
+print(rank_one.statement)
 for step in rank_one.derive():
     mark = {None: "·", True: "✓", False: "✗"}[step.holds]
     print(mark, step.text)
@@ -75,25 +107,24 @@ for step in rank_one.derive():
 # `workbench check` runs every identity once symbolically (backend `sympy`) and once per numeric
 # backend: numpy always, torch when it is installed.  Each numeric check returns a residual and
 # the tolerance it must meet — or, for an asymptotic identity, a fitted rate and the rate it must
-# match.  Here is the same run from Python:
+# match.  Running the whole catalogue takes a minute or two, so here we run one **area**, the
+# four `structure` identities of section 1; `workbench check --area structure` is the same run
+# from the command line, and a bare `workbench check` runs all of them.
 
 # %%
-results = run_checks(catalogue, seed=0, scale="small", backends=("numpy",))
-for r in results:
-    if r.rate is not None:
-        shown = f"rate {r.rate:.3f} (expected {r.expected_rate:g})"
-    else:
-        shown = f"residual {r.residual:.2e}"
-    print(f"{'pass' if r.passed else 'FAIL'}  {r.backend:6s} {r.name:42s} {shown}  ≤ {r.tolerance:.1e}")
+results = run_checks(select(catalogue, area="structure"), seed=0, scale="small", backends=("numpy",))
+show(results)
 assert all(r.passed for r in results)
 
 # %% [markdown]
 # ## 1. Structure by construction
 #
-# If $A^\top G + GA = 0$ then $W(t) = e^{tA}$ keeps the quadratic form: $W^\top G W = G$.
-# With $G = I$ this is "skew ↦ orthogonal", with $G = J$ "Hamiltonian ↦ symplectic".  A Markov
-# generator $Q$ (off-diagonal rates ≥ 0, rows summing to 0) exponentiates to a row-stochastic
-# matrix.
+# If $A^\top G + GA = 0$ then $W(t) = e^{tA}$ keeps the quadratic form: $W^\top G W = G$, because
+# $\frac{d}{dt}(W^\top GW) = W^\top(A^\top G + GA)W = 0$.  With $G = I$ this is "skew ↦ orthogonal",
+# with $G = J$ "Hamiltonian ↦ symplectic".  A Markov generator $Q$ (off-diagonal rates ≥ 0, rows
+# summing to 0) exponentiates to a row-stochastic matrix.  The structure is not imposed after the
+# fact by a projection; it follows from the generator's algebra ({cite:p}`lieroadmap`;
+# {cite:p}`higham2008functions` for the matrix exponential itself).
 
 # %%
 n = 6
@@ -104,36 +135,45 @@ print("‖WᵀW − I‖ =", np.abs(W.T @ W - np.eye(n)).max())
 rates = rng.exponential(size=(n, n)) * (1 - np.eye(n))
 Q = rates - np.diag(rates.sum(axis=1))
 P = markov_semigroup(Q, t=0.5)  # validates Q as a generator, then exponentiates
-print("row sums of e^{Q/2}:", P.sum(axis=1).round(15), " min entry:", P.min())
+print("row sums of exp(Q/2):", P.sum(axis=1).round(15), " min entry:", P.min())
 
 # %% [markdown]
 # ## 2. The rank-one exponential
 #
 # Since $(uv^\top)^k = (v^\top u)^{k-1}uv^\top$, the whole series collapses to
-# $\varphi_1(z) = (e^z - 1)/z$.  The formula must survive $v^\top u \to 0$: the naive quotient
-# loses every digit there, while `phi1` (evaluated as `expm1(z)/z`) does not.
+# $\varphi_1(z) = (e^z - 1)/z$ ({cite:p}`lieroadmap`, "rank-1 exponentials").  The formula must
+# survive $v^\top u \to 0$: the naive quotient loses every digit there, while `phi1` (evaluated as
+# `expm1(z)/z`) does not.  The reference curve is computed with 40 significant digits by `mpmath`.
 
 # %%
 u, v = rng.standard_normal(n), rng.standard_normal(n)
 print("‖closed form − dense expm‖ =", np.abs(expm_rank1(u, v) - scipy.linalg.expm(np.outer(u, v))).max())
+run = run_checks(select(catalogue, name="expmv.rank_one.closed_form"), backends=("numpy",))
+show(run)
 
 z = np.geomspace(1e-17, 1e-1, 60)
+with mpmath.workdps(40):
+    reference = np.array([float(mpmath.expm1(mpmath.mpf(x)) / mpmath.mpf(x)) for x in z])
 naive = (np.exp(z) - 1) / z
-exact = z / 2 + z**2 / 6 + z**3 / 24 + z**4 / 120  # φ₁(z) − 1, from the Taylor series
-fig, ax = plt.subplots(figsize=(5, 3))
-ax.loglog(z, np.abs(naive - 1 - exact) / (1 + exact) + 1e-18, label="(eᶻ − 1)/z")
-ax.loglog(z, np.abs(phi1(z) - 1 - exact) / (1 + exact) + 1e-18, label="phi1 (expm1)")
-ax.set_xlabel("z = vᵀu")
-ax.set_ylabel("relative error")
-ax.legend()
+fig, ax = plt.subplots(figsize=(5.5, 3.3), layout="constrained")
+ax.loglog(z, np.abs(naive - reference) / reference + 1e-18, label=r"naive $(e^z - 1)/z$")
+ax.loglog(z, np.abs(phi1(z) - reference) / reference + 1e-18, label=r"phi1, i.e. expm1$(z)/z$")
+ax.axhline(np.finfo(float).eps / 2, color="k", ls=":", label=r"unit roundoff $2^{-53}$")
+ax.set_xlabel(r"$z = v^\top u$ (dimensionless)")
+ax.set_ylabel(r"relative error of $\varphi_1(z)$")
+ax.set_title(r"$\varphi_1$ near $z = 0$ (errors floored at $10^{-18}$)")
+ax.legend(fontsize=8)
 plt.show()
+assert np.max(np.abs(phi1(z) - reference) / reference) < 1e-15
 
 # %% [markdown]
 # ## 3. Small-β softmax, checked as a rate
 #
-# $\operatorname{softmax}_\beta(S) = N^{-1}\mathbf 1\mathbf 1^\top + (\beta/N)\,S(I - N^{-1}\mathbf 1\mathbf 1^\top) + O(\beta^2)$.
-# An asymptotic claim is not checked at one β but as the **slope** of the remainder on a log–log
-# plot: it must be 2.
+# $\operatorname{softmax}_\beta(S) = N^{-1}\mathbf 1\mathbf 1^\top + (\beta/N)\,S(I - N^{-1}\mathbf 1\mathbf 1^\top) + O(\beta^2)$
+# ({cite:p}`candanedo2026attention`; [mathematical reference §A.9](reference.md)).  At high
+# temperature attention averages uniformly, and the first correction sees only the *row-centred*
+# scores.  An asymptotic claim is not checked at one β but as the **slope** of the remainder on a
+# log–log plot: it must be 2.
 
 # %%
 N = 16 if SMALL else 256
@@ -143,13 +183,15 @@ errors = [np.linalg.norm(softmax_operator(S, b) - softmax_first_order(S, b)) for
 slope = fit_rate(betas, errors)
 print(f"fitted slope {slope:.4f} (expected 2)")
 assert abs(slope - 2) < 0.05
+show(run_checks(select(catalogue, name="continuum.softmax.small_beta"), backends=("numpy",)))
 
-fig, ax = plt.subplots(figsize=(5, 3))
+fig, ax = plt.subplots(figsize=(5.5, 3.3), layout="constrained")
 ax.loglog(betas, errors, "o-", label=f"remainder, slope {slope:.3f}")
-ax.loglog(betas, errors[0] * (betas / betas[0]) ** 2, "k--", label="β²")
-ax.set_xlabel("β")
-ax.set_ylabel("‖softmax − first order‖_F")
-ax.legend()
+ax.loglog(betas, errors[0] * (betas / betas[0]) ** 2, "k--", label=r"$\propto\beta^2$")
+ax.set_xlabel(r"inverse temperature $\beta$ (dimensionless)")
+ax.set_ylabel(r"$\|\mathrm{softmax}_\beta(S) - \mathrm{first\ order}\|_F$")
+ax.set_title(f"small-β softmax, N = {N}")
+ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -158,7 +200,11 @@ plt.show()
 # For a Gauss kernel $K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}$ (β is the *inverse bandwidth*:
 # no factor 2 or 4 inside the exponent), degree $\mathsf p = K\mathbf 1$, stationary law
 # $\pi = \mathsf p/\mathbf 1^\top\mathsf p$ and $\mathsf L = I - \mathsf P$:
-# $\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)\langle f, \mathsf L f\rangle_\pi = \tfrac12\sum_{ij}K_{ij}(f_i - f_j)^2$.
+# $\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)\langle f, \mathsf L f\rangle_\pi = \tfrac12\sum_{ij}K_{ij}(f_i - f_j)^2$
+# ({cite:p}`candanedo2026attention` §2; [mathematical reference §A.2](reference.md); the
+# continuous theory is {cite:t}`fukushima2011dirichlet`).  The right-hand side is a sum of squares,
+# so $\mathsf L$ is positive semidefinite in $\langle\cdot,\cdot\rangle_\pi$: that is why its
+# eigenvalues can be read as frequencies.
 
 # %%
 m = 200 if SMALL else 2000
@@ -171,13 +217,84 @@ mass = K.sum()
 quadratic = mass * np.sum(pi * f * (f - markov_operator(K) @ f))
 edge = dirichlet_form(K, f)
 print(f"edge sum {edge:.12f}\nquadratic {quadratic:.12f}\nrelative gap {abs(edge - quadratic) / edge:.1e}")
+assert abs(edge - quadratic) <= 1e-12 * edge  # two roundings of sums of m² positive terms
+show(run_checks(select(catalogue, name="markov.dirichlet_form.gauss"), backends=("numpy",)))
 
 # %% [markdown]
 # ## Recap
 #
 # * An identity = statement + source + `derive()` (sympy-checked steps) + `verify()` (a residual
 #   against a tolerance, or a fitted rate against its expected value).
-# * `workbench check` runs them all and exits 1 if anything fails; `--json` gives the same as one
-#   document; `workbench derive NAME` prints the steps.
-# * Structure by construction, the rank-one exponential, the small-β softmax and the Dirichlet
-#   form are the first four; the later notebooks follow the derivations of the seed papers.
+# * `workbench check --area AREA` runs one area (here `structure`, four identities, all passing);
+#   a bare `workbench check` runs the whole catalogue and exits 1 if anything fails; `--json` gives
+#   the same as one document; `workbench derive NAME` prints the steps.
+# * Structure by construction: skew ↦ orthogonal and generator ↦ stochastic hold to rounding,
+#   checked against the defining equations $W^\top W = I$, $P\mathbf 1 = \mathbf 1$, $P \ge 0$.
+# * The rank-one exponential matches dense `expm` to rounding, and only the `expm1` form of
+#   $\varphi_1$ keeps full relative accuracy near $z = 0$ (oracle: 40-digit `mpmath`).
+# * The small-β softmax is checked as a rate: the remainder's fitted slope is 2.
+# * The Dirichlet form's quadratic and edge forms agree to $10^{-12}$ relative on a noisy circle.
+# * The later notebooks follow the derivations of the two papers, {cite:t}`candanedo2026attention`
+#   and {cite:t}`connectionlaplacian`, in the same three faces.
+
+# %% [markdown]
+# ## Exercises
+#
+# Use only the public API shown above (`workbench.catalogue`, `workbench.markov`,
+# `workbench.continuum`, `workbench.expmv`).  Each exercise says what a correct answer shows,
+# so you can check your own work before you compare it with the worked answers.
+
+# %% [markdown]
+# ### Exercise 00.1 (compute)
+#
+# Section 1 checked the orthogonal and stochastic cases by hand.  Do the **symplectic** one: with
+# $J = \begin{pmatrix}0 & I_3\\ -I_3 & 0\end{pmatrix}$ and a random symmetric $6\times6$ matrix $S$,
+# form the Hamiltonian matrix $A = JS$, check $A^\top J + JA = 0$, and compute
+# $\lVert W^\top J W - J\rVert_{\max}$ for $W = e^{tA}$ at $t = 0.1, 1, 3$.  Then run the catalogue
+# identity `structure.exp.hamiltonian_to_symplectic` and compare your residuals, divided by
+# $\max_{ij}\lvert W_{ij}\rvert^2$ as the catalogue does, with its tolerance.
+#
+# **What a correct answer shows:** $A^\top J + JA = S - S$ vanishes exactly in floating point
+# (multiplying by $J$ only permutes entries and flips signs); the symplectic residual is a few
+# units of $10^{-16}$ times $\lVert W\rVert^2$, so it grows with $t$ as $\lVert W\rVert$ grows, and
+# divided by $\max\lvert W_{ij}\rvert^2$ it stays below the catalogue's tolerance $100\,n\,\varepsilon$.
+# Explain why the residual is not exactly 0 although the identity is exact, and why dividing by
+# $\lVert W\rVert^2$ is the fair comparison.
+
+# %%
+# your code here
+
+# %% [markdown]
+# ### Exercise 00.2 (derive)
+#
+# On paper, expand one row of $\operatorname{softmax}_\beta(S)$, $p_j(\beta) = e^{\beta S_j}/\sum_l e^{\beta S_l}$,
+# to first order in β, and show $p_j = \frac1N + \frac\beta N\bigl(S_j - \bar S\bigr) + O(\beta^2)$ with
+# $\bar S = \frac1N\sum_l S_l$.  Explain in one sentence why adding the same constant to every score
+# of a row changes nothing at this order (and at every order).  Then check your expansion with
+# sympy for $N = 3$ symbolic scores (`sympy.series` in β), and numerically against
+# `softmax_first_order` at $\beta = 10^{-4}$.
+#
+# **What a correct answer shows:** sympy's first-order coefficient minus yours simplifies to 0; the
+# numeric gap is of order $\beta^2$ (about $10^{-9}$), not of order β.
+
+# %%
+# your code here (sympy: `import sympy as sp`; scores `sp.symbols("S1:4")`, `beta = sp.Symbol("beta")`)
+
+# %% [markdown]
+# ### Exercise 00.3 (explore)
+#
+# Section 2 showed that the naive $(e^z - 1)/z$ fails near 0.  Measure **how** it fails: for
+# $z$ on a log grid from $10^{-15}$ to $10^{-3}$, compute its relative error against the `mpmath`
+# reference and fit the slope of the error on a log–log scale with `fit_rate`.  Because
+# individual rounding errors scatter, fit the *largest* error in each of about ten windows of the
+# grid.  Interpret the slope and the intercept: where does the lost accuracy come from, and why
+# does `expm1` not suffer from it?
+#
+# **What a correct answer shows:** a slope of $-1$ (within about 0.1), and errors of at most about
+# $u/z$ with $u = 2^{-53}$: computing $e^z$ rounds it to a double next to 1 with an absolute
+# error of up to $u$; the subtraction of 1 is exact but keeps that absolute error, and dividing by
+# $z$ makes it a relative error of order $u/z$ (catastrophic cancellation).  `expm1` never forms
+# $1 + z$, so its relative error stays at a few $u$.
+
+# %%
+# your code here

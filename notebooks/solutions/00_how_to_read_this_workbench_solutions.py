@@ -1,0 +1,135 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Solutions — 00 How to read this workbench
+#
+# Worked answers to the exercises of notebook `00_how_to_read_this_workbench.py`.  Every answer
+# is computed and then asserted against an independent oracle; the comment on each assert names
+# the oracle and says why the tolerance is what it is.
+
+# %%
+import os
+
+import matplotlib.pyplot as plt
+import mpmath
+import numpy as np
+import scipy.linalg
+import sympy as sp
+
+from workbench.catalogue import discover, fit_rate, run_checks, select
+from workbench.continuum import softmax_first_order
+from workbench.expmv import phi1
+from workbench.markov import softmax_operator
+
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
+rng = np.random.default_rng(0)
+EPS = np.finfo(float).eps
+
+# %% [markdown]
+# ### Solution 00.1
+#
+# With $J^\top = -J$ and $J^2 = -I$: $A^\top J + JA = S^\top J^\top J + J^2 S = S - S = 0$.  Then
+# $\frac{d}{dt}\bigl(W^\top JW\bigr) = W^\top(A^\top J + JA)W = 0$ and $W(0) = I$, so $W^\top JW = J$
+# for every $t$.  In floating point, products with $J$ only move entries and flip signs, so the
+# first identity holds *exactly*; $W = e^{tA}$ itself is rounded, and an error $\delta W$ of
+# relative size $u$ in $W$ shows up in $W^\top JW$ as about $2u\lVert W\rVert^2$.  That is why the
+# fair residual divides by $\max\lvert W_{ij}\rvert^2$, as the catalogue does.
+
+# %%
+half = 3
+n = 2 * half
+J = np.block([[np.zeros((half, half)), np.eye(half)], [-np.eye(half), np.zeros((half, half))]])
+g = rng.standard_normal((n, n)) / np.sqrt(n)
+S = (g + g.T) / 2  # exactly symmetric in floating point
+A = J @ S
+assert np.array_equal(A.T @ J + J @ A, np.zeros((n, n)))  # oracle: exact algebra (signed permutations)
+tolerance = 100 * n * EPS  # the catalogue's tolerance for this identity
+for t in (0.1, 1.0, 3.0):
+    W = scipy.linalg.expm(t * A)
+    residual = np.abs(W.T @ J @ W - J).max()
+    relative = residual / np.abs(W).max() ** 2
+    print(f"t = {t:3g}: max|W| = {np.abs(W).max():8.2f}, residual {residual:.1e}, relative {relative:.1e}")
+    assert relative < tolerance  # oracle: the defining equation WᵀJW = J; rounding scales with ‖W‖²
+results = run_checks(select(discover(), name="structure.exp.hamiltonian_to_symplectic"), backends=("numpy",))
+for r in results:
+    print(f"catalogue {r.backend}: passed {r.passed}, residual {r.residual:.1e}, tolerance {r.tolerance:.1e}")
+assert all(r.passed for r in results)
+
+# %% [markdown]
+# ### Solution 00.2
+#
+# $e^{\beta S_j} = 1 + \beta S_j + O(\beta^2)$ and $\sum_l e^{\beta S_l} = N(1 + \beta\bar S) + O(\beta^2)$, so
+#
+# $$p_j = \frac{1 + \beta S_j}{N(1 + \beta\bar S)} + O(\beta^2) = \frac1N\bigl(1 + \beta S_j - \beta\bar S\bigr) + O(\beta^2).$$
+#
+# Adding $c$ to every score of the row multiplies numerator and denominator by $e^{\beta c}$:
+# the softmax is unchanged *exactly*, and at first order $S_j - \bar S$ is unchanged too.  In
+# matrix form the correction is $(\beta/N)\,S(I - N^{-1}\mathbf 1\mathbf 1^\top)$: right
+# multiplication by the centring projector subtracts each row's mean.
+
+# %%
+beta = sp.Symbol("beta")
+scores = sp.symbols("S1:4")
+N = len(scores)
+denominator = sum(sp.exp(beta * s) for s in scores)
+mean = sum(scores) / N
+for j, s in enumerate(scores):
+    first_order = sp.series(sp.exp(beta * s) / denominator, beta, 0, 2).removeO()
+    claimed = sp.Rational(1, N) + beta / N * (s - mean)
+    assert sp.simplify(first_order - claimed) == 0  # oracle: sympy's Taylor series, exact
+    print(f"p_{j + 1} = {sp.expand(first_order)}")
+
+b = 1e-4
+M = rng.standard_normal((8, 8))
+gap = np.abs(softmax_operator(M, b) - softmax_first_order(M, b)).max()
+print(f"numeric gap at β = {b:g}: {gap:.1e}")
+# oracle: the O(β²) remainder; its coefficient is at most max|S|²/N-ish, and max|S| ≈ 3 here
+assert gap < 10 * b**2 and gap > 1e-3 * b**2
+
+# %% [markdown]
+# ### Solution 00.3
+#
+# Computing $e^z$ for tiny $z$ rounds the exact $1 + z + \dots$ to a double next to 1 with an
+# absolute error of up to $u = 2^{-53}$.  The subtraction of 1 is exact (Sterbenz' lemma), so it
+# keeps that absolute error; dividing by $z$ turns it into a relative error of order $u/z$.  The
+# error is therefore $C z^{-1}$: slope $-1$ and $C \le u$.  `expm1` computes $e^z - 1$ directly,
+# without ever forming the rounded $1 + z$, and keeps its relative error at a few $u$.
+
+# %%
+z = np.geomspace(1e-15, 1e-3, 200)
+with mpmath.workdps(40):
+    reference = np.array([float(mpmath.expm1(mpmath.mpf(x)) / mpmath.mpf(x)) for x in z])
+naive_error = np.abs((np.exp(z) - 1) / z - reference) / reference
+stable_error = np.abs(phi1(z) - reference) / reference
+windows = naive_error.reshape(10, 20).max(axis=1)
+z_windows = z.reshape(10, 20)[np.arange(10), naive_error.reshape(10, 20).argmax(axis=1)]
+slope = fit_rate(z_windows, windows)
+print(f"fitted slope of the naive error: {slope:.3f}; max z·error / u = {np.max(naive_error * z) / (EPS / 2):.2f}")
+print(f"expm1 form: max relative error {stable_error.max():.1e} = {stable_error.max() / (EPS / 2):.1f} u")
+assert abs(slope + 1) < 0.1  # oracle: the u/z cancellation model; window maxima scatter by a factor < 2
+assert np.all(naive_error * z <= EPS)  # the error is bounded by u/z (u = EPS/2), with a factor 2 to spare
+assert stable_error.max() < 8 * EPS  # expm1 and one division: a few units of roundoff
+
+fig, ax = plt.subplots(figsize=(5.5, 3.3), layout="constrained")
+ax.loglog(z, naive_error + 1e-18, ".", ms=3, label=r"naive $(e^z - 1)/z$")
+ax.loglog(z_windows, windows, "o", label=f"window maxima, slope {slope:.2f}")
+ax.loglog(z, EPS / 2 / z, "k--", label=r"$u/z$, $u = 2^{-53}$")
+ax.loglog(z, stable_error + 1e-18, ".", ms=3, label=r"expm1$(z)/z$")
+ax.set_xlabel(r"$z$ (dimensionless)")
+ax.set_ylabel("relative error (floored at 1e-18)")
+ax.set_title("catastrophic cancellation in $e^z - 1$")
+ax.legend(fontsize=8)
+plt.show()
