@@ -1,6 +1,6 @@
 r"""Riemannian geometry of the continuum generator: the Bochner formula and the Witten–Girsanov structure.
 
-Source: Attention Geometry §4 (Witten–Novikov–Girsanov) and §5 (Bakry–Émery I); attention-geometry-math
+Source: Attention Geometry §4 (Witten–Novikov–Girsanov) and §5 (Bakry–Émery I); book/reference.md
 §A.4 [SEED generator 𝒞_𝒜 f = −ħΔ_G f + 2⟨𝒜, df⟩_G, DERIVED properties] and §A.5 [RECON, standard
 Bakry–Émery].  Everything is computed in coordinates with :mod:`workbench.continuum`:
 
@@ -89,10 +89,14 @@ def _bochner_steps(label: str, metric: RiemannianMetric, hessian_identity: bool)
             f"{label}: Γ(f,g) = ½[ℒ(fg) − fℒg − gℒf] = ħ⟨∇f,∇g⟩_G",
             _zero(bakry_emery_gamma(L, f, g)),
             _zero(HBAR * metric.inner(metric.differential(f), metric.differential(g))),
+            statement=r"\Gamma(f,g) = \tfrac12\big[\mathcal L(fg) - f\mathcal Lg - g\mathcal Lf\big] = \hbar\langle\nabla f,\nabla g\rangle_G",
+            because="the Leibniz rule Δ(fg) = fΔg + gΔf + 2⟨∇f,∇g⟩ leaves only the cross term; the first-order drift is a derivation and drops out",
         ),
         claim(
             f"{label}: Γ₂(f) = ½[ℒΓ(f,f) − 2Γ(f,ℒf)] = ħ²‖Hess f‖² + ħ²Ric(∇f,∇f) + 2ħ HessΦ(∇f,∇f)",
             _zero(bakry_emery_gamma2(L, f) - bochner_gamma2(metric, f, phi, HBAR)),
+            statement=r"\Gamma_2(f) = \tfrac12\big[\mathcal L\Gamma(f,f) - 2\Gamma(f,\mathcal Lf)\big] = \hbar^2\lVert\operatorname{Hess}f\rVert^2 + \hbar^2\operatorname{Ric}(\nabla f,\nabla f) + 2\hbar\operatorname{Hess}\Phi(\nabla f,\nabla f)",
+            because="Bochner's formula ½Δ|∇f|² = ‖Hess f‖² + ⟨∇f,∇Δf⟩ + Ric(∇f,∇f), plus the drift term of ℒ; sympy checks it with generic f, Φ on the metric",
         ),
     ]
     if hessian_identity:
@@ -104,7 +108,14 @@ def _bochner_steps(label: str, metric: RiemannianMetric, hessian_identity: bool)
 
         lhs = gam(g, gam(f, h)) + gam(h, gam(f, g)) - gam(f, gam(g, h))
         rhs = 2 * HBAR**2 * metric.bilinear(metric.hessian(f), metric.gradient(g), metric.gradient(h))
-        steps.append(claim(f"{label}: Γ(g,Γ(f,h)) + Γ(h,Γ(f,g)) − Γ(f,Γ(g,h)) = 2ħ² Hess f(∇g,∇h)", _zero(lhs - rhs)))
+        steps.append(
+            claim(
+                f"{label}: Γ(g,Γ(f,h)) + Γ(h,Γ(f,g)) − Γ(f,Γ(g,h)) = 2ħ² Hess f(∇g,∇h)",
+                _zero(lhs - rhs),
+                statement=r"\Gamma(g,\Gamma(f,h)) + \Gamma(h,\Gamma(f,g)) - \Gamma(f,\Gamma(g,h)) = 2\hbar^2\operatorname{Hess}f(\nabla g,\nabla h)",
+                because="Γ = ħ⟨∇·,∇·⟩_G, and the Koszul formula expresses ∇²f(X, Y) through derivatives of inner products of gradients",
+            )
+        )
     return steps
 
 
@@ -115,13 +126,29 @@ def _derive_bochner() -> list[Step]:
         Step(
             "ℒ = −𝒞_{dΦ}: ℒf = ħΔ_G f − 2⟨dΦ, df⟩_G, Δ_G f = g^{−1/2}∂_a(g^{1/2}G^{ab}∂_b f)",
             sp.Eq(sp.Symbol("ℒf"), HBAR * sp.Symbol("Δ_G f") - 2 * sp.Symbol("⟨dΦ,df⟩_G")),
+            statement=r"\mathcal Lf = \hbar\Delta_Gf - 2\langle d\Phi, df\rangle_G,\quad \Delta_Gf = g^{-1/2}\partial_a\big(g^{1/2}G^{ab}\partial_bf\big)",
+            because="the diffusion generator with potential Φ; Δ_G is the Laplace–Beltrami operator in coordinates",
         ),
-        claim("flat ℝ²: Ric = 0", flat.ricci, sp.zeros(2, 2)),
-        claim("round sphere of radius r: Ric = G/r²", round_.ricci, round_.metric / RADIUS**2),
+        claim(
+            "flat ℝ²: Ric = 0",
+            flat.ricci,
+            sp.zeros(2, 2),
+            statement=r"G = \delta:\ \operatorname{Ric} = 0",
+            because="all Christoffel symbols vanish",
+        ),
+        claim(
+            "round sphere of radius r: Ric = G/r²",
+            round_.ricci,
+            round_.metric / RADIUS**2,
+            statement=r"G = r^2(d\theta^2 + \sin^2\theta\,d\varphi^2):\ \operatorname{Ric} = \frac{1}{r^2}G",
+            because="a surface has Ric = K·G, and the round sphere has Gaussian curvature K = 1/r²",
+        ),
         claim(
             "surface of revolution du² + r(u)²dθ²: Ric = K G with Gaussian curvature K = −r''/r",
             rev.ricci,
             -sp.diff(r_u, U, 2) / r_u * rev.metric,
+            statement=r"G = du^2 + r(u)^2d\theta^2:\ \operatorname{Ric} = KG,\quad K = -\frac{r''(u)}{r(u)}",
+            because="the Jacobi equation for the geodesic spray of a warped product; r is a generic function",
         ),
     ]
     steps += _bochner_steps("flat ℝ²", flat, hessian_identity=True)
@@ -219,6 +246,8 @@ def _witten_claims(label: str, metric: RiemannianMetric) -> list[Step]:
         claim(
             f"{label} (a): 𝒞_{{dΦ}}f = −ħ e^{{2Φ/ħ}} div_G(e^{{−2Φ/ħ}}∇f)",
             _zero(C(f) + HBAR * sp.exp(2 * phi / HBAR) * metric.divergence(gibbs * metric.gradient(f))),
+            statement=r"\mathcal C_{d\Phi}f = -\hbar\,e^{2\Phi/\hbar}\operatorname{div}_G\big(e^{-2\Phi/\hbar}\nabla f\big)",
+            because="div(e^{−2Φ/ħ}∇f) = e^{−2Φ/ħ}(Δf − (2/ħ)⟨∇Φ,∇f⟩): the gradient drift is a weighted Laplacian",
         ),
         claim(
             f"{label} (b): e^{{−Φ/ħ}}𝒞_{{dΦ}}(e^{{Φ/ħ}}u) = −ħΔ_G u + (|dΦ|²_G/ħ − Δ_GΦ)u",
@@ -227,10 +256,14 @@ def _witten_claims(label: str, metric: RiemannianMetric) -> list[Step]:
                 + HBAR * metric.laplacian(u)
                 - witten_potential(metric, phi, HBAR) * u
             ),
+            statement=r"e^{-\Phi/\hbar}\,\mathcal C_{d\Phi}\big(e^{\Phi/\hbar}u\big) = -\hbar\Delta_Gu + \Big(\frac{\lvert d\Phi\rvert_G^2}{\hbar} - \Delta_G\Phi\Big)u",
+            because="the ground-state (Witten) conjugation: the first-order terms cancel and a Schrödinger potential remains",
         ),
         claim(
             f"{label} (c): 𝒞_{{dΦ}}^† (e^{{−2Φ/ħ}}√g) = 0, so μ = e^{{−2Φ/ħ}}dV_G is stationary",
             _zero(formal_adjoint(metric, d_phi, HBAR, gibbs * metric.volume_density)),
+            statement=r"\mathcal C_{d\Phi}^\dagger\big(e^{-2\Phi/\hbar}\sqrt g\big) = 0\ \Rightarrow\ \mu = e^{-2\Phi/\hbar}dV_G \text{ is stationary}",
+            because="by (a) 𝒞_{dΦ} is symmetric in L²(μ), so its formal adjoint kills the density of μ",
         ),
     ]
 
@@ -242,6 +275,8 @@ def _derive_girsanov() -> list[Step]:
         Step(
             "𝒞_A f = −ħΔ_G f + 2⟨A, df⟩_G (positive convention; ℒ = −𝒞), A = dΦ + A^⊥",
             sp.Eq(sp.Symbol("𝒞_A f"), -HBAR * sp.Symbol("Δ_G f") + 2 * sp.Symbol("⟨A,df⟩_G")),
+            statement=r"\mathcal C_Af = -\hbar\Delta_Gf + 2\langle A, df\rangle_G,\quad A = d\Phi + A^\perp,\ \mathcal L = -\mathcal C",
+            because="the drift-diffusion operator in the positive convention, with the drift split into exact and coexact parts",
         )
     ]
     steps += _witten_claims("d = 1, G(x) symbolic", line)
@@ -263,20 +298,36 @@ def _derive_girsanov() -> list[Step]:
         - (g * sp.diff(f, Y) - f * sp.diff(g, Y)) * sp.diff(psi, X)
     )
     steps += [
-        Step("(d) flat torus: Φ = cos x/2 + sin y/3, ψ = sin x sin y, A^⊥ = e^{2Φ/ħ}(∂_yψ, −∂_xψ)", perp),
-        claim("(d) div(e^{−2Φ/ħ}A^⊥) = 0", _zero(torus.divergence(gibbs * perp))),
+        Step(
+            "(d) flat torus: Φ = cos x/2 + sin y/3, ψ = sin x sin y, A^⊥ = e^{2Φ/ħ}(∂_yψ, −∂_xψ)",
+            perp,
+            statement=r"A^\perp = e^{2\Phi/\hbar}(\partial_y\psi, -\partial_x\psi)\ \text{on } \mathbb T^2,\quad \Phi = \tfrac12\cos x + \tfrac13\sin y,\ \psi = \sin x\sin y",
+            because="a coexact drift built from a stream function ψ, weighted so that e^{−2Φ/ħ}A^⊥ is divergence-free",
+        ),
+        claim(
+            "(d) div(e^{−2Φ/ħ}A^⊥) = 0",
+            _zero(torus.divergence(gibbs * perp)),
+            statement=r"\operatorname{div}\big(e^{-2\Phi/\hbar}A^\perp\big) = \partial_x\partial_y\psi - \partial_y\partial_x\psi = 0",
+            because="mixed partial derivatives commute",
+        ),
         claim(
             "(d) μ = e^{−2Φ/ħ}dx stays stationary: 𝒞_{dΦ+A^⊥}^† e^{−2Φ/ħ} = 0",
             _zero(formal_adjoint(torus, drift, HBAR, gibbs)),
+            statement=r"\mathcal C_{d\Phi + A^\perp}^\dagger e^{-2\Phi/\hbar} = \mathcal C_{d\Phi}^\dagger e^{-2\Phi/\hbar} + 2\operatorname{div}\big(e^{-2\Phi/\hbar}A^\perp\big) = 0",
+            because="the adjoint is linear in the drift, and each part kills the Gibbs density",
         ),
         claim(
             "(d) e^{−2Φ/ħ}(g𝒞f − f𝒞g) = 2⟨ψ-part⟩ − ħ div(e^{−2Φ/ħ}(g∇f − f∇g)), f = cos x, g = cos y",
             _zero(gibbs * (g * C(f) - f * C(g)) - antisym_density + HBAR * torus.divergence(current)),
+            statement=r"e^{-2\Phi/\hbar}(g\,\mathcal Cf - f\,\mathcal Cg) = 2\big[(gf_x - fg_x)\psi_y - (gf_y - fg_y)\psi_x\big] - \hbar\operatorname{div}\big(e^{-2\Phi/\hbar}(g\nabla f - f\nabla g)\big)",
+            because="the symmetric Witten part is a divergence; the coexact drift leaves the antisymmetric ψ-term",
         ),
         claim(
             "(d) ∫_T² g𝒞f dμ − ∫_T² f𝒞g dμ = 2∫[(gf_x − fg_x)ψ_y − (gf_y − fg_y)ψ_x] = −4π² ≠ 0",
             _torus_antisymmetry(f, g, psi),
             -4 * sp.pi**2,
+            statement=r"\int_{\mathbb T^2}g\,\mathcal Cf\,d\mu - \int_{\mathbb T^2}f\,\mathcal Cg\,d\mu = -4\pi^2 \ne 0\quad(f = \cos x,\ g = \cos y)",
+            because="the divergence integrates to 0 on the torus and the ψ-term integrates in closed form: the coexact drift makes 𝒞 non-self-adjoint",
         ),
     ]
     return steps
@@ -356,7 +407,7 @@ IDENTITIES = [
         statement=r"\mathcal L = \hbar\Delta_G - 2\langle d\Phi, d\cdot\rangle_G:\ \Gamma(f,g) = \hbar\langle\nabla f,\nabla g\rangle_G,"
         r"\ \Gamma_2(f) = \hbar^2\lVert\operatorname{Hess}f\rVert^2 + \hbar^2\operatorname{Ric}(\nabla f,\nabla f)"
         r" + 2\hbar\operatorname{Hess}\Phi(\nabla f,\nabla f)",
-        source="Attention Geometry §5; attention-geometry-math §A.5 [RECON, standard Bakry–Émery; Hessian identity "
+        source="Attention Geometry §5; book/reference.md §A.5 [RECON, standard Bakry–Émery; Hessian identity "
         "SEED fragment + DERIVED]",
         derive=_derive_bochner,
         verify=_verify_bochner,
@@ -369,7 +420,7 @@ IDENTITIES = [
         r"\ e^{-\Phi/\hbar}\mathcal C_{d\Phi}e^{\Phi/\hbar} = -\hbar\Delta_G + |d\Phi|^2_G/\hbar - \Delta_G\Phi,"
         r"\ \mu = e^{-2\Phi/\hbar}dV_G\ \text{stationary for}\ \mathcal C_{d\Phi + A^\perp},"
         r"\ \operatorname{div}_G(e^{-2\Phi/\hbar}A^\perp) = 0",
-        source="Attention Geometry §4; attention-geometry-math §A.4 [SEED generator, DERIVED properties]",
+        source="Attention Geometry §4; book/reference.md §A.4 [SEED generator, DERIVED properties]",
         derive=_derive_girsanov,
         verify=_verify_girsanov,
         backends=("numpy",),

@@ -2,7 +2,7 @@ r"""Continuum limits of Gauss-kernel Markov operators: the generator limit and t
 
 Source: Attention Geometry §3 (Cauchy–Green, :math:`2\hbar\beta\,\mathrm{Cov} \to \hbar\mathcal G^{ab}`) and §4
 (:math:`4\hbar\beta(I - \mathcal P_\beta)`) [SEED fragments]; the α-drift of the generator is [RECON,
-Coifman & Lafon 2006] (attention-geometry-math §A.3, §A.4).  Kernel everywhere:
+Coifman & Lafon 2006] (book/reference.md §A.3, §A.4).  Kernel everywhere:
 :math:`K_\beta(x,y) = \exp(-\beta\,(y-x)^\top G\,(y-x))`, i.e. ``gauss_kernel`` of the points mapped by
 :math:`u \mapsto u L` with :math:`G = LL^\top`.  The symbolic side is
 :func:`workbench.continuum.kernel_generator_expansion`; the numeric side measures the bias rate in
@@ -57,7 +57,15 @@ def _derive_generator() -> list[Step]:
     steps += general.steps
     for alpha in ALPHAS:
         fixed = kernel_generator_expansion(d=1, order=1, alpha=alpha)
-        steps += [Step(f"α = {alpha}: ", fixed.generator), *[s for s in fixed.steps if s.holds is not None][-2:]]
+        steps += [
+            Step(
+                f"α = {alpha}: ",
+                fixed.generator,
+                statement=r"\mathcal C_\alpha f = -\big[\Delta_Gf + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\big]\quad(\alpha\in\{0, \tfrac12, 1\},\ d = 1)",
+                because="the generator limit with α fixed to a number; its last two checked steps follow",
+            ),
+            *[s for s in fixed.steps if s.holds is not None][-2:],
+        ]
     steps += kernel_generator_expansion(d=2, order=1).steps  # general symmetric 2×2 metric, symbolic α
     return steps
 
@@ -219,24 +227,52 @@ def _derive_cauchy_green() -> list[Step]:
     coeff = [sp.expand((sp.diff(dist2, s, k).subs(s, 0) / sp.factorial(k)).doit()) for k in range(3)]
     jac = feature.jacobian(x)
     return [
-        Step("kernel K_β(x, y) = exp(−β (y−x)ᵀ G (y−x)), G symmetric positive definite", g),
+        Step(
+            "kernel K_β(x, y) = exp(−β (y−x)ᵀ G (y−x)), G symmetric positive definite",
+            g,
+            statement=r"K_\beta(x,y) = e^{-\beta(y-x)^\top G(y-x)},\quad G = G^\top\succ0\in\mathbb R^{d\times d}",
+            because="the Gauss kernel with a constant metric, whose second moment is the Cauchy–Green cometric",
+        ),
         claim(
             "completing the square: −β uᵀGu + tᵀu = −β(u−μ)ᵀG(u−μ) + tᵀG⁻¹t/(4β), μ = G⁻¹t/(2β)",
             (-beta * u.T * g * u + t.T * u)[0],
             (-beta * (u - mu).T * g * (u - mu))[0] + (t.T * cometric * t)[0] / (4 * beta),
+            statement=r"-\beta u^\top Gu + t^\top u = -\beta(u-\mu)^\top G(u-\mu) + \frac{t^\top G^{-1}t}{4\beta},\quad \mu = \frac{G^{-1}t}{2\beta}",
+            because="expand (u − μ)ᵀG(u − μ) with Gμ = t/(2β)",
         ),
-        claim("Gaussian covariance E[u uᵀ] = ∂²_t exp(tᵀG⁻¹t/(4β))|₀ = G⁻¹/(2β)", second, cometric / (2 * beta)),
-        claim("so 2ħβ E[u uᵀ] = ħ G⁻¹ = ħ G^{ab} (the factor 2 of 2ħβ undoes 1/(2β))", 2 * beta * second, cometric),
-        claim("features F: ℝ² → ℝ³: ‖F(x+su) − F(x)‖² has no s⁰ or s¹ term", coeff[0] + coeff[1]),
+        claim(
+            "Gaussian covariance E[u uᵀ] = ∂²_t exp(tᵀG⁻¹t/(4β))|₀ = G⁻¹/(2β)",
+            second,
+            cometric / (2 * beta),
+            statement=r"\mathbb E[uu^\top] = \partial_t^2\,e^{t^\top G^{-1}t/(4\beta)}\big|_{t=0} = \frac{G^{-1}}{2\beta}",
+            because="the Hessian at 0 of the moment generating function is the covariance",
+        ),
+        claim(
+            "so 2ħβ E[u uᵀ] = ħ G⁻¹ = ħ G^{ab} (the factor 2 of 2ħβ undoes 1/(2β))",
+            2 * beta * second,
+            cometric,
+            statement=r"2\hbar\beta\,\mathbb E[uu^\top] = \hbar G^{-1} = \hbar G^{ab}",
+            because="the factor 2β undoes the 1/(2β) of the covariance",
+        ),
+        claim(
+            "features F: ℝ² → ℝ³: ‖F(x+su) − F(x)‖² has no s⁰ or s¹ term",
+            coeff[0] + coeff[1],
+            statement=r"\lVert F(x+su) - F(x)\rVert^2 = s^2\,u^\top J_F^\top J_Fu + O(s^3),\quad F:\mathbb R^d\to\mathbb R^D",
+            because="F(x + su) − F(x) = sJ_F u + O(s²), whose square starts at s²",
+        ),
         claim(
             "… and its s² term is uᵀ J_Fᵀ J_F u: the kernel on features sees the pulled-back metric G = JᵀJ",
             coeff[2],
             sp.expand((u.T * jac.T * jac * u)[0]),
+            statement=r"[s^2]\,\lVert F(x+su) - F(x)\rVert^2 = u^\top J_F^\top J_F\,u,\quad G_F = J_F^\top J_F",
+            because="the square of the first-order term; the pulled-back (right Cauchy–Green) metric",
         ),
         Step(
             "leading order in x-coordinates: 2β Σ_j P_ij (x_j − x_i)(x_j − x_i)ᵀ → (J_FᵀJ_F)⁻¹; the cubic and "
             "quartic terms of ‖F(y) − F(x)‖² shift it by O(1/β) (odd orders vanish by symmetry)",
             (jac.T * jac),
+            statement=r"2\beta\sum_j\mathsf P_{ij}(x_j - x_i)(x_j - x_i)^\top \to (J_F^\top J_F)^{-1} + O(\beta^{-1})",
+            because="a feature kernel is locally the Gauss kernel of G_F = JᵀJ, so the estimator sees G_F⁻¹; higher Taylor terms shift it by O(1/β)",
         ),
     ]
 
@@ -337,13 +373,23 @@ def _derive_variance() -> list[Step]:
             "samples of density q; estimator 4β(f − P f)(x) = −4β S/D, S = mean_j K(f(x_j) − f(x)), "
             "D = mean_j K",
             sd,
+            statement=r"4\beta(f - \mathsf P_\beta f)(x) = -4\beta\,\frac{S}{D},\quad S = \frac1N\sum_jK(x_j - x)(f(x_j) - f(x)),\ D = \frac1N\sum_jK(x_j - x)",
+            because="the estimator on N i.i.d. samples is a ratio of two sample means; its standard deviation is shown",
         ),
         claim(
             "Gaussian second moment ∫ e^{−2βu²} u² du = √(π/2) / (4 β^{3/2})",
             second_moment,
             sp.sqrt(sp.pi / 2) / (4 * beta ** sp.Rational(3, 2)),
+            statement=r"\int e^{-2\beta u^2}u^2\,du = \frac{\sqrt{\pi/2}}{4\beta^{3/2}}",
+            because="a Gaussian of variance 1/(4β) has ∫e^{−2βu²}du = √(π/(2β)); times the variance",
         ),
-        claim("kernel mass E D / q = ∫ e^{−βu²} du = √(π/β)", mass, sp.sqrt(sp.pi / beta)),
+        claim(
+            "kernel mass E D / q = ∫ e^{−βu²} du = √(π/β)",
+            mass,
+            sp.sqrt(sp.pi / beta),
+            statement=r"\mathbb E D/q = \int e^{-\beta u^2}du = \sqrt{\pi/\beta}",
+            because="the Gaussian integral (to leading order the density is q(x) across the kernel width)",
+        ),
         claim(
             "delta method: sd(4β S/D) ≈ 4β sd(S)/E D = 2^{3/4} π^{−1/4} |f'| q^{−1/2} β^{3/4} N^{−1/2}",
             sd,
@@ -353,29 +399,47 @@ def _derive_variance() -> list[Step]:
             / sp.sqrt(q)
             * beta ** sp.Rational(3, 4)
             / sp.sqrt(n),
+            statement=r"\operatorname{sd}\Big(4\beta\frac SD\Big) \approx \frac{4\beta\operatorname{sd}(S)}{\mathbb ED} = 2^{3/4}\pi^{-1/4}\lvert f'\rvert q^{-1/2}\beta^{3/4}N^{-1/2}",
+            because="Var S ≈ q f'² ∫e^{−2βu²}u²du/N; the fluctuation of D enters multiplied by E S = O(β^{−3/2}), of higher order",
         ),
         claim(
             "exponent in N: ∂ log sd / ∂ log N = −1/2 (the slope the check fits at fixed β)",
             sp.diff(log_sd, log_n),
             -sp.Rational(1, 2),
+            statement=r"\frac{\partial\log\operatorname{sd}}{\partial\log N} = -\tfrac12",
+            because="sd ∝ N^{−1/2}: a sample mean",
         ),
         claim(
             "exponent in β: ∂ log sd / ∂ log β = 3/4 (variance grows with β at fixed N)",
             sp.diff(log_sd, log_beta),
             sp.Rational(3, 4),
+            statement=r"\frac{\partial\log\operatorname{sd}}{\partial\log\beta} = \tfrac34",
+            because="4β × β^{−3/4} from sd(S) × β^{1/2} from 1/E D",
         ),
         claim(
             "any d: sd ∝ 4β · β^{−1/2} (term size) · (N β^{−d/2})^{−1/2} (neighbour count): β exponent 1/2 + d/4",
             sp.diff(general_log, log_beta),
             sp.Rational(1, 2) + d / 4,
+            statement=r"\operatorname{sd} \propto 4\beta\cdot\beta^{-1/2}\cdot(N\beta^{-d/2})^{-1/2}\ \Rightarrow\ \frac{\partial\log\operatorname{sd}}{\partial\log\beta} = \frac12 + \frac d4",
+            because="each term is of size |f'|·width = β^{−1/2}, and about Nβ^{−d/2} samples fall within the kernel width; d is symbolic",
+            general=True,
         ),
-        claim("… and the N exponent is −1/2 in every dimension", sp.diff(general_log, log_n), -sp.Rational(1, 2)),
+        claim(
+            "… and the N exponent is −1/2 in every dimension",
+            sp.diff(general_log, log_n),
+            -sp.Rational(1, 2),
+            statement=r"\frac{\partial\log\operatorname{sd}}{\partial\log N} = -\tfrac12\quad(\text{every } d)",
+            because="the neighbour count is proportional to N in every dimension; d is symbolic",
+            general=True,
+        ),
         Step(
             "RMS over the sample points: E_x[sd(x)²]^{1/2} keeps the N^{−1/2}; the measured RMS against 𝒞f is "
             "√(variance + bias²), so the slope −1/2 is seen where the O(1/β) bias is far below it; the O(1/(Nσ)) "
             "ratio bias (σ = kernel width) steepens the fitted slope slightly at the smallest N; α = 1 (empirical "
             "degrees in the weights) changes the constant, not the exponent",
             sp.Integer(-1) / 2,
+            statement=r"\mathrm{RMS} = \big(\mathbb E_x[\operatorname{sd}(x)^2] + \mathrm{bias}^2\big)^{1/2},\quad \operatorname{sd} \propto N^{-1/2},\ \mathrm{bias} = O(\beta^{-1})",
+            because="averaging over sample points keeps the N exponent; the check fits where the bias is negligible",
         ),
     ]
 
@@ -420,7 +484,7 @@ def circle_sampling_rms(sizes, rng, *, beta=40.0, seeds=6, alpha=1.0, limit_alph
     References
     ----------
     Attention Geometry §4, :math:`4\hbar\beta(I - \mathcal P_\beta)` [SEED fragment]; variance scaling
-    :math:`\beta^{3/4}N^{-1/2}` [DERIVED, delta method]; attention-geometry-math §A.4.
+    :math:`\beta^{3/4}N^{-1/2}` [DERIVED, delta method]; book/reference.md §A.4.
 
     Examples
     --------
@@ -506,29 +570,63 @@ def _derive_sampled_bochner() -> list[Step]:
             "zonal kernel on the unit sphere S²: K_β(x, y) = exp(−β‖x − y‖²) = exp(−2β(1 − x·y)); for uniform y the "
             "law of t = x·y is uniform on [−1, 1] (Archimedes), so P_β has density ∝ e^{ct}, c = 2β",
             sp.Eq(sp.Symbol("P_β(x,dy)"), sp.exp(c * t) / sp.integrate(weight, (t, -1, 1))),
+            statement=r"K_\beta(x,y) = e^{-\beta\lVert x-y\rVert^2} = e^{-2\beta(1 - x\cdot y)},\quad t = x\cdot y\sim\mathrm U[-1,1],\ \mathsf P_\beta(x,dy)\propto e^{ct}dt,\ c = 2\beta",
+            because="on the unit sphere ‖x − y‖² = 2 − 2x·y, and Archimedes' theorem makes x·y uniform for uniform y",
         ),
-        claim("first moment ⟨t⟩ = coth c − 1/c", exact_mean, (sp.coth(c) - 1 / c).rewrite(sp.exp)),
+        claim(
+            "first moment ⟨t⟩ = coth c − 1/c",
+            exact_mean,
+            (sp.coth(c) - 1 / c).rewrite(sp.exp),
+            statement=r"\langle t\rangle = \frac{\int_{-1}^1te^{ct}dt}{\int_{-1}^1e^{ct}dt} = \coth c - \frac1c",
+            because="integrate by parts; the Langevin function",
+        ),
         Step(
             "Funk–Hecke: P_β Y_ℓ = λ_ℓ Y_ℓ with λ_ℓ = ⟨P_ℓ(t)⟩; λ₁ = ⟨t⟩, λ₂ = (3⟨t²⟩ − 1)/2, ⟨t²⟩ = 1 − 2⟨t⟩/c; "
             "drop e^{−4β} (coth c → 1)",
             sp.Matrix([lam[1], lam[2]]),
+            statement=r"\mathsf P_\beta Y_\ell = \lambda_\ell Y_\ell,\quad \lambda_\ell = \langle P_\ell(t)\rangle,\ \lambda_1 = \langle t\rangle,\ \lambda_2 = \tfrac12(3\langle t^2\rangle - 1),\ \langle t^2\rangle = 1 - \tfrac2c\langle t\rangle",
+            because="a zonal kernel acts on spherical harmonics of degree ℓ by the Legendre average of its profile; e^{−4β} terms dropped",
         ),
         claim(
             "eigenvalues of ℒ_β = 4β(P_β − I) on ℓ = 1, 2: μ₁ = −2 (exact up to e^{−4β}), μ₂ = −6 + 3/β",
             sp.Matrix([mu[1], mu[2]]),
             sp.Matrix([-2, -6 + 3 / beta]),
+            statement=r"\mu_\ell = 4\beta(\lambda_\ell - 1):\quad \mu_1 = -2,\ \mu_2 = -6 + \frac3\beta\quad(\text{up to } e^{-4\beta})",
+            because="substitute c = 2β: λ₁ = 1 − 1/(2β), λ₂ = 1 − 3/(2β) + 3/(4β²); the limits −ℓ(ℓ + 1) are the Laplace–Beltrami eigenvalues",
         ),
-        claim("Γ_β(z) = ½[ℒ_β z² − 2zℒ_β z] = 1 − z² + (3z² − 1)/(2β)", gamma, 1 - z**2 + (3 * z**2 - 1) / (2 * beta)),
-        claim("Γ₂,β(z) = ½ℒ_βΓ_β(z) − μ₁Γ_β(z) → 1 + z² as β → ∞", sp.limit(gamma2, beta, sp.oo), 1 + z**2),
+        claim(
+            "Γ_β(z) = ½[ℒ_β z² − 2zℒ_β z] = 1 − z² + (3z² − 1)/(2β)",
+            gamma,
+            1 - z**2 + (3 * z**2 - 1) / (2 * beta),
+            statement=r"\Gamma_\beta(z) = \tfrac12\big[\mathcal L_\beta z^2 - 2z\,\mathcal L_\beta z\big] = 1 - z^2 + \frac{3z^2 - 1}{2\beta}",
+            because="z² = ⅓ + ⅔P₂(z) and ℒ_β acts on P₂ by μ₂ and on z by μ₁",
+        ),
+        claim(
+            "Γ₂,β(z) = ½ℒ_βΓ_β(z) − μ₁Γ_β(z) → 1 + z² as β → ∞",
+            sp.limit(gamma2, beta, sp.oo),
+            1 + z**2,
+            statement=r"\Gamma_{2,\beta}(z) = \tfrac12\mathcal L_\beta\Gamma_\beta(z) - \Gamma_\beta(z,\mathcal L_\beta z) \to 1 + z^2",
+            because="Γ(z, ℒz) = μ₁Γ(z) because ℒz = μ₁z; take β → ∞ in the closed form",
+        ),
         claim(
             "Bochner on S²: Hess z = −z g, so ‖Hess z‖² = 2z²; Ric = g, so Ric(∇z, ∇z) = |∇z|² = 1 − z²; sum 1 + z²",
             2 * z**2 + (1 - z**2),
             1 + z**2,
+            statement=r"\Gamma_2(z) = \lVert\operatorname{Hess}z\rVert^2 + \operatorname{Ric}(\nabla z,\nabla z) = 2z^2 + (1 - z^2) = 1 + z^2",
+            because="on the unit sphere Hess z = −z g (‖·‖² = 2z² in dimension 2), Ric = g and |∇z|² = 1 − z²",
         ),
-        claim("the bias is O(1/β): β(Γ₂,β(z) − (1 + z²)) → −3z² + 1 = −2P₂(z)", first_order, 1 - 3 * z**2),
+        claim(
+            "the bias is O(1/β): β(Γ₂,β(z) − (1 + z²)) → −3z² + 1 = −2P₂(z)",
+            first_order,
+            1 - 3 * z**2,
+            statement=r"\beta\big(\Gamma_{2,\beta}(z) - (1 + z^2)\big) \to 1 - 3z^2 = -2P_2(z)",
+            because="the next term of the closed form in 1/β",
+        ),
         Step(
             "without the Ricci term the limit would be ‖Hess z‖² = 2z²: the kernel operator sees the curvature",
             sp.Eq(sp.Symbol("Γ₂(z) − ‖Hess z‖²"), 1 - z**2),
+            statement=r"\Gamma_2(z) - \lVert\operatorname{Hess}z\rVert^2 = \operatorname{Ric}(\nabla z,\nabla z) = 1 - z^2 \ne 0",
+            because="the kernel Γ₂ converges to the Bochner value with curvature, not to the flat ‖Hess‖²",
         ),
     ]
 
@@ -633,7 +731,7 @@ IDENTITIES = [
         r" + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\bigr] + O(\beta^{-1}),"
         r"\ K_\beta = e^{-\beta(y-x)^\top G(y-x)}",
         source="Attention Geometry §4, 4ħβ(I − 𝒫_β) [SEED fragment]; α-drift [RECON, Coifman–Lafon 2006] "
-        "(attention-geometry-math §A.4)",
+        "(book/reference.md §A.4)",
         derive=_derive_generator,
         verify=_verify_generator,
         backends=("numpy",),
@@ -644,7 +742,7 @@ IDENTITIES = [
         area="continuum",
         statement=r"2\hbar\beta\textstyle\sum_j\mathsf P_{ij}(x_j - x_i)(x_j - x_i)^\top \to \hbar G^{-1},"
         r"\ G = J_F^\top J_F\ \text{for}\ K = e^{-\beta\lVert F(y) - F(x)\rVert^2}",
-        source="Attention Geometry §3 [SEED]; estimator and J_FᵀJ_F reading [RECON] (attention-geometry-math §A.3)",
+        source="Attention Geometry §3 [SEED]; estimator and J_FᵀJ_F reading [RECON] (book/reference.md §A.3)",
         derive=_derive_cauchy_green,
         verify=_verify_cauchy_green,
         backends=("numpy",),
@@ -657,7 +755,7 @@ IDENTITIES = [
         r"\Bigr)^{1/2} \propto \beta^{1/2 + d/4} N^{-1/2}\ \text{(fixed}\ \beta,\ \text{bias negligible)},"
         r"\ K_\beta = e^{-\beta\lVert y-x\rVert^2}",
         source="Attention Geometry §4, 4ħβ(I − 𝒫_β) [SEED fragment]; sampling variance [DERIVED, delta method] "
-        "(attention-geometry-math §A.4)",
+        "(book/reference.md §A.4)",
         derive=_derive_variance,
         verify=_verify_variance,
         backends=("numpy",),
@@ -669,7 +767,7 @@ IDENTITIES = [
         statement=r"\Gamma_2\bigl(4\beta(\mathsf P_\beta - I)\bigr)(f) = \lVert\operatorname{Hess}f\rVert^2"
         r" + \operatorname{Ric}(\nabla f,\nabla f) + O(\beta^{-1}),\ K_\beta = e^{-\beta\lVert y-x\rVert^2}"
         r"\ \text{on}\ S^2\ (\operatorname{Ric} = g)\ \text{and}\ T^2\ (\operatorname{Ric} = 0)",
-        source="Attention Geometry §5, §8 (Γ₂ and curvature); attention-geometry-math §A.5 [RECON, standard "
+        source="Attention Geometry §5, §8 (Γ₂ and curvature); book/reference.md §A.5 [RECON, standard "
         "Bakry–Émery]; the Funk–Hecke derivation on S² [DERIVED]",
         derive=_derive_sampled_bochner,
         verify=_verify_sampled_bochner,

@@ -2,7 +2,7 @@ r"""Nonlocal continuum limits: Varadhan's short-time formula and the Beurling–
 
 Source: Attention Geometry §8, Varadhan :math:`\lim_{t\to0}-4\hbar t\log p_t(x,y) = d_{\mathcal G}(x,y)^2`
 [SEED fragment], and §6, the Beurling–Deny split under critical rate scaling λ_β [RECON]
-(attention-geometry-math §A.5 "Also", §A.6).  Numeric side: :mod:`workbench.continuum`.
+(book/reference.md §A.5 "Also", §A.6).  Numeric side: :mod:`workbench.continuum`.
 
 * ``continuum.varadhan.short_time`` — heat kernel of ħΔ (∂_t p = ħΔp).  Flat m-space:
   −4ħt log p_t = d² + 2mħt log(4πħt) exactly (the prefactor correction, → 0 like t log t).  Unit S²:
@@ -18,7 +18,7 @@ Source: Attention Geometry §8, Varadhan :math:`\lim_{t\to0}-4\hbar t\log p_t(x,
   the compensator integrates to zero).
 
 Scale: kernel :math:`K_\beta(x,y) = \exp(-\beta\lvert y-x\rvert^2)` (G = I); ħ is a free positive constant
-(ħ = 1/(4β₀) for a kernel of fixed width β₀ in the seed's convention); only ħt enters the heat kernels.
+(ħ = 1/(4β₀) for a kernel of fixed width β₀ in Attention Geometry's convention); only ħt enters the heat kernels.
 
 Not covered: Varadhan on a sampled graph semigroup (markov_semigroup on a fine cycle); Beurling–Deny in
 symbolic d numerically (the grid check is d = 1; the local constant is derived for symbolic d); the
@@ -59,23 +59,47 @@ def _derive_varadhan() -> list[Step]:
     log_flat = sp.expand_log(sp.log(flat), force=True)
     correction = 2 * m * hbar * t * sp.log(4 * sp.pi * hbar * t)
     steps = [
-        Step("heat kernel of ħΔ in m flat dimensions (∂_t p = ħΔp), r = |x − y|", flat),
-        claim("it solves ∂_t p = ħ(∂_r² + (m−1)/r ∂_r)p (symbolic m)", sp.diff(flat, t) - hbar * radial_laplacian),
+        Step(
+            "heat kernel of ħΔ in m flat dimensions (∂_t p = ħΔp), r = |x − y|",
+            flat,
+            statement=r"p_t(x,y) = (4\pi\hbar t)^{-m/2}e^{-\lvert x-y\rvert^2/(4\hbar t)},\quad \partial_tp = \hbar\Delta p\ \text{on } \mathbb R^m",
+            because="the Gaussian heat kernel; it depends on x, y only through r = |x − y|",
+        ),
+        claim(
+            "it solves ∂_t p = ħ(∂_r² + (m−1)/r ∂_r)p (symbolic m)",
+            sp.diff(flat, t) - hbar * radial_laplacian,
+            statement=r"\partial_tp_t = \hbar\Big(\partial_r^2 + \frac{m-1}{r}\partial_r\Big)p_t",
+            because="the radial Laplacian in m dimensions; sympy differentiates with m symbolic",
+            general=True,
+        ),
         claim(
             "−4ħt log p_t = r² + 2mħt log(4πħt) exactly (prefactor correction; the 4 of 4ħt undoes 1/(4ħt))",
             sp.expand(-4 * hbar * t * log_flat),
             sp.expand(r**2 + sp.expand_log(correction, force=True)),
+            statement=r"-4\hbar t\log p_t = r^2 + 2m\hbar t\log(4\pi\hbar t)",
+            because="take the logarithm of the closed form; m is symbolic",
+            general=True,
         ),
-        claim("the correction 2mħt log(4πħt) → 0 as t → 0 (like t log t): Varadhan", sp.limit(correction, t, 0)),
+        claim(
+            "the correction 2mħt log(4πħt) → 0 as t → 0 (like t log t): Varadhan",
+            sp.limit(correction, t, 0),
+            statement=r"\lim_{t\to0}2m\hbar t\log(4\pi\hbar t) = 0\ \Rightarrow\ \lim_{t\to0}-4\hbar t\log p_t = d(x,y)^2",
+            because="t log t → 0: Varadhan's formula in flat space, any dimension m",
+            general=True,
+        ),
         claim(
             "m = 1 (the line): −4ħt log p_t − r² = 2ħt log(4πħt)",
             sp.expand(-4 * hbar * t * log_flat.subs(m, 1) - r**2),
             sp.expand(sp.expand_log(correction.subs(m, 1), force=True)),
+            statement=r"m = 1:\ -4\hbar t\log p_t - r^2 = 2\hbar t\log(4\pi\hbar t)",
+            because="the previous step at m = 1",
         ),
         claim(
             "unit circle, 0 < θ < π: the nearest image wins, e^{−(2π−θ)²/4ħt} / e^{−θ²/4ħt} = e^{−π(π−θ)/ħt}",
             ((2 * sp.pi - theta) ** 2 - theta**2) / (4 * hbar * t),
             sp.pi * (sp.pi - theta) / (hbar * t),
+            statement=r"\frac{e^{-(2\pi-\theta)^2/(4\hbar t)}}{e^{-\theta^2/(4\hbar t)}} = e^{-\pi(\pi-\theta)/(\hbar t)}\to0\quad(0<\theta<\pi)",
+            because="(2π − θ)² − θ² = 4π(π − θ): every other image of the line kernel is exponentially smaller",
         ),
     ]
     # unit sphere: p ≈ (4πħt)⁻¹ e^{−θ²/4ħt} u₀(θ); (∂_t − ħΔ)p / [(4πħt)⁻¹e^{…}] in powers of 1/t
@@ -88,18 +112,37 @@ def _derive_varadhan() -> list[Step]:
     residual_tau = sp.expand(residual.subs(t, 1 / tau))
     remainder = -4 * hbar * t * sp.log(ansatz) - theta**2 - 4 * hbar * t * sp.log(4 * sp.pi * hbar * t)
     steps += [
-        Step("unit S², geodesic distance θ: ansatz p = (4πħt)⁻¹ e^{−θ²/(4ħt)} u₀(θ), u₀ = (θ/sin θ)^{1/2}", ansatz),
-        claim("eikonal order t⁻² of (∂_t − ħΔ_{S²})p / gauss vanishes", residual_tau.coeff(tau, 2)),
-        claim("transport order t⁻¹ vanishes for the van Vleck factor u₀ = (θ/sin θ)^{1/2}", residual_tau.coeff(tau, 1)),
+        Step(
+            "unit S², geodesic distance θ: ansatz p = (4πħt)⁻¹ e^{−θ²/(4ħt)} u₀(θ), u₀ = (θ/sin θ)^{1/2}",
+            ansatz,
+            statement=r"p_t \approx (4\pi\hbar t)^{-1}e^{-\theta^2/(4\hbar t)}u_0(\theta),\quad u_0 = \Big(\frac{\theta}{\sin\theta}\Big)^{1/2}",
+            because="the Minakshisundaram–Pleijel ansatz on S², with the van Vleck–Morette factor u₀",
+        ),
+        claim(
+            "eikonal order t⁻² of (∂_t − ħΔ_{S²})p / gauss vanishes",
+            residual_tau.coeff(tau, 2),
+            statement=r"[t^{-2}]\,\frac{(\partial_t - \hbar\Delta_{S^2})p}{\mathrm{gauss}} = 0",
+            because="the geodesic distance solves the eikonal equation |∇θ|² = 1",
+        ),
+        claim(
+            "transport order t⁻¹ vanishes for the van Vleck factor u₀ = (θ/sin θ)^{1/2}",
+            residual_tau.coeff(tau, 1),
+            statement=r"[t^{-1}]\,\frac{(\partial_t - \hbar\Delta_{S^2})p}{\mathrm{gauss}} = 0\quad\text{for } u_0 = (\theta/\sin\theta)^{1/2}",
+            because="the transport equation θu₀' + ½(θ cot θ − 1)u₀ = 0 is solved by the van Vleck factor",
+        ),
         claim(
             "so −4ħt log p_t − θ² − 4ħt log(4πħt) = −2ħt log(θ/sin θ) + O(t²) (m = 2 prefactor term 4ħt log)",
             sp.expand(sp.expand_log(remainder, force=True)),
             sp.expand(sp.expand_log(-2 * hbar * t * sp.log(theta / sp.sin(theta)), force=True)),
+            statement=r"-4\hbar t\log p_t - \theta^2 - 4\hbar t\log(4\pi\hbar t) = -2\hbar t\log\frac{\theta}{\sin\theta} + O(t^2)",
+            because="log of the ansatz: log u₀ = ½ log(θ/sin θ), times −4ħt",
         ),
         Step(
             "the O(t²) term is −4ħ²t²u₁/u₀ (next heat coefficient): after subtracting −2ħt log(θ/sin θ) the "
             "remainder vanishes with exponent 2 in t; without the subtraction, with exponent 1",
             sp.Integer(2),
+            statement=r"-4\hbar t\log p_t - \theta^2 - 4\hbar t\log(4\pi\hbar t) + 2\hbar t\log\frac{\theta}{\sin\theta} = O(t^2)",
+            because="the next heat coefficient u₁ enters at order t²; the check fits that exponent",
         ),
     ]
     return steps
@@ -187,59 +230,97 @@ def _derive_beurling_deny() -> list[Step]:
     shed = sp.pi * sp.integrate(shed_series, (u, -r, r))
     kappa = kappa0 * (1 + sp.sin(x) / 2)
     return [
-        Step("jump rate J_β(x,y) = λ_β e^{−β|x−y|²} (kernel K_β = exp(−β|y−x|²), G = I), d = 1", rate1),
+        Step(
+            "jump rate J_β(x,y) = λ_β e^{−β|x−y|²} (kernel K_β = exp(−β|y−x|²), G = I), d = 1",
+            rate1,
+            statement=r"J_\beta(x,y) = \lambda_\beta e^{-\beta\lvert x-y\rvert^2},\quad \lambda_\beta = 4\hbar\beta\Big(\frac\beta\pi\Big)^{d/2}",
+            because="the jump rate of the rescaled Gauss kernel; λ_β is chosen so that the local part of the form tends to ħ∫|∇f|²",
+        ),
         claim(
             "Gaussian moments: ∫e^{−βu²} = √(π/β), ∫u²e^{−βu²} = √π/(2β^{3/2})",
             sp.Matrix([zeroth, second]),
             sp.Matrix([sp.sqrt(sp.pi / beta), sp.sqrt(sp.pi) / (2 * beta ** sp.Rational(3, 2))]),
+            statement=r"\int e^{-\beta u^2}du = \sqrt{\pi/\beta},\quad \int u^2e^{-\beta u^2}du = \frac{\sqrt\pi}{2\beta^{3/2}}",
+            because="the Gaussian integral and its derivative in β",
         ),
-        claim("local constant: ½λ_β∫u²e^{−βu²}du = ħ, with λ_β = 4ħβ√(β/π) ∝ β^{3/2}", rate1 / 2 * second, hbar),
+        claim(
+            "local constant: ½λ_β∫u²e^{−βu²}du = ħ, with λ_β = 4ħβ√(β/π) ∝ β^{3/2}",
+            rate1 / 2 * second,
+            hbar,
+            statement=r"\tfrac12\lambda_\beta\int u^2e^{-\beta u^2}du = \hbar,\quad \lambda_\beta = 4\hbar\beta\sqrt{\beta/\pi}",
+            because="substitute the second moment: 2ħβ^{3/2}π^{−1/2}·√π/(2β^{3/2}) = ħ",
+        ),
         claim(
             "any d: ½λ_β∫u_a²e^{−β|u|²}d^du = ½λ_β (π/β)^{(d−1)/2}√π/(2β^{3/2}) = ħ for λ_β = 4ħβ(β/π)^{d/2}"
             " ∝ β^{(d+2)/2}",
             sp.powsimp(rate_d / 2 * (sp.pi / beta) ** ((d - 1) / 2) * second, force=True),
             hbar,
+            statement=r"\tfrac12\lambda_\beta\int u_a^2e^{-\beta\lvert u\rvert^2}d^du = \tfrac12\lambda_\beta\Big(\frac\pi\beta\Big)^{\frac{d-1}2}\frac{\sqrt\pi}{2\beta^{3/2}} = \hbar",
+            because="the integral factorises over coordinates; d is symbolic",
+            general=True,
         ),
         claim(
             "x-average: ∫₀^{2π}(cos a − cos(a+b))² da = 2π(1 − cos b)",
             sp.integrate(sp.expand_trig((sp.cos(a) - sp.cos(a + b)) ** 2), (a, 0, 2 * sp.pi)),
             2 * sp.pi * (1 - sp.cos(b)),
+            statement=r"\int_0^{2\pi}\big(\cos a - \cos(a+b)\big)^2da = 2\pi(1 - \cos b)",
+            because="expand: π + π − 2π cos b",
         ),
         claim(
             "∫(1 − cos ku)e^{−βu²}du = √(π/β)(1 − e^{−k²/(4β)})",
             cosine,
             sp.sqrt(sp.pi / beta) * (1 - sp.exp(-(k**2) / (4 * beta))),
+            statement=r"\int(1 - \cos ku)\,e^{-\beta u^2}du = \sqrt{\pi/\beta}\,\big(1 - e^{-k^2/(4\beta)}\big)",
+            because="the characteristic function of a Gaussian",
         ),
         claim(
             "unit circle, f = cos kx: local energy = 4πħβ(1 − e^{−k²/(4β)}) exactly",
             local,
             4 * sp.pi * hbar * beta * (1 - sp.exp(-(k**2) / (4 * beta))),
+            statement=r"\tfrac12\lambda_\beta\int_0^{2\pi}\!\!\int(f(x) - f(x+u))^2e^{-\beta u^2}du\,dx = 4\pi\hbar\beta\big(1 - e^{-k^2/(4\beta)}\big)",
+            because="combine the x-average and the Gaussian cosine integral",
         ),
-        claim("→ ħ∫(f')² = ħπk² as β → ∞ (integer k)", sp.limit(local, beta, sp.oo), limit),
+        claim(
+            "→ ħ∫(f')² = ħπk² as β → ∞ (integer k)",
+            sp.limit(local, beta, sp.oo),
+            limit,
+            statement=r"\lim_{\beta\to\infty}4\pi\hbar\beta\big(1 - e^{-k^2/(4\beta)}\big) = \hbar\int_0^{2\pi}(f')^2 = \hbar\pi k^2",
+            because="1 − e^{−s} = s + O(s²) with s = k²/(4β)",
+        ),
         claim(
             "bias: local − ħπk² = −ħπk⁴/(8β) + O(β⁻²): predicted exponent 1 in 1/β",
             bias,
             hbar * sp.pi * k**2 - hbar * sp.pi * k**4 * eps / 8,
+            statement=r"4\pi\hbar\beta\big(1 - e^{-k^2/(4\beta)}\big) = \hbar\pi k^2 - \frac{\hbar\pi k^4}{8\beta} + O(\beta^{-2})",
+            because="the next term of the exponential series",
         ),
         claim(
             "critical scaling: at a fixed bond length ρ > 0 the Gauss rate λ_β e^{−βρ²} → 0 (no jump part)",
             sp.limit(rate1 * sp.exp(-beta * rho**2), beta, sp.oo),
+            statement=r"\lim_{\beta\to\infty}\lambda_\beta e^{-\beta\rho^2} = 0\quad(\rho > 0)",
+            because="a power of β against a Gaussian decay: the rescaled Gauss kernel has no jump part in the limit",
         ),
         claim(
             "remote kernel n(u) = ν(1 − cos u)², f = cos 2x: jump energy π∫(1 − cos 2u)n du = 5π²ν/2, β-free",
             remote_energy,
             5 * sp.pi**2 * nu / 2,
+            statement=r"\pi\int_{-\pi}^{\pi}(1 - \cos2u)\,\nu(1 - \cos u)^2du = \frac{5\pi^2\nu}{2}",
+            because="the x-average 2π(1 − cos 2u), halved, against the remote kernel; it does not depend on β",
         ),
         claim(
             "remote bonds inside the locality radius r carry πνk²r⁷/28 + O(r⁹): at r = c/√β the jump part "
             "reaches its limit with exponent 7/2 in 1/β",
             sp.expand(shed),
             sp.pi * nu * k**2 * r**7 / 28 - sp.pi * nu * k**2 * r**9 * (k**2 + 2) / 432,
+            statement=r"\pi\int_{-r}^{r}(1 - \cos ku)\,\nu(1 - \cos u)^2du = \frac{\pi\nu k^2r^7}{28} + O(r^9)",
+            because="(1 − cos ku)(1 − cos u)² = (k²u²/2)(u⁴/4) + O(u⁸); at r ∝ β^{−1/2} the missed part is O(β^{−7/2})",
         ),
         claim(
             "killing κ = κ₀(1 + ½ sin x), f = cos 2x: ∫κf² = πκ₀ (the trapezoid rule is exact here)",
             sp.integrate(kappa * sp.cos(2 * x) ** 2, (x, 0, 2 * sp.pi)),
             sp.pi * kappa0,
+            statement=r"\int_0^{2\pi}\kappa_0\big(1 + \tfrac12\sin x\big)\cos^2 2x\,dx = \pi\kappa_0",
+            because="the sin x cos²2x part integrates to zero over a period",
         ),
     ]
 
@@ -331,22 +412,33 @@ def _courrege_limit():
     nonlocal_part = -sp.integrate(sp.expand(jump_integrand * remote), (u, -sp.pi, sp.pi))
     killing = KAPPA0 * (1 + sp.sin(x) / 2)
     steps = [
-        Step("Courrège generator 𝒞f = −ħf'' + 2⟨A, f'⟩ − ∫[f(x+u) − f(x) − χ(|u|)u f'(x)] n(|u|) du + c f", witten),
+        Step(
+            "Courrège generator 𝒞f = −ħf'' + 2⟨A, f'⟩ − ∫[f(x+u) − f(x) − χ(|u|)u f'(x)] n(|u|) du + c f",
+            witten,
+            statement=r"\mathcal Cf = -\hbar f'' + 2\langle A, f'\rangle - \int\big[f(x+u) - f(x) - \chi(\lvert u\rvert)uf'(x)\big]n(\lvert u\rvert)\,du + c\,f",
+            because="the Courrège form of a Markov generator: diffusion, drift, compensated jumps and killing",
+        ),
         claim(
             "tilted Gauss part (K_β = exp(−β(y−x)²), G = 1, destination weight e^{−Φ/ħ}): "
             "ħ·lim 4β(I − P_β)f = −ħf'' + 2Φ'f', i.e. A = dΦ (from kernel_generator_expansion, α = 0)",
             tilted,
             witten,
+            statement=r"\hbar\lim_{\beta\to\infty}4\beta(\mathsf I - \mathsf P_\beta)f = -\hbar f'' + 2\Phi'f',\quad q = e^{-\Phi/\hbar},\ \alpha = 0",
+            because="the generator limit with α = 0 and density q = e^{−Φ/ħ}: the drift 2(1 − α)⟨∇log q,∇f⟩ becomes −(2/ħ)Φ'f', times −ħ",
         ),
         claim(
             "compensator: ∫_{−1}^{1} u n(|u|) du = 0 for the symmetric n = ν(1 − cos u)² (χ = 1_{|u|<1}), so "
             "the remote sum Σ_j h n(d_ij)(f_i − f_j) is the Courrège integral",
             sp.integrate(sp.expand(u * remote), (u, -1, 1)),
+            statement=r"\int_{-1}^{1}u\,n(\lvert u\rvert)\,du = 0",
+            because="an odd integrand on a symmetric interval: for a symmetric jump kernel the compensator drops out",
         ),
         claim(
             "f = cos 2x: −∫[f(x+u) − f(x)] n du = (5πν/2) cos 2x (the sin 2x sin 2u part is odd)",
             nonlocal_part,
             5 * sp.pi * nu / 2 * f,
+            statement=r"-\int_{-\pi}^{\pi}\big[\cos2(x+u) - \cos2x\big]\nu(1 - \cos u)^2du = \frac{5\pi\nu}{2}\cos2x",
+            because="cos 2(x + u) = cos 2x cos 2u − sin 2x sin 2u; the sin 2u part is odd in u",
         ),
     ]
     return x, hbar, nu, tilted + nonlocal_part + killing * f, steps
@@ -402,7 +494,7 @@ IDENTITIES = [
         statement=r"-4\hbar t\log p_t(x,y) = d(x,y)^2 + 2m\hbar t\log(4\pi\hbar t) - 4\hbar t\log u_0(x,y)"
         r" + O(t^2),\ \partial_t p = \hbar\Delta p",
         source="Attention Geometry §8, Varadhan [SEED fragment]; prefactor and van Vleck terms [DERIVED] "
-        "(attention-geometry-math §A.5 'Also')",
+        "(book/reference.md §A.5 'Also')",
         derive=_derive_varadhan,
         verify=_verify_varadhan,
         backends=("numpy",),
@@ -413,7 +505,7 @@ IDENTITIES = [
         area="continuum",
         statement=r"\tfrac12\iint(f(x)-f(y))^2\bigl[4\hbar\beta(\beta/\pi)^{m/2}e^{-\beta|x-y|^2} + n(x-y)\bigr]"
         r" + \int\kappa f^2 \to \hbar\int|\nabla f|^2 + \tfrac12\iint(f(x)-f(y))^2 n + \int\kappa f^2",
-        source="Attention Geometry §6, Beurling–Deny with critical rate scaling [RECON] (attention-geometry-math §A.6)",
+        source="Attention Geometry §6, Beurling–Deny with critical rate scaling [RECON] (book/reference.md §A.6)",
         derive=_derive_beurling_deny,
         verify=_verify_beurling_deny,
         backends=("numpy",),
@@ -424,7 +516,7 @@ IDENTITIES = [
         area="continuum",
         statement=r"4\hbar\beta(I - \mathsf P^{e^{-\Phi/\hbar}}_\beta)f + \textstyle\sum_j h\,n(d_{ij})(f_i - f_j) + c f"
         r" \to -\hbar f'' + 2\Phi'f' - \int[f(y) - f(x) - \chi(|y-x|)(y-x)f'(x)]n\,dy + cf",
-        source="Attention Geometry §7, Courrège form [RECON, standard] (attention-geometry-math §A.7)",
+        source="Attention Geometry §7, Courrège form [RECON, standard] (book/reference.md §A.7)",
         derive=_derive_courrege,
         verify=_verify_courrege,
         backends=("numpy",),

@@ -2,7 +2,7 @@ r"""The Dirichlet form of a Gauss kernel on a sampled point cloud.
 
 Source: Attention Geometry §2 [SEED] :math:`\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)
 \langle f|\mathsf L|f\rangle_\pi = (\mathbf 1^\top\mathsf p)\sum_k\lambda_k|c_k|^2`, and the edge form
-:math:`\tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2` [DERIVED] (attention-geometry-math §A.2).
+:math:`\tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2` [DERIVED] (book/reference.md §A.2).
 """
 
 from __future__ import annotations
@@ -24,6 +24,25 @@ from workbench.markov import (
 N_SYMBOLIC = 3
 
 
+def _indexed_gauss_chain():
+    """Gauss kernel K_ij = exp(−β(x_i − x_j)²) on n points, n symbolic, as indexed sums."""
+    n = sp.Symbol("n", integer=True, positive=True)
+    i, j, k = sp.symbols("i j k", integer=True)
+    x, f = sp.IndexedBase("x"), sp.IndexedBase("f")
+    beta, mass = sp.Symbol("beta", positive=True), sp.Symbol("m", positive=True)
+
+    def kern(a, b):
+        return sp.exp(-beta * (x[a] - x[b]) ** 2)
+
+    def degree(a):
+        return sp.Sum(kern(a, k), (k, 0, n - 1))
+
+    def markov(a, b):
+        return kern(a, b) / degree(a)
+
+    return n, i, j, k, f, mass, kern, degree, markov
+
+
 def _derive() -> list[Step]:
     n = N_SYMBOLIC
     k = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"K{min(i, j)}{max(i, j)}", positive=True))
@@ -36,25 +55,82 @@ def _derive() -> list[Step]:
     lf = generator * f
     quadratic = mass * sum(pi[i] * f[i] * lf[i] for i in range(n))
     edge = sp.Rational(1, 2) * sum(k[i, j] * (f[i] - f[j]) ** 2 for i in range(n) for j in range(n))
+    gn, gi, gj, gk, gf, gm, gkern, gdeg, gmarkov = _indexed_gauss_chain()
+    g_row = gf[gi] - sp.Sum(gmarkov(gi, gk) * gf[gk], (gk, 0, gn - 1))  # (Lf)_i
+    g_pair = gkern(gi, gj) * gf[gi] * (gf[gi] - gf[gj])
+    g_swapped = gkern(gj, gi) * gf[gj] * (gf[gj] - gf[gi])
     return [
-        Step("symmetric kernel K (3×3), degree p = K1, π = p/1ᵀp, L = I − P", k),
-        claim("π is stationary: πᵀP = πᵀ", (pi.T * markov).applyfunc(sp.simplify), pi.T),
+        Step(
+            "symmetric kernel K (3×3), degree p = K1, π = p/1ᵀp, L = I − P",
+            k,
+            statement=r"\mathsf K = \mathsf K^\top \in \mathbb R_{>0}^{N\times N},\quad \mathsf p = \mathsf K\mathbf 1,\quad \mathsf D = \operatorname{diag}\mathsf p,\quad \mathsf P = \mathsf D^{-1}\mathsf K,\quad \pi = \mathsf p/\mathbf 1^\top\mathsf p,\quad \mathsf L = \mathsf I - \mathsf P",
+            because="the definitions: a symmetric positive kernel, its degrees, the row-normalised Markov operator and its generator",
+        ),
+        claim(
+            "π is stationary: πᵀP = πᵀ",
+            (pi.T * markov).applyfunc(sp.simplify),
+            pi.T,
+            statement=r"\pi^\top\mathsf P = \pi^\top,\quad \pi = \mathsf p/\mathbf 1^\top\mathsf p",
+            because="πᵀP = pᵀD⁻¹K/1ᵀp = 1ᵀK/1ᵀp = (K1)ᵀ/1ᵀp = pᵀ/1ᵀp, using K = Kᵀ",
+        ),
         claim(
             "detailed balance: π_i P_ij = π_j P_ji",
             (sp.diag(*pi) * markov).applyfunc(sp.simplify),
             (sp.diag(*pi) * markov).T.applyfunc(sp.simplify),
+            statement=r"\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji}\quad\Longleftrightarrow\quad \operatorname{diag}(\pi)\,\mathsf P = \mathsf K/\mathbf 1^\top\mathsf p = (\operatorname{diag}(\pi)\,\mathsf P)^\top",
+            because="π_i P_ij = (p_i/1ᵀp)(K_ij/p_i) = K_ij/1ᵀp, which is symmetric in i, j",
         ),
         claim(
             "(1ᵀp)⟨f, Lf⟩_π = Σ_i p_i f_i (Lf)_i",
             quadratic,
             sum(p[i] * f[i] * lf[i] for i in range(n)),
+            statement=r"(\mathbf 1^\top\mathsf p)\,\langle f, \mathsf L f\rangle_\pi = (\mathbf 1^\top\mathsf p)\sum_i \pi_i f_i(\mathsf L f)_i = \sum_i \mathsf p_i f_i (\mathsf L f)_i",
+            because="the π-inner product weights entry i by π_i = p_i/1ᵀp, and 1ᵀp cancels the normalisation",
         ),
-        claim("(1ᵀp)⟨f, Lf⟩_π = ½ Σ_ij K_ij (f_i − f_j)²", sp.factor(sp.simplify(quadratic)), edge),
+        claim(
+            "(1ᵀp)⟨f, Lf⟩_π = ½ Σ_ij K_ij (f_i − f_j)²",
+            sp.factor(sp.simplify(quadratic)),
+            edge,
+            statement=r"\sum_i \mathsf p_i f_i(\mathsf L f)_i = \sum_{ij}\mathsf K_{ij} f_i(f_i - f_j) = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2",
+            because="p_i(Lf)_i = Σ_j K_ij (f_i − f_j); averaging the double sum with its i↔j relabelling (K symmetric) completes the square",
+        ),
+        claim(
+            "general N: detailed balance of P = D⁻¹K for the Gauss kernel, n symbolic",
+            (gdeg(gi) / gm) * gmarkov(gi, gj),
+            (gdeg(gj) / gm) * gmarkov(gj, gi),
+            statement=r"\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji},\quad \mathsf P_{ij} = \mathsf K_{ij}/\textstyle\sum_{k<n}\mathsf K_{ik},\ \mathsf K_{ij} = e^{-\beta(x_i - x_j)^2},\ n\text{ symbolic}",
+            because="the degree p_i cancels and K_ij = K_ji because (x_i − x_j)² = (x_j − x_i)²; sympy decides it with indexed x_i over a symbolic n",
+            general=True,
+        ),
+        claim(
+            "general N: π is stationary, Σ_i π_i P_ij = π_j, n symbolic",
+            sp.Sum((gdeg(gi) / gm) * gmarkov(gi, gj), (gi, 0, gn - 1)),
+            sp.Sum(gkern(gj, gi), (gi, 0, gn - 1)) / gm,
+            statement=r"\sum_{i=0}^{n-1}\pi_i\mathsf P_{ij} = \frac{1}{m}\sum_{i=0}^{n-1}\mathsf K_{ji} = \pi_j,\quad m = \mathbf 1^\top\mathsf p,\ n\text{ symbolic}",
+            because="each term π_i P_ij = K_ij/m, and K_ij = K_ji turns the column sum into the degree p_j; sympy decides it as a symbolic sum",
+            general=True,
+        ),
+        claim(
+            "general N: row i of the quadratic form, p_i f_i (Lf)_i = Σ_k K_ik f_i (f_i − f_k)",
+            gdeg(gi) * gf[gi] * g_row,
+            sp.Sum(gkern(gi, gk) * gf[gi] * (gf[gi] - gf[gk]), (gk, 0, gn - 1)),
+            statement=r"\mathsf p_i f_i(\mathsf L f)_i = \sum_{k=0}^{n-1}\mathsf K_{ik} f_i(f_i - f_k),\quad n\text{ symbolic}",
+            because="(Lf)_i = f_i − Σ_k K_ik f_k/p_i and p_i = Σ_k K_ik; sympy decides it as a symbolic sum",
+            general=True,
+        ),
+        claim(
+            "general N: symmetrising the pair sum gives the edge form",
+            sp.Rational(1, 2) * sp.Sum(g_pair + g_swapped, (gj, 0, gn - 1), (gi, 0, gn - 1)),
+            sp.Rational(1, 2) * sp.Sum(gkern(gi, gj) * (gf[gi] - gf[gj]) ** 2, (gj, 0, gn - 1), (gi, 0, gn - 1)),
+            statement=r"\tfrac12\sum_{ij}\big[\mathsf K_{ij}f_i(f_i - f_j) + \mathsf K_{ji}f_j(f_j - f_i)\big] = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2,\quad n\text{ symbolic}",
+            because="the left side is Σ_ij K_ij f_i(f_i − f_j) averaged with its i↔j relabelling; with K_ij = K_ji the summand is K_ij(f_i − f_j)²",
+            general=True,
+        ),
     ]
 
 
 def _swiss_roll(rng, n: int) -> np.ndarray:
-    # Sampling density is nonuniform in the ambient coordinates, as in the seed's Figure 1.
+    # Sampling density is nonuniform in the ambient coordinates, as in Attention Geometry's Figure 1.
     angle = 1.5 * np.pi * (1 + 2 * rng.random(n))
     height = 10 * rng.random(n)
     points = np.column_stack([angle * np.cos(angle), height, angle * np.sin(angle)])
@@ -103,7 +179,7 @@ IDENTITIES = [
         r" = (\mathbf 1^\top\mathsf p)\sum_k \lambda_k c_k^2"
         r" = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2,"
         r"\quad \mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}",
-        source="Attention Geometry §2 [SEED]; edge form [DERIVED] (attention-geometry-math §A.2)",
+        source="Attention Geometry §2 [SEED]; edge form [DERIVED] (book/reference.md §A.2)",
         derive=_derive,
         verify=_verify,
     ),

@@ -1,6 +1,6 @@
 r"""exp(tA)·B by four methods: semigroup, stochasticity, agreement, closed forms.
 
-Source: lie-exponential-roadmap (seed): "never form dense exp(A); only exp(A)v" (Krylov, Chebyshev,
+Source: Lie-Exponential Roadmap: "never form dense exp(A); only exp(A)v" (Krylov, Chebyshev,
 uniformization for Markov generators).  The methods are checked against each other, against dense
 ``scipy.linalg.expm`` and against the Bessel image sum of the heat kernel on a cycle.
 """
@@ -39,11 +39,18 @@ def _derive_semigroup() -> list[Step]:
     s, t, a, b, c = sp.symbols("s t a b c")
     m = sp.Matrix([[a, b], [0, c]])
     return [
-        Step("A = [[a, b], [0, c]] (upper triangular, a ≠ c)", m),
+        Step(
+            "A = [[a, b], [0, c]] (upper triangular, a ≠ c)",
+            m,
+            statement=r"A = \begin{pmatrix} a & b\\ 0 & c\end{pmatrix},\quad a\ne c",
+            because="a non-normal 2×2 instance whose exponential sympy writes in closed form",
+        ),
         claim(
             "e^{sA} e^{tA} = e^{(s+t)A}",
             ((s * m).exp() * (t * m).exp()).applyfunc(sp.simplify),
             ((s + t) * m).exp().applyfunc(sp.simplify),
+            statement=r"e^{sA}e^{tA} = e^{(s+t)A}\quad\text{for every square } A",
+            because="sA and tA commute, so the Cauchy product of the two series is the series of e^{(s+t)A}",
         ),
     ]
 
@@ -72,11 +79,26 @@ def _derive_uniformization() -> list[Step]:
     x = sp.Symbol("x")  # stands for an eigenvalue of P = I + Q/q
     poisson = sp.exp(-q * t) * sp.Sum((q * t * x) ** k / sp.factorial(k), (k, 0, sp.oo))
     return [
-        Step("P = I + Q/q is stochastic when q ≥ max_i (−Q_ii); on an eigenvector, P ↦ x", poisson),
-        claim(
-            "e^{−qt} Σ_k (qt)^k/k! P^k = e^{qt(P − I)} = e^{tQ}", sp.simplify(poisson.doit()), sp.exp(q * t * (x - 1))
+        Step(
+            "P = I + Q/q is stochastic when q ≥ max_i (−Q_ii); on an eigenvector, P ↦ x",
+            poisson,
+            statement=r"\mathsf P = \mathsf I + Q/q\ge0,\ \mathsf P\mathbf 1 = \mathbf 1\quad (q\ge\max_i(-Q_{ii})),\qquad e^{-qt}\sum_{k\ge0}\frac{(qt)^k}{k!}\mathsf P^k",
+            because="uniformisation: Q = q(P − I) with P a stochastic matrix; on an eigenvector of P with eigenvalue x the series becomes scalar",
         ),
-        claim("the Poisson weights sum to 1", sp.simplify(poisson.doit().subs(x, 1)), 1),
+        claim(
+            "e^{−qt} Σ_k (qt)^k/k! P^k = e^{qt(P − I)} = e^{tQ}",
+            sp.simplify(poisson.doit()),
+            sp.exp(q * t * (x - 1)),
+            statement=r"e^{-qt}\sum_{k\ge0}\frac{(qt)^k}{k!}\mathsf P^k = e^{-qt}e^{qt\mathsf P} = e^{qt(\mathsf P - \mathsf I)} = e^{tQ}",
+            because="the series is e^{qtP}, and e^{−qt I} commutes with it; sympy sums the scalar series with symbolic k",
+        ),
+        claim(
+            "the Poisson weights sum to 1",
+            sp.simplify(poisson.doit().subs(x, 1)),
+            1,
+            statement=r"\sum_{k\ge0}e^{-qt}\frac{(qt)^k}{k!} = 1",
+            because="the Poisson(qt) law is a probability distribution; so e^{tQ} is a convex combination of the stochastic Pᵏ",
+        ),
     ]
 
 
@@ -125,11 +147,18 @@ def _derive_bessel() -> list[Step]:
     order = 6
     generating = sp.besseli(0, z) + 2 * sum(sp.besseli(k, z) * sp.chebyshevt(k, x) for k in range(1, order + 1))
     return [
-        Step("Chebyshev expansion of e^{zx} on [−1, 1] (Jacobi–Anger)", generating),
+        Step(
+            "Chebyshev expansion of e^{zx} on [−1, 1] (Jacobi–Anger)",
+            generating,
+            statement=r"e^{zx} = I_0(z) + 2\sum_{k\ge1}I_k(z)\,T_k(x),\quad x\in[-1,1]",
+            because="Jacobi–Anger: with x = cos θ, e^{z cos θ} has Fourier coefficients I_k(z), and cos kθ = T_k(x)",
+        ),
         claim(
             f"I₀(z) + 2Σ_k I_k(z)T_k(x) = e^{{zx}} through z^{order}",
             sp.series(generating, z, 0, order + 1).removeO().expand(),
             sp.series(sp.exp(z * x), z, 0, order + 1).removeO().expand(),
+            statement=r"[z^m]\Big(I_0(z) + 2\sum_{k=1}^{6}I_k(z)T_k(x)\Big) = \frac{x^m}{m!}\quad(m\le6)",
+            because="I_k(z) = O(z^k), so the terms k ≤ 6 determine every coefficient through z⁶; sympy compares the Taylor polynomials",
         ),
     ]
 
@@ -161,7 +190,7 @@ IDENTITIES = [
         name="expmv.semigroup",
         area="expmv",
         statement=r"e^{sA}\,(e^{tA}v) = e^{(s+t)A}v\ \text{(Taylor, Krylov, Chebyshev, uniformization)}",
-        source="lie-exponential-roadmap (seed): exp(A)v methods; the semigroup law",
+        source="Lie-Exponential Roadmap: exp(A)v methods; the semigroup law",
         derive=_derive_semigroup,
         verify=_verify_semigroup,
     ),
@@ -169,7 +198,7 @@ IDENTITIES = [
         name="expmv.uniformization.stochastic",
         area="expmv",
         statement=r"e^{tQ}B = \sum_k e^{-qt}\tfrac{(qt)^k}{k!}(I + Q/q)^kB \ge 0,\quad e^{tQ}\mathbf 1 = \mathbf 1",
-        source="lie-exponential-roadmap (seed): uniformization for Markov generators, structure by construction",
+        source="Lie-Exponential Roadmap: uniformization for Markov generators, structure by construction",
         derive=_derive_uniformization,
         verify=_verify_uniformization,
     ),
@@ -185,7 +214,7 @@ IDENTITIES = [
         name="expmv.heat.cycle",
         area="expmv",
         statement=r"(e^{-tL_{C_n}})_{0j} = \sum_{w\in\mathbb Z} e^{-2t} I_{j+wn}(2t)",
-        source="heat kernel of the cycle by images [closed form]; Jacobi–Anger expansion",
+        source="heat kernel of the cycle by images [closed form]; Jacobi–Anger expansion (Abramowitz & Stegun 9.6.34)",
         derive=_derive_bessel,
         verify=_verify_cycle_heat,
     ),

@@ -1,6 +1,6 @@
 r"""Geometry read off a Markov operator: Doob transforms, Γ and Γ₂, currents, cycles, curvature.
 
-Source: Attention Geometry §2, §4, §5, §6, §7, §8 (attention-geometry-math §A.2, §A.4–A.8).  Each
+Source: Attention Geometry §2, §4, §5, §6, §7, §8 (book/reference.md §A.2, §A.4–A.8).  Each
 identity is derived symbolically on a 3-state chain where sympy can, and checked numerically on
 samples and graphs, dense and sparse.
 """
@@ -66,6 +66,13 @@ def _head(rng, n, beta, exact_link=False):
     return softmax_operator((s + s.T) / 2 + a, beta), a
 
 
+def _indexed_symbols():
+    """A symbolic size n, indices i, j, k, and indexed sums over 0 ≤ k < n (general-N proofs)."""
+    n = sp.Symbol("n", integer=True, positive=True)
+    i, j, k = sp.symbols("i j k", integer=True)
+    return n, i, j, k
+
+
 # ---- Doob transform -------------------------------------------------------------------------
 
 
@@ -76,15 +83,62 @@ def _derive_doob() -> list[Step]:
     p_h = sp.diag(*kh).inv() * k * sp.diag(*h)
     pi = sp.Matrix([h[i] * kh[i] for i in range(N)])
     flux = sp.diag(*pi) * p_h
+    gn, gi, gj, gk = _indexed_symbols()
+    gx, gh = sp.IndexedBase("x"), sp.IndexedBase("h", positive=True)
+
+    def g_kern(a, b):
+        return sp.exp(-((gx[a] - gx[b]) ** 2))
+
+    def g_ph(a, b):
+        return g_kern(a, b) * gh[b] / sp.Sum(g_kern(a, gk) * gh[gk], (gk, 0, gn - 1))
+
+    def g_pi(a):
+        return gh[a] * sp.Sum(g_kern(a, gk) * gh[gk], (gk, 0, gn - 1))
+
     return [
-        Step("P_h = diag(Kh)⁻¹ K diag(h), K symmetric positive, h > 0", p_h),
-        claim("rows of P_h sum to 1", (p_h * sp.ones(N, 1)).applyfunc(sp.simplify), sp.ones(N, 1)),
+        Step(
+            "P_h = diag(Kh)⁻¹ K diag(h), K symmetric positive, h > 0",
+            p_h,
+            statement=r"\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\,\mathsf K\,\operatorname{diag}(h),\quad (\mathsf P_h)_{ij} = \frac{\mathsf K_{ij}h_j}{(\mathsf Kh)_i},\quad \mathsf K = \mathsf K^\top > 0,\ h > 0",
+            because="the Doob h-transform of the kernel K: reweight column j by h_j, then renormalise the rows",
+        ),
+        claim(
+            "rows of P_h sum to 1",
+            (p_h * sp.ones(N, 1)).applyfunc(sp.simplify),
+            sp.ones(N, 1),
+            statement=r"\mathsf P_h\mathbf 1 = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf Kh = \mathbf 1",
+            because="Σ_j K_ij h_j = (Kh)_i is exactly the row normaliser",
+        ),
         claim(
             "π^(h)_i P_h,ij = h_i K_ij h_j is symmetric (detailed balance)",
             flux.applyfunc(sp.simplify),
             flux.T.applyfunc(sp.simplify),
+            statement=r"\pi^{(h)}_i(\mathsf P_h)_{ij} = h_i\mathsf K_{ij}h_j = \pi^{(h)}_j(\mathsf P_h)_{ji},\quad \pi^{(h)} = h\odot\mathsf Kh",
+            because="h_i(Kh)_i · K_ij h_j/(Kh)_i = h_i K_ij h_j, symmetric because K is",
         ),
-        claim("so π^(h) ∝ h ⊙ Kh is stationary", (pi.T * p_h).applyfunc(sp.simplify), pi.T.applyfunc(sp.expand)),
+        claim(
+            "so π^(h) ∝ h ⊙ Kh is stationary",
+            (pi.T * p_h).applyfunc(sp.simplify),
+            pi.T.applyfunc(sp.expand),
+            statement=r"\pi^{(h)\top}\mathsf P_h = \pi^{(h)\top}",
+            because="sum detailed balance over i: Σ_i π_i P_ij = Σ_i π_j P_ji = π_j (rows of P_h sum to 1)",
+        ),
+        claim(
+            "general N: π^(h)_i P_h,ij is symmetric, K_ij = exp(−(x_i − x_j)²), n symbolic",
+            g_pi(gi) * g_ph(gi, gj),
+            g_pi(gj) * g_ph(gj, gi),
+            statement=r"\pi^{(h)}_i(\mathsf P_h)_{ij} = \pi^{(h)}_j(\mathsf P_h)_{ji},\quad (\mathsf Kh)_i = \textstyle\sum_{k=0}^{n-1}\mathsf K_{ik}h_k,\ n\text{ symbolic}",
+            because="the normaliser (Kh)_i cancels against π^(h)_i and K_ij = K_ji; sympy decides it with indexed sums over a symbolic n",
+            general=True,
+        ),
+        claim(
+            "general N: π^(h) = h ⊙ Kh is stationary, Σ_i π^(h)_i P_h,ij = h_j (Kh)_j, n symbolic",
+            sp.Sum(g_pi(gi) * g_ph(gi, gj), (gi, 0, gn - 1)),
+            gh[gj] * sp.Sum(g_kern(gj, gi) * gh[gi], (gi, 0, gn - 1)),
+            statement=r"\sum_{i=0}^{n-1}\pi^{(h)}_i(\mathsf P_h)_{ij} = h_j\sum_{i=0}^{n-1}\mathsf K_{ji}h_i = \pi^{(h)}_j,\quad n\text{ symbolic}",
+            because="each term is h_i K_ij h_j and K_ij = K_ji; sympy decides it as a symbolic sum",
+            general=True,
+        ),
     ]
 
 
@@ -127,12 +181,34 @@ def _derive_gamma() -> list[Step]:
     fg = sp.Matrix([f[i] * g[i] for i in range(N)])
     operator_form = [sp.Rational(1, 2) * ((gen * fg)[i] - f[i] * (gen * g)[i] - g[i] * (gen * f)[i]) for i in range(N)]
     edge_form = [sp.Rational(1, 2) * sum(p[i, j] * (f[j] - f[i]) * (g[j] - g[i]) for j in range(N)) for i in range(N)]
+    gn, gi, gj, _ = _indexed_symbols()
+    gp, gf, gg = sp.IndexedBase("P"), sp.IndexedBase("f"), sp.IndexedBase("g")
+
+    def g_gen(h):
+        return sp.Sum(gp[gi, gj] * (h(gj) - h(gi)), (gj, 0, gn - 1))
+
     return [
-        Step("a generic 3-state Markov operator P, negative generator ℒ = P − I", p),
+        Step(
+            "a generic 3-state Markov operator P, negative generator ℒ = P − I",
+            p,
+            statement=r"\mathsf P\mathbf 1 = \mathbf 1,\quad \mathcal L = \mathsf P - \mathsf I,\quad (\mathcal L h)_i = \sum_j\mathsf P_{ij}(h_j - h_i)",
+            because="the negative generator of a Markov operator; row sums 1 let ℒh be written as a sum of differences",
+        ),
         claim(
             "Γ(f,g) = ½[ℒ(fg) − fℒg − gℒf] = ½ Σ_j P_ij (f_j − f_i)(g_j − g_i)",
             sp.Matrix(operator_form).applyfunc(sp.expand),
             sp.Matrix(edge_form).applyfunc(sp.expand),
+            statement=r"\Gamma(f,g)_i = \tfrac12\big[\mathcal L(fg) - f\,\mathcal Lg - g\,\mathcal Lf\big]_i = \tfrac12\sum_j\mathsf P_{ij}(f_j - f_i)(g_j - g_i)",
+            because="in each term P_ij[(f_jg_j − f_ig_i) − f_i(g_j − g_i) − g_i(f_j − f_i)] = P_ij(f_j − f_i)(g_j − g_i)",
+        ),
+        claim(
+            "general N: the same identity with ℒh_i = Σ_j P_ij (h_j − h_i) over a symbolic n",
+            sp.Rational(1, 2)
+            * (g_gen(lambda a: gf[a] * gg[a]) - gf[gi] * g_gen(gg.__getitem__) - gg[gi] * g_gen(gf.__getitem__)),
+            sp.Rational(1, 2) * sp.Sum(gp[gi, gj] * (gf[gj] - gf[gi]) * (gg[gj] - gg[gi]), (gj, 0, gn - 1)),
+            statement=r"\tfrac12\Big[\sum_{j<n}\mathsf P_{ij}(f_jg_j - f_ig_i) - f_i\sum_{j<n}\mathsf P_{ij}(g_j - g_i) - g_i\sum_{j<n}\mathsf P_{ij}(f_j - f_i)\Big] = \tfrac12\sum_{j<n}\mathsf P_{ij}(f_j - f_i)(g_j - g_i),\ n\text{ symbolic}",
+            because="the three sums share one index, so they combine term by term into the product of differences; sympy decides it for symbolic n",
+            general=True,
         ),
     ]
 
@@ -221,15 +297,24 @@ def _derive_flat_limits() -> list[Step]:
     f = a * u + b * v + c * u**2 / 2 + d * u * v + e * v**2 / 2  # a quadratic around 0
     gamma_ff = sp.integrate(f**2 * weight, (u, -sp.oo, sp.oo), (v, -sp.oo, sp.oo)) / mass / 2
     return [
-        Step("Gauss kernel exp(−β|u|²) on ℝ², f a quadratic with ∇f(0) = (a, b), Hess f = [[c, d], [d, e]]", f),
+        Step(
+            "Gauss kernel exp(−β|u|²) on ℝ², f a quadratic with ∇f(0) = (a, b), Hess f = [[c, d], [d, e]]",
+            f,
+            statement=r"\Gamma(f,f)(0) = \tfrac12\,\mathbb E_{u\sim\mathcal N(0,\frac1{2\beta}I_2)}\big[(f(u) - f(0))^2\big],\quad f(u) = \nabla f(0)\cdot u + \tfrac12 u^\top\operatorname{Hess}f\,u",
+            because="in the continuum, P_β is averaging against the normalised Gauss weight e^{−β|u|²}, whose covariance is I/(2β)",
+        ),
         claim(
             "Γ(f,f)(0) = ½ E[(f(u) − f(0))²] = |∇f|²/(4β) + (tr² Hess + 2‖Hess‖²)/(32β²)",
             sp.expand(sp.simplify(gamma_ff)),
             sp.expand((a**2 + b**2) / (4 * beta) + ((c + e) ** 2 + 2 * (c**2 + 2 * d**2 + e**2)) / (32 * beta**2)),
+            statement=r"\Gamma(f,f)(0) = \frac{\lvert\nabla f\rvert^2}{4\beta} + \frac{(\operatorname{tr}\operatorname{Hess}f)^2 + 2\lVert\operatorname{Hess}f\rVert_F^2}{32\beta^2}",
+            because="Gaussian moments E[u_a u_b] = δ_ab/(2β) and Isserlis for the fourth moments; odd moments vanish",
         ),
         Step(
             "so ħ = 1/(4β): 4βΓ → |∇f|², and (4β)²Γ₂ → ‖Hess f‖² + Ric(∇f,∇f) with Ric = 0 (flat)",
             sp.Eq(sp.Symbol("hbar"), 1 / (4 * beta)),
+            statement=r"\hbar = \frac1{4\beta}:\quad \hbar^{-1}\Gamma(f,f) \to \lvert\nabla f\rvert^2,\quad \hbar^{-2}\Gamma_2(f) \to \lVert\operatorname{Hess}f\rVert^2 + \operatorname{Ric}(\nabla f,\nabla f),\ \operatorname{Ric} = 0",
+            because="the leading term of 4βΓ is |∇f|²; the Bochner formula on flat ℝ² has no Ricci term",
         ),
     ]
 
@@ -245,13 +330,26 @@ def _derive_current() -> list[Step]:
     f, g = sp.Matrix(sp.symbols(f"f0:{N}")), sp.Matrix(sp.symbols(f"g0:{N}"))
     omega = (f.T * current * g)[0] / 2
     return [
-        Step("J = diag(π)P − Pᵀdiag(π)", current),
+        Step(
+            "J = diag(π)P − Pᵀdiag(π)",
+            current,
+            statement=r"\mathsf J = \operatorname{diag}(\pi)\,\mathsf P - \mathsf P^\top\operatorname{diag}(\pi),\quad \mathsf J_{ij} = \pi_i\mathsf P_{ij} - \pi_j\mathsf P_{ji} = -\mathsf J_{ji}",
+            because="the net probability current across each edge under the law π",
+        ),
         claim(
             "(J1)_i = π_i − (πᵀP)_i, so J1 = 0 exactly when π is stationary",
             (current * sp.ones(N, 1)).applyfunc(sp.expand),
             (-stationarity).applyfunc(sp.expand),
+            statement=r"(\mathsf J\mathbf 1)_i = \pi_i\sum_j\mathsf P_{ij} - \sum_j\pi_j\mathsf P_{ji} = \pi_i - (\pi^\top\mathsf P)_i",
+            because="rows of P sum to 1; so J1 = 0 exactly when π is stationary",
         ),
-        claim("Ω_π(f,g) = ½ fᵀJg is antisymmetric", sp.expand(omega + (g.T * current * f)[0] / 2), 0),
+        claim(
+            "Ω_π(f,g) = ½ fᵀJg is antisymmetric",
+            sp.expand(omega + (g.T * current * f)[0] / 2),
+            0,
+            statement=r"\Omega_\pi(f,g) = \tfrac12 f^\top\mathsf Jg = -\tfrac12 g^\top\mathsf Jf = -\Omega_\pi(g,f)",
+            because="Jᵀ = −J, and a scalar equals its transpose",
+        ),
     ]
 
 
@@ -301,11 +399,18 @@ def _derive_affinity() -> list[Step]:
     cycle = [0, 1, 2, 0]
     affinity = sum(sp.log(p[cycle[m], cycle[m + 1]] / p[cycle[m + 1], cycle[m]]) for m in range(3))
     return [
-        Step("head P = rownorm exp(β(S + A)), S symmetric (bond), A antisymmetric (link)", p),
+        Step(
+            "head P = rownorm exp(β(S + A)), S symmetric (bond), A antisymmetric (link)",
+            p,
+            statement=r"\mathsf P_{ij} = \frac{e^{\beta(\mathsf S_{ij} + \mathsf A_{ij})}}{Z_i},\quad Z_i = \sum_k e^{\beta(\mathsf S_{ik} + \mathsf A_{ik})},\quad \mathsf S = \mathsf S^\top,\ \mathsf A = -\mathsf A^\top",
+            because="a softmax head whose logits split into a symmetric bond part and an antisymmetric link part",
+        ),
         claim(
             "affinity of the triangle 0→1→2→0 is 2β × the link holonomy: the Z_i telescope",
             sp.expand(sp.expand_log(affinity, force=True)),
             2 * beta * (a[0, 1] + a[1, 2] + a[2, 0]),
+            statement=r"\mathfrak A(\gamma) = \sum_m\log\frac{\mathsf P_{i_mi_{m+1}}}{\mathsf P_{i_{m+1}i_m}} = \sum_m\big[2\beta\mathsf A_{i_mi_{m+1}} + \log Z_{i_{m+1}} - \log Z_{i_m}\big] = 2\beta\sum_m\mathsf A_{i_mi_{m+1}}",
+            because="S cancels in each ratio, A_ji = −A_ij doubles, and the log Z terms telescope around the closed cycle",
         ),
     ]
 
@@ -313,7 +418,7 @@ def _derive_affinity() -> list[Step]:
 def _verify_affinity(rng, scale, backend) -> Verification:
     """Check the identity numerically.
 
-    Oracles: 𝔄(γ) = 2β Σ A along γ for a free link (seed §A.7 [DERIVED]); all affinities vanish
+    Oracles: 𝔄(γ) = 2β Σ A along γ for a free link (book/reference.md §A.7 [DERIVED]); all affinities vanish
     (Kolmogorov) and detailed balance holds for an exact link.  Tolerance 1e-11: logs of ratios of
     O(1) probabilities summed over (n − 1)(n − 2)/2 triangles.
     """
@@ -343,16 +448,25 @@ def _derive_gauge() -> list[Step]:
     dk_back = sp.sqrt(abar) * (sp.exp(theta / 2) * fj - sp.exp(-theta / 2) * fi)  # (D_K f)_ji, θ_ji = −θ
     dq_back = sp.sqrt(abar) * (sp.exp(-theta / 2) * gj - sp.exp(theta / 2) * gi)
     return [
-        Step("one bond {i, j}: Ā_ij = √(A_ij A_ji), θ_ij = ½ log(A_ij/A_ji), so A_ij = Ā e^θ, A_ji = Ā e^{−θ}", dk),
+        Step(
+            "one bond {i, j}: Ā_ij = √(A_ij A_ji), θ_ij = ½ log(A_ij/A_ji), so A_ij = Ā e^θ, A_ji = Ā e^{−θ}",
+            dk,
+            statement=r"\mathsf A_{ij} = \bar{\mathsf A}_{ij}e^{\theta_{ij}},\ \bar{\mathsf A}_{ij} = \sqrt{\mathsf A_{ij}\mathsf A_{ji}},\ \theta_{ij} = \tfrac12\log\frac{\mathsf A_{ij}}{\mathsf A_{ji}} = -\theta_{ji};\quad (\mathsf D_Kf)_{ij} = \sqrt{\bar{\mathsf A}_{ij}}\,(e^{-\theta_{ij}/2}f_i - e^{\theta_{ij}/2}f_j)",
+            because="every positive bond pair factors into a symmetric magnitude and an antisymmetric gauge angle",
+        ),
         claim(
             "½[(D_Q g)_ij (D_K f)_ij + (D_Q g)_ji (D_K f)_ji] = Ā(g_i f_i + g_j f_j) − Ā e^θ g_i f_j − Ā e^{−θ} g_j f_i",
             sp.expand((dq * dk + dq_back * dk_back) / 2),
             sp.expand(abar * (gi * fi + gj * fj) - abar * sp.exp(theta) * gi * fj - abar * sp.exp(-theta) * gj * fi),
+            statement=r"\tfrac12\sum_{ij}(\mathsf D_Qg)_{ij}(\mathsf D_Kf)_{ij} = g^\top\big[\operatorname{diag}(\bar{\mathsf A}\mathbf 1) - \bar{\mathsf A}\odot e^{\theta}\big]f",
+            because="expand one bond in both orientations: the e^{±θ/2} factors cancel on the diagonal terms and combine to e^{±θ} on the cross terms",
         ),
         claim(
             "J_ij = A_ij − A_ji = 2Ā sinh θ",
             abar * sp.exp(theta) - abar * sp.exp(-theta),
             (2 * abar * sp.sinh(theta)).rewrite(sp.exp),
+            statement=r"\mathsf J_{ij} = \mathsf A_{ij} - \mathsf A_{ji} = \bar{\mathsf A}_{ij}(e^{\theta_{ij}} - e^{-\theta_{ij}}) = 2\bar{\mathsf A}_{ij}\sinh\theta_{ij}",
+            because="substitute A_ij = Āe^θ, A_ji = Āe^{−θ}",
         ),
     ]
 
@@ -420,11 +534,15 @@ def _derive_curvature() -> list[Step]:
             "K_∞(x) = largest K with Γ₂(f)(x) ≥ KΓ(f)(x) ∀f: a Schur complement over the 2-sphere, then a "
             "symmetric eigenproblem on the 1-sphere (Cushing–Liu–Peyerimhoff)",
             sp.Symbol("K_infinity"),
+            statement=r"K_\infty(x) = \sup\{K : \Gamma_2(f)(x) \ge K\,\Gamma(f)(x)\ \forall f\}",
+            because="Bakry–Émery curvature at a vertex; Γ₂ depends on f only on the 2-ball, so the sup is a finite eigenvalue problem",
         ),
         claim(
             "normalised K_n equals the unnormalised value divided by the degree n − 1, up to the 1/(n−1) shift",
             sp.simplify((1 + n / 2) / (n - 1)),
             sp.simplify((n + 2) / (2 * (n - 1))),
+            statement=r"\frac{1 + n/2}{n - 1} = \frac{n + 2}{2(n - 1)}",
+            because="the normalised walk P = D⁻¹A on K_n has all degrees n − 1, so Γ and Γ₂ scale by 1/(n−1) and 1/(n−1)²",
         ),
     ]
 
@@ -441,11 +559,23 @@ def _derive_hodge() -> list[Step]:
     residual = sum((a[i, j] - (x[i] - x[j])) ** 2 for i in range(N) for j in range(N))
     normal = sp.Matrix([residual.diff(x[i]) for i in range(N)]).subs(dict(zip(x, phi, strict=True)))
     return [
-        Step("antisymmetric link a on the complete graph K_3, potential φ_i = (1/N) Σ_j a_ij", phi),
-        claim("φ solves the least-squares normal equations of Σ (a_ij − (φ_i − φ_j))²", normal.applyfunc(sp.expand)),
+        Step(
+            "antisymmetric link a on the complete graph K_3, potential φ_i = (1/N) Σ_j a_ij",
+            phi,
+            statement=r"a_{ij} = -a_{ji}\ \text{on } K_N,\quad \varphi_i = \frac1N\sum_j a_{ij}",
+            because="the candidate potential: the mean outgoing link at each vertex",
+        ),
+        claim(
+            "φ solves the least-squares normal equations of Σ (a_ij − (φ_i − φ_j))²",
+            normal.applyfunc(sp.expand),
+            statement=r"\frac{\partial}{\partial x_k}\sum_{ij}\big(a_{ij} - (x_i - x_j)\big)^2\Big|_{x = \varphi} = -4\sum_j\big(a_{kj} - (\varphi_k - \varphi_j)\big) = 0",
+            because="on K_N, Σ_j(φ_k − φ_j) = Nφ_k − Σ_j φ_j and Σ_j φ_j = (1/N)Σ_ij a_ij = 0, so the gradient is −4(Σ_j a_kj − Nφ_k) = 0",
+        ),
         claim(
             "the coexact part a − (φ_i − φ_j) is divergence-free: row sums vanish",
             (coexact * sp.ones(N, 1)).applyfunc(sp.expand),
+            statement=r"\sum_j a^\perp_{ij} = \sum_j a_{ij} - N\varphi_i + \sum_j\varphi_j = 0,\quad a^\perp_{ij} = a_{ij} - (\varphi_i - \varphi_j)",
+            because="Σ_j a_ij = Nφ_i by definition and Σ_j φ_j = 0 by antisymmetry of a",
         ),
     ]
 
@@ -453,7 +583,7 @@ def _derive_hodge() -> list[Step]:
 def _verify_hodge(rng, scale, backend) -> Verification:
     """Check the identity numerically.
 
-    Oracles: on K_N the least-squares potential is φ_i = (1/N) Σ_j a_ij (seed §A.7) and the coexact
+    Oracles: on K_N the least-squares potential is φ_i = (1/N) Σ_j a_ij (book/reference.md §A.7) and the coexact
     part has zero row sums; on a random sparse graph the coexact part is divergence-free and
     orthogonal to the exact part.  Tolerance 1e-12 (a Laplacian solve).
     """
@@ -516,11 +646,13 @@ def _derive_beurling_deny() -> list[Step]:
             "distance adds up)",
             sp.expand(sp.simplify(quadratic)),
             sp.expand(bonds + sum(kappa[i] * f[i] ** 2 for i in range(N))),
+            statement=r"\sum_i\mathsf p_if_i(\mathsf Lf)_i + \sum_i\kappa_if_i^2 = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2 + \sum_i\kappa_if_i^2 = \mathcal E_{\mathrm{local}} + \mathcal E_{\mathrm{jump}} + \mathcal E_{\mathrm{kill}}",
+            because="the edge form of the Dirichlet energy (K symmetric); the bond sum splits by d_ij ≤ r or > r, and the killing term is separate",
         ),
     ]
 
 
-SOURCE_A5 = "Attention Geometry §5 [RECON, standard]; attention-geometry-math §A.5"
+SOURCE_A5 = "Attention Geometry §5 [RECON, standard]; book/reference.md §A.5"
 
 IDENTITIES = [
     Identity(
@@ -528,7 +660,7 @@ IDENTITIES = [
         area="markov",
         statement=r"\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)\ \text{is reversible with}"
         r"\ \pi^{(h)} \propto h\odot\mathsf Kh",
-        source="Attention Geometry §4 [SEED]; reversibility [DERIVED] (attention-geometry-math §A.4)",
+        source="Attention Geometry §4 [SEED]; reversibility [DERIVED] (book/reference.md §A.4)",
         derive=_derive_doob,
         verify=_verify_doob,
     ),
@@ -546,7 +678,7 @@ IDENTITIES = [
         area="markov",
         statement=r"4\beta\Gamma(f,g) \to \nabla f\cdot\nabla g,\ (4\beta)^2\Gamma_2(f) \to \lVert\operatorname{Hess}f\rVert^2,"
         r"\ \Gamma(g,\Gamma(f,h)) + \Gamma(h,\Gamma(f,g)) - \Gamma(f,\Gamma(g,h)) \to 2\hbar^2\operatorname{Hess}f(\nabla g,\nabla h)",
-        source="Attention Geometry §5 [SEED fragment + DERIVED], ħ = 1/(4β); attention-geometry-math §A.5",
+        source="Attention Geometry §5 [SEED fragment + DERIVED], ħ = 1/(4β); book/reference.md §A.5",
         derive=_derive_flat_limits,
         verify=_verify_flat_limits,
         asymptotic=True,
@@ -557,7 +689,7 @@ IDENTITIES = [
         area="markov",
         statement=r"\mathsf J\mathbf 1 = 0,\quad \Omega_\pi(f,g) = \tfrac12 f^\top\mathsf Jg"
         r" = \langle f, \tfrac12(\mathsf P - \mathsf P^*)g\rangle_\pi,\quad \Omega_\pi \equiv 0 \iff \text{detailed balance}",
-        source="Attention Geometry §5, §7 [RECON defs, DERIVED identities]; attention-geometry-math §A.5, §A.7",
+        source="Attention Geometry §5, §7 [RECON defs, DERIVED identities]; book/reference.md §A.5, §A.7",
         derive=_derive_current,
         verify=_verify_current,
     ),
@@ -566,7 +698,7 @@ IDENTITIES = [
         area="markov",
         statement=r"\mathfrak A(\gamma) = \sum_m\log\frac{\mathsf P_{i_mi_{m+1}}}{\mathsf P_{i_{m+1}i_m}}"
         r" = 2\beta\sum_m\mathcal A_{i_mi_{m+1}};\quad \mathfrak A \equiv 0 \iff \text{reversible}",
-        source="Attention Geometry §4, §7 [DERIVED]; Kolmogorov criterion; attention-geometry-math §A.7",
+        source="Attention Geometry §4, §7 [DERIVED]; Kolmogorov criterion; book/reference.md §A.7",
         derive=_derive_affinity,
         verify=_verify_affinity,
     ),
@@ -575,7 +707,7 @@ IDENTITIES = [
         area="markov",
         statement=r"\tfrac12\mathsf D_Q^\top\mathsf D_K = \operatorname{diag}(\bar{\mathsf A}\mathbf 1) - \bar{\mathsf A}\odot e^\theta"
         r" = \operatorname{diag}(\pi)\mathsf L + \operatorname{diag}(V),\ V \le 0",
-        source="Attention Geometry §7 [SEED defs of D_K, D_Q; Ā, θ are a RECON]; attention-geometry-math §A.7",
+        source="Attention Geometry §7 [SEED defs of D_K, D_Q; Ā, θ are a RECON]; book/reference.md §A.7",
         derive=_derive_gauge,
         verify=_verify_gauge,
     ),
@@ -594,7 +726,7 @@ IDENTITIES = [
         area="markov",
         statement=r"a_{ij} = (\varphi_i - \varphi_j) + a^\perp_{ij},\ \sum_j w_{ij}a^\perp_{ij} = 0;"
         r"\ \text{on } K_N:\ \varphi_i = \tfrac1N\sum_j a_{ij}",
-        source="Attention Geometry §7 [DERIVED]; attention-geometry-math §A.7",
+        source="Attention Geometry §7 [DERIVED]; book/reference.md §A.7",
         derive=_derive_hodge,
         verify=_verify_hodge,
     ),
@@ -603,7 +735,7 @@ IDENTITIES = [
         area="markov",
         statement=r"\mathcal E(f,f) = \tfrac12\sum_{d_{ij}\le r}\mathsf K_{ij}(f_i-f_j)^2"
         r" + \tfrac12\sum_{d_{ij}>r}\mathsf K_{ij}(f_i-f_j)^2 + \sum_i\kappa_if_i^2",
-        source="Attention Geometry §6 [mostly RECON]; attention-geometry-math §A.6",
+        source="Attention Geometry §6 [mostly RECON]; book/reference.md §A.6",
         derive=_derive_beurling_deny,
         verify=_verify_beurling_deny,
         backends=("numpy",),

@@ -2,7 +2,7 @@ r"""Spectra of Markov operators on samples and graphs, against their continuum a
 
 Source: Attention Geometry §2–4 [SEED]: :math:`4\hbar\beta(I - \mathsf P_\beta) \to \mathcal C`, and
 with Coifman–Lafon normalisation :math:`\mathcal C f = -\hbar[\Delta f + 2(1-\alpha)\langle\nabla\log q,
-\nabla f\rangle]` [RECON] (attention-geometry-math §A.2, §A.4).  Kernel scale throughout:
+\nabla f\rangle]` [RECON] (book/reference.md §A.2, §A.4).  Kernel scale throughout:
 :math:`\mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}` (ħ = 1).
 """
 
@@ -33,18 +33,39 @@ def _derive_scale() -> list[Step]:
         sp.integrate(sp.expand(taylor).coeff(s, k) * s**k * weight, (s, -sp.oo, sp.oo)) / mass for k in range(1, 5)
     )
     return [
-        Step("Gauss kernel K(x, x+s) = exp(−βs²) in one tangent direction (ħ = 1)", weight),
-        claim("second moment ∫s²K / ∫K = 1/(2β)", sp.simplify(second), 1 / (2 * beta)),
-        claim("fourth moment ∫s⁴K / ∫K = 3/(4β²)", sp.simplify(fourth), sp.Rational(3, 4) / beta**2),
+        Step(
+            "Gauss kernel K(x, x+s) = exp(−βs²) in one tangent direction (ħ = 1)",
+            weight,
+            statement=r"(\mathsf P_\beta f)(x) = \frac{\int f(x+s)\,e^{-\beta s^2}\,ds}{\int e^{-\beta s^2}\,ds},\quad \hbar = 1",
+            because="in the continuum limit the Markov operator of the Gauss kernel averages f against a normalised Gaussian in the tangent direction",
+        ),
+        claim(
+            "second moment ∫s²K / ∫K = 1/(2β)",
+            sp.simplify(second),
+            1 / (2 * beta),
+            statement=r"\frac{\int s^2e^{-\beta s^2}ds}{\int e^{-\beta s^2}ds} = \frac{1}{2\beta}",
+            because="the weight is a centred normal density of variance 1/(2β)",
+        ),
+        claim(
+            "fourth moment ∫s⁴K / ∫K = 3/(4β²)",
+            sp.simplify(fourth),
+            sp.Rational(3, 4) / beta**2,
+            statement=r"\frac{\int s^4e^{-\beta s^2}ds}{\int e^{-\beta s^2}ds} = 3\Big(\frac{1}{2\beta}\Big)^2 = \frac{3}{4\beta^2}",
+            because="the fourth moment of a normal law is 3σ⁴",
+        ),
         claim(
             "(P_β f − f)(x) = f''/(4β) + f''''/(32β²) + O(β⁻³): odd moments vanish",
             sp.simplify(averaged),
             f(x).diff(x, 2) / (4 * beta) + f(x).diff(x, 4) / (32 * beta**2),
+            statement=r"(\mathsf P_\beta f - f)(x) = \sum_{k\ge1}\frac{f^{(k)}(x)}{k!}\,\mathbb E[s^k] = \frac{f''(x)}{4\beta} + \frac{f''''(x)}{32\beta^2} + O(\beta^{-3})",
+            because="Taylor-expand f(x + s) and average term by term: odd moments vanish, E[s²]/2! = 1/(4β), E[s⁴]/4! = 1/(32β²)",
         ),
         claim(
             "so 4β(I − P_β) → −Δ, and on the unit circle 4β(1 − μ_k) = k² − k⁴/(8β) + …",
             sp.simplify(-4 * beta * averaged.subs(f(x).diff(x, 4), f(x)).subs(f(x).diff(x, 2), -f(x)) / f(x)),
             1 - 1 / (8 * beta),
+            statement=r"4\beta(\mathsf I - \mathsf P_\beta) = -\Delta - \frac{\Delta^2}{8\beta} + \dots,\quad f = e^{ik\theta}:\ 4\beta(1 - \mu_k) = k^2 - \frac{k^4}{8\beta} + O(\beta^{-2})",
+            because="multiply the expansion by −4β; on the unit circle the Fourier mode has f'' = −k²f and f'''' = k⁴f (checked at k = 1)",
         ),
     ]
 
@@ -252,12 +273,27 @@ def _derive_graphs() -> list[Step]:
     mode = sp.exp(sp.I * theta * j)
     walk = (mode.subs(j, j + 1) + mode.subs(j, j - 1)) / 2
     return [
-        Step("cycle C_n: the walk P averages the two neighbours; Fourier mode e^{iθj}, θ = 2πk/n", mode),
-        claim("P e^{iθj} = cos θ · e^{iθj}", sp.simplify((walk / mode).rewrite(sp.cos)), sp.cos(theta)),
+        Step(
+            "cycle C_n: the walk P averages the two neighbours; Fourier mode e^{iθj}, θ = 2πk/n",
+            mode,
+            statement=r"(\mathsf Pf)_j = \tfrac12(f_{j+1} + f_{j-1})\ \text{on } C_n,\quad f_j = e^{i\theta j},\ \theta = 2\pi k/n",
+            because="the simple random walk on the n-cycle; its eigenvectors are the discrete Fourier modes",
+        ),
+        claim(
+            "P e^{iθj} = cos θ · e^{iθj}",
+            sp.simplify((walk / mode).rewrite(sp.cos)),
+            sp.cos(theta),
+            statement=r"\tfrac12\big(e^{i\theta(j+1)} + e^{i\theta(j-1)}\big) = \cos\theta\;e^{i\theta j},\quad \mu_k = \cos\frac{2\pi k}{n}",
+            because="factor out e^{iθj}: ½(e^{iθ} + e^{−iθ}) = cos θ; n, k and j are symbolic",
+            general=True,
+        ),
         claim(
             "unnormalised Laplacian (D − A) on C_n: 2 − 2cos θ = 4 sin²(θ/2)",
             sp.expand_trig(2 - 2 * sp.cos(theta)),
             sp.expand_trig(4 * sp.sin(theta / 2) ** 2),
+            statement=r"\lambda_k(\mathsf D - \mathsf A) = 2 - 2\cos\frac{2\pi k}{n} = 4\sin^2\frac{\pi k}{n}",
+            because="D − A = 2(I − P) on the 2-regular cycle; the half-angle formula; n and k symbolic",
+            general=True,
         ),
     ]
 
@@ -267,7 +303,7 @@ IDENTITIES = [
         name="markov.spectrum.circle.bandwidth",
         area="markov",
         statement=r"4\beta\,(1 - \mu_k(\mathsf P_\beta^{(\alpha=1)})) = k^2 + O(\beta^{-1})\ \text{on } S^1",
-        source="Attention Geometry §2, §4 [SEED limit 4ħβ(I − P_β) → 𝒞]; attention-geometry-math §A.4",
+        source="Attention Geometry §2, §4 [SEED limit 4ħβ(I − P_β) → 𝒞]; book/reference.md §A.4",
         derive=_derive_scale,
         verify=_verify_circle_bandwidth,
         asymptotic=True,
@@ -310,7 +346,7 @@ IDENTITIES = [
         area="markov",
         statement=r"4\beta(I - \mathsf P^{(\alpha)}_\beta) \to -[\Delta + 2(1-\alpha)\langle\nabla\log q,\nabla\,\cdot\rangle]"
         r"\ \text{on } S^1,\ q \propto 1 + \tfrac12\cos\theta",
-        source="Attention Geometry §4 [RECON, Coifman–Lafon]; attention-geometry-math §A.4",
+        source="Attention Geometry §4 [RECON, Coifman–Lafon]; book/reference.md §A.4",
         derive=_derive_scale,
         verify=_verify_density_bias,
         asymptotic=True,

@@ -1,6 +1,6 @@
 r"""Structure by construction: Givens flows are orthogonal, commuting rotations are one exponential, SPD caps, symplecticity.
 
-Source: lie-exponential-roadmap (seed), "Structure by construction" and "GivensFlowMixer" / "SPD-MLP with Lipschitz
+Source: Lie-Exponential Roadmap, "Structure by construction" and "GivensFlowMixer" / "SPD-MLP with Lipschitz
 control" (the layers of :mod:`workbench.nn`).  Each guarantee is exact (to rounding) except the BCH defect of
 non-commuting rotations, which is checked by its rate: second order in the angles.
 """
@@ -50,14 +50,39 @@ def _derive_orthogonal() -> list[Step]:
     g = _rotation(2, 0, 1, theta)
     product = _rotation(3, 0, 1, alpha) * _rotation(3, 1, 2, beta)
     return [
-        Step("G(θ) = I + (cos θ − 1)(E₀₀ + E₁₁) + sin θ (E₀₁ − E₁₀) on the (0, 1) plane", g),
-        claim("G(θ) = exp(θ(E₀₁ − E₁₀))", g, _trig((theta * _unit(2, 0, 1)).exp())),
-        claim("G(θ)ᵀG(θ) = I", (g.T * g).applyfunc(sp.simplify), sp.eye(2)),
-        claim("det G(θ) = 1", sp.simplify(g.det()), 1),
+        Step(
+            "G(θ) = I + (cos θ − 1)(E₀₀ + E₁₁) + sin θ (E₀₁ − E₁₀) on the (0, 1) plane",
+            g,
+            statement=r"G(i,j,\theta) = \mathsf I + (\cos\theta - 1)(E_{ii} + E_{jj}) + \sin\theta\,(E_{ij} - E_{ji})",
+            because="a Givens rotation by θ in the (i, j) coordinate plane",
+        ),
+        claim(
+            "G(θ) = exp(θ(E₀₁ − E₁₀))",
+            g,
+            _trig((theta * _unit(2, 0, 1)).exp()),
+            statement=r"G(i,j,\theta) = \exp\big(\theta(E_{ij} - E_{ji})\big)",
+            because="X = E_ij − E_ji satisfies X³ = −X, so e^{θX} = I + sin θ X + (1 − cos θ)X², and X² = −(E_ii + E_jj)",
+        ),
+        claim(
+            "G(θ)ᵀG(θ) = I",
+            (g.T * g).applyfunc(sp.simplify),
+            sp.eye(2),
+            statement=r"G^\top G = \mathsf I",
+            because="the exponential of a skew-symmetric matrix is orthogonal; here cos² + sin² = 1",
+        ),
+        claim(
+            "det G(θ) = 1",
+            sp.simplify(g.det()),
+            1,
+            statement=r"\det G = e^{\operatorname{tr}\theta(E_{ij} - E_{ji})} = 1",
+            because="the generator is traceless",
+        ),
         claim(
             "overlapping planes in R³: (G(0, 1, α) G(1, 2, β))ᵀ (G(0, 1, α) G(1, 2, β)) = I",
             (product.T * product).applyfunc(sp.simplify),
             sp.eye(3),
+            statement=r"(G_1G_2)^\top G_1G_2 = G_2^\top(G_1^\top G_1)G_2 = \mathsf I",
+            because="orthogonal matrices form a group, whether or not the planes overlap",
         ),
     ]
 
@@ -95,9 +120,26 @@ def _derive_exp_commuting() -> list[Step]:
     generator = a * _unit(4, 0, 1) + b * _unit(4, 2, 3)
     product = _rotation(4, 0, 1, a) * _rotation(4, 2, 3, b)
     return [
-        Step("A = a(E₀₁ − E₁₀) + b(E₂₃ − E₃₂): disjoint planes, block diagonal", generator),
-        claim("[a(E₀₁ − E₁₀), b(E₂₃ − E₃₂)] = 0 (disjoint planes commute)", _commutator(a, b), sp.zeros(4, 4)),
-        claim("G(0, 1, a) G(2, 3, b) = exp(A)", product, _trig(generator.exp())),
+        Step(
+            "A = a(E₀₁ − E₁₀) + b(E₂₃ − E₃₂): disjoint planes, block diagonal",
+            generator,
+            statement=r"A = a(E_{01} - E_{10}) + b(E_{23} - E_{32}),\ \text{block diagonal}",
+            because="a skew-symmetric generator supported on two disjoint coordinate planes",
+        ),
+        claim(
+            "[a(E₀₁ − E₁₀), b(E₂₃ − E₃₂)] = 0 (disjoint planes commute)",
+            _commutator(a, b),
+            sp.zeros(4, 4),
+            statement=r"\big[a(E_{01} - E_{10}),\ b(E_{23} - E_{32})\big] = 0",
+            because="E_ij E_kl = δ_jk E_il vanishes when the index sets {0, 1} and {2, 3} are disjoint",
+        ),
+        claim(
+            "G(0, 1, a) G(2, 3, b) = exp(A)",
+            product,
+            _trig(generator.exp()),
+            statement=r"G(0,1,a)\,G(2,3,b) = e^{X}e^{Y} = e^{X+Y} = e^{A}",
+            because="commuting generators: e^Xe^Y = e^{X+Y}",
+        ),
     ]
 
 
@@ -149,12 +191,25 @@ def _derive_bch_defect() -> list[Step]:
     second_exp = exp_series_coefficient(x + y, 2)
     commutator = x * y - y * x
     return [
-        Step("X = α(E₀₁ − E₁₀), Y = β(E₁₂ − E₂₁): planes sharing coordinate 1", commutator),
-        claim("[X, Y] ≠ 0: the entry (0, 2) of [X, Y] is αβ", commutator[0, 2], alpha * beta),
+        Step(
+            "X = α(E₀₁ − E₁₀), Y = β(E₁₂ − E₂₁): planes sharing coordinate 1",
+            commutator,
+            statement=r"X = \alpha(E_{01} - E_{10}),\ Y = \beta(E_{12} - E_{21}),\quad [X,Y] = \alpha\beta(E_{02} - E_{20})",
+            because="two rotation generators whose planes share the coordinate 1",
+        ),
+        claim(
+            "[X, Y] ≠ 0: the entry (0, 2) of [X, Y] is αβ",
+            commutator[0, 2],
+            alpha * beta,
+            statement=r"[X,Y]_{02} = \alpha\beta \ne 0",
+            because="XY has (E₀₁)(E₁₂) = E₀₂, and YX contributes nothing at (0, 2)",
+        ),
         claim(
             "t² coefficient of e^{tX}e^{tY} − e^{t(X+Y)} is ½[X, Y] (so the defect is O(ε²), BCH)",
             (second_product - second_exp).applyfunc(sp.expand),
             (commutator / 2).applyfunc(sp.expand),
+            statement=r"[t^2]\big(e^{tX}e^{tY} - e^{t(X+Y)}\big) = \tfrac12[X,Y]",
+            because="½X² + XY + ½Y² − ½(X + Y)² = ½(XY − YX)",
         ),
     ]
 
@@ -216,28 +271,47 @@ def _derive_spd() -> list[Step]:
     # ‖W‖₂² = λ_max(WᵀW); exp is increasing, so compare the logarithms of the (positive) roots
     norm = sp.exp(sp.Max(*(sp.expand_log(sp.log(sp.powsimp(r)), force=True) for r in gram_roots)) / 2)
     steps = [
-        Step("S = [[a, b], [b, a]], b > 0 (symmetric)", S),
-        claim("exp(S) = e^a [[cosh b, sinh b], [sinh b, cosh b]]", w, closed.applyfunc(lambda e: e.rewrite(sp.exp))),
+        Step(
+            "S = [[a, b], [b, a]], b > 0 (symmetric)",
+            S,
+            statement=r"S = \begin{pmatrix}a & b\\ b & a\end{pmatrix},\ b > 0",
+            because="a symmetric 2×2 instance with eigenvalues a ± b",
+        ),
+        claim(
+            "exp(S) = e^a [[cosh b, sinh b], [sinh b, cosh b]]",
+            w,
+            closed.applyfunc(lambda e: e.rewrite(sp.exp)),
+            statement=r"e^{S} = e^{a}\begin{pmatrix}\cosh b & \sinh b\\ \sinh b & \cosh b\end{pmatrix}",
+            because="S = aI + bσ with σ² = I; aI commutes and e^{bσ} = cosh b I + sinh b σ",
+        ),
         claim(
             "the eigenvalues of exp(S) are e^{a+b} > 0 and e^{a−b} > 0 (SPD)",
             sp.factor(sp.simplify((closed - lam * sp.eye(2)).det().rewrite(sp.exp))),
             sp.factor((lam - sp.exp(a + b)) * (lam - sp.exp(a - b))),
+            statement=r"\operatorname{spec}e^{S} = e^{\operatorname{spec}S} = \{e^{a+b}, e^{a-b}\}\subset(0,\infty)",
+            because="the spectral mapping theorem; positive eigenvalues and symmetry make e^S SPD",
         ),
         claim(
             "Gershgorin max_i(S_ii + Σ_{j≠i}|S_ij|), from the entries, equals λ_max(S), the largest root of "
             "det(λI − S) (the bound is tight here)",
             gershgorin,
             lam_max,
+            statement=r"\lambda_{\max}(S)\le\max_i\Big(S_{ii} + \sum_{j\ne i}\lvert S_{ij}\rvert\Big),\ \text{with equality for } S = \begin{pmatrix}a&b\\b&a\end{pmatrix}",
+            because="every eigenvalue lies in a Gershgorin disc; here the top eigenvector (1, 1) makes the bound tight",
         ),
         claim(
             "c > 0: ‖e^{cS}‖₂ = √λ_max((e^{cS})ᵀe^{cS}) = e^{c·λ_max(S)} (Gram eigenvalues e^{2c(a±b)})",
             norm,
             sp.exp(c * lam_max),
+            statement=r"\lVert e^{cS}\rVert_2 = \sqrt{\lambda_{\max}\big((e^{cS})^\top e^{cS}\big)} = e^{c\,\lambda_{\max}(S)}\quad(S = S^\top,\ c > 0)",
+            because="(e^{cS})ᵀe^{cS} = e^{2cS} has eigenvalues e^{2cλ}, and exp is increasing",
         ),
         claim(
             "scaling (s > 0): det(sS − s·λ_max(S)·I) = 0, so s·λ_max(S) is an eigenvalue of sS (the largest)",
             sp.simplify((s * S - s * lam_max * sp.eye(2)).det()),
             0,
+            statement=r"\lambda_{\max}(sS) = s\,\lambda_{\max}(S)\quad(s > 0)",
+            because="scaling by s > 0 scales every eigenvalue and keeps their order",
         ),
     ]
     # the cap c = ℓ / max(b(S), ℓ) with any bound b(S) = λ_max + q ≥ λ_max: cλ_max ≤ ℓ, i.e. e^{cλ_max} ≤ L
@@ -249,11 +323,18 @@ def _derive_spd() -> list[Step]:
                 "from p, ℓ > 0, q ≥ 0), so ‖W‖₂ = e^{cλ_max} ≤ L",
                 sp.Max(gap, 0),
                 gap,
+                statement=r"c = \frac{\log L}{\max(b(S), \log L)},\ b(S)\ge\lambda_{\max}(S)\ \Rightarrow\ c\,\lambda_{\max}(S)\le\log L,\ \lVert e^{cS}\rVert_2\le L",
+                because="if b(S) ≥ log L then cλ_max = log L·λ_max/b(S) ≤ log L; otherwise c = 1 and λ_max ≤ b(S) < log L",
             )
         )
         if case.startswith("cap binding"):
             steps.append(
-                claim("exact bound (q = 0, bound='eigvalsh'): the cap is attained, cλ_max = log L", gap.subs(q, 0))
+                claim(
+                    "exact bound (q = 0, bound='eigvalsh'): the cap is attained, cλ_max = log L",
+                    gap.subs(q, 0),
+                    statement=r"b(S) = \lambda_{\max}(S) \ge \log L\ \Rightarrow\ c\,\lambda_{\max}(S) = \log L",
+                    because="with the exact bound the cap is attained: ‖e^{cS}‖₂ = L",
+                )
             )
     return steps
 
@@ -304,11 +385,40 @@ def _derive_symplectic() -> list[Step]:
             H[i, j] = H[j, i] = next(entries)
     J4 = sp.Matrix(sp.BlockMatrix([[sp.zeros(2), sp.eye(2)], [-sp.eye(2), sp.zeros(2)]]))
     return [
-        claim("d = 2, H = h·I: exp(JH) is the rotation [[cos h, sin h], [−sin h, cos h]]", w, _rotation(2, 0, 1, h)),
-        claim("det exp(JH) = 1", sp.simplify(w.det()), 1),
-        claim("exp(JH)ᵀ J exp(JH) = J", (w.T * J2 * w).applyfunc(sp.simplify), J2),
-        claim("d = 4, H symmetric: (JH)ᵀJ + J(JH) = 0 (JH Hamiltonian)", (J4 * H).T * J4 + J4 * (J4 * H)),
-        claim("tr(JH) = 0, so det exp(JH) = e^{tr JH} = 1", (J4 * H).trace(), 0),
+        claim(
+            "d = 2, H = h·I: exp(JH) is the rotation [[cos h, sin h], [−sin h, cos h]]",
+            w,
+            _rotation(2, 0, 1, h),
+            statement=r"J = \begin{pmatrix}0&1\\-1&0\end{pmatrix},\ H = h\mathsf I:\ e^{JH} = \begin{pmatrix}\cos h & \sin h\\ -\sin h & \cos h\end{pmatrix}",
+            because="J² = −I, so e^{hJ} = cos h I + sin h J",
+        ),
+        claim(
+            "det exp(JH) = 1",
+            sp.simplify(w.det()),
+            1,
+            statement=r"\det e^{JH} = e^{\operatorname{tr}JH} = 1",
+            because="tr J = 0 for H = hI",
+        ),
+        claim(
+            "exp(JH)ᵀ J exp(JH) = J",
+            (w.T * J2 * w).applyfunc(sp.simplify),
+            J2,
+            statement=r"(e^{JH})^\top Je^{JH} = J",
+            because="JH is Hamiltonian, so its exponential is symplectic",
+        ),
+        claim(
+            "d = 4, H symmetric: (JH)ᵀJ + J(JH) = 0 (JH Hamiltonian)",
+            (J4 * H).T * J4 + J4 * (J4 * H),
+            statement=r"(JH)^\top J + J(JH) = HJ^\top J + J^2H = H - H = 0\quad(H = H^\top)",
+            because="JᵀJ = I and J² = −I",
+        ),
+        claim(
+            "tr(JH) = 0, so det exp(JH) = e^{tr JH} = 1",
+            (J4 * H).trace(),
+            0,
+            statement=r"\operatorname{tr}(JH) = 0\ \Rightarrow\ \det e^{JH} = e^{\operatorname{tr}JH} = 1",
+            because="tr(JH) = tr((JH)ᵀ) = tr(HJᵀ) = −tr(HJ) = −tr(JH)",
+        ),
     ]
 
 
@@ -342,7 +452,7 @@ IDENTITIES = [
         name="nn.givens.orthogonal",
         area="nn",
         statement=r"W = \prod_k G(i_k, j_k, \theta_k):\ W^\top W = I,\ \det W = 1,\ \lVert Wx\rVert = \lVert x\rVert",
-        source="lie-exponential-roadmap (seed): GivensFlowMixer, exact orthogonality; G(i, j, θ) [RECON]",
+        source="Lie-Exponential Roadmap: GivensFlowMixer, exact orthogonality; G(i, j, θ) [RECON]",
         derive=_derive_orthogonal,
         verify=_verify_orthogonal,
         backends=("torch",),
@@ -352,7 +462,7 @@ IDENTITIES = [
         area="nn",
         statement=r"\{i_k, j_k\}\ \text{pairwise disjoint} \Rightarrow \prod_k G(i_k, j_k, \theta_k)"
         r" = \exp\Bigl(\sum_k \theta_k (E_{i_kj_k} - E_{j_ki_k})\Bigr)",
-        source="lie-exponential-roadmap (seed): 'equivalent to exp(A) with A skew' (exact for commuting rotations)",
+        source="Lie-Exponential Roadmap: 'equivalent to exp(A) with A skew' (exact for commuting rotations)",
         derive=_derive_exp_commuting,
         verify=_verify_exp_commuting,
         backends=("torch",),
@@ -362,7 +472,7 @@ IDENTITIES = [
         area="nn",
         statement=r"\Bigl\lVert \prod_s e^{\varepsilon B_s} - e^{\varepsilon \sum_s B_s} \Bigr\rVert"
         r" = \tfrac{\varepsilon^2}{2}\Bigl\lVert \sum_{a<b} [B_a, B_b] \Bigr\rVert + O(\varepsilon^3)",
-        source="lie-exponential-roadmap (seed): BCH, exp(A)exp(B) = exp(A + B + ½[A,B] + …), for overlapping planes",
+        source="Lie-Exponential Roadmap: BCH, exp(A)exp(B) = exp(A + B + ½[A,B] + …), for overlapping planes",
         derive=_derive_bch_defect,
         verify=_verify_bch_defect,
         backends=("torch",),
@@ -373,7 +483,7 @@ IDENTITIES = [
         area="nn",
         statement=r"W = e^{cS},\ c = \min\bigl(1, \log L / b(S)\bigr),\ b(S) \ge \lambda_{\max}(S)"
         r" \Rightarrow W \succ 0,\ \lVert W \rVert_2 \le L",
-        source="lie-exponential-roadmap (seed): SPD-MLP with Lipschitz control; Gershgorin certificate [RECON]",
+        source="Lie-Exponential Roadmap: SPD-MLP with Lipschitz control; Gershgorin certificate [RECON]",
         derive=_derive_spd,
         verify=_verify_spd,
         backends=("torch",),
@@ -382,7 +492,7 @@ IDENTITIES = [
         name="nn.symplectic.preserves_form",
         area="nn",
         statement=r"H = H^\top,\ W = e^{JH} \Rightarrow W^\top J W = J,\ \det W = 1",
-        source="lie-exponential-roadmap (seed): symplectic updates via Hamiltonian generators",
+        source="Lie-Exponential Roadmap: symplectic updates via Hamiltonian generators",
         derive=_derive_symplectic,
         verify=_verify_symplectic,
         backends=("torch",),

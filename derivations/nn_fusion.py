@@ -1,6 +1,6 @@
 r"""BCH/Magnus fusion of stacked exponentials: truncation orders, the leading commutator, residual stacks.
 
-Source: lie-exponential-roadmap (seed), "Fusion at inference" (:math:`\Omega \approx \sum A_i + \tfrac12
+Source: Lie-Exponential Roadmap, "Fusion at inference" (:math:`\Omega \approx \sum A_i + \tfrac12
 \sum_{i<j}[A_i, A_j] + \cdots`, "controllable approximation based on commutator norms"), "MagnusBlock" and the
 "BCH/Magnus fusion micro-experiment".  Implementation: :mod:`workbench.experiments`.
 
@@ -23,7 +23,7 @@ from workbench.catalogue import Identity, Step, Verification, claim, fit_rate
 from workbench.experiments import ResidualStack, fuse, product_of_exponentials
 from workbench.lie import bch_many, magnus
 
-SEED = "lie-exponential-roadmap (seed)"
+SEED = "Lie-Exponential Roadmap"
 RATE_TOLERANCE = 0.15  # measured slopes sit within 0.03 of the prediction; the next order bends the top of the range
 SCALES_EPS = np.geomspace(0.02, 0.2, 5)  # order-4 error at ε = 0.02 is ~1e-11, well above rounding (1e-15)
 STEPS_H = np.geomspace(0.01, 0.05, 5)  # T = 4h ≤ 0.2: the next order stays out of the fit (measured ±0.07)
@@ -57,6 +57,8 @@ def _leading_term() -> Step:
         "ε² coefficient of e^{εA}e^{εB} − e^{ε(A+B)} is ½[A, B] (2×2, generic): err₁·‖Π‖ / ‖½[A,B]‖ → 1",
         e2.applyfunc(sp.expand),
         ((a * b - b * a) / 2).applyfunc(sp.expand),
+        statement=r"[\varepsilon^2]\big(e^{\varepsilon A}e^{\varepsilon B} - e^{\varepsilon(A+B)}\big) = \tfrac12A^2 + AB + \tfrac12B^2 - \tfrac12(A+B)^2 = \tfrac12[A,B]",
+        because="expand both exponentials to second order; (A + B)² = A² + AB + BA + B²",
     )
 
 
@@ -74,29 +76,52 @@ def _derive_bch_orders() -> list[Step]:
     )
     product = exp_nilpotent(mats[0]) * exp_nilpotent(mats[1]) * exp_nilpotent(mats[2]) * exp_nilpotent(mats[3])
     return [
-        Step("Ω_N = log(e^{A_1}⋯e^{A_k}) through degree N; degree ≤ 2 for k = 4", sp.Symbol(series.to_text())),
+        Step(
+            "Ω_N = log(e^{A_1}⋯e^{A_k}) through degree N; degree ≤ 2 for k = 4",
+            sp.Symbol(series.to_text()),
+            statement=r"\Omega_N = \log\big(e^{A_1}\cdots e^{A_k}\big)\big|_{\deg\le N},\quad \Omega_2 = \sum_iA_i + \tfrac12\sum_{i<j}[A_i,A_j]",
+            because="the k-factor BCH series truncated at degree N, from the free-Lie-algebra engine",
+        ),
         claim(
             "the engine's degree-2 part is ½ Σ_{i<j} [A_i, A_j] (every Lyndon pair has coefficient ½)",
             sp.Matrix([sp.Rational(series.coordinates.get(p, Fraction(0))) for p in pairs]),
             sp.Matrix([sp.Rational(1, 2)] * len(pairs)),
+            statement=r"[\,[A_i,A_j]\,]\,\Omega_2 = \tfrac12\quad(i<j)",
+            because="at second order e^{A_1}⋯e^{A_k} = I + ΣA_i + ½(ΣA_i)² + ½Σ_{i<j}[A_i,A_j] + …",
         ),
         Step(
-            "first omitted degree is N + 1, so ‖e^{Ω_N} − Π‖ = O(ε^{N+1}) for A_i = εB_i", eps ** (sp.Symbol("N") + 1)
+            "first omitted degree is N + 1, so ‖e^{Ω_N} − Π‖ = O(ε^{N+1}) for A_i = εB_i",
+            eps ** (sp.Symbol("N") + 1),
+            statement=r"\lVert e^{\Omega_N} - e^{A_1}\cdots e^{A_k}\rVert = O(\varepsilon^{N+1})\quad(A_i = \varepsilon B_i)",
+            because="Ω_N agrees with the full logarithm through degree N",
         ),
         claim(
             "Heisenberg (strictly upper triangular 3×3, [·,[·,·]] = 0): e^{Ω_2} = e^{A_1}e^{A_2}e^{A_3}e^{A_4} exactly",
             exp_nilpotent(omega2).applyfunc(sp.expand),
             product.applyfunc(sp.expand),
+            statement=r"[A_i,[A_j,A_l]] = 0\ \Rightarrow\ e^{\Omega_2} = e^{A_1}e^{A_2}e^{A_3}e^{A_4}",
+            because="in the Heisenberg algebra every bracket of degree ≥ 3 vanishes, so the degree-2 truncation is exact",
         ),
     ]
 
 
 def _derive_first_order() -> list[Step]:
+    a, b = sp.symbols("A B", commutative=False)
     return [
         _leading_term(),
+        claim(
+            "general N: the same ε² coefficient with noncommuting A, B (matrices of any size)",
+            sp.expand(a**2 / 2 + a * b + b**2 / 2 - (a + b) ** 2 / 2),
+            sp.expand((a * b - b * a) / 2),
+            statement=r"\tfrac12A^2 + AB + \tfrac12B^2 - \tfrac12(A+B)^2 = \tfrac12(AB - BA)\quad\text{in any associative algebra}",
+            because="sympy expands with noncommuting symbols, which stand for square matrices of any size",
+            general=True,
+        ),
         Step(
             "k factors: e^{ΣA_i} − Π = −dexp_{ΣA_i}(½Σ_{i<j}[A_i,A_j]) + O(ε³) = −½Σ_{i<j}[A_i,A_j] + O(ε³)",
             sp.Symbol("rho") - 1,
+            statement=r"e^{\sum A_i} - \prod_ie^{A_i} = -\tfrac12\sum_{i<j}[A_i,A_j] + O(\varepsilon^3),\quad \rho_1 = \frac{\lVert e^{\sum A_i} - \Pi\rVert}{\lVert\frac12\sum_{i<j}[A_i,A_j]\rVert} \to 1",
+            because="Π = e^{ΣA_i + ½Σ[A_i,A_j] + O(ε³)} and e^{X+Y} − e^X = Y + O(‖X‖‖Y‖)",
         ),
     ]
 
@@ -156,16 +181,26 @@ def _derive_second_order() -> list[Step]:
     # Ω_{≤2}(ε) = εΩ¹ + ε²Ω²; the ε³ coefficient of e^{Ω_{≤2}(ε)} is (Ω¹Ω² + Ω²Ω¹)/2 + (Ω¹)³/6
     fused3 = (omega1 * omega2 + omega2 * omega1) / 2 + omega1**3 / 6
     return [
-        Step("Ω^{(3)}: degree-3 part of log(e^A e^B e^C) from the engine (bch_many(3, 3).component(3))", omega3),
+        Step(
+            "Ω^{(3)}: degree-3 part of log(e^A e^B e^C) from the engine (bch_many(3, 3).component(3))",
+            omega3,
+            statement=r"\Omega^{(3)} = \log\big(e^Ae^Be^C\big)\big|_{\deg3}",
+            because="the third-order term of the three-factor BCH series",
+        ),
         claim(
             "ε³ coefficient of e^{Ω_{≤2}(εA, εB, εC)} − e^{εA}e^{εB}e^{εC} is −Ω^{(3)} (free algebra): "
             "err₂·‖Π‖ / ‖Ω^{(3)}‖ → 1",
             sp.expand(fused3 - _product_coefficient(letters, 3)),
             sp.expand(-omega3),
+            statement=r"[\varepsilon^3]\big(e^{\Omega_{\le2}(\varepsilon A,\varepsilon B,\varepsilon C)} - e^{\varepsilon A}e^{\varepsilon B}e^{\varepsilon C}\big) = -\Omega^{(3)}",
+            because="the ε³ term of e^{Ω_{≤2}} is ½(Ω¹Ω² + Ω²Ω¹) + (Ω¹)³/6, and the product's also contains Ω^{(3)}; sympy expands in the free algebra (any matrix size)",
+            general=True,
         ),
         Step(
             "k factors: Π = e^{Ω_{≤2} + Ω^{(3)} + O(ε⁴)}, so e^{Ω_{≤2}} − Π = −Ω^{(3)} + O(ε⁴) and ρ₂ = 1 + O(ε)",
             sp.Symbol("rho_2") - 1,
+            statement=r"e^{\Omega_{\le2}} - \Pi = -\Omega^{(3)} + O(\varepsilon^4),\quad \rho_2 = 1 + O(\varepsilon)",
+            because="the same argument one order higher",
         ),
     ]
 
@@ -198,12 +233,20 @@ def _derive_magnus_stack() -> list[Step]:
     omega3 = magnus(3, 3).to_sympy()  # Ω(h) at h = 1 with A(t) = A + tB + t²C: weights h, h², h³
     midpoint = a + b / 2 + c / 4  # h·A(h/2) at h = 1
     return [
-        Step("Magnus Ω(h) through h³ for A(t) = A + tB + t²C (engine)", sp.Symbol(magnus(3, 3).to_text())),
+        Step(
+            "Magnus Ω(h) through h³ for A(t) = A + tB + t²C (engine)",
+            sp.Symbol(magnus(3, 3).to_text()),
+            statement=r"\Omega(h) = hA + \tfrac{h^2}2B + \tfrac{h^3}3C - \tfrac{h^3}{12}[A,B] + O(h^4),\quad A(t) = A + tB + t^2C",
+            because="the Magnus series of a quadratic-in-time coefficient, from the engine",
+        ),
         claim(
             "one exponential-midpoint layer h·A(h/2) misses Ω(h) by h³/12 (C − [A,B]) + O(h⁴): local O(h³), "
             "so the L-layer stack is O(h²) from the flow and O(h³) at fixed L",
             sp.expand(omega3 - midpoint),
             sp.expand((c - (a * b - b * a)) / 12),
+            statement=r"\Omega(h) - hA(h/2) = \frac{h^3}{12}\big(C - [A,B]\big) + O(h^4)",
+            because="hA(h/2) = hA + h²B/2 + h³C/4 and h³/3 − h³/4 = h³/12; sympy expands with noncommuting A, B, C",
+            general=True,
         ),
     ]
 

@@ -1,6 +1,6 @@
 r"""The log lens: principal logarithms of rotations and SPD maps, and the splits of a generator.
 
-Source: lie-exponential-roadmap (seed), "Log lens", "Log-Lens Diagnostics" and "Branch cuts/logs"
+Source: Lie-Exponential Roadmap, "Log lens", "Log-Lens Diagnostics" and "Branch cuts/logs"
 (:math:`S = \log W` for orthogonal maps with positive determinant or SPD maps, by a Schur principal log),
 and the generator-field section (the compact/diagonal/nilpotent :math:`(K, H, N)` knobs exponentiated in the
 fixed order :math:`\exp(K)\exp(H)\exp(N)`; the Cartan split).  The split formulas were lost in extraction
@@ -58,24 +58,46 @@ def _derive_principal_log() -> list[Step]:
     exp_theta_j = (theta * J).exp().applyfunc(lambda e: sp.simplify(e.rewrite(sp.cos)))
     mercator = sum((-1) ** (k + 1) * x**k / k for k in range(1, 9))
     return [
-        Step("J = [[0, −1], [1, 0]], R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]", R),
-        claim("e^{θJ} = R(θ): θJ is a logarithm of the rotation", exp_theta_j, R),
-        claim("θJ is skew-symmetric", (theta * J).T + theta * J),
+        Step(
+            "J = [[0, −1], [1, 0]], R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]",
+            R,
+            statement=r"J = \begin{pmatrix}0&-1\\1&0\end{pmatrix},\quad R(\theta) = \begin{pmatrix}\cos\theta&-\sin\theta\\ \sin\theta&\cos\theta\end{pmatrix}",
+            because="the generator of plane rotations and the rotation by θ",
+        ),
+        claim(
+            "e^{θJ} = R(θ): θJ is a logarithm of the rotation",
+            exp_theta_j,
+            R,
+            statement=r"e^{\theta J} = \cos\theta\,\mathsf I + \sin\theta\,J = R(\theta)",
+            because="J² = −I splits the series into cosine and sine",
+        ),
+        claim(
+            "θJ is skew-symmetric",
+            (theta * J).T + theta * J,
+            statement=r"(\theta J)^\top = -\theta J",
+            because="Jᵀ = −J",
+        ),
         claim(
             "the eigenvalues of θJ are ±iθ (det(λ − θJ) = λ² + θ²): inside the strip |Im λ| < π iff |θ| < π, "
             "so θJ is the principal log for |θ| < π",
             (lam * sp.eye(2) - theta * J).det(),
             lam**2 + theta**2,
+            statement=r"\det(\lambda\mathsf I - \theta J) = \lambda^2 + \theta^2,\quad \operatorname{spec}\theta J = \{\pm i\theta\}\subset\{\lvert\operatorname{Im}\lambda\rvert < \pi\}\iff\lvert\theta\rvert<\pi",
+            because="the principal logarithm is the one whose eigenvalues lie in the strip |Im λ| < π",
         ),
         claim(
             "SPD: exp(diag(log a, log b)) = diag(a, b) for a, b > 0 (log through the eigenvalues)",
             sp.diag(sp.log(a), sp.log(b)).exp(),
             sp.diag(a, b),
+            statement=r"\exp\big(\operatorname{diag}(\log\lambda_i)\big) = \operatorname{diag}(\lambda_i),\quad \log(U\Lambda U^\top) = U\log\Lambda\,U^\top",
+            because="an SPD matrix has a unique real symmetric logarithm, taken through its eigenvalues",
         ),
         claim(
             "near the identity: log(1 + x) = Σ_{k≥1} (−1)^{k+1} x^k / k (Mercator) through x^8",
             sp.series(sp.log(1 + x), x, 0, 9).removeO(),
             mercator,
+            statement=r"\log(\mathsf I + X) = \sum_{k\ge1}\frac{(-1)^{k+1}}{k}X^k\quad(\lVert X\rVert < 1)",
+            because="the Mercator series; checked on the scalar Taylor polynomial through x⁸",
         ),
     ]
 
@@ -130,19 +152,49 @@ def _derive_iwasawa() -> list[Step]:
     N0 = sp.Matrix([[0, m[0], m[1]], [0, 0, m[2]], [0, 0, 0]])
     (solution,) = sp.linsolve(list(K0 + sp.diag(*h) + N0), [*k, *h, *m])
     return [
-        Step("A = L + D + U (strictly lower, diagonal, strictly upper); K = L − Lᵀ, H = D, N = U + Lᵀ", (K, H, N)),
-        claim("K + H + N = A for a generic 3×3 A", K + H + N, a),
-        claim("K is skew-symmetric (K ∈ so(3))", K + K.T),
-        claim("H is diagonal", H - sp.diag(*[H[i, i] for i in range(n)])),
-        claim("N is strictly upper triangular (nilpotent: N³ = 0)", N**3),
+        Step(
+            "A = L + D + U (strictly lower, diagonal, strictly upper); K = L − Lᵀ, H = D, N = U + Lᵀ",
+            (K, H, N),
+            statement=r"A = L + D + U,\quad K = L - L^\top,\ H = D,\ N = U + L^\top",
+            because="the additive Iwasawa split of gl(n) = so(n) ⊕ 𝔞 ⊕ 𝔫 from the triangular parts of A",
+        ),
+        claim(
+            "K + H + N = A for a generic 3×3 A",
+            K + H + N,
+            a,
+            statement=r"K + H + N = (L - L^\top) + D + (U + L^\top) = A",
+            because="the Lᵀ terms cancel",
+        ),
+        claim(
+            "K is skew-symmetric (K ∈ so(3))",
+            K + K.T,
+            statement=r"K + K^\top = (L - L^\top) + (L^\top - L) = 0",
+            because="by construction",
+        ),
+        claim(
+            "H is diagonal",
+            H - sp.diag(*[H[i, i] for i in range(n)]),
+            statement=r"H = \operatorname{diag}(A_{11},\dots,A_{nn})",
+            because="H is the diagonal part D",
+        ),
+        claim(
+            "N is strictly upper triangular (nilpotent: N³ = 0)",
+            N**3,
+            statement=r"N\ \text{strictly upper triangular}\ \Rightarrow\ N^n = 0",
+            because="U and Lᵀ are both strictly upper triangular; each power pushes the support one diagonal up",
+        ),
         claim(
             "N has no entries on or below the diagonal",
             sp.Matrix(n, n, lambda i, j: N[i, j] if i >= j else 0),
+            statement=r"N_{ij} = 0\quad(i\ge j)",
+            because="the support of U + Lᵀ",
         ),
         claim(
             "uniqueness: so(3) ⊕ a ⊕ n is direct (K' + H' + N' = 0 forces all nine coordinates to 0)",
             sp.Matrix(solution),
             sp.zeros(9, 1),
+            statement=r"K' + H' + N' = 0,\ K'\in\mathfrak{so}(n),\ H'\in\mathfrak a,\ N'\in\mathfrak n\ \Rightarrow\ K' = H' = N' = 0",
+            because="below the diagonal only K' lives, so K' = 0 by skew-symmetry; then the diagonal gives H' = 0 and N' = 0",
         ),
     ]
 
@@ -183,12 +235,52 @@ def _derive_cartan() -> list[Step]:
     n = 3
     a = sp.Matrix(n, n, lambda i, j: sp.Symbol(f"a{i + 1}{j + 1}"))
     K, P = (a - a.T) / 2, (a + a.T) / 2
+    g_m = sp.Symbol("m", integer=True, positive=True)
+    g_a = sp.MatrixSymbol("A", g_m, g_m)
+    g_k, g_p = (g_a - g_a.T) / 2, (g_a + g_a.T) / 2
     return [
-        Step("K = (A − Aᵀ)/2, P = (A + Aᵀ)/2 for a generic 3×3 A", (K, P)),
-        claim("K + P = A", K + P, a),
-        claim("K ∈ so(3), P symmetric", (K + K.T).col_join(P - P.T)),
-        claim("orthogonal in the trace form: tr(KᵀP) = 0", (K.T * P).trace()),
-        claim("hence ‖A‖_F² = ‖K‖_F² + ‖P‖_F²", (a.T * a).trace(), (K.T * K).trace() + (P.T * P).trace()),
+        Step(
+            "K = (A − Aᵀ)/2, P = (A + Aᵀ)/2 for a generic 3×3 A",
+            (K, P),
+            statement=r"K = \tfrac12(A - A^\top)\in\mathfrak{so}(n),\quad P = \tfrac12(A + A^\top)\in\mathfrak p",
+            because="the Cartan decomposition gl(n) = so(n) ⊕ symmetric matrices",
+        ),
+        claim("K + P = A", K + P, a, statement=r"K + P = A", because="the Aᵀ halves cancel"),
+        claim(
+            "K ∈ so(3), P symmetric",
+            (K + K.T).col_join(P - P.T),
+            statement=r"K^\top = -K,\quad P^\top = P",
+            because="transposition swaps A and Aᵀ",
+        ),
+        claim(
+            "orthogonal in the trace form: tr(KᵀP) = 0",
+            (K.T * P).trace(),
+            statement=r"\operatorname{tr}(K^\top P) = 0",
+            because="tr(KP) = tr((KP)ᵀ) = tr(PᵀKᵀ) = −tr(PK) = −tr(KP), so tr(KᵀP) = −tr(KP) = 0",
+        ),
+        claim(
+            "hence ‖A‖_F² = ‖K‖_F² + ‖P‖_F²",
+            (a.T * a).trace(),
+            (K.T * K).trace() + (P.T * P).trace(),
+            statement=r"\lVert A\rVert_F^2 = \lVert K + P\rVert_F^2 = \lVert K\rVert_F^2 + \lVert P\rVert_F^2 + 2\operatorname{tr}(K^\top P) = \lVert K\rVert_F^2 + \lVert P\rVert_F^2",
+            because="Pythagoras in the trace inner product",
+        ),
+        claim(
+            "general N: K + P = A for an m×m matrix symbol A, m symbolic",
+            g_k + g_p,
+            g_a,
+            statement=r"\tfrac12(A - A^\top) + \tfrac12(A + A^\top) = A,\quad A\in\mathbb R^{m\times m},\ m\text{ symbolic}",
+            because="sympy adds the matrix-symbol expressions",
+            general=True,
+        ),
+        claim(
+            "general N: K ∈ so(m) and P symmetric, as one block row [K + Kᵀ, P − Pᵀ] = 0",
+            sp.BlockMatrix([[g_k + g_k.T, g_p - g_p.T]]),
+            sp.ZeroMatrix(g_m, 2 * g_m),
+            statement=r"\big[K + K^\top,\ P - P^\top\big] = 0,\quad m\text{ symbolic}",
+            because="sympy transposes (A ∓ Aᵀ)/2 on an m×m matrix symbol",
+            general=True,
+        ),
     ]
 
 
@@ -227,16 +319,31 @@ def _derive_product_form() -> list[Step]:
     bracket = (K * H - H * K + K * N - N * K + H * N - N * H) / 2
     second = (product - direct).applyfunc(lambda e: sp.expand(e).coeff(eps, 2))
     return [
-        Step("K ∈ so(2), H diagonal, N strictly upper; A = K + H + N", K + H + N),
+        Step(
+            "K ∈ so(2), H diagonal, N strictly upper; A = K + H + N",
+            K + H + N,
+            statement=r"A = K + H + N\in\mathfrak{so}(2)\oplus\mathfrak a\oplus\mathfrak n",
+            because="an instance with all three Iwasawa parts present",
+        ),
         claim(
             "e^{εK}e^{εH}e^{εN} − e^{εA} has no O(ε) term",
             (product - direct).applyfunc(lambda e: sp.expand(e).coeff(eps, 1)),
+            statement=r"[\varepsilon]\big(e^{\varepsilon K}e^{\varepsilon H}e^{\varepsilon N} - e^{\varepsilon A}\big) = K + H + N - A = 0",
+            because="both sides start I + εA",
         ),
-        claim("its ε² coefficient is ½([K,H] + [K,N] + [H,N]) (the degree-2 BCH term)", second, bracket),
+        claim(
+            "its ε² coefficient is ½([K,H] + [K,N] + [H,N]) (the degree-2 BCH term)",
+            second,
+            bracket,
+            statement=r"[\varepsilon^2]\big(e^{\varepsilon K}e^{\varepsilon H}e^{\varepsilon N} - e^{\varepsilon A}\big) = \tfrac12\big([K,H] + [K,N] + [H,N]\big)",
+            because="the three-factor BCH series at degree 2: ½Σ_{i<j}[X_i, X_j]",
+        ),
         claim(
             "here ½([K,H] + [K,N] + [H,N]) = [[−1/2, −1], [−1/2, 1/2]] ≠ 0: the error is exactly second order",
             bracket,
             sp.Matrix([[-sp.Rational(1, 2), -1], [-sp.Rational(1, 2), sp.Rational(1, 2)]]),
+            statement=r"\tfrac12\big([K,H] + [K,N] + [H,N]\big) = \begin{pmatrix}-\frac12 & -1\\ -\frac12 & \frac12\end{pmatrix}\ne0",
+            because="evaluate the brackets on the instance: the product form is a second-order approximation, not exact",
         ),
     ]
 
@@ -264,7 +371,7 @@ IDENTITIES = [
             r"\ \text{and for } A = A^\top;\quad \log R(\theta) = \theta J"
         ),
         source=(
-            "lie-exponential-roadmap (seed), Log lens / Log-Lens Diagnostics / Branch cuts: principal log of "
+            "Lie-Exponential Roadmap, Log lens / Log-Lens Diagnostics / Branch cuts: principal log of "
             "orthogonal (det > 0) and SPD maps by a Schur log [SEED]; Higham, Functions of Matrices, Thm 1.31"
         ),
         derive=_derive_principal_log,
@@ -278,7 +385,7 @@ IDENTITIES = [
             r"\ N = U + L^\top \in \mathfrak n\ \text{(unique)}"
         ),
         source=(
-            "lie-exponential-roadmap (seed), compact/diagonal/nilpotent (K, H, N) generators [SEED]; split "
+            "Lie-Exponential Roadmap, compact/diagonal/nilpotent (K, H, N) generators [SEED]; split "
             "formulas lost in extraction, reconstructed as the Lie-algebra Iwasawa decomposition [RECON]"
         ),
         derive=_derive_iwasawa,
@@ -288,7 +395,7 @@ IDENTITIES = [
         name="nn.log_lens.cartan",
         area="nn",
         statement=r"A = K + P,\ K = \tfrac12(A - A^\top),\ P = \tfrac12(A + A^\top),\ \operatorname{tr}(K^\top P) = 0",
-        source="lie-exponential-roadmap (seed), the Cartan split as control knobs [SEED]; gl(d) = so(d) ⊕ p",
+        source="Lie-Exponential Roadmap, the Cartan split as control knobs [SEED]; gl(d) = so(d) ⊕ p",
         derive=_derive_cartan,
         verify=_verify_cartan,
     ),
@@ -300,7 +407,7 @@ IDENTITIES = [
             r" = \varepsilon^2 \lVert\tfrac12([K,H] + [K,N] + [H,N])\rVert_F + O(\varepsilon^3)"
         ),
         source=(
-            "lie-exponential-roadmap (seed), 'exponentiate in fixed order exp(K)exp(H)exp(N); errors vs. "
+            "Lie-Exponential Roadmap, 'exponentiate in fixed order exp(K)exp(H)exp(N); errors vs. "
             "commutators' [SEED]; the degree-2 BCH term [DERIVED]"
         ),
         derive=_derive_product_form,

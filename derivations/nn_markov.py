@@ -1,6 +1,6 @@
 r"""Generators as layers: exp-Markov attention is stochastic, heat-kernel attention doubly stochastic.
 
-Source: lie-exponential-roadmap (seed): "A Markov generator ⇒ exp(tA) is row-stochastic"; "ExpMarkovAttention
+Source: Lie-Exponential Roadmap: "A Markov generator ⇒ exp(tA) is row-stochastic"; "ExpMarkovAttention
 (global, normalized attention)"; "Heat-kernel attention ... P = exp(−tL)".  The layers of
 :mod:`workbench.nn` build a banded generator from token content and apply :math:`e^{tQ}` by a
 differentiable uniformization; the checks read the dense operator the layer returns and compare it with
@@ -37,12 +37,45 @@ def _derive_stochastic() -> list[Step]:
     s = sp.Symbol("s", positive=True)
     ones = sp.Matrix([1, 1])
     return [
-        Step("two-state generator Q (rates a, b ≥ 0, rows summing to 0) and the candidate M(t)", sp.Tuple(q, m)),
-        claim("M solves M' = QM", m.diff(t) - q * m),
-        claim("M(0) = I, so M(t) = e^{tQ}", m.subs(t, 0), sp.eye(2)),
-        claim("rows of e^{tQ} sum to 1", m * ones, ones),
-        claim("semigroup: e^{sQ}e^{tQ} = e^{(s+t)Q}", (m.subs(t, s) * m).applyfunc(sp.simplify), m.subs(t, s + t)),
-        Step("entries are ≥ 0 for a, b, t ≥ 0: b + a e^{-(a+b)t} > 0 and a(1 − e^{-(a+b)t}) ≥ 0", m),
+        Step(
+            "two-state generator Q (rates a, b ≥ 0, rows summing to 0) and the candidate M(t)",
+            sp.Tuple(q, m),
+            statement=r"Q = \begin{pmatrix}-a & a\\ b & -b\end{pmatrix},\quad M(t) = \frac{1}{a+b}\begin{pmatrix} b + ae^{-(a+b)t} & a - ae^{-(a+b)t}\\ b - be^{-(a+b)t} & a + be^{-(a+b)t}\end{pmatrix}",
+            because="the two-state Markov generator and a candidate closed form for its exponential",
+        ),
+        claim(
+            "M solves M' = QM",
+            m.diff(t) - q * m,
+            statement=r"M'(t) = Q\,M(t)",
+            because="differentiate entrywise: only the e^{−(a+b)t} terms move, and Q acts on them by −(a + b)",
+        ),
+        claim(
+            "M(0) = I, so M(t) = e^{tQ}",
+            m.subs(t, 0),
+            sp.eye(2),
+            statement=r"M(0) = \mathsf I\ \Rightarrow\ M(t) = e^{tQ}",
+            because="the linear ODE M' = QM with M(0) = I has the unique solution e^{tQ}",
+        ),
+        claim(
+            "rows of e^{tQ} sum to 1",
+            m * ones,
+            ones,
+            statement=r"e^{tQ}\mathbf 1 = \mathbf 1",
+            because="Q1 = 0, so every term of the series beyond I kills 1",
+        ),
+        claim(
+            "semigroup: e^{sQ}e^{tQ} = e^{(s+t)Q}",
+            (m.subs(t, s) * m).applyfunc(sp.simplify),
+            m.subs(t, s + t),
+            statement=r"e^{sQ}e^{tQ} = e^{(s+t)Q}",
+            because="sQ and tQ commute",
+        ),
+        Step(
+            "entries are ≥ 0 for a, b, t ≥ 0: b + a e^{-(a+b)t} > 0 and a(1 − e^{-(a+b)t}) ≥ 0",
+            m,
+            statement=r"e^{tQ}\ge0\ \text{entrywise}\quad(a, b, t\ge0)",
+            because="each entry is b + ae^{−(a+b)t} > 0 or a(1 − e^{−(a+b)t}) ≥ 0 (and the same with a ↔ b), divided by a + b",
+        ),
     ]
 
 
@@ -51,12 +84,30 @@ def _derive_doubly() -> list[Step]:
     sym = m.subs(b, a)
     ones = sp.Matrix([[1, 1]])
     return [
-        Step("symmetric two-state generator −L (a = b): e^{−tL}", sym),
-        claim("e^{−tL} is symmetric", sym - sym.T),
-        claim("columns of e^{−tL} sum to 1 (doubly stochastic)", ones * sym, ones),
+        Step(
+            "symmetric two-state generator −L (a = b): e^{−tL}",
+            sym,
+            statement=r"e^{-tL} = \tfrac12\begin{pmatrix}1 + e^{-2at} & 1 - e^{-2at}\\ 1 - e^{-2at} & 1 + e^{-2at}\end{pmatrix},\quad L = -Q\big|_{b=a}",
+            because="the two-state closed form at equal rates",
+        ),
+        claim(
+            "e^{−tL} is symmetric",
+            sym - sym.T,
+            statement=r"(e^{-tL})^\top = e^{-tL^\top} = e^{-tL}",
+            because="L is symmetric",
+        ),
+        claim(
+            "columns of e^{−tL} sum to 1 (doubly stochastic)",
+            ones * sym,
+            ones,
+            statement=r"\mathbf 1^\top e^{-tL} = \mathbf 1^\top",
+            because="symmetric and row-stochastic, hence doubly stochastic",
+        ),
         claim(
             "(P − I)(P − e^{−2at}I) = 0: its eigenvalues are 1 and e^{−2at} ≤ 1, a contraction in ℓ²",
             ((sym - sp.eye(2)) * (sym - sp.exp(-2 * a * t) * sp.eye(2))).applyfunc(sp.simplify),
+            statement=r"(\mathsf P - \mathsf I)(\mathsf P - e^{-2at}\mathsf I) = 0,\quad \operatorname{spec}\mathsf P = \{1, e^{-2at}\},\ \lVert\mathsf P\rVert_2 = 1",
+            because="P = e^{−tL} is annihilated by its characteristic polynomial; a symmetric matrix with eigenvalues in [0, 1] is an ℓ² contraction",
         ),
     ]
 
@@ -145,7 +196,7 @@ IDENTITIES = [
         area="nn",
         statement=r"P = e^{tQ(x)} \ge 0,\quad P\mathbf 1 = \mathbf 1\quad"
         r"(Q_{i,i+\delta} = \operatorname{softplus}(\cdot) \ge 0,\ Q\mathbf 1 = 0)",
-        source="lie-exponential-roadmap (seed): ExpMarkovAttention, structure by construction; uniformization",
+        source="Lie-Exponential Roadmap: ExpMarkovAttention, structure by construction; uniformization",
         derive=_derive_stochastic,
         verify=_verify_stochastic,
         backends=("torch",),
@@ -154,7 +205,7 @@ IDENTITIES = [
         name="nn.heat_kernel.doubly_stochastic",
         area="nn",
         statement=r"P = e^{-tL(x)} = P^\top \ge 0,\quad P\mathbf 1 = \mathbf 1,\quad \lVert P\rVert_2 \le 1",
-        source="lie-exponential-roadmap (seed): heat-kernel attention, Q = −L the graph Laplacian",
+        source="Lie-Exponential Roadmap: heat-kernel attention, Q = −L the graph Laplacian",
         derive=_derive_doubly,
         verify=_verify_doubly,
         backends=("torch",),

@@ -19,21 +19,96 @@ from workbench.markov import softmax_operator
 N_SYMBOLIC = 3
 
 
+def _general_steps() -> list[Step]:
+    """The β⁰ and β¹ coefficients, row sums and shift invariance of one softmax row, n symbolic."""
+    n = sp.Symbol("n", integer=True, positive=True)
+    i, j, k = sp.symbols("i j k", integer=True)
+    s, g, beta = sp.IndexedBase("s"), sp.IndexedBase("g"), sp.Symbol("beta", positive=True)
+    z = sp.Sum(sp.exp(beta * s[i, k]), (k, 0, n - 1))
+    entry = sp.exp(beta * s[i, j]) / z
+    shifted = sp.exp(beta * (s[i, j] + g[i])) / sp.Sum(sp.exp(beta * (s[i, k] + g[i])), (k, 0, n - 1))
+    mean = sp.Sum(s[i, k], (k, 0, n - 1)) / n
+    return [
+        claim(
+            "general N: each row of softmax_β(S) sums to 1, n symbolic",
+            sp.Sum(sp.exp(beta * s[i, k]) / z, (k, 0, n - 1)),
+            1,
+            statement=r"\sum_{k=0}^{n-1}\frac{e^{\beta s_{ik}}}{Z_i} = 1,\quad Z_i = \sum_{k=0}^{n-1}e^{\beta s_{ik}},\ n\text{ symbolic}",
+            because="Z_i does not depend on the summed index, so the sum is Z_i/Z_i; sympy decides it for symbolic n",
+            general=True,
+        ),
+        claim(
+            "general N: β⁰ coefficient, softmax_0(S)_ij = 1/n",
+            entry.subs(beta, 0),
+            1 / n,
+            statement=r"\operatorname{softmax}_0(\mathsf S)_{ij} = \frac{1}{n},\quad n\text{ symbolic}",
+            because="e^0 = 1 in every term, and a sum of n ones is n; sympy decides it for symbolic n",
+            general=True,
+        ),
+        claim(
+            "general N: β¹ coefficient, ∂_β softmax_β(S)_ij at 0 = (s_ij − n⁻¹Σ_k s_ik)/n",
+            sp.diff(entry, beta).subs(beta, 0),
+            (s[i, j] - mean) / n,
+            statement=r"\partial_\beta\operatorname{softmax}_\beta(\mathsf S)_{ij}\big|_{\beta=0} = \frac1n\Big(s_{ij} - \frac1n\sum_{k=0}^{n-1}s_{ik}\Big),\quad n\text{ symbolic}",
+            because="quotient rule at β = 0: (s_ij·n − Σ_k s_ik)/n²; sympy differentiates the symbolic sum and decides it",
+            general=True,
+        ),
+        claim(
+            "general N: a row shift s_ij + g_i leaves the row unchanged",
+            shifted,
+            entry,
+            statement=r"\frac{e^{\beta(s_{ij} + g_i)}}{\sum_k e^{\beta(s_{ik} + g_i)}} = \frac{e^{\beta s_{ij}}}{\sum_k e^{\beta s_{ik}}},\quad n\text{ symbolic}",
+            because="the common factor e^{βg_i} leaves the sum and cancels; sympy decides it for symbolic n",
+            general=True,
+        ),
+    ]
+
+
 def _derive() -> list[Step]:
     n = N_SYMBOLIC
     scores, (c0, c1, c2) = softmax_series(n, n, 2)
     centring = sp.eye(n) - sp.ones(n, n) / n
     potential = sp.Matrix(sp.symbols(f"g0:{n}"))
     return [
-        Step("symbolic scores S = (s_ij), N = 3", scores),
-        claim("β⁰: C₀ = N⁻¹ 1 1ᵀ", c0, sp.ones(n, n) / n),
-        claim("β¹: C₁ = N⁻¹ S (I − N⁻¹ 1 1ᵀ)", c1, (scores * centring / n).applyfunc(sp.expand)),
+        Step(
+            "symbolic scores S = (s_ij), N = 3",
+            scores,
+            statement=r"\operatorname{softmax}_\beta(\mathsf S)_{ij} = \frac{e^{\beta s_{ij}}}{\sum_k e^{\beta s_{ik}}} = \sum_{m\ge0}\beta^m(\mathsf C_m)_{ij},\quad \mathsf S\in\mathbb R^{N\times N}",
+            because="the Taylor coefficients C_m in β of the row-normalised exponential, for fully symbolic scores",
+        ),
+        claim(
+            "β⁰: C₀ = N⁻¹ 1 1ᵀ",
+            c0,
+            sp.ones(n, n) / n,
+            statement=r"\mathsf C_0 = \operatorname{softmax}_0(\mathsf S) = N^{-1}\mathbf 1\mathbf 1^\top",
+            because="at β = 0 every weight e^{0} = 1, so each row is uniform",
+        ),
+        claim(
+            "β¹: C₁ = N⁻¹ S (I − N⁻¹ 1 1ᵀ)",
+            c1,
+            (scores * centring / n).applyfunc(sp.expand),
+            statement=r"\mathsf C_1 = N^{-1}\mathsf S\,(\mathsf I - N^{-1}\mathbf 1\mathbf 1^\top),\quad (\mathsf C_1)_{ij} = N^{-1}\big(s_{ij} - N^{-1}\textstyle\sum_k s_{ik}\big)",
+            because="∂_β(e^{βs_ij}/Z_i) at 0 is s_ij/N − (Σ_k s_ik)/N²: the row-centred score divided by N",
+        ),
         claim(
             "a source potential g_i drops out at first order: (g1ᵀ)(I − N⁻¹11ᵀ) = 0",
             ((potential * sp.ones(1, n)) * centring).applyfunc(sp.expand),
+            statement=r"(g\mathbf 1^\top)(\mathsf I - N^{-1}\mathbf 1\mathbf 1^\top) = g\mathbf 1^\top - g\,(\mathbf 1^\top\mathbf 1)\mathbf 1^\top/N = 0",
+            because="a score g_i constant along row i is killed by the row-centring projector",
         ),
-        claim("C₁ and C₂ have zero row sums", (c1 * sp.ones(n, 1)).row_join(c2 * sp.ones(n, 1))),
-        Step("β²: the first neglected coefficient C₂ (entry 0,0)", c2[0, 0]),
+        claim(
+            "C₁ and C₂ have zero row sums",
+            (c1 * sp.ones(n, 1)).row_join(c2 * sp.ones(n, 1)),
+            statement=r"\mathsf C_m\mathbf 1 = 0\quad (m \ge 1)",
+            because="softmax_β(S)1 = 1 for every β, so every coefficient beyond C₀ has zero row sums",
+        ),
+        Step(
+            "β²: the first neglected coefficient C₂ (entry 0,0)",
+            c2[0, 0],
+            statement=r"\operatorname{softmax}_\beta(\mathsf S) - \big(\mathsf C_0 + \beta\mathsf C_1\big) = \beta^2\mathsf C_2 + O(\beta^3)",
+            because="the remainder of the first-order expansion is led by C₂ (shown: its (0,0) entry)",
+        ),
+        *_general_steps(),
     ]
 
 
@@ -60,10 +135,31 @@ def _derive_second_order() -> list[Step]:
     variance = sp.Matrix([sum(centred[i, j] ** 2 for j in range(n)) / n for i in range(n)])
     closed = ((centred.applyfunc(lambda x: x**2) - variance * sp.ones(1, n)) / (2 * n)).applyfunc(sp.expand)
     return [
-        Step("row-centred scores S̃ = S(I − N⁻¹11ᵀ) and row variance v_i = N⁻¹ Σ_j S̃_ij²", variance),
-        claim("β²: C₂ = (S̃^{∘2} − v1ᵀ)/(2N)", c2, closed),
-        claim("C₂ and C₃ have zero row sums", (c2 * sp.ones(n, 1)).row_join(c3 * sp.ones(n, 1))),
-        Step("β³: the first neglected coefficient C₃ (entry 0,0)", sp.factor(c3[0, 0])),
+        Step(
+            "row-centred scores S̃ = S(I − N⁻¹11ᵀ) and row variance v_i = N⁻¹ Σ_j S̃_ij²",
+            variance,
+            statement=r"\tilde{\mathsf S} = \mathsf S(\mathsf I - N^{-1}\mathbf 1\mathbf 1^\top),\quad v_i = N^{-1}\sum_j\tilde{\mathsf S}_{ij}^2",
+            because="the row-centred scores and their row variances, the ingredients of the β² coefficient",
+        ),
+        claim(
+            "β²: C₂ = (S̃^{∘2} − v1ᵀ)/(2N)",
+            c2,
+            closed,
+            statement=r"\mathsf C_2 = \frac{\tilde{\mathsf S}^{\circ2} - v\mathbf 1^\top}{2N}",
+            because="½∂²_β at 0 of e^{βs_ij}/Z_i is (s_ij − s̄_i)²/(2N) − (mean of (s_ik − s̄_i)²)/(2N): a centred second moment",
+        ),
+        claim(
+            "C₂ and C₃ have zero row sums",
+            (c2 * sp.ones(n, 1)).row_join(c3 * sp.ones(n, 1)),
+            statement=r"\mathsf C_2\mathbf 1 = \mathsf C_3\mathbf 1 = 0",
+            because="softmax_β(S)1 = 1 for every β, so all higher coefficients have zero row sums",
+        ),
+        Step(
+            "β³: the first neglected coefficient C₃ (entry 0,0)",
+            sp.factor(c3[0, 0]),
+            statement=r"\operatorname{softmax}_\beta(\mathsf S) - \sum_{m\le2}\beta^m\mathsf C_m = \beta^3\mathsf C_3 + O(\beta^4)",
+            because="the remainder of the second-order expansion is led by C₃ (shown: its (0,0) entry, factored)",
+        ),
     ]
 
 

@@ -1,6 +1,6 @@
 r"""Structure by construction: the exponential maps a Lie algebra into its group.
 
-Source: lie-exponential-roadmap (seed), "structure by construction":
+Source: Lie-Exponential Roadmap, "structure by construction":
 skew-symmetric ↦ orthogonal, symmetric ↦ SPD, Markov generator ↦ row-stochastic,
 Hamiltonian ↦ symplectic.
 
@@ -41,34 +41,97 @@ def _skew(n: int, name: str) -> sp.Matrix:
 
 def _invariant_steps(a: sp.Matrix, g: sp.Matrix, what: str, order: int = SERIES_ORDER) -> list[Step]:
     steps = [
-        Step(f"generic element A of the algebra ({what})", a),
-        claim("infinitesimal invariance Aᵀ G + G A = 0", (a.T * g + g * a).applyfunc(sp.expand)),
+        Step(
+            f"generic element A of the algebra ({what})",
+            a,
+            statement=r"A\in\mathfrak g_G = \{A : A^\top G + GA = 0\},\quad W(t) = e^{tA}",
+            because="a generic element of the Lie algebra that fixes the quadratic form G (G = I: skew-symmetric; G = J: Hamiltonian)",
+        ),
+        claim(
+            "infinitesimal invariance Aᵀ G + G A = 0",
+            (a.T * g + g * a).applyfunc(sp.expand),
+            statement=r"A^\top G + GA = 0\quad\Longleftrightarrow\quad \tfrac{d}{dt}\big(W^\top GW\big)\big|_{t=0} = 0",
+            because="the defining relation of the algebra, the t¹ coefficient of e^{tAᵀ}Ge^{tA} − G",
+        ),
     ]
     for k in range(1, order + 1):
         steps.append(
             claim(
                 f"coefficient of t^{k} in e^(tAᵀ) G e^(tA) vanishes",
                 sandwich_coefficient(a.T, g, a, k),
+                statement=r"[t^k]\,e^{tA^\top}Ge^{tA} = \sum_{j=0}^{k}\frac{(A^\top)^jGA^{k-j}}{j!\,(k-j)!} = 0\quad(k\ge1),\ \text{so } W^\top GW = G",
+                because="AᵀG = −GA moves every Aᵀ through G, turning the sum into GA^k Σ_j (−1)^j/(j!(k−j)!) = GA^k(1 − 1)^k/k! = 0",
             )
         )
     return steps
 
 
+def _general_size():
+    m = sp.Symbol("m", integer=True, positive=True)
+    return m, sp.MatrixSymbol("B", m, m)
+
+
 def _derive_orthogonal() -> list[Step]:
     a = _skew(3, "a")
-    return _invariant_steps(a, sp.eye(3), "skew-symmetric 3×3, G = I")
+    m, b = _general_size()
+    skew = b - b.T
+    return [
+        *_invariant_steps(a, sp.eye(3), "skew-symmetric 3×3, G = I"),
+        claim(
+            "general N: A = B − Bᵀ satisfies Aᵀ + A = 0, B an m×m matrix symbol",
+            skew.T + skew,
+            sp.ZeroMatrix(m, m),
+            statement=r"(B - B^\top)^\top + (B - B^\top) = 0,\quad B\in\mathbb R^{m\times m},\ m\text{ symbolic}",
+            because="every skew-symmetric A is B − Bᵀ; sympy decides the invariance AᵀI + IA = 0 on the matrix symbol",
+            general=True,
+        ),
+    ]
 
 
 def _derive_spd() -> list[Step]:
     # e^{A} = (e^{A/2})ᵀ e^{A/2} with e^{A/2} invertible ⇒ SPD.  Coefficientwise check.
     a = _symmetric(3, "a")
     half = a / 2
-    steps = [Step("generic symmetric A (3×3)", a)]
+    steps = [
+        Step(
+            "generic symmetric A (3×3)",
+            a,
+            statement=r"A = A^\top\in\mathbb R^{N\times N},\quad e^{A} = (e^{A/2})^\top e^{A/2}",
+            because="a generic symmetric matrix; e^{A/2} is invertible, so the product is positive definite",
+        )
+    ]
     for k in range(1, SERIES_ORDER + 1):
         lhs = sandwich_coefficient(half.T, sp.eye(3), half, k)
         rhs = (a**k / sp.factorial(k)).applyfunc(sp.expand)
-        steps.append(claim(f"t^{k}: (e^(tA/2))ᵀ e^(tA/2) = e^(tA)", lhs, rhs))
-    steps.append(claim("e^(tA) is symmetric: (A³)ᵀ = A³", (a**3).T, a**3))
+        steps.append(
+            claim(
+                f"t^{k}: (e^(tA/2))ᵀ e^(tA/2) = e^(tA)",
+                lhs,
+                rhs,
+                statement=r"[t^k]\,e^{tA^\top/2}e^{tA/2} = \sum_{j=0}^{k}\frac{A^jA^{k-j}}{2^kj!\,(k-j)!} = \frac{A^k}{k!}",
+                because="Aᵀ = A commutes with A, and Σ_j C(k, j)/2^k = 1",
+            )
+        )
+    steps.append(
+        claim(
+            "e^(tA) is symmetric: (A³)ᵀ = A³",
+            (a**3).T,
+            a**3,
+            statement=r"(A^k)^\top = (A^\top)^k = A^k\ \Rightarrow\ (e^{tA})^\top = e^{tA}",
+            because="transposition reverses products, and each factor is symmetric",
+        )
+    )
+    _, b = _general_size()
+    steps.append(
+        claim(
+            "general N: (Aᵏ)ᵀ = Aᵏ for A = B + Bᵀ, B an m×m matrix symbol, k = 5",
+            ((b + b.T) ** 5).T,
+            (b + b.T) ** 5,
+            statement=r"\big((B + B^\top)^k\big)^\top = (B + B^\top)^k,\quad B\in\mathbb R^{m\times m},\ m\text{ symbolic}",
+            because="sympy transposes the matrix power of an m×m matrix symbol and recognises (B + Bᵀ)ᵀ = B + Bᵀ; shown for k = 5",
+            general=True,
+        )
+    )
     return steps
 
 
@@ -77,9 +140,23 @@ def _derive_stochastic() -> list[Step]:
     q = sp.Matrix([[-(x[0] + x[1]), x[0], x[1]], [x[2], -(x[2] + x[3]), x[3]], [x[4], x[5], -(x[4] + x[5])]])
     one = sp.ones(3, 1)
     c = sp.Symbol("c", positive=True)
-    steps = [Step("generic 3-state generator Q (rates ≥ 0, rows sum 0)", q)]
+    steps = [
+        Step(
+            "generic 3-state generator Q (rates ≥ 0, rows sum 0)",
+            q,
+            statement=r"Q_{ij}\ge0\ (i\ne j),\quad Q\mathbf 1 = 0,\quad Q\in\mathbb R^{N\times N}",
+            because="a Markov generator: nonnegative off-diagonal rates, each diagonal entry minus its row's rates",
+        )
+    ]
     for k in range(1, SERIES_ORDER + 1):
-        steps.append(claim(f"Q^{k}·1 = 0: the t^{k} term of e^(tQ)1 vanishes", (q**k * one).applyfunc(sp.expand)))
+        steps.append(
+            claim(
+                f"Q^{k}·1 = 0: the t^{k} term of e^(tQ)1 vanishes",
+                (q**k * one).applyfunc(sp.expand),
+                statement=r"Q^k\mathbf 1 = Q^{k-1}(Q\mathbf 1) = 0\ (k\ge1)\ \Rightarrow\ e^{tQ}\mathbf 1 = \mathbf 1",
+                because="every term of the exponential series beyond the identity kills the constant vector",
+            )
+        )
     # Positivity: e^{tQ} = e^{-ct} e^{t(Q + cI)}, and Q + cI ≥ 0 entrywise for c ≥ max|q_ii|.
     shifted = q + c * sp.eye(3)
     for k in range(1, SERIES_ORDER + 1):
@@ -92,13 +169,30 @@ def _derive_stochastic() -> list[Step]:
                 f"t^{k}: e^(-ct)·e^(t(Q+cI)) = e^(tQ)",
                 cauchy.applyfunc(sp.expand),
                 (q**k / sp.factorial(k)).applyfunc(sp.expand),
+                statement=r"e^{tQ} = e^{-ct}e^{t(Q + c\mathsf I)},\quad [t^k]:\ \sum_{j=0}^{k}\frac{(-c)^j(Q + c\mathsf I)^{k-j}}{j!\,(k-j)!} = \frac{Q^k}{k!}",
+                because="cI commutes with Q; Q + cI ≥ 0 entrywise for c ≥ maxᵢ|Q_ii|, so e^{t(Q+cI)} ≥ 0 and hence e^{tQ} ≥ 0",
             )
         )
     a, b, t = sp.symbols("a b t", positive=True)
     two = sp.Matrix([[-a, a], [b, -b]])
     closed = sp.simplify((t * two).exp())
-    steps.append(Step("two states, closed form: entries b/(a+b) + a e^{-(a+b)t}/(a+b) ≥ 0 …", closed))
-    steps.append(claim("two states: rows of e^(tQ) sum to 1", closed * sp.ones(2, 1), sp.ones(2, 1)))
+    steps.append(
+        Step(
+            "two states, closed form: entries b/(a+b) + a e^{-(a+b)t}/(a+b) ≥ 0 …",
+            closed,
+            statement=r"e^{tQ} = \frac{1}{a+b}\begin{pmatrix} b + ae^{-(a+b)t} & a - ae^{-(a+b)t}\\ b - be^{-(a+b)t} & a + be^{-(a+b)t}\end{pmatrix},\quad Q = \begin{pmatrix}-a & a\\ b & -b\end{pmatrix}",
+            because="Q has eigenvalues 0 and −(a + b); every entry is visibly nonnegative for t ≥ 0",
+        )
+    )
+    steps.append(
+        claim(
+            "two states: rows of e^(tQ) sum to 1",
+            closed * sp.ones(2, 1),
+            sp.ones(2, 1),
+            statement=r"e^{tQ}\mathbf 1 = \mathbf 1",
+            because="each row of the closed form sums to (a + b)/(a + b)",
+        )
+    )
     return steps
 
 
@@ -107,7 +201,23 @@ def _derive_symplectic() -> list[Step]:
     j = sp.Matrix([[0, 0, 1, 0], [0, 0, 0, 1], [-1, 0, 0, 0], [0, -1, 0, 0]])
     a = j * s
     # Order 3 only: the 10-symbol 4×4 case grows quickly with k.
-    return _invariant_steps(a, j, "Hamiltonian A = J S, S symmetric 4×4, G = J", order=3)
+    m, b = _general_size()
+    c, d = (sp.MatrixSymbol(name, m, m) for name in "CD")
+    eye, zero = sp.Identity(m), sp.ZeroMatrix(m, m)
+    j_blocks = sp.BlockMatrix([[zero, eye], [-eye, zero]])
+    s_blocks = sp.BlockMatrix([[b + b.T, c], [c.T, d + d.T]])
+    a_blocks = j_blocks * s_blocks
+    return [
+        *_invariant_steps(a, j, "Hamiltonian A = J S, S symmetric 4×4, G = J", order=3),
+        claim(
+            "general N: AᵀJ + JA = 0 for A = JS on ℝ^{2m}, S symmetric in m×m blocks, m symbolic",
+            a_blocks.T * j_blocks + j_blocks * a_blocks,
+            sp.ZeroMatrix(2 * m, 2 * m),
+            statement=r"(JS)^\top J + J(JS) = S^\top J^\top J + J^2S = S - S = 0,\quad J = \begin{pmatrix}0 & \mathsf I_m\\ -\mathsf I_m & 0\end{pmatrix},\ S = S^\top,\ m\text{ symbolic}",
+            because="JᵀJ = I and J² = −I; sympy multiplies the 2×2 blocks of m×m matrix symbols and gets zero",
+            general=True,
+        ),
+    ]
 
 
 def _standard_symplectic(half: int) -> np.ndarray:
@@ -178,7 +288,7 @@ def _verify_symplectic(rng, scale, backend) -> Verification:
     return Verification.from_residual(residual, 100 * n * EPS, n=n, batch=BATCH)
 
 
-SOURCE = "lie-exponential-roadmap (seed), 'structure by construction'"
+SOURCE = "Lie-Exponential Roadmap, 'structure by construction'"
 
 IDENTITIES = [
     Identity(

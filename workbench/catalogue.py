@@ -26,6 +26,7 @@ import traceback
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
@@ -33,13 +34,14 @@ from typing import Any
 import numpy as np
 
 from workbench.rates import fit_rate
-from workbench.symbolic import Step, claim
+from workbench.symbolic import Derivation, Step, claim
 from workbench.validation import check_choice
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "SCALES",
     "CatalogueError",
+    "Derivation",
     "Identity",
     "Result",
     "Step",
@@ -104,6 +106,11 @@ class Verification:
         return cls(residual, float(tolerance), bool(residual <= tolerance), sizes, rate, expected)
 
 
+def _as_derivation(derive: Callable[[], list[Step]], name: str) -> Derivation:
+    steps = derive()
+    return Derivation(steps, title=steps.title if isinstance(steps, Derivation) and steps.title else name)
+
+
 @dataclass(frozen=True)
 class Identity:
     """A catalogued identity: statement, source, symbolic derivation and numeric check.
@@ -117,9 +124,11 @@ class Identity:
     statement : str
         The identity in LaTeX.
     source : str
-        Where it comes from (seed section and equation, or ``[RECON]``/``[DERIVED]``).
+        Where it comes from (paper section and equation, or ``[RECON]``/``[DERIVED]``).
     derive : callable
-        ``derive() -> list[Step]``; every claimed step must hold.
+        ``derive() -> list[Step]``; every claimed step must hold.  The record wraps it so that
+        ``identity.derive()`` returns a :class:`~workbench.symbolic.Derivation` (a list of the steps
+        that renders in a notebook).
     verify : callable
         ``verify(rng, scale, backend) -> Verification``.
     backends : tuple of str
@@ -136,6 +145,11 @@ class Identity:
     verify: Callable[[np.random.Generator, str, str], Verification]
     backends: tuple[str, ...] = ("numpy", "torch")
     asymptotic: bool = False
+
+    def __post_init__(self):
+        """Wrap ``derive`` so that it returns a :class:`~workbench.symbolic.Derivation`."""
+        if not (isinstance(self.derive, partial) and self.derive.func is _as_derivation):
+            object.__setattr__(self, "derive", partial(_as_derivation, self.derive, self.name))
 
     def describe(self) -> dict[str, Any]:
         """Return the JSON-ready description used by ``workbench list``."""

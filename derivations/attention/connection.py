@@ -81,26 +81,36 @@ def _derive_mha_step() -> list[Step]:
         Step(
             "2 heads on 2 tokens, d = 2: A^(h) > 0, value-output maps M_h, O^eff_ij = Σ_h A^(h)_ij M_h / Σ_h A^(h)_ij",
             o_eff[0, 1],
+            statement=r"\mathsf A^{\mathrm{eff}} = \frac1H\sum_h\mathsf A^{(h)},\quad \mathsf O^{\mathrm{eff}}_{ij} = \frac{\sum_h\mathsf A^{(h)}_{ij}\mathsf M_h}{\sum_h\mathsf A^{(h)}_{ij}},\quad \mathsf M_h = W_V^hW_O^h",
+            because="the effective connection of a multi-head layer: averaged weights and, per edge, the weight-averaged value-output map",
         ),
         claim(
             "MHA(X) = Σ_h A^(h) X M_h = H·𝒯(A_eff, O^eff)X",
             (H * walk(a_eff, o_eff)).applyfunc(sp.cancel),
             mha.applyfunc(sp.expand),
+            statement=r"\mathrm{MHA}(X)_i = \sum_h\sum_j\mathsf A^{(h)}_{ij}X_j\mathsf M_h = H\sum_j\mathsf A^{\mathrm{eff}}_{ij}X_j\mathsf O^{\mathrm{eff}}_{ij} = H\,\mathcal T(\mathsf A^{\mathrm{eff}},\mathsf O^{\mathrm{eff}})X",
+            because="H·A^eff_ij·O^eff_ij = Σ_h A^(h)_ij M_h: the normaliser Σ_h A^(h)_ij cancels edge by edge",
         ),
         claim(
             "with a causal mask (A^(h)_01 = 0 in every head) the inactive transport is free (F) and it still holds",
             (H * walk(c_eff, c_o)).applyfunc(sp.cancel),
             mha_causal.applyfunc(sp.expand),
+            statement=r"\mathsf A^{\mathrm{eff}}_{ij} = 0\ \Rightarrow\ \text{the term } \mathsf A^{\mathrm{eff}}_{ij}X_j\mathsf O_{ij} \text{ vanishes for any } \mathsf O_{ij}",
+            because="an edge no head attends to carries weight zero, so its transport can be anything (here the free symbol F)",
         ),
         claim(
             "block form: T_ij = A_ij O_ijᵀ gives vec_r(𝒯X) = T vec_r(X)",
             (blocks(a_eff, o_eff) * vec_r(X)).applyfunc(sp.cancel),
             vec_r(walk(a_eff, o_eff)).applyfunc(sp.cancel),
+            statement=r"\operatorname{vec}_r(\mathcal TX) = \mathsf T\operatorname{vec}_r(X),\quad \mathsf T_{ij} = \mathsf A_{ij}\mathsf O_{ij}^\top\in\mathbb R^{d\times d}",
+            because="row i of 𝒯X is Σ_j A_ij X_j O_ij, whose transpose is Σ_j A_ij O_ijᵀ X_jᵀ",
         ),
         claim(
             "H·T(A_eff, O^eff) = Σ_h A^(h) ⊗ M_hᵀ",
             (H * blocks(a_eff, o_eff)).applyfunc(sp.cancel),
             kron.applyfunc(sp.expand),
+            statement=r"H\,\mathsf T(\mathsf A^{\mathrm{eff}},\mathsf O^{\mathrm{eff}}) = \sum_h\mathsf A^{(h)}\otimes\mathsf M_h^\top",
+            because="block (i, j) of A ⊗ Mᵀ is A_ij Mᵀ, and the effective blocks sum the heads' blocks",
         ),
     ]
 
@@ -217,34 +227,51 @@ def _derive_energy() -> list[Step]:
     flat = {(i, j): frames[j].T * frames[i] for i in range(n) for j in range(n)}  # V_j⁻¹ V_i for V orthogonal
     section = sp.Matrix.vstack(*[sp.Matrix(1, d, sp.symbols("k0:2", real=True)) * frames[i] for i in range(n)])
     return [
-        Step("2 tokens, d = 2: ⟨X, (I − T)X⟩_π versus ℰ_c(X) = ½ Σ π_i A_ij ‖X_i − X_j O_ij‖²", A),
+        Step(
+            "2 tokens, d = 2: ⟨X, (I − T)X⟩_π versus ℰ_c(X) = ½ Σ π_i A_ij ‖X_i − X_j O_ij‖²",
+            A,
+            statement=r"\langle X, (\mathsf I - \mathsf T)X\rangle_\pi\ \text{vs}\ \mathcal E_c(X) = \tfrac12\sum_{ij}\pi_i\mathsf A_{ij}\lVert X_i - X_j\mathsf O_{ij}\rVert^2",
+            because="the quadratic form of the connection Laplacian against the connection Dirichlet energy",
+        ),
         claim(
             "for any A, O, π the gap is Σ_i π_i(1 − r_i/2)‖X_i‖² − ½ Σ π_i A_ij ‖X_j O_ij‖², r = A𝟏",
             sp.expand(form_minus_energy(A, O, pi)),
             sp.expand(remainder),
+            statement=r"\langle X, (\mathsf I - \mathsf T)X\rangle_\pi - \mathcal E_c(X) = \sum_i\pi_i\big(1 - \tfrac{r_i}2\big)\lVert X_i\rVert^2 - \tfrac12\sum_{ij}\pi_i\mathsf A_{ij}\lVert X_j\mathsf O_{ij}\rVert^2,\quad r = \mathsf A\mathbf 1",
+            because="expand the squares in ℰ_c: the cross terms π_i A_ij X_i·X_jO_ij match those of the form and cancel",
         ),
         claim(
             "a rotation is an isometry, ‖x R‖² = ‖x‖² (c² + s² = 1), so an orthogonal O_ij drops out of ‖X_j O_ij‖²",
             _on_circles(sum(v**2 for v in X[0, :] * rotations[0, 1]) - sum(v**2 for v in X[0, :]), circles),
+            statement=r"\lVert xR\rVert^2 = xRR^\top x^\top = \lVert x\rVert^2\quad(R^\top R = \mathsf I)",
+            because="RRᵀ = I; for the plane rotation this is c² + s² = 1",
         ),
         claim(
             "3 tokens, A row-stochastic (r = 𝟏), isometric O: the gap is ½ Σ_j (π − πᵀA)_j ‖X_j‖², zero iff π is "
             "stationary (no reversibility needed)",
             sp.expand(general_gap),
             sp.expand(stationarity_gap),
+            statement=r"\mathsf A\mathbf 1 = \mathbf 1,\ \lVert X_j\mathsf O_{ij}\rVert = \lVert X_j\rVert:\quad \text{gap} = \tfrac12\sum_j\big(\pi - \pi^\top\mathsf A\big)_j\lVert X_j\rVert^2",
+            because="with r_i = 1 the first sum is ½Σ π_i‖X_i‖² and the second ½Σ_j (πᵀA)_j‖X_j‖²",
         ),
         claim(
             "check on 2 tokens, A = [[1 − a, a], [b, 1 − b]]: π = (b, a) is stationary",
             sp.Matrix([[b, a]]) * stochastic,
             sp.Matrix([[b, a]]),
+            statement=r"(b, a)\begin{pmatrix}1-a & a\\ b & 1-b\end{pmatrix} = (b, a)",
+            because="the flux a·b leaving state 0 equals the flux b·a entering it",
         ),
         claim(
             "with rotations O_ij (c² + s² = 1 on every edge) the gap vanishes: ⟨X, L_mix X⟩_π = ℰ_c(X)",
             _on_circles(form_minus_energy(stochastic, rotations, (b, a)), circles),
+            statement=r"\pi^\top\mathsf A = \pi^\top,\ \mathsf O_{ij}\in O(d):\quad \langle X, \mathsf L_{\mathrm{mix}}X\rangle_\pi = \mathcal E_c(X)",
+            because="the gap of the previous steps vanishes for a stationary π and isometric transports",
         ),
         claim(
             "flat connection O_ij = V_j⁻¹V_i (V_i rotations) and parallel section X_i = kV_i: ℰ_c = 0",
             _on_circles(energy(stochastic, flat, (b, a), section), frame_circles),
+            statement=r"\mathsf O_{ij} = V_j^{-1}V_i,\ X_i = kV_i\ \Rightarrow\ X_j\mathsf O_{ij} = kV_jV_j^{-1}V_i = X_i,\ \mathcal E_c(X) = 0",
+            because="a pure-gauge connection transports the section kV_j exactly onto kV_i, so every edge term is zero",
         ),
     ]
 
@@ -355,7 +382,14 @@ def _derive_holonomy() -> list[Step]:
         T[2 * nxt : 2 * nxt + 2, 2 * m : 2 * m + 2] = rotation.T  # block A_ij O_ijᵀ, O[m+1, m] = R(θ/n)
         T[2 * m : 2 * m + 2, 2 * nxt : 2 * nxt + 2] = inverse.T
     L = 2 * sp.eye(2 * n) - T
-    steps = [Step("ring C_3, uniform gauge: O[m+1, m] = R(θ/3), L = 2I − T (unnormalised)", L)]
+    steps = [
+        Step(
+            "ring C_3, uniform gauge: O[m+1, m] = R(θ/3), L = 2I − T (unnormalised)",
+            L,
+            statement=r"\mathsf L = 2\mathsf I - \mathsf T,\quad \mathsf T_{m+1,m} = R(\theta/n)^\top,\ \mathsf T_{m,m+1} = R(\theta/n)\ \text{on } C_n",
+            because="the unnormalised connection Laplacian of a ring whose total holonomy is the rotation by θ",
+        )
+    ]
     for k in range(n):
         omega = sp.exp(2 * sp.pi * sp.I * k / n)
         for sign, u in ((1, sp.Matrix([[1, sp.I]])), (-1, sp.Matrix([[1, -sp.I]]))):
@@ -368,6 +402,8 @@ def _derive_holonomy() -> list[Step]:
                     f"eigenvalue 2 − 2cos((2π·{k} {'+' if sign > 0 else '−'} θ)/3)",
                     (L * x).applyfunc(lambda v: sp.expand(sp.expand_complex(v))),
                     (eigenvalue * x).applyfunc(lambda v: sp.expand(sp.expand_complex(v))),
+                    statement=r"\mathsf L\,(\omega^m u)_m = \big(2 - 2\cos\tfrac{2\pi k \pm \theta}{n}\big)(\omega^m u)_m,\quad \omega = e^{2\pi ik/n},\ u = (1, \pm i)",
+                    because="u = (1, ±i) diagonalises every plane rotation, R(φ)ᵀu = e^{±iφ}u, so each block reduces to a scalar ring with a phase",
                 )
             )
     k, size = sp.symbols("k n", integer=True, positive=True)
@@ -376,6 +412,9 @@ def _derive_holonomy() -> list[Step]:
             "θ ↦ θ + 2π maps the eigenvalue of k to that of k + 1 (mod n): the spectrum depends on θ mod 2π",
             2 - 2 * sp.cos((2 * sp.pi * k + theta + 2 * sp.pi) / size),
             2 - 2 * sp.cos((2 * sp.pi * (k + 1) + theta) / size),
+            statement=r"2 - 2\cos\frac{2\pi k + \theta + 2\pi}{n} = 2 - 2\cos\frac{2\pi(k+1) + \theta}{n}",
+            because="shifting θ by 2π relabels the Fourier modes k → k + 1; n and k are symbolic",
+            general=True,
         )
     )
     # Noncommutative symbols: the frames cancel pairwise, V_j V_j⁻¹ = 1, for transports of any size d.
@@ -389,11 +428,16 @@ def _derive_holonomy() -> list[Step]:
             "gauge O'_ij = V_j⁻¹ O_ij V_i conjugates the holonomy of 0→1→2→0: Hol' = V_0⁻¹ Hol V_0",
             moved[1, 0] * moved[2, 1] * moved[0, 2],
             V[0] ** -1 * O[1, 0] * O[2, 1] * O[0, 2] * V[0],
+            statement=r"\mathsf O'_{ij} = V_j^{-1}\mathsf O_{ij}V_i:\quad \mathsf O'_{10}\mathsf O'_{21}\mathsf O'_{02} = V_0^{-1}\,\mathsf O_{10}\mathsf O_{21}\mathsf O_{02}\,V_0",
+            because="the inner frames cancel pairwise, V_iV_i⁻¹ = I; sympy decides it with noncommuting symbols (transports of any size d)",
+            general=True,
         ),
         claim(
             "so its spectrum is gauge invariant (d = 2: trace and determinant of W⁻¹HW)",
             sp.Matrix([sp.cancel(conjugate.trace()), sp.cancel(conjugate.det())]),
             sp.Matrix([hol.trace(), hol.det()]),
+            statement=r"\operatorname{spec}(V_0^{-1}\operatorname{Hol}V_0) = \operatorname{spec}\operatorname{Hol}",
+            because="similar matrices share their characteristic polynomial; for d = 2 that is the trace and the determinant",
         ),
     ]
     return steps
@@ -434,9 +478,7 @@ def _verify_holonomy(rng, scale, backend) -> Verification:
 
 # ---- the catalogue ------------------------------------------------------------------------------------
 
-SOURCE_CONNECTION = (
-    "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; attention-geometry-math §B"
-)
+SOURCE_CONNECTION = "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; book/reference.md §B"
 
 IDENTITIES = [
     Identity(
@@ -463,7 +505,7 @@ IDENTITIES = [
         statement=r"\operatorname{spec}(2I - T)_{C_n,\theta} = \{2 - 2\cos\tfrac{2\pi k\pm\theta}{n}\},\ "
         r"\mathrm{Hol}(V_j^{-1}O_{ij}V_i) = V_{i_0}^{-1}\mathrm{Hol}(O)V_{i_0}",
         source="Discrete Aharonov–Bohm ring (Kenyon 2011; Singer–Wu 2012) [DERIVED oracle]; From Self-Attention to "
-        "Connection Laplacian §6 [RECON]; attention-geometry-math §B.2, §B.6",
+        "Connection Laplacian §6 [RECON]; book/reference.md §B.2, §B.6",
         derive=_derive_holonomy,
         verify=_verify_holonomy,
     ),

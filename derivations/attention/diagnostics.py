@@ -1,4 +1,4 @@
-r"""The seed's head diagnostics on heads whose values are known in closed form (uniform, shift, one-way cycle).
+r"""Attention Geometry's head diagnostics on heads whose values are known in closed form (uniform, shift, one-way cycle).
 
 Source: Attention Geometry Table 1; Olsson et al. 2022 (previous-token heads).
 """
@@ -43,21 +43,47 @@ def _derive_uniform_and_shift() -> list[Step]:
     F = sp.Matrix(N, N, lambda i, j: sp.Symbol(f"F{i}{j}", nonnegative=True))
     shift = sp.Matrix(N, N, lambda i, j: 1 if j == max(i - 1, 0) else 0)
     return [
-        claim("a uniform row over n = 3 keys has entropy log 3 (W_Q = 0: all logits vanish)", uniform[-1], sp.log(3)),
         claim(
-            "causal uniform rows: H_i = log(i + 1)", sp.Matrix(uniform), sp.Matrix([sp.log(i + 1) for i in range(N)])
+            "a uniform row over n = 3 keys has entropy log 3 (W_Q = 0: all logits vanish)",
+            uniform[-1],
+            sp.log(3),
+            statement=r"H_i = -\sum_{j=1}^{n}\tfrac1n\log\tfrac1n = \log n",
+            because="W_Q = 0 makes every logit 0, so each row of the softmax is uniform over the n keys",
+        ),
+        claim(
+            "causal uniform rows: H_i = log(i + 1)",
+            sp.Matrix(uniform),
+            sp.Matrix([sp.log(i + 1) for i in range(N)]),
+            statement=r"H_i = \log(i + 1)\quad(i = 0, \dots, n-1,\ \text{causal mask})",
+            because="row i of a causal head with zero logits is uniform over the i + 1 visible keys",
         ),
         claim(
             "the hard shift head P_i,i−1 = 1 has previous-token score 1",
             sum(shift[i, i - 1] for i in range(1, N)) / (N - 1),
             1,
+            statement=r"\frac{1}{n-1}\sum_{i=1}^{n-1}\mathsf P_{i,i-1} = 1\quad\text{for } \mathsf P_{ij} = \delta_{j,i-1}",
+            because="every row past the first puts all its mass on the previous token",
         ),
-        claim("the one-way 3-cycle is stationary for the uniform π", pi * cycle, pi),
-        claim("its flux has no reciprocated edge, so ε_rev² = ‖F − Fᵀ‖²/‖F‖² = 2", epsilon2, 2),
+        claim(
+            "the one-way 3-cycle is stationary for the uniform π",
+            pi * cycle,
+            pi,
+            statement=r"\pi^\top\mathsf C = \pi^\top,\quad \pi = \tfrac1n\mathbf 1,\ \mathsf C_{ij} = \delta_{j,i+1 \bmod n}",
+            because="a permutation matrix is doubly stochastic, so the uniform law is stationary",
+        ),
+        claim(
+            "its flux has no reciprocated edge, so ε_rev² = ‖F − Fᵀ‖²/‖F‖² = 2",
+            epsilon2,
+            2,
+            statement=r"\mathsf F = \operatorname{diag}(\pi)\mathsf C,\quad \varepsilon_{\mathrm{rev}}^2 = \frac{\lVert\mathsf F - \mathsf F^\top\rVert_F^2}{\lVert\mathsf F\rVert_F^2} = 2",
+            because="F and Fᵀ have disjoint supports (n ≥ 3), so ‖F − Fᵀ‖² = ‖F‖² + ‖Fᵀ‖² = 2‖F‖²",
+        ),
         claim(
             "for any flux ‖F − Fᵀ‖² = 2‖F‖² − 2Σ F_ij F_ji ≤ 2‖F‖² (F ≥ 0), so ε_rev ≤ √2",
             sp.expand(sum(v**2 for v in F - F.T)),
             sp.expand(2 * sum(v**2 for v in F) - 2 * sum(F[i, j] * F[j, i] for i in range(N) for j in range(N))),
+            statement=r"\lVert\mathsf F - \mathsf F^\top\rVert_F^2 = 2\lVert\mathsf F\rVert_F^2 - 2\sum_{ij}\mathsf F_{ij}\mathsf F_{ji} \le 2\lVert\mathsf F\rVert_F^2\quad(\mathsf F\ge0)",
+            because="expand the square: ‖Fᵀ‖ = ‖F‖ and the cross term is Σ F_ij F_ji ≥ 0; so ε_rev ≤ √2, attained by the one-way cycle",
         ),
     ]
 
@@ -119,7 +145,7 @@ IDENTITIES = [
         area="attention",
         statement=r"H_i(\text{uniform}) = \log n\ (\text{causal: }\log(i+1)),\ s_{\mathrm{prev}}(\text{shift}) = e^{\bar H}(\text{shift}) = 1,"
         r"\ \varepsilon_{\mathrm{rev}}(\text{one-way cycle}) = \sqrt2 \ge \varepsilon_{\mathrm{rev}}",
-        source="Attention Geometry Table 1 [RECON ε_rev, e^{H̄}]; attention-geometry-math §A.10; ISA ML01 seed (uniform "
+        source="Attention Geometry Table 1 [RECON ε_rev, e^{H̄}]; book/reference.md §A.10; ISA ML01 (uniform "
         "entropy); Olsson et al. 2022 (previous-token heads)",
         derive=_derive_uniform_and_shift,
         verify=_verify_uniform_and_shift,

@@ -68,37 +68,79 @@ def _derive_corners() -> list[Step]:
     wk = sp.Matrix(2, 2, lambda a, b: sp.Symbol(f"K{a}{b}", real=True))
     w_m, w_n = (wq + wk) / sp.sqrt(2), (wq - wk) / sp.sqrt(2)
     M = wq * wk.T
+    d, r = sp.symbols("d r", integer=True, positive=True)
+    g_q, g_k = sp.MatrixSymbol("W_Q", d, r), sp.MatrixSymbol("W_K", d, r)
+    g_m, g_n, g_qk = (g_q + g_k) / sp.sqrt(2), (g_q - g_k) / sp.sqrt(2), g_q * g_k.T
     return [
-        Step("ℓ(b, a) on 3 tokens, q_i, k_i ∈ ℝ², m = (q + k)/√2, n = (q − k)/√2 (β factored out)", logits(1, 1)),
-        claim("ATTN (1, 1): ℓ_ij = q_i·k_j exactly", logits(1, 1), scores.applyfunc(sp.expand)),
+        Step(
+            "ℓ(b, a) on 3 tokens, q_i, k_i ∈ ℝ², m = (q + k)/√2, n = (q − k)/√2 (β factored out)",
+            logits(1, 1),
+            statement=r"\ell_{ij}(b,a) = \tfrac12 m_i\!\cdot\! m_j - \tfrac b2 n_i\!\cdot\! n_j + \tfrac a2(q_i\!\cdot\! k_j - k_i\!\cdot\! q_j) + \tfrac{1-a}2(g_i - g_j),\ m = \tfrac{q+k}{\sqrt2},\ n = \tfrac{q-k}{\sqrt2},\ g_i = \tfrac12\lVert m_i\rVert^2 - \tfrac b2\lVert n_i\rVert^2",
+            because="the two-parameter family: b weighs the n-part of the bond, a the antisymmetric link (a = 1) against a gradient of potentials (a = 0)",
+        ),
+        claim(
+            "ATTN (1, 1): ℓ_ij = q_i·k_j exactly",
+            logits(1, 1),
+            scores.applyfunc(sp.expand),
+            statement=r"\ell_{ij}(1,1) = \tfrac12(m_i\!\cdot\! m_j - n_i\!\cdot\! n_j) + \tfrac12(q_i\!\cdot\! k_j - k_i\!\cdot\! q_j) = q_i\!\cdot\! k_j",
+            because="m_i·m_j − n_i·n_j = q_i·k_j + k_i·q_j (polarisation), and the link adds the antisymmetric half",
+        ),
         claim(
             "DMAP (0, 0): ℓ_ij + ¼‖m_i − m_j‖² = ½‖m_i‖², a row constant",
             dmap_rest,
             sp.Matrix(N, N, lambda i, j: sp.expand(dot(m[i], m[i]) / 2)),
+            statement=r"\ell_{ij}(0,0) + \tfrac14\lVert m_i - m_j\rVert^2 = \tfrac12\lVert m_i\rVert^2",
+            because="½m_i·m_j = ¼(‖m_i‖² + ‖m_j‖² − ‖m_i − m_j‖²), and the potential term (g_i − g_j)/2 with g = ½‖m‖² turns ‖m_j‖² into ‖m_i‖²",
         ),
         claim(
             "ATAP (1, 0): ℓ_ij + ½d²_ij = g_i = q_i·k_i, a row constant",
             atap_rest,
             sp.Matrix(N, N, lambda i, j: sp.expand(g_attn[i])),
+            statement=r"\ell_{ij}(1,0) + \tfrac12 d^2_{ij} = q_i\!\cdot\! k_i,\quad d^2_{ij} = q_i\!\cdot\! k_i + q_j\!\cdot\! k_j - (q_i\!\cdot\! k_j + k_i\!\cdot\! q_j)",
+            because="the bond ½(q_i·k_j + k_i·q_j) = ½(g_i + g_j − d²_ij), and the potential difference (g_i − g_j)/2 leaves g_i",
         ),
         Step(
             "so DMAP = softmax(−(β/4)‖m_i − m_j‖²) and ATAP = softmax(−(β/2)d²): symmetric kernels, reversible",
             dmap_shape,
+            statement=r"\mathsf P^{\mathrm{DMAP}} = \operatorname{softmax}\big(-\tfrac\beta4\lVert m_i - m_j\rVert^2\big),\quad \mathsf P^{\mathrm{ATAP}} = \operatorname{softmax}\big(-\tfrac\beta2 d^2_{ij}\big)",
+            because="softmax ignores a row constant, and both remaining logits are symmetric in i, j, so both operators are D⁻¹K with K symmetric: reversible",
         ),
         claim(
             "DMTN (0, 1): ℓ − ℓᵀ = q_i·k_j − k_i·q_j, the free link survives",
             (dmtn - dmtn.T).applyfunc(sp.expand),
             (scores - scores.T).applyfunc(sp.expand),
+            statement=r"\ell_{ij}(0,1) - \ell_{ji}(0,1) = q_i\!\cdot\! k_j - k_i\!\cdot\! q_j",
+            because="the bond parts are symmetric and cancel; only the link term is antisymmetric, and it is kept whole",
         ),
         claim(
             "parameter level: M_S = ½W_MW_Mᵀ − ½W_NW_Nᵀ",
             (w_m * w_m.T / 2 - w_n * w_n.T / 2).applyfunc(sp.expand),
             ((M + M.T) / 2).applyfunc(sp.expand),
+            statement=r"\tfrac12 W_MW_M^\top - \tfrac12 W_NW_N^\top = \tfrac12(W_QW_K^\top + W_KW_Q^\top) = \mathsf M_S,\quad W_{M,N} = \tfrac{W_Q \pm W_K}{\sqrt2}",
+            because="(Q + K)(Q + K)ᵀ − (Q − K)(Q − K)ᵀ = 2(QKᵀ + KQᵀ)",
         ),
         claim(
             "𝒲^DMTN = ½W_MW_Mᵀ + M_A = M + ½W_NW_Nᵀ",
             (w_m * w_m.T / 2 + (M - M.T) / 2).applyfunc(sp.expand),
             (M + w_n * w_n.T / 2).applyfunc(sp.expand),
+            statement=r"\mathcal W^{\mathrm{DMTN}} = \tfrac12 W_MW_M^\top + \mathsf M_A = \mathsf M + \tfrac12 W_NW_N^\top,\quad \mathsf M = W_QW_K^\top,\ \mathsf M_A = \tfrac12(\mathsf M - \mathsf M^\top)",
+            because="½W_MW_Mᵀ = M_S + ½W_NW_Nᵀ by the previous step, and M_S + M_A = M",
+        ),
+        claim(
+            "general N: M_S = ½W_MW_Mᵀ − ½W_NW_Nᵀ for d×r matrix symbols W_Q, W_K",
+            g_m * g_m.T / 2 - g_n * g_n.T / 2,
+            (g_qk + g_qk.T) / 2,
+            statement=r"\tfrac12 W_MW_M^\top - \tfrac12 W_NW_N^\top = \tfrac12(W_QW_K^\top + W_KW_Q^\top),\quad W_Q, W_K\in\mathbb R^{d\times r},\ d, r\text{ symbolic}",
+            because="sympy expands the products of d×r matrix symbols; the QQᵀ and KKᵀ terms cancel",
+            general=True,
+        ),
+        claim(
+            "general N: 𝒲^DMTN = ½W_MW_Mᵀ + M_A = M + ½W_NW_Nᵀ for d×r matrix symbols",
+            g_m * g_m.T / 2 + (g_qk - g_qk.T) / 2,
+            g_qk + g_n * g_n.T / 2,
+            statement=r"\tfrac12 W_MW_M^\top + \tfrac12(\mathsf M - \mathsf M^\top) = \mathsf M + \tfrac12 W_NW_N^\top,\quad d, r\text{ symbolic}",
+            because="sympy expands both sides with d×r matrix symbols; the difference is ½(QKᵀ + KQᵀ) − ½(QKᵀ + KQᵀ) = 0",
+            general=True,
         ),
     ]
 
@@ -162,7 +204,7 @@ IDENTITIES = [
         r"\ \mathsf P^{\mathrm{ATAP}} = \operatorname{softmax}(-\tfrac\beta2 d^2),\ \mathcal W^{\mathrm{DMTN}} = M + \tfrac12W_NW_N^\top;"
         r"\ \varepsilon_{\mathrm{rev}} = \rho_{\mathrm{skew}} = 0\ \text{for DMAP, ATAP}",
         source="Attention Geometry §7, §10, Tables 1 and 4 [CODE nanochat parameterisation, DERIVED corollaries]; "
-        'attention-geometry-math §A.7 "The four parameterisations", §A.10 (ε_rev, ρ_skew) [RECON]',
+        'book/reference.md §A.7 "The four parameterisations", §A.10 (ε_rev, ρ_skew) [RECON]',
         derive=_derive_corners,
         verify=_verify_corners,
     ),

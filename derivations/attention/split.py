@@ -62,39 +62,85 @@ def _derive_distance_form() -> list[Step]:
     exp_bond, exp_link = bond.applyfunc(lambda v: sp.exp(beta * v)), link.applyfunc(lambda v: sp.exp(beta * v))
     head = rownorm(w.applyfunc(lambda v: sp.exp(beta * v)))
     kept = rownorm(dropped.applyfunc(sp.exp))
+    n_tokens, n_features = sp.symbols("n D", integer=True, positive=True)
+    g_x, g_m = sp.MatrixSymbol("X", n_tokens, n_features), sp.MatrixSymbol("M", n_features, n_features)
     return [
-        Step("a bilinear form M on D = 2 features, a context of 3 tokens x_i (rows)", m),
-        claim("M = M_S + M_A with M_S = ½(M + Mᵀ), M_A = ½(M − Mᵀ)", m_s + m_a, m),
+        Step(
+            "a bilinear form M on D = 2 features, a context of 3 tokens x_i (rows)",
+            m,
+            statement=r"\mathcal W = X\mathsf MX^\top,\quad X\in\mathbb R^{N\times D}\ (\text{tokens as rows}),\ \mathsf M = W_QW_K^\top\in\mathbb R^{D\times D}",
+            because="a head without biases scores token pairs with one bilinear form M",
+        ),
+        claim(
+            "M = M_S + M_A with M_S = ½(M + Mᵀ), M_A = ½(M − Mᵀ)",
+            m_s + m_a,
+            m,
+            statement=r"\mathsf M = \mathsf M_S + \mathsf M_A,\quad \mathsf M_S = \tfrac12(\mathsf M + \mathsf M^\top),\ \mathsf M_A = \tfrac12(\mathsf M - \mathsf M^\top)",
+            because="every square matrix is the sum of its symmetric and antisymmetric parts",
+        ),
         claim(
             "𝒮 = X M_S Xᵀ is the symmetric part of the score 𝒲 = X M Xᵀ",
             (x * m_s * x.T).applyfunc(sp.expand),
             ((w_form + w_form.T) / 2).applyfunc(sp.expand),
+            statement=r"\mathcal S = X\mathsf M_SX^\top = \tfrac12(\mathcal W + \mathcal W^\top)",
+            because="(XMXᵀ)ᵀ = XMᵀXᵀ, so the congruence by X carries the symmetric part of M to that of 𝒲",
         ),
         claim(
             "𝒜 = X M_A Xᵀ is its antisymmetric part",
             (x * m_a * x.T).applyfunc(sp.expand),
             ((w_form - w_form.T) / 2).applyfunc(sp.expand),
+            statement=r"\mathcal A = X\mathsf M_AX^\top = \tfrac12(\mathcal W - \mathcal W^\top)",
+            because="the same congruence carries the antisymmetric part",
         ),
-        Step("token form for any scores w_ij = q_i·k_j (biases allowed): 𝒮 = ½(𝒲 + 𝒲ᵀ), 𝒜 = ½(𝒲 − 𝒲ᵀ)", w),
+        Step(
+            "token form for any scores w_ij = q_i·k_j (biases allowed): 𝒮 = ½(𝒲 + 𝒲ᵀ), 𝒜 = ½(𝒲 − 𝒲ᵀ)",
+            w,
+            statement=r"\mathcal S = \tfrac12(\mathcal W + \mathcal W^\top),\quad \mathcal A = \tfrac12(\mathcal W - \mathcal W^\top),\quad \mathcal W_{ij} = q_i\!\cdot\! k_j",
+            because="the split needs only the score matrix, so it also covers heads with biases",
+        ),
         claim(
             "exp_⊙(β𝒲) = exp_⊙(β𝒮) ⊙ exp_⊙(β𝒜)",
             canonical(w.applyfunc(lambda v: sp.exp(beta * v))),
             canonical(sp.matrix_multiply_elementwise(exp_bond, exp_link)),
+            statement=r"e^{\beta\mathcal W_{ij}} = e^{\beta\mathcal S_{ij}}\,e^{\beta\mathcal A_{ij}}",
+            because="𝒲 = 𝒮 + 𝒜 entrywise and e^{a+b} = e^a e^b",
         ),
         claim(
             "with g_i = 𝒮_ii and d²_ij = g_i + g_j − 2𝒮_ij: β𝒲_ij = −(β/2)d²_ij + (β/2)g_i + (β/2)g_j + β𝒜_ij",
             distance_form.applyfunc(sp.expand),
             (beta * w).applyfunc(sp.expand),
+            statement=r"\beta\mathcal W_{ij} = -\tfrac\beta2 d^2_{ij} + \tfrac\beta2 g_i + \tfrac\beta2 g_j + \beta\mathcal A_{ij},\quad g_i = \mathcal S_{ii},\ d^2_{ij} = g_i + g_j - 2\mathcal S_{ij}",
+            because="polarisation: 𝒮_ij = ½(g_i + g_j − d²_ij)",
         ),
         claim(
             "dropping the source term leaves ℓ_ij − β𝒲_ij = −(β/2)g_i, constant along row i",
             (dropped - beta * w).applyfunc(sp.expand),
             sp.Matrix(N, N, lambda i, j: -beta / 2 * g[i]).applyfunc(sp.expand),
+            statement=r"\ell_{ij} = -\tfrac\beta2 d^2_{ij} + \tfrac\beta2 g_j + \beta\mathcal A_{ij} = \beta\mathcal W_{ij} - \tfrac\beta2 g_i",
+            because="the dropped term (β/2)g_i depends on the query i only",
         ),
         claim(
             "so the row softmax cancels it: rownorm exp_⊙(ℓ) = rownorm exp_⊙(β𝒲) = P",
             canonical(kept),
             canonical(head),
+            statement=r"\operatorname{softmax}_j(\ell_{ij}) = \operatorname{softmax}_j(\beta\mathcal W_{ij}) = \mathsf P_{ij}",
+            because="a row constant multiplies numerator and row sum by the same e^{−βg_i/2}",
+        ),
+        claim(
+            "general N: X M_S Xᵀ = ½(𝒲 + 𝒲ᵀ) for an n×D matrix symbol X and a D×D matrix symbol M",
+            g_x * ((g_m + g_m.T) / 2) * g_x.T,
+            (g_x * g_m * g_x.T + (g_x * g_m * g_x.T).T) / 2,
+            statement=r"X\,\tfrac12(\mathsf M + \mathsf M^\top)X^\top = \tfrac12\big(X\mathsf MX^\top + (X\mathsf MX^\top)^\top\big),\quad X\in\mathbb R^{n\times D},\ n, D\text{ symbolic}",
+            because="sympy transposes the product of matrix symbols, (XMXᵀ)ᵀ = XMᵀXᵀ, and expands",
+            general=True,
+        ),
+        claim(
+            "general N: X M_A Xᵀ = ½(𝒲 − 𝒲ᵀ), same matrix symbols",
+            g_x * ((g_m - g_m.T) / 2) * g_x.T,
+            (g_x * g_m * g_x.T - (g_x * g_m * g_x.T).T) / 2,
+            statement=r"X\,\tfrac12(\mathsf M - \mathsf M^\top)X^\top = \tfrac12\big(X\mathsf MX^\top - (X\mathsf MX^\top)^\top\big),\quad n, D\text{ symbolic}",
+            because="the same transposition with the opposite sign",
+            general=True,
         ),
     ]
 
@@ -159,26 +205,39 @@ def _derive_doob_tilt() -> list[Step]:
     bond_operator = sp.Matrix(N, N, lambda i, j: sp.exp(beta * s[i, j]) / z[i])
     pi = sp.Matrix([h[i] * kh[i] for i in range(N)])
     return [
-        Step("a symmetric bond 𝒮 on 3 tokens, g_i = 𝒮_ii, K_ij = exp(−(β/2)d²_ij), h_j = e^{βg_j/2}", kernel),
+        Step(
+            "a symmetric bond 𝒮 on 3 tokens, g_i = 𝒮_ii, K_ij = exp(−(β/2)d²_ij), h_j = e^{βg_j/2}",
+            kernel,
+            statement=r"\mathsf K_{ij} = e^{-\frac\beta2 d^2_{ij}} = \mathsf K_{ji},\quad h_j = e^{\beta g_j/2},\quad g_i = \mathcal S_{ii}",
+            because="the symmetric distance kernel of the bond and the destination tilt h",
+        ),
         claim(
             "K_ij h_j = e^{−βg_i/2} e^{β𝒮_ij}: the tilt restores the bond up to a row factor",
             canonical(sp.Matrix(N, N, lambda i, j: kernel[i, j] * h[j])),
             canonical(sp.Matrix(N, N, lambda i, j: sp.exp(-beta * g[i] / 2) * sp.exp(beta * s[i, j]))),
+            statement=r"\mathsf K_{ij}h_j = e^{-\frac\beta2(g_i + g_j - 2\mathcal S_{ij})}e^{\frac\beta2 g_j} = e^{-\beta g_i/2}e^{\beta\mathcal S_{ij}}",
+            because="the tilt cancels the g_j half of the distance, leaving a factor that depends on the row only",
         ),
         claim(
             "diag(Kh)⁻¹ K diag(h) = rownorm exp_⊙(β𝒮): the bond operator is the Doob transform",
             canonical(doob),
             canonical(bond_operator),
+            statement=r"\operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h) = \operatorname{rownorm}\,e^{\beta\mathcal S}",
+            because="the row factor e^{−βg_i/2} cancels in the row normalisation",
         ),
         claim(
             "π_i = h_i (Kh)_i = Σ_j e^{β𝒮_ij} = Z_i: the stationary law is the row sum of exp_⊙(β𝒮)",
             canonical(pi),
             canonical(sp.Matrix(z)),
+            statement=r"\pi_i = h_i(\mathsf Kh)_i = e^{\beta g_i/2}e^{-\beta g_i/2}\sum_j e^{\beta\mathcal S_{ij}} = Z_i",
+            because="the Doob stationary law h ⊙ Kh; the tilt and its row factor cancel",
         ),
         claim(
             "π_i P_ij = e^{β𝒮_ij} is symmetric (detailed balance)",
             canonical(sp.diag(*z) * bond_operator),
             canonical(sp.diag(*z) * bond_operator).T,
+            statement=r"Z_i\mathsf P_{ij} = e^{\beta\mathcal S_{ij}} = Z_j\mathsf P_{ji}",
+            because="P_ij = e^{β𝒮_ij}/Z_i and 𝒮 is symmetric",
         ),
     ]
 
@@ -247,22 +306,53 @@ def _derive_exact_iff_reversible() -> list[Step]:
     # Kolmogorov on K_3: zero holonomy leaves one free link value, and then the link is exact with φ_i = 𝒜_i0.
     closed = {sp.Symbol("a12"): -a[0, 1] - a[2, 0]}
     potential = [a[i, 0] for i in range(N)]
+    gn = sp.Symbol("n", integer=True, positive=True)
+    gi, gj, gk = sp.symbols("i j k", integer=True)
+    gs, gphi = sp.IndexedBase("s"), sp.IndexedBase("phi")
     return [
-        Step("exact link 𝒜_ij = φ_i − φ_j on a symmetric bond 𝒮 (3 tokens)", head),
+        Step(
+            "exact link 𝒜_ij = φ_i − φ_j on a symmetric bond 𝒮 (3 tokens)",
+            head,
+            statement=r"\mathsf P_{ij} = \operatorname{softmax}_j\,\beta(\mathcal S_{ij} + \varphi_i - \varphi_j),\quad \mathcal S = \mathcal S^\top",
+            because="a head whose link is a gradient of a potential φ",
+        ),
         claim(
             "rownorm exp_⊙(β(𝒮 + 𝒜)) = diag(Kh)⁻¹K diag(h), K = exp_⊙(β𝒮), h = e^{−βφ}",
             canonical(head),
             canonical(doob),
+            statement=r"\operatorname{rownorm}\,e^{\beta(\mathcal S + \mathcal A)} = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h),\quad \mathsf K = e^{\beta\mathcal S},\ h = e^{-\beta\varphi}",
+            because="e^{β(𝒮_ij + φ_i − φ_j)} = e^{βφ_i}K_ij h_j, and e^{βφ_i} is a row constant",
         ),
-        claim("π = h ⊙ Kh satisfies detailed balance: diag(π)P is symmetric", canonical(flux), canonical(flux).T),
+        claim(
+            "π = h ⊙ Kh satisfies detailed balance: diag(π)P is symmetric",
+            canonical(flux),
+            canonical(flux).T,
+            statement=r"\pi_i\mathsf P_{ij} = h_i\mathsf K_{ij}h_j = \pi_j\mathsf P_{ji},\quad \pi = h\odot\mathsf Kh",
+            because="a Doob transform of a symmetric kernel is reversible",
+        ),
         claim(
             "free link: the affinity of 0→1→2→0 is 2β × the link holonomy (the Z_i telescope)",
             sp.expand(sp.expand_log(affinity, force=True)),
             2 * beta * holonomy_sum,
+            statement=r"\mathfrak A(\gamma) = \sum_m\log\frac{\mathsf P_{i_mi_{m+1}}}{\mathsf P_{i_{m+1}i_m}} = 2\beta\sum_m\mathcal A_{i_mi_{m+1}}",
+            because="𝒮 cancels in each ratio, 𝒜 doubles by antisymmetry, and the log Z_i telescope around the cycle",
         ),
         claim(
             "zero holonomy on the triangle makes the link exact, 𝒜_ij = φ_i − φ_j with φ_i = 𝒜_i0",
             sp.Matrix(N, N, lambda i, j: a[i, j] - (potential[i] - potential[j])).subs(closed).applyfunc(sp.expand),
+            statement=r"\sum_{\text{triangles}}\mathcal A = 0\ \Rightarrow\ \mathcal A_{ij} = \varphi_i - \varphi_j,\ \varphi_i = \mathcal A_{i0}",
+            because="with 𝒜₁₂ = −𝒜₀₁ − 𝒜₂₀: 𝒜_i0 − 𝒜_j0 = 𝒜_i0 + 𝒜_0j = 𝒜_ij on every edge (Kolmogorov criterion)",
+        ),
+        claim(
+            "general N: softmax_j β(𝒮_ij + φ_i − φ_j) = K_ij h_j / Σ_k K_ik h_k over a symbolic n",
+            sp.exp(beta * (gs[gi, gj] + gphi[gi] - gphi[gj]))
+            / sp.Sum(sp.exp(beta * (gs[gi, gk] + gphi[gi] - gphi[gk])), (gk, 0, gn - 1)),
+            sp.exp(beta * gs[gi, gj])
+            * sp.exp(-beta * gphi[gj])
+            / sp.Sum(sp.exp(beta * gs[gi, gk]) * sp.exp(-beta * gphi[gk]), (gk, 0, gn - 1)),
+            statement=r"\frac{e^{\beta(\mathcal S_{ij} + \varphi_i - \varphi_j)}}{\sum_{k<n}e^{\beta(\mathcal S_{ik} + \varphi_i - \varphi_k)}} = \frac{\mathsf K_{ij}h_j}{\sum_{k<n}\mathsf K_{ik}h_k},\quad n\text{ symbolic}",
+            because="e^{βφ_i} leaves the sum and cancels; sympy decides it for a symbolic number of tokens",
+            general=True,
         ),
     ]
 
@@ -308,7 +398,7 @@ def _verify_exact_iff_reversible(rng, scale, backend) -> Verification:
 
 # ---- the catalogue ------------------------------------------------------------------------------------
 
-SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; attention-geometry-math §A.7"
+SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; book/reference.md §A.7"
 
 IDENTITIES = [
     Identity(
@@ -327,7 +417,7 @@ IDENTITIES = [
         statement=r"\operatorname{rownorm}\exp_\odot(\beta\mathcal S) = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K"
         r"\operatorname{diag}(h),\ \mathsf K_{ij} = e^{-\frac\beta2 d^2_{ij}},\ h = e^{\beta g/2},"
         r"\ \pi \propto h\odot\mathsf Kh = \exp_\odot(\beta\mathcal S)\mathbf 1",
-        source='Attention Geometry §4, §7 [DERIVED]; attention-geometry-math §A.4 (Doob), §A.7 "Distance form with site potentials"',
+        source='Attention Geometry §4, §7 [DERIVED]; book/reference.md §A.4 (Doob), §A.7 "Distance form with site potentials"',
         derive=_derive_doob_tilt,
         verify=_verify_doob_tilt,
     ),
@@ -337,7 +427,7 @@ IDENTITIES = [
         statement=r"\mathcal A_{ij} = \varphi_i - \varphi_j \Rightarrow \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))"
         r" = \mathsf P_{e^{-\beta\varphi}},\ \varepsilon_{\mathrm{rev}} = 0;\quad"
         r"\mathfrak A(\gamma) = 2\beta\oint_\gamma\mathcal A",
-        source='Attention Geometry §7 [DERIVED]; attention-geometry-math §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"',
+        source='Attention Geometry §7 [DERIVED]; book/reference.md §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"',
         derive=_derive_exact_iff_reversible,
         verify=_verify_exact_iff_reversible,
     ),

@@ -20,14 +20,14 @@ those of the covariance :math:`G^{-1}/(2\beta)`) gives
     = \frac{1}{4\beta}\Bigl[\Delta_G f + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\Bigr] + O(\beta^{-2}),
     \qquad \Delta_G = G^{ab}\partial_a\partial_b,
 
-so the seed's scaling gives :math:`\lim_{\beta\to\infty} 4\hbar\beta(I - \mathcal P_\beta)f
+so the paper's scaling gives :math:`\lim_{\beta\to\infty} 4\hbar\beta(I - \mathcal P_\beta)f
 = -\hbar[\Delta_G f + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G]` for any constant :math:`\hbar`
 (the factor 4 in :math:`4\hbar\beta` cancels the :math:`1/(4\beta)` above, leaving :math:`\hbar` in front).
 The second moment :math:`2\hbar\beta\int\mathcal P_\beta(x,y)(y-x)^a(y-x)^b\,dy \to \hbar G^{ab}` is the
 Cauchy–Green (co-)metric, estimated on samples by :func:`cauchy_green_estimator`.
 
 Source: Attention Geometry §3 (Cauchy–Green) and §4 (generator limit :math:`4\hbar\beta(I-\mathcal P_\beta)`)
-[SEED fragments]; the α-drift is [RECON, Coifman & Lafon 2006] (attention-geometry-math §A.3, §A.4).
+[SEED fragments]; the α-drift is [RECON, Coifman & Lafon 2006] (book/reference.md §A.3, §A.4).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class KernelExpansion(NamedTuple):
     coefficients : list of sympy.Expr
         :math:`c_1, \dots, c_K` with :math:`(\mathcal P_\beta f)(x) - f(x) = \sum_k c_k\beta^{-k} + O(\beta^{-K-1})`.
     generator : sympy.Expr
-        :math:`\lim 4\beta(I - \mathcal P_\beta)f = -4c_1` (multiply by ħ for the seed's :math:`4\hbar\beta`).
+        :math:`\lim 4\beta(I - \mathcal P_\beta)f = -4c_1` (multiply by ħ for the paper's :math:`4\hbar\beta`).
     symbols : dict
         ``x`` (coordinates), ``f``, ``q`` (applied functions), ``G`` (the metric matrix), ``alpha``, ``beta``.
     """
@@ -192,7 +192,7 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
     References
     ----------
     Coifman & Lafon (2006), Applied Comput. Harmon. Anal. 21, Theorem 2 and §2.5; Attention Geometry §4,
-    :math:`4\hbar\beta(I-\mathcal P_\beta)` [SEED fragment], α-drift [RECON] (attention-geometry-math §A.4).
+    :math:`4\hbar\beta(I-\mathcal P_\beta)` [SEED fragment], α-drift [RECON] (book/reference.md §A.4).
 
     Examples
     --------
@@ -223,7 +223,18 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
     G = _metric(d, diagonal_metric)
     cometric = G.inv()
     f_fun, q_fun = sp.Function("f"), sp.Function("q")
-    steps = [Step("kernel K_β(x, y) = exp(−β (y−x)ᵀ G (y−x)), constant SPD metric G", G)]
+    steps = [
+        Step(
+            "kernel K_β(x, y) = exp(−β (y−x)ᵀ G (y−x)), constant SPD metric G",
+            G,
+            statement=(
+                r"K_\beta(x,y) = e^{-\beta(y-x)^\top G(y-x)},\ G = G^\top \succ 0,\quad"
+                r" (\mathcal P_\beta f)(x) = \frac{\int K^{(\alpha)}_\beta(x,y)f(y)q(y)\,dy}"
+                r"{\int K^{(\alpha)}_\beta(x,y)q(y)\,dy}"
+            ),
+            because="the α-normalised Gauss kernel with a constant metric G, averaged against the sampling density q",
+        )
+    ]
 
     # (i) moment generating function by completing the square: −β uᵀGu + tᵀu = −β(u−μ)ᵀG(u−μ) + tᵀG⁻¹t/(4β).
     u, t = sp.Matrix(sp.symbols(f"u0:{d}", real=True)), sp.Matrix(sp.symbols(f"t0:{d}", real=True))
@@ -234,6 +245,14 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
             "moment generating function is exp(tᵀG⁻¹t/(4β)) (covariance G⁻¹/(2β))",
             (-beta * u.T * G * u + t.T * u)[0],
             (-beta * (u - mu).T * G * (u - mu) + t.T * cometric * t / (4 * beta))[0],
+            statement=(
+                r"-\beta u^\top Gu + t^\top u = -\beta(u-\mu)^\top G(u-\mu) + \frac{t^\top G^{-1}t}{4\beta},\quad"
+                r" \mu = \frac{G^{-1}t}{2\beta},\quad \mathbb E\,e^{t^\top u} = e^{t^\top G^{-1}t/(4\beta)}"
+            ),
+            because=(
+                "expand (u − μ)ᵀG(u − μ) with Gμ = t/(2β); the Gaussian integral of the shifted square "
+                "does not depend on t"
+            ),
         )
     )
     if d == 1:
@@ -244,6 +263,8 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
                 "d = 1 check by direct integration: 2β ∫u² K du / ∫K du = 1/g",
                 2 * beta * sp.integrate(u1**2 * sp.exp(-beta * g * u1**2), (u1, -sp.oo, sp.oo)) / z,
                 1 / g,
+                statement=r"2\beta\,\frac{\int u^2e^{-\beta gu^2}du}{\int e^{-\beta gu^2}du} = \frac1g",
+                because="the normalised weight is a normal law of variance 1/(2βg)",
             )
         )
     steps.append(
@@ -259,6 +280,9 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
                 ),
             ),
             cometric,
+            statement=r"2\beta\,\mathbb E[uu^\top] = 2\beta\,\partial_t^2\,e^{t^\top G^{-1}t/(4\beta)}\big|_{t=0}"
+            r" = G^{-1} = G^{ab}",
+            because="the Hessian at 0 of the moment generating function is the covariance G⁻¹/(2β)",
         )
     )
 
@@ -271,6 +295,15 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
             f"Z⁻¹∫K h(x+u) du = Σ_(m≤{order}) Δ_G^m h(x)/(m!(4β)^m)",
             _taylor_moment_average(probe, y, x, cometric, beta, degree),
             sp.expand(_heat_moment_operator(probe, y, cometric, 1 / beta, order).subs(dict(zip(y, x, strict=True)))),
+            statement=(
+                r"Z^{-1}\!\int K_\beta(x,x+u)\,h(x+u)\,du"
+                r" = \sum_{m\le M}\frac{\Delta_G^m h(x)}{m!\,(4\beta)^m} + O(\beta^{-M-1}),"
+                r"\quad \Delta_G = G^{ab}\partial_a\partial_b"
+            ),
+            because=(
+                "Isserlis: the Gaussian moments of order 2m pair up into (G⁻¹/(2β))^m, which sum the Taylor terms "
+                "into powers of Δ_G/(4β), the heat series"
+            ),
         )
     )
 
@@ -313,22 +346,58 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
     num, den = averaged(sp.expand(weight * fy)), averaged(sp.expand(weight))
     series = _ratio_series(num, den, order)
     fx, qx = f_fun(*x), q_fun(*x)
-    steps.append(claim("zeroth order: P_β f(x) → f(x)", series[0], fx))
+    steps.append(
+        claim(
+            "zeroth order: P_β f(x) → f(x)",
+            series[0],
+            fx,
+            statement=r"\lim_{\beta\to\infty}(\mathcal P_\beta f)(x) = f(x)",
+            because="both averages of the ratio tend to their values at x, and the weights q_β^{−α} cancel",
+        )
+    )
     coefficients = [sp.factor(sp.cancel(c)) for c in series[1:]]
     grad_f = sp.Matrix([fx.diff(xa) for xa in x])
     grad_log_q = sp.Matrix([sp.log(qx).diff(xa) for xa in x])
     lap_f = sum(cometric[a, b] * fx.diff(x[a], x[b]) for a in range(d) for b in range(d))
     drift = (grad_log_q.T * cometric * grad_f)[0]
     c1 = (lap_f + 2 * (1 - alpha) * drift) / 4
-    steps.append(claim("first order: c₁ = ¼[Δ_G f + 2(1−α)⟨∇log q, ∇f⟩_G]  (coefficient of 1/β)", coefficients[0], c1))
+    steps.append(
+        claim(
+            "first order: c₁ = ¼[Δ_G f + 2(1−α)⟨∇log q, ∇f⟩_G]  (coefficient of 1/β)",
+            coefficients[0],
+            c1,
+            statement=(
+                r"(\mathcal P_\beta f)(x) - f(x) = \frac{c_1}{\beta} + O(\beta^{-2}),\quad"
+                r" c_1 = \tfrac14\big[\Delta_Gf + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\big]"
+            ),
+            because=(
+                "expand numerator and denominator to 1/β: the cross term ∇q·∇f/q survives "
+                "with the weight q^{1−α} of the normalisation"
+            ),
+        )
+    )
     generator = sp.expand(-4 * c1)
     steps.append(
         claim(
-            "so 4β(I − P_β)f → −[Δ_G f + 2(1−α)⟨∇log q, ∇f⟩_G]; ×ħ for the seed's 4ħβ", -4 * coefficients[0], generator
+            "so 4β(I − P_β)f → −[Δ_G f + 2(1−α)⟨∇log q, ∇f⟩_G]; ×ħ for the paper's 4ħβ",
+            -4 * coefficients[0],
+            generator,
+            statement=r"\lim_{\beta\to\infty}4\hbar\beta(\mathsf I - \mathcal P_\beta)f"
+            r" = -\hbar\big[\Delta_Gf + 2(1-\alpha)\langle\nabla\log q,\nabla f\rangle_G\big]",
+            because="multiply the first-order coefficient by −4; α = 1 removes the density drift (Coifman–Lafon)",
         )
     )
     for k, c in enumerate(coefficients[1:], start=2):
-        steps.append(Step(f"correction: coefficient of β^-{k}", c))
+        steps.append(
+            Step(
+                f"correction: coefficient of β^-{k}",
+                c,
+                statement=r"c_k = [\beta^{-k}]\big((\mathcal P_\beta f)(x) - f(x)\big)",
+                because=(
+                    "the next coefficient of the same ratio of series, shown for reference (it sets the O(1/β) bias)"
+                ),
+            )
+        )
     symbols = {"x": x, "f": fx, "q": qx, "G": G, "alpha": alpha, "beta": beta}
     return KernelExpansion(steps, coefficients, generator, symbols)
 
@@ -352,7 +421,7 @@ def cauchy_green_estimator(points, P, beta):
     r"""Per-point second-moment tensor :math:`D_i = 2\beta\sum_j \mathsf P_{ij}(x_j - x_i)(x_j - x_i)^\top`.
 
     For a Markov operator built from :math:`K_\beta(x,y) = \exp(-\beta\,(y-x)^\top G\,(y-x))` on dense samples,
-    :math:`D_i \to G^{-1}(x_i) = G^{ab}` as :math:`\beta\to\infty` (multiply by ħ for the seed's
+    :math:`D_i \to G^{-1}(x_i) = G^{ab}` as :math:`\beta\to\infty` (multiply by ħ for the paper's
     :math:`2\hbar\beta`: :math:`2\hbar\beta\,\mathrm{Cov} \to \hbar G^{ab}`); the factor 2 undoes the covariance
     :math:`G^{-1}/(2\beta)` of the Gaussian.  For a kernel on features :math:`F(x)`,
     :math:`\exp(-\beta\lVert F(y) - F(x)\rVert^2)`, the limit in :math:`x`-coordinates is
@@ -375,7 +444,7 @@ def cauchy_green_estimator(points, P, beta):
     References
     ----------
     Attention Geometry §3, :math:`D^{ab} = \lim 2\hbar\beta\int\mathcal P_\beta(x,y)(y-x)^a(y-x)^b\,d\nu(y)`
-    [SEED]; the discrete estimator is [RECON] (attention-geometry-math §A.3).
+    [SEED]; the discrete estimator is [RECON] (book/reference.md §A.3).
 
     Examples
     --------
