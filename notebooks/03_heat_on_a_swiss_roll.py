@@ -436,7 +436,7 @@ plt.show()
 # The eigenvectors live on the samples.  At a new point $x$ the eigen-equation itself extends them:
 # $\psi_k(x) = \mu_k^{-1}\sum_j\mathsf P(x, x_j)\psi_k(j)$, with $\mathsf P(x,\cdot)$ the same
 # α-normalised kernel row against the training points: the Nyström extension, the standard way to
-# evaluate kernel eigenfunctions off the sample.  At a training point this reproduces
+# evaluate kernel eigenfunctions off the sample ({cite:p}`coifman2006geometric`).  At a training point this reproduces
 # $\psi_k$ exactly; at new points it should follow the same profile $\cos(\pi s/\ell)$ as well as the
 # training points do.
 
