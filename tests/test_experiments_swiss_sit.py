@@ -11,7 +11,7 @@ import torch
 
 from workbench.attention import OPERATORS, native_spacing
 from workbench.experiments import (
-    SEED_TABLE1,
+    PAPER_TABLE1,
     SWISS_SIT_ORDERS,
     SwissSiT,
     SwissSiTConfig,
@@ -265,16 +265,16 @@ def test_presets():
 
 def test_seed_table1_transcription():
     """Oracle: the published Table 1 (§A.12): 8 conditions, DMAP/ATAP skew exactly 0, ATTN MHSA→FFN ε_rev 1.414."""
-    assert set(SEED_TABLE1) == {(op, order) for op in OPERATORS for order in SWISS_SIT_ORDERS}
-    assert all(SEED_TABLE1[(op, o)]["rho_skew"] == 0 for op in ("DMAP", "ATAP") for o in SWISS_SIT_ORDERS)
-    assert SEED_TABLE1[("ATTN", "mhsa-ffn")] == {
+    assert set(PAPER_TABLE1) == {(op, order) for op in OPERATORS for order in SWISS_SIT_ORDERS}
+    assert all(PAPER_TABLE1[(op, o)]["rho_skew"] == 0 for op in ("DMAP", "ATAP") for o in SWISS_SIT_ORDERS)
+    assert PAPER_TABLE1[("ATTN", "mhsa-ffn")] == {
         "d_nn": 0.0508,
         "eff_neighbours": 10.4,
         "eps_rev": 1.414,
         "rho_skew": 10.449,
     }
-    assert SEED_TABLE1[("DMAP", "mhsa-ffn")]["eff_neighbours"] == 1.14
-    assert all(0.0494 <= row["d_nn"] <= 0.0512 for row in SEED_TABLE1.values())
+    assert PAPER_TABLE1[("DMAP", "mhsa-ffn")]["eff_neighbours"] == 1.14
+    assert all(0.0494 <= row["d_nn"] <= 0.0512 for row in PAPER_TABLE1.values())
 
 
 def test_format_table_layout():

@@ -41,7 +41,7 @@ swiss_roll_points       -- n points of the noisy 2-D Swiss roll, standardised
 SwissSiT                -- one-block flow transformer on sets of 2-D points, one operator's attention
 run_swiss_sit           -- train, sample and diagnose the model for each (operator, order) condition
 swiss_sit_table         -- Markdown table of a run in the layout of the paper's Table 1
-SEED_TABLE1             -- Attention Geometry's Table 1, keyed by (operator, order)
+PAPER_TABLE1             -- Attention Geometry's Table 1, keyed by (operator, order)
 
 Induction heads (Attention Geometry §11)
 ----------------------------------------
@@ -55,7 +55,7 @@ PhaseTransition         -- what detect_phase_transition found (step, window, hea
 shifted_period_accuracy -- top-1 accuracy on periods other than the training one (the positional-shortcut probe)
 run_induction           -- train one model per (operator, architecture) with matched budgets and read them
 induction_table         -- Markdown table of the runs beside the paper's §11 accuracies
-SEED_INDUCTION          -- Attention Geometry's §11 depth-32 sequence (stage, operator, induction accuracy)
+PAPER_INDUCTION          -- Attention Geometry's §11 depth-32 sequence (stage, operator, induction accuracy)
 
 BCH/Magnus fusion (Lie-Exponential Roadmap)
 -------------------------------------------
@@ -91,7 +91,7 @@ _MODULES = {
         "variable_period_tokens",
     ),
     "workbench.experiments._induction_model": ("InductionTransformer",),
-    "workbench.experiments._induction_report": ("SEED_INDUCTION", "induction_table"),
+    "workbench.experiments._induction_report": ("PAPER_INDUCTION", "induction_table"),
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
@@ -110,6 +110,6 @@ _MODULES = {
     "workbench.experiments._swiss_sit": ("run_swiss_sit",),
     "workbench.experiments._swiss_sit_config": ("SWISS_SIT_ORDERS", "SwissSiTConfig", "swiss_roll_points"),
     "workbench.experiments._swiss_sit_model": ("SwissSiT",),
-    "workbench.experiments._swiss_sit_report": ("SEED_TABLE1", "swiss_sit_table"),
+    "workbench.experiments._swiss_sit_report": ("PAPER_TABLE1", "swiss_sit_table"),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

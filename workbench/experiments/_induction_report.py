@@ -1,7 +1,7 @@
 r"""The induction experiment's report: the Markdown table beside Attention Geometry's §11 numbers, and the figures.
 
 :func:`induction_table` formats a :func:`workbench.experiments.run_induction` result (one row per operator and
-architecture) and quotes the paper's depth-32 induction accuracies (:data:`SEED_INDUCTION`);
+architecture) and quotes the paper's depth-32 induction accuracies (:data:`PAPER_INDUCTION`);
 :func:`save_figures` draws the loss curves and the induction head's score and entropy over training.
 
 References
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from workbench.experiments._runs import atomic_write
 
-__all__ = ["SEED_INDUCTION", "induction_table"]
+__all__ = ["PAPER_INDUCTION", "induction_table"]
 
-#: Seed's §11 depth-32 sequence (Tables 2–3): (stage, operator, induction accuracy).  [SEED]
-SEED_INDUCTION = (("A0", "ATTN", 0.8081), ("M1", "DMTN", 0.5735), ("A1", "ATTN", 0.8334), ("M2", "DMTN", 0.4676))
+#: Attention Geometry's §11 depth-32 sequence (Tables 2–3): (stage, operator, induction accuracy).  [SEED]
+PAPER_INDUCTION = (("A0", "ATTN", 0.8081), ("M1", "DMTN", 0.5735), ("A1", "ATTN", 0.8334), ("M2", "DMTN", 0.4676))
 
 
 def induction_table(results: dict) -> str:
@@ -60,10 +60,10 @@ def induction_table(results: dict) -> str:
             f"{run['induction_accuracy']:.3f} | {probe} | {step} | {head['induction_score']:.3f} "
             f"(L{head['layer']}H{head['head']}) | {head['entropy']:.3f} |"
         )
-    seed = ", ".join(f"{stage} {op} {acc:.4f}" for stage, op, acc in SEED_INDUCTION)
+    quoted = ", ".join(f"{stage} {op} {acc:.4f}" for stage, op, acc in PAPER_INDUCTION)
     lines.append("")
     lines.append(
-        f"Seed (Attention Geometry §11, Tables 2–3, depth-32 ~1.9B model, induction accuracy): {seed}. "
+        f"Paper (Attention Geometry §11, Tables 2–3, depth-32 ~1.9B model, induction accuracy): {quoted}. "
         "Workbench scale differs by orders of magnitude; compare orderings, not values."
     )
     return "\n".join(lines)

@@ -1,7 +1,7 @@
 r"""The Swiss SiT report: the Markdown table in the layout of Attention Geometry's Table 1, and the sample figures.
 
 :func:`swiss_sit_table` formats a :func:`workbench.experiments.run_swiss_sit` result beside the paper's numbers
-(:data:`SEED_TABLE1`); :func:`save_figures` draws the samples of one condition along the generative time and
+(:data:`PAPER_TABLE1`); :func:`save_figures` draws the samples of one condition along the generative time and
 the final samples of every condition.
 
 References
@@ -19,11 +19,11 @@ import numpy as np
 
 from workbench.experiments._runs import atomic_write
 
-__all__ = ["SEED_TABLE1", "swiss_sit_table"]
+__all__ = ["PAPER_TABLE1", "swiss_sit_table"]
 
 #: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from book/reference.md §A.12
 #: [SEED]; keyed by ``(operator, order)``.
-SEED_TABLE1: dict[tuple[str, str], dict[str, float]] = {
+PAPER_TABLE1: dict[tuple[str, str], dict[str, float]] = {
     ("DMAP", "ffn-mhsa"): {"d_nn": 0.0506, "eff_neighbours": 27.2, "eps_rev": 2.46e-4, "rho_skew": 0.0},
     ("DMAP", "mhsa-ffn"): {"d_nn": 0.0502, "eff_neighbours": 1.14, "eps_rev": 1.83e-6, "rho_skew": 0.0},
     ("DMTN", "ffn-mhsa"): {"d_nn": 0.0498, "eff_neighbours": 42.4, "eps_rev": 0.224, "rho_skew": 0.287},
@@ -46,7 +46,7 @@ def _fmt(value: float) -> str:
 def swiss_sit_table(results: dict) -> str:
     r"""Markdown table of a :func:`run_swiss_sit` result in the layout of Attention Geometry's Table 1.
 
-    Each cell reads ``ours / seed`` (seed: the paper's); :math:`d_{\mathrm{NN}}` also shows the ratio to the
+    Each cell reads ``ours / paper`` (paper: Attention Geometry's); :math:`d_{\mathrm{NN}}` also shows the ratio to the
     native spacing (the paper's raw values are in its own, unrecovered units: compare ratios).
 
     Parameters
@@ -71,17 +71,17 @@ def swiss_sit_table(results: dict) -> str:
     True
     """
     lines = [
-        "| Op | Order | d_NN (×native) ours / seed | e^{H̄} ours / seed | ε_rev ours / seed | ρ_skew ours / seed |",
+        "| Op | Order | d_NN (×native) ours / paper | e^{H̄} ours / paper | ε_rev ours / paper | ρ_skew ours / paper |",
         "|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
-        seed = SEED_TABLE1.get((r["operator"], r["order"]), {})
+        paper = PAPER_TABLE1.get((r["operator"], r["order"]), {})
         order = r["order"].replace("-", "→").upper()
 
-        def pair(k, r=r, seed=seed):
-            return f"{_fmt(r[k])} / {_fmt(seed[k]) if k in seed else '—'}"
+        def pair(k, r=r, paper=paper):
+            return f"{_fmt(r[k])} / {_fmt(paper[k]) if k in paper else '—'}"
 
-        d_nn = f"{_fmt(r['d_nn'])} ({r['d_nn_ratio']:.2g}×) / {_fmt(seed['d_nn']) if seed else '—'}"
+        d_nn = f"{_fmt(r['d_nn'])} ({r['d_nn_ratio']:.2g}×) / {_fmt(paper['d_nn']) if paper else '—'}"
         lines.append(
             f"| {r['operator']} | {order} | {d_nn} | {pair('eff_neighbours')} | {pair('eps_rev')} | "
             f"{pair('rho_skew')} |"
@@ -89,7 +89,7 @@ def swiss_sit_table(results: dict) -> str:
     lines.append("")
     lines.append(
         f"Native spacing of the training set (mean NN distance): {_fmt(results['native_spacing'])} "
-        "(seed: d_NN 0.0494–0.0512, 'close to the native spacing')."
+        "(paper: d_NN 0.0494–0.0512, 'close to the native spacing')."
     )
     return "\n".join(lines) + "\n"
 

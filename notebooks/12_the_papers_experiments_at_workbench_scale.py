@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from workbench.experiments import (
-    SEED_TABLE1,
+    PAPER_TABLE1,
     InductionConfig,
     SwissSiTConfig,
     induction_table,
@@ -91,7 +91,7 @@ axes[0].legend(fontsize=8)
 axes[1].bar(labels, [r["eps_rev"] for r in sit["rows"]], color="tab:red", label="ours (mean)")
 axes[1].scatter(
     labels,
-    [SEED_TABLE1[(r["operator"], r["order"])]["eps_rev"] for r in sit["rows"]],
+    [PAPER_TABLE1[(r["operator"], r["order"])]["eps_rev"] for r in sit["rows"]],
     color="k",
     zorder=3,
     label="paper, Table 1",

@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Solutions — 12 The papers' experiments at workbench scale
 #
-# Worked answers to the exercises of notebook `12_seed_experiments_at_workbench_scale`.  Oracles: detailed balance in
+# Worked answers to the exercises of notebook `12_the_papers_experiments_at_workbench_scale`.  Oracles: detailed balance in
 # closed form, the value $\sqrt2$, a sympy identity, and the scaling law $e^{\bar H} \propto \beta^{-d/2}$ as a fitted
 # slope with a stated margin.
 
