@@ -15,8 +15,10 @@
 #
 # A Markov operator knows the geometry of its samples without being told any coordinates: the
 # carré du champ $\Gamma$ is the co-metric, its iterate $\Gamma_2$ carries curvature, and for a
-# non-reversible operator the circulation $\Omega_\pi$ measures what detailed balance leaves out
-# (attention-geometry-math §A.5, §A.7, §A.8).  This notebook
+# non-reversible operator the circulation $\Omega_\pi$ measures what detailed balance leaves out.  These are
+# the objects of the "Bakry–Émery I" and "Courrège" sections of {cite:t}`candanedo2026attention` (§5, §7), in the
+# Γ-calculus of {cite:t}`bakry2014analysis`; the formulas, with their tags, are collected in the
+# [mathematical reference §A.5, §A.7 and §A.8](reference.md).  This notebook
 #
 # 1. recovers a metric from $\Gamma$ — a linear anisotropic map and a curved saddle surface;
 # 2. computes the exact Bakry–Émery curvature of graphs against published values, and says what it
@@ -25,11 +27,30 @@
 #    the Hodge split of its link, the Hatano–Nelson gauge form and the $\mathsf D_K, \mathsf D_Q$ identity;
 # 4. splits the Dirichlet form into a local and a jump part over a range of radii (Beurling–Deny).
 #
+# **Objectives.**  After this notebook you can
+#
+# * estimate a co-metric $g^{ab}$ from $4\beta\,\Gamma(x^a, x^b)$ of a Gauss-kernel walk, and say why the kernel's
+#   self-loop must be removed first;
+# * compute the exact Bakry–Émery curvature $K_\infty$ of a graph, check it against published values, and explain
+#   why it does not separate a sampled sphere from a torus;
+# * compute the stationary current, $\Omega_\pi$ and the cycle affinities of a non-reversible head, and show that
+#   the exact part of its link is a Doob transform while the coexact part carries all the circulation;
+# * split a Dirichlet form into local and jump parts over a radius, and predict the jump fraction of the Gauss
+#   kernel from a Gaussian tail.
+#
+# **Prerequisites.**  Notebook 02 (Heat kernels and Markov semigroups, fast: row-stochastic $\mathsf P$, the
+# stationary law, reversibility) and notebook 03 (Heat on a Swiss roll: Gauss kernels on sampled points).  Maths:
+# gradients and metrics in a chart (the pull-back $F^\top F$), eigenvalues of symmetric matrices, graphs and cycle
+# bases, the incomplete Gamma function.
+#
+# **Time.**  About 50 minutes in class; the code runs in under half a minute.
+#
 # Conventions: $\mathsf P$ is row-stochastic and acts on functions from the left; $\mathsf L = I - \mathsf P$
 # is the positive generator and $\mathcal L = \mathsf P - I$ the negative one.  The Γ-calculus
 # functions read a matrix of **jump rates** $W$ (off-diagonal entries; the diagonal is ignored), with
 # $(\mathcal Lf)_i = \sum_{j\ne i}W_{ij}(f_j - f_i)$: passing $\mathsf P$ gives $\mathcal L = \mathsf P - I$,
-# passing an adjacency matrix the unnormalised graph Laplacian.
+# passing an adjacency matrix the unnormalised graph Laplacian.  Tags [SEED] (printed in the paper's available
+# text), [DERIVED] (worked out and checked) and [RECON] (a reconstruction) are those of the mathematical reference.
 
 # %%
 import os
@@ -62,7 +83,10 @@ from workbench.markov import (
     stationary_current,
 )
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 rng = np.random.default_rng(4)
 
 
@@ -81,8 +105,8 @@ def random_walk(K):
 #
 # $$4\beta\,\Gamma(f, g) = 4\beta\cdot\tfrac12\sum_j \mathsf P_{ij}(f_j - f_i)(g_j - g_i) \;\to\; \langle\nabla f, \nabla g\rangle$$
 #
-# (the `carre_du_champ` docstring; the seed's $4\hbar\beta\,\Gamma \to \hbar\,\mathcal G^{ab}\partial_af\partial_bg$
-# at $\hbar = 1$).  Applied to coordinate functions $f = x^a$, $g = x^b$ of *another* chart, it returns
+# (the `carre_du_champ` docstring; it is the limit $4\hbar\beta\,\Gamma \to \hbar\,\mathcal G^{ab}\partial_af\partial_bg$ of
+# {cite:t}`candanedo2026attention`, §5, at $\hbar = 1$ — [mathematical reference §A.5](reference.md)).  Applied to coordinate functions $f = x^a$, $g = x^b$ of *another* chart, it returns
 # the co-metric $g^{ab}$ in that chart — without ever differentiating.
 #
 # **A linear map.**  Sample $x$ uniformly in a square, embed $y = Fx$ and build the kernel on $y$ only.
@@ -116,7 +140,7 @@ assert relative < 0.02
 # %%
 u = np.linspace(0, 2 * np.pi, 100)
 circle = np.stack([np.cos(u), np.sin(u)])
-fig, ax = plt.subplots(figsize=(4.5, 4))
+fig, ax = plt.subplots(figsize=(4.5, 4.3), layout="constrained")
 for k in rng.choice(np.flatnonzero(inside), 40, replace=False):
     w, v = np.linalg.eigh(cometric[:, :, k])
     ellipse = v @ (np.sqrt(np.clip(w, 0, None))[:, None] * circle) * 0.05
@@ -126,9 +150,9 @@ for centre in ((-0.9, 0.9), (0.9, -0.9)):
     ellipse = v @ (np.sqrt(w)[:, None] * circle) * 0.05
     ax.plot(centre[0] + ellipse[0], centre[1] + ellipse[1], "k", lw=2)
 ax.set_aspect("equal")
-ax.set_xlabel("x¹")
-ax.set_ylabel("x²")
-ax.set_title("4βΓ(xᵃ,xᵇ) at sample points (blue)\nvs the exact co-metric JJᵀ (black)")
+ax.set_xlabel(r"$x^1$ (dimensionless)")
+ax.set_ylabel(r"$x^2$ (dimensionless)")
+ax.set_title("$4\\beta\\,\\Gamma(x^a, x^b)$ at sample points (blue)\nvs the exact co-metric $JJ^\\top$ (black)")
 plt.show()
 
 # %% [markdown]
@@ -160,12 +184,12 @@ for ax, (a, b) in zip(axes, ((0, 0), (0, 1), (1, 1)), strict=True):
     means = np.array([[truth[which == m].mean(), guess[which == m].mean()] for m in range(10)])
     ax.plot(*means.T, "o", color="C3", label="binned mean")
     ax.plot(edges, edges, "k--", lw=1, label="estimate = exact")
-    ax.set_xlabel(f"exact g^{a + 1}{b + 1}")
-    ax.set_ylabel(f"4β Γ(x{a + 1}, x{b + 1})")
+    ax.set_xlabel(rf"exact $g^{{{a + 1}{b + 1}}}$")
+    ax.set_ylabel(rf"$4\beta\,\Gamma(x^{a + 1}, x^{b + 1})$")
     print(f"g^{a + 1}{b + 1}: max |binned mean − exact| = {np.abs(means[:, 1] - means[:, 0]).max():.3f}")
     assert np.abs(means[:, 1] - means[:, 0]).max() < 0.06
 axes[0].legend(fontsize=8)
-fig.suptitle("co-metric of the saddle z = c(x₁² − x₂²) from Γ alone")
+fig.suptitle(r"co-metric of the saddle $z = c\,(x_1^2 - x_2^2)$ from $\Gamma$ alone")
 plt.tight_layout()
 plt.show()
 
@@ -182,7 +206,7 @@ plt.show()
 # $\Gamma_2(f)(x) \ge K\,\Gamma(f)(x)$ for every $f$.  `bakry_emery_curvature` computes the largest such
 # $K = K_\infty(x)$ exactly, as the smallest eigenvalue of a local matrix on the two-ball.
 #
-# Published values (Klartag–Kozma–Ralli–Tetali 2016; Cushing–Liu–Peyerimhoff 2020): the complete graph
+# Published values ({cite:t}`klartag2016discrete`; {cite:t}`cushing2020bakry`): the complete graph
 # $K_m$ has $1 + m/2$ for the unnormalised Laplacian (rates = adjacency) and $(m+2)/(2(m-1))$ for the
 # normalised one (rates = $D^{-1}A$); cycles of length ≥ 5 are flat; the hypercube $Q_d$ has $2$ and
 # $2/d$.  For the unnormalised Laplacian the curvature of a Cartesian product is the minimum of the
@@ -248,11 +272,11 @@ for name, cloud in clouds.items():
     quartiles = np.percentile(curvature[name], [25, 50, 75])
     print(f"{name:22s} K_∞ quartiles {np.round(quartiles, 3)}; Ricci scale 1/(4β) = {0.25 / betas[name]:.4f}")
 
-fig, ax = plt.subplots(figsize=(6, 3.5))
+fig, ax = plt.subplots(figsize=(6, 3.5), layout="constrained")
 for name, values in curvature.items():
     ax.hist(values, bins=60, range=(-1, 0.5), histtype="step", density=True, label=name)
-ax.axvline(1 / (4 * betas["sphere (Ric = 1)"]), color="k", ls="--", lw=1, label="sphere, Ric/(4β)")
-ax.set_xlabel("Bakry–Émery curvature K_∞(x) of the kNN random walk")
+ax.axvline(1 / (4 * betas["sphere (Ric = 1)"]), color="k", ls="--", lw=1, label=r"sphere, $\mathrm{Ric}/(4\beta)$")
+ax.set_xlabel(r"Bakry–Émery curvature $K_\infty(x)$ of the kNN random walk")
 ax.set_ylabel("density of vertices")
 ax.legend(fontsize=8)
 plt.show()
@@ -332,7 +356,7 @@ assert max(checks.values()) < 1e-13
 # %% [markdown]
 # **An attention-like head.**  $\mathsf P = \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$
 # with a random symmetric bond $\mathcal S$ and a random antisymmetric link $\mathcal A$ on $N$ tokens
-# (attention-geometry-math §A.7).  Its stationary law comes from a linear solve; we check that $J$ has
+# ({cite:t}`candanedo2026attention`, §7; [mathematical reference §A.7](reference.md)).  Its stationary law comes from a linear solve; we check that $J$ has
 # zero row sums (stationarity), that $\Omega_\pi$ is antisymmetric and equals
 # $\langle f, \tfrac12(\mathsf P - \mathsf P^*)g\rangle_\pi$.
 
@@ -366,7 +390,8 @@ assert np.abs(J.sum(axis=1)).max() < 1e-14
 # %% [markdown]
 # **Cycle affinities are twice the holonomy of the link.**  Around a cycle the row partition functions
 # telescope and the bond cancels: $\mathfrak A(\gamma) = \sum\log(\mathsf P_{i_mi_{m+1}}/\mathsf P_{i_{m+1}i_m})
-# = 2\beta\sum_m\mathcal A_{i_mi_{m+1}}$.  The support is the complete graph, whose fundamental cycle basis
+# = 2\beta\sum_m\mathcal A_{i_mi_{m+1}}$ — the Schnakenberg affinity {cite:p}`schnakenberg1976network`, which vanishes on
+# every cycle exactly when the chain is reversible (Kolmogorov's criterion {cite:p}`kolmogorov1936theorie`).  The support is the complete graph, whose fundamental cycle basis
 # has $(N-1)(N-2)/2$ cycles.
 
 # %%
@@ -379,7 +404,7 @@ assert len(cycles) == (N - 1) * (N - 2) // 2 and gap < 1e-12
 
 # %% [markdown]
 # **The Hodge split of the link.**  $\mathcal A = (\varphi_i - \varphi_j) + \mathcal A^\perp$, with $\varphi$
-# the least-squares potential ($\varphi_i = \tfrac1N\sum_j\mathcal A_{ij}$ on the complete graph) and
+# the least-squares potential {cite:p}`lim2020hodge` ($\varphi_i = \tfrac1N\sum_j\mathcal A_{ij}$ on the complete graph) and
 # $\mathcal A^\perp$ divergence-free.  The **exact** part is a Doob transform: with only
 # $\varphi_i - \varphi_j$ as link, the row factor $e^{\beta\varphi_i}$ cancels in the normalisation and
 # $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + d\varphi)) = \mathsf P_h$ for $\mathsf K = \exp_\odot(\beta\mathcal S)$,
@@ -404,7 +429,7 @@ assert np.abs(cycle_affinities(P_coexact, cycles) - affinities).max() < 1e-12
 
 # %%
 scales = np.linspace(0, 2, 21)
-fig, ax = plt.subplots(figsize=(5.5, 3.5))
+fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
 links = (
     (r"full link $\mathcal{A}$", A_link),
     (r"exact part $d\varphi$", exact_link),
@@ -414,14 +439,14 @@ for name, link in links:
     residuals = [MarkovOperator(head(S, lam * link)).reversibility_residual for lam in scales]
     ax.plot(scales, residuals, "o-", ms=3, label=name)
 ax.set_xlabel(r"link scale $\lambda$  (P = rownorm exp($\beta(\mathcal{S} + \lambda\cdot$link)))")
-ax.set_ylabel("ε_rev = ‖A − Aᵀ‖_F / ‖A‖_F")
+ax.set_ylabel(r"$\varepsilon_{\mathrm{rev}} = \Vert\mathsf{A} - \mathsf{A}^\top\Vert_F\,/\,\Vert\mathsf{A}\Vert_F$")
 ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
 # **Hatano–Nelson.**  The flux factorises as $\mathsf A = \bar{\mathsf A}\odot e^\theta$ with the symmetric
 # bond flux $\bar{\mathsf A}_{ij} = \sqrt{\mathsf A_{ij}\mathsf A_{ji}}$ and the antisymmetric imaginary gauge
-# field $\theta_{ij} = \tfrac12\log(\mathsf A_{ij}/\mathsf A_{ji})$ [RECON]; then $J = 2\bar{\mathsf A}\sinh\theta$,
+# field $\theta_{ij} = \tfrac12\log(\mathsf A_{ij}/\mathsf A_{ji})$ ([RECON], after {cite:t}`hatano1996localization`); then $J = 2\bar{\mathsf A}\sinh\theta$,
 # and $\theta = \beta\mathcal A + \tfrac12(u_i - u_j)$ with $u = \log(\pi/Z)$, $Z_i = \sum_j e^{\beta(\mathcal S + \mathcal A)_{ij}}$:
 # the link plus a gauge term, so its cycle sums are half the affinities.
 
@@ -441,7 +466,8 @@ for name, residual in checks.items():
 assert max(checks.values()) < 1e-12
 
 # %% [markdown]
-# **The $\mathsf D_K, \mathsf D_Q$ identity.**  The seed's gauge gradients
+# **The $\mathsf D_K, \mathsf D_Q$ identity.**  The gauge gradients of {cite:t}`candanedo2026attention` (§7; the
+# definitions are [SEED], the $\bar{\mathsf A}$ and θ inside them the [RECON] above)
 # $(\mathsf D_Kf)_{ij} = \bar{\mathsf A}_{ij}^{1/2}(e^{-\theta_{ij}/2}f_i - e^{\theta_{ij}/2}f_j)$ and
 # $(\mathsf D_Qg)_{ij} = \bar{\mathsf A}_{ij}^{1/2}(e^{\theta_{ij}/2}g_i - e^{-\theta_{ij}/2}g_j)$ satisfy
 #
@@ -470,7 +496,8 @@ assert potentials["head"].max() < 0 and np.abs(potentials["exact-link head"]).ma
 #
 # For a symmetric kernel $\mathcal E(f,f) = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2$, and a radius $r$
 # splits the bonds into local ($d_{ij}\le r$, the diffusion part) and remote ($d_{ij} > r$, the jump
-# part) [RECON: the seed's finite formulas are lost].  For the Gauss kernel on a dense sample of an
+# part) — the finite analogue of the Beurling–Deny decomposition {cite:p}`fukushima2011dirichlet` [RECON: the paper's
+# finite formulas are not available; [mathematical reference §A.6](reference.md)].  For the Gauss kernel on a dense sample of an
 # $m$-dimensional manifold and smooth $f$, a bond of length $\rho$ carries energy
 # $\propto e^{-\beta\rho^2}\rho^2\rho^{m-1}$, so at $r = c/\sqrt\beta$ the jump fraction tends to the
 # Gaussian tail $\Gamma(\tfrac m2 + 1, c^2)/\Gamma(\tfrac m2 + 1)$ — the Gauss kernel has **no jump part**
@@ -498,26 +525,108 @@ print(f"Gauss: max |jump fraction − Gaussian tail| = {deviation:.3f}")
 print(f"heavy tail: jump fraction {heavy.jump[-1] / heavy.total[-1]:.0%} at c = 4")
 assert deviation < 0.03
 
-fig, ax = plt.subplots(figsize=(5.5, 3.5))
+fig, ax = plt.subplots(figsize=(5.5, 3.5), layout="constrained")
 ax.plot(c_grid, gauss.jump / gauss.total, "o", ms=3, label="Gauss kernel: jump / ℰ")
-ax.plot(c_grid, tail, "k--", lw=1, label="Gaussian tail Γ(2, c²)")
+ax.plot(c_grid, tail, "k--", lw=1, label=r"Gaussian tail $\Gamma(2, c^2)$")
 ax.plot(c_grid, heavy.jump / heavy.total, "s", ms=3, label="(1 + βd²)⁻²: jump / ℰ")
-ax.set_xlabel("radius in kernel units, c = r√β")
-ax.set_ylabel("jump fraction of ℰ(f, f)")
+ax.set_xlabel(r"radius in kernel units, $c = r\sqrt{\beta}$")
+ax.set_ylabel(r"jump fraction of $\mathcal{E}(f, f)$")
 ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
 # ## Recap
 #
-# * $4\beta\,\Gamma(x^a, x^b)$ of the Gauss-kernel walk is the co-metric in any chart: $JJ^\top = (F^\top F)^{-1}$
-#   for a linear map, $\delta^{ab} - \partial_a\phi\,\partial_b\phi/(1 + \lVert\nabla\phi\rVert^2)$ on a saddle —
-#   once the kernel's self-loop is removed.
-# * The exact Bakry–Émery curvature reproduces the published values for complete graphs, cycles and
-#   hypercubes to rounding, and the product rule.  On kNN graphs of sampled surfaces it is dominated by
-#   rough test functions and does not distinguish a sphere from a torus at these sizes.
-# * A head $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$ carries a current, an antisymmetric
-#   $\Omega_\pi$ and cycle affinities $2\beta\cdot$holonomy; the exact part of the link is a Doob transform
-#   (reversible), the coexact part carries all of the circulation; Hatano–Nelson and the
-#   $\mathsf D_K, \mathsf D_Q$ identity hold to rounding, with $V \le 0$ vanishing only when reversible.
-# * The Gauss kernel's Dirichlet form is local: its jump fraction at $r = c/\sqrt\beta$ is the Gaussian tail.
+# * $4\beta\,\Gamma(x^a, x^b)$ of the Gauss-kernel walk is the co-metric in any chart — $JJ^\top = (F^\top F)^{-1}$ for a
+#   linear map (interior mean within 2 %), $\delta^{ab} - \partial_a\phi\,\partial_b\phi/(1 + \lVert\nabla\phi\rVert^2)$ on a
+#   saddle (binned means within 0.06 of Sherman–Morrison's closed form) — once the kernel's self-loop is removed.
+# * The exact Bakry–Émery curvature reproduces the published values for complete graphs, cycles and hypercubes,
+#   and the product rule, to $10^{-12}$; the definition $\Gamma_2 \ge K_\infty\Gamma$ holds over 5000 random functions.
+# * On kNN graphs of sampled surfaces $K_\infty$ is dominated by rough test functions, and even a smooth $f$ sees
+#   a $1/n_{\mathrm{eff}}$ sampling bias of $\Gamma_2$ far above the Bochner value: a sphere is not told from a torus at
+#   these sizes.
+# * For the biased ring every quantity has a closed form — uniform π, current $(p - q)/n$, $\varepsilon_{\mathrm{rev}}$,
+#   affinity $n\log(p/q)$, $\Omega_\pi(\cos, \sin)$ — and all match to $10^{-13}$.
+# * A head $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$ has cycle affinities $2\beta\cdot$holonomy of its
+#   link (to $10^{-12}$); the exact part of the link is a Doob transform (reversible: Kolmogorov residual at
+#   rounding), the coexact part carries every affinity.
+# * Hatano–Nelson's $\mathsf A = \bar{\mathsf A}\odot e^\theta$ and the identity $\tfrac12\mathsf D_Q^\top\mathsf D_K =
+#   \operatorname{diag}(\pi)\mathsf L + \operatorname{diag}(V)$ hold to rounding, with $V \le 0$ vanishing only for the
+#   reversible (exact-link) head.
+# * The Gauss kernel's Dirichlet form is local: its jump fraction at $r = c/\sqrt\beta$ follows the Gaussian tail
+#   $\Gamma(2, c^2)$ within 0.03, while a heavy-tailed kernel keeps a third of its energy in jumps at $c = 4$.
+
+# %% [markdown]
+# ## Exercises
+#
+# Three exercises, from a computation with the tools above, through a derivation on paper that sympy or the
+# numbers confirm, to an exploration that asks for an interpretation.  Each says what a correct answer shows.
+
+# %% [markdown]
+# ### Exercise 04.1 (compute)
+#
+# Compute the Bakry–Émery curvature $K_\infty$ of the cycles $C_n$, $n = 3, \dots, 10$, with `bakry_emery_curvature`,
+# for the unnormalised Laplacian (rates = the adjacency matrix of `networkx.cycle_graph(n)`) and for the
+# normalised one (rates $= D^{-1}A$).  Tabulate both.
+#
+# **What a correct answer shows:** one value per graph (the cycle is vertex-transitive), equal to the published
+# ones to $10^{-12}$: $C_3 = K_3$ gives $5/2$ and $5/4$, $C_4 = Q_2$ gives $2$ and $1$, and every $C_n$ with $n \ge 5$
+# gives $0$ for both.  Explain the jump from positive to flat in terms of the two-ball of a vertex: for $n \le 4$ two
+# neighbours of a vertex are adjacent or share a second common neighbour, for $n \ge 5$ the two-ball is a path.
+
+# %%
+import networkx as nx
+
+from workbench.markov import bakry_emery_curvature
+
+cycles_to_test = {n: nx.to_numpy_array(nx.cycle_graph(n)) for n in range(3, 11)}  # adjacency matrices
+# your code here (bakry_emery_curvature of A and of A / A.sum(axis=1, keepdims=True))
+
+# %% [markdown]
+# ### Exercise 04.2 (derive)
+#
+# Section 4 used the jump fraction of the Gauss kernel in dimension $m = 2$.  On paper: for a smooth $f$ on a dense
+# sample of an $m$-dimensional domain, the energy of the bonds of length $\rho$ is proportional to
+# $e^{-\beta\rho^2}\rho^2\rho^{m-1}$ (kernel × squared increment × area of the sphere of radius ρ).  With $s = \rho\sqrt\beta$,
+# show that the fraction beyond $r = c/\sqrt\beta$ is
+#
+# $$\frac{\int_c^\infty e^{-s^2}s^{m+1}\,ds}{\int_0^\infty e^{-s^2}s^{m+1}\,ds} = \frac{\Gamma(\tfrac m2 + 1, c^2)}{\Gamma(\tfrac m2 + 1)},$$
+#
+# and that it equals $(1 + c^2)e^{-c^2}$ for $m = 2$ and $\operatorname{erfc}(c) + \tfrac{2c}{\sqrt\pi}e^{-c^2}$ for $m = 1$.  Check
+# both closed forms with sympy, then check the $m = 1$ prediction on 1500 uniform points of $[0, 1]$ at β = 400
+# with $f = \sin 2\pi x$ (`squared_distances`, `beurling_deny_scan`), as section 4 did in the square.
+#
+# **What a correct answer shows:** sympy reduces both ratios to your closed forms (their difference simplifies to
+# 0); on the points, the measured jump fraction follows $\operatorname{erfc}(c) + \tfrac{2c}{\sqrt\pi}e^{-c^2}$ within 0.03
+# for $c \in [0, 4]$ — the deviation is sampling noise and the boundary, not a jump part.
+
+# %%
+import numpy as np
+import sympy as sp
+
+s, c = sp.symbols("s c", positive=True)
+points_1d = np.random.default_rng(0).uniform(0, 1, (1500, 1))
+# your code here (useful: squared_distances, beurling_deny_scan from workbench.markov)
+
+# %% [markdown]
+# ### Exercise 04.3 (explore)
+#
+# How does the irreversibility of an attention head depend on its inverse temperature?  Take the bond $\mathcal S$
+# and link $\mathcal A$ of section 3 (or fresh random ones, $N = 8$) and compute $\varepsilon_{\mathrm{rev}}$ of
+# $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$ (`MarkovOperator(...).reversibility_residual`) for 25
+# values of β from $10^{-3}$ to $30$, log-spaced.  Plot it on log–log axes and fit the slope over the six smallest β
+# (`workbench.catalogue.fit_rate`).
+#
+# **What a correct answer shows:** slope $1.00 \pm 0.02$ at small β, then a plateau at or below $\sqrt2$ at large β.
+# Interpret both ends: at small β the softmax is linear in the score (mathematical reference §A.9: the first-order
+# term is $(\beta/N)$ times the row-centred score), so its antisymmetric part — and $\varepsilon_{\mathrm{rev}}$ — grows like β;
+# at large β each row concentrates on its largest score, and $\varepsilon_{\mathrm{rev}} \le \sqrt2$ with equality only when no
+# edge is reciprocated (each token's favourite does not favour it back).
+
+# %%
+import numpy as np
+
+from workbench.markov import MarkovOperator
+
+betas_explore = np.geomspace(1e-3, 30, 25)
+# your code here

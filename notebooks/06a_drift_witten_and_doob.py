@@ -11,32 +11,43 @@
 # ---
 
 # %% [markdown]
-# # 06 — Drift, Witten and Girsanov
+# # 06a — Drift, Witten and Doob
 #
 # A kernel that is reweighted at its destination, or given an antisymmetric link, no longer walks like
 # plain heat: its continuum limit is a diffusion with a **drift 1-form** $A$.  The drift splits like any
 # 1-form, $A = d\Phi + A^\perp$, and the two parts do different things: the exact part $d\Phi$ moves the
 # stationary law to a Gibbs measure and keeps the process reversible; the coexact part $A^\perp$ keeps
-# that law and makes the process circulate (attention-geometry-math §A.4, §A.5).  This notebook
+# that law and makes the process circulate.  This is the "Witten–Novikov–Girsanov" section of
+# {cite:t}`candanedo2026attention` (§4); its formulas, with their tags, are in the
+# [mathematical reference §A.4–§A.5](reference.md).  Notebook 06b continues with the curvature of these
+# operators.
 #
-# 1. writes the generator with drift in coordinates and checks, with sympy on the circle and on the
-#    sphere, its divergence form and its stationary measure $\mu = e^{-2\Phi/\hbar}dV_G$;
-# 2. conjugates by the ground state to get a Schrödinger operator (Witten), and checks the harmonic
-#    well against the oscillator spectrum $2n$ with finite differences;
-# 3. builds the discrete counterparts on a circle and a torus: a Doob-tilted Gauss kernel (exact drift,
-#    reversible, $\pi \propto h\odot\mathsf Kh$) and an antisymmetric link (coexact drift, a current
-#    $J \ne 0$ and a circulation $\Omega_\pi \ne 0$);
-# 4. checks Bakry–Émery's $\Gamma_2$ against the Bochner form on the sphere and a surface of
-#    revolution, with the missing Ricci term as a negative control;
-# 5. measures the same $\Gamma_2$ for the Gauss-kernel operator on nodes of the sphere and the flat torus:
-#    it converges to the Bochner value, Ricci term included, at rate $1/\beta$.
+# **Objectives.**  After this notebook you can
+#
+# * write the generator with drift $\mathcal C_A = -\hbar\Delta_G + 2\langle A, d\cdot\rangle_G$ in coordinates, and
+#   verify with sympy its divergence form and its stationary measure $\mu = e^{-2\Phi/\hbar}dV_G$ on the circle and
+#   the sphere;
+# * conjugate an exact-drift generator by its ground state into a Schrödinger operator $-\hbar\Delta_G + V$ (the
+#   Witten Laplacian) and check a spectrum against finite differences with a fitted convergence slope;
+# * build a Doob-tilted Gauss kernel, state its exact stationary law $\pi \propto h\odot\mathsf Kh$, and measure its
+#   $O(1/\beta)$ distance to the Gibbs law together with the coefficient of that bias;
+# * tell a co-closed antisymmetric link (which keeps the law and creates a current) from one that is not, by
+#   measuring $\pi$, $\varepsilon_{\mathrm{rev}}$ and the circulation $\Omega_\pi$ on a circle and a torus.
+#
+# **Prerequisites.**  Notebook 04 (Geometry without coordinates: Γ, the current $J$, the circulation
+# $\Omega_\pi$, the Doob transform of a link) and notebook 05 (From kernels to Laplace–Beltrami: the limit
+# $4\beta(I - \mathsf P_\beta) \to -\Delta_G + \text{drift}$).  Maths: gradient, divergence and Laplacian in
+# coordinates on a surface, integration by parts, the quantum harmonic oscillator and Hermite polynomials,
+# eigenvalues of symmetric tridiagonal matrices.
+#
+# **Time.**  About 50 minutes in class; the code runs in under half a minute.
 #
 # Conventions: $\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{ab}\partial_bf)$ is **negative** semi-definite;
-# $\mathcal C_A$ is the **positive** generator (the seed's sign) and $\mathcal L = -\mathcal C$ the negative one
-# that Bakry–Émery write $\Gamma$, $\Gamma_2$ with.  The Gauss kernel is $\mathsf K_\beta(x, y) =
-# e^{-\beta\lVert y - x\rVert^2}$ (no factor 2 or 4), and $\mathcal C = \lim 4\hbar\beta(I - \mathsf P_\beta)$;
-# the scale ħ is kept as a free symbol wherever sympy can.  Tags: [SEED] the paper's surviving text,
-# [DERIVED] a consequence worked out here, [RECON] a reconstruction of a lost formula.
+# $\mathcal C_A$ is the **positive** generator (the sign of the paper) and $\mathcal L = -\mathcal C$ the negative
+# one.  The Gauss kernel is $\mathsf K_\beta(x, y) = e^{-\beta\lVert y - x\rVert^2}$ (no factor 2 or 4), and
+# $\mathcal C = \lim 4\hbar\beta(I - \mathsf P_\beta)$; the scale ħ is kept as a free symbol wherever sympy can.
+# Tags, as defined in the mathematical reference: [SEED] printed in the paper's available text, [DERIVED] a
+# consequence worked out and checked here, [RECON] a reconstruction of a formula whose exact form is not available.
 
 # %%
 import os
@@ -47,18 +58,12 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 import sympy as sp
+from matplotlib.ticker import NullFormatter
 
 from workbench.catalogue import claim, fit_rate
 from workbench.continuum import (
     RiemannianMetric,
-    bakry_emery_gamma,
-    bakry_emery_gamma2,
-    bochner_gamma2,
-    diffusion_generator,
     formal_adjoint,
-    kernel_calculus_at,
-    sphere_product_quadrature,
-    torus_lattice,
     witten_generator,
     witten_potential,
 )
@@ -70,7 +75,10 @@ from workbench.markov import (
     stationary_current,
 )
 
-SMALL = os.environ.get("WORKBENCH_SCALE", "small") == "small"
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
 hbar = sp.Symbol("hbar", positive=True)
 
 
@@ -92,7 +100,8 @@ def zero(expr):
 # %% [markdown]
 # ## 1. The generator with drift
 #
-# The Witten/Girsanov generator of the seed [SEED, §A.4] is
+# The Witten/Girsanov generator of {cite:t}`candanedo2026attention` (§4; [SEED], [mathematical reference §A.4](reference.md)) —
+# Girsanov's change of drift {cite:p}`girsanov1960transforming` — is
 #
 # $$\mathcal C_Af = -\hbar\Delta_Gf + 2\langle A, df\rangle_G, \qquad A = d\Phi + A^\perp,$$
 #
@@ -186,7 +195,8 @@ assert missing_volume != 0
 # %% [markdown]
 # ## 2. Ground-state conjugation: the Witten Laplacian
 #
-# Conjugating by $e^{\Phi/\hbar}$ removes the first-order term [DERIVED, §A.4]:
+# Conjugating by $e^{\Phi/\hbar}$ removes the first-order term — the ground-state transform behind the Witten Laplacian
+# {cite:p}`witten1982supersymmetry` [DERIVED, [mathematical reference §A.4](reference.md)]:
 #
 # $$e^{-\Phi/\hbar}\,\mathcal C_{d\Phi}\,e^{\Phi/\hbar} = -\hbar\Delta_G + V, \qquad V = \frac{|d\Phi|_G^2}{\hbar} - \Delta_G\Phi.$$
 #
@@ -277,7 +287,7 @@ for h_bar in (1.0, 0.25):
 assert np.allclose(errors[1.0][1], errors[0.25][1], rtol=1e-6)
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-axes[0].plot(grid, grid**2 / h_bar - 1, "k", lw=1, label="V = x²/ħ − 1")
+axes[0].plot(grid, grid**2 / h_bar - 1, "k", lw=1, label=r"$V = x^2/\hbar - 1$")
 for n in range(4):
     mode = eigenvectors[:, n] / np.abs(eigenvectors[:, n]).max()
     exact = np.exp(-(grid**2) / (2 * h_bar)) * scipy.special.eval_hermite(n, grid / np.sqrt(h_bar))
@@ -287,14 +297,21 @@ for n in range(4):
     axes[0].plot(grid[::40], 2 * n + 0.8 * exact[::40], "o", ms=3, color=f"C{n}")
 axes[0].set_xlim(-3, 3)
 axes[0].set_ylim(-1.5, 8)
-axes[0].set_xlabel("x  (ħ = 1/4)")
-axes[0].set_title("Witten operator of Φ = x²/2: levels 2n,\nfinite differences (lines) vs e^{−x²/2ħ}H_n (dots)")
+axes[0].set_xlabel(r"$x$  ($\hbar = 1/4$, dimensionless)")
+axes[0].set_ylabel(r"level $\lambda_n$, mode drawn at its level")
+axes[0].set_title(
+    "Witten operator of $\\Phi = x^2/2$: levels $2n$,\nfinite differences (lines) vs $e^{-x^2/2\\hbar}H_n$ (dots)"
+)
 axes[0].legend(fontsize=8, loc="upper center")
-axes[1].loglog(*errors[1.0], "o-", label="max |λ_n − 2n|, n ≤ 5")
+axes[1].loglog(*errors[1.0], "o-", label=r"largest $|\lambda_n - 2n|$, $n \leq 5$")
 axes[1].loglog(
     errors[1.0][0], errors[1.0][1][0] * (errors[1.0][0] / errors[1.0][0][0]) ** 2, "k--", lw=1, label="slope 2"
 )
-axes[1].set_xlabel("grid spacing Δx  (ħ = 1)")
+axes[1].set_xlabel(r"grid spacing $\Delta x$  ($\hbar = 1$)")
+axes[1].set_ylabel("eigenvalue error (dimensionless)")
+axes[1].set_title("second-order convergence")
+axes[1].xaxis.set_minor_formatter(NullFormatter())  # label the spacings only: minor labels would collide
+axes[1].set_xticks(errors[1.0][0], [f"{spacing:.3f}" for spacing in errors[1.0][0]])
 axes[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -302,13 +319,14 @@ plt.show()
 # %% [markdown]
 # ## 3. The discrete counterpart: Doob tilt and antisymmetric link
 #
-# **Exact drift = Doob transform.**  Reweight the Gauss kernel at the destination by $h > 0$ [SEED, §A.4]:
+# **Exact drift = Doob transform.**  Reweight the Gauss kernel at the destination by $h > 0$ — Doob's
+# $h$-transform {cite:p}`doob1957conditional` [SEED, [mathematical reference §A.4](reference.md)]:
 #
 # $$\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h), \qquad \pi^{(h)} \propto h\odot\mathsf Kh \ \text{(exactly)},$$
 #
 # reversible because $\pi^{(h)}_i\mathsf P_{h,ij} \propto h_i\mathsf K_{ij}h_j$ is symmetric.  On samples of density $q$,
 # $\mathsf P_h$ averages against the density $hq$, so $4\beta(I - \mathsf P_h) \to -\Delta - 2\langle d\log(hq), d\cdot\rangle$;
-# in the seed's scaling $4\hbar\beta(I - \mathsf P_h) \to \mathcal C_{d\Phi}$ with $\Phi = -\hbar\log(hq)$ [DERIVED].
+# in the paper's scaling $4\hbar\beta(I - \mathsf P_h) \to \mathcal C_{d\Phi}$ with $\Phi = -\hbar\log(hq)$ [DERIVED].
 # With the tilt $h = e^{-U/\hbar}$ on a uniform grid ($q$ constant) this is $\Phi = U$ up to a constant.  The exact
 # law, read as a function of the node, tends to the Gibbs density times $q$:
 #
@@ -358,15 +376,19 @@ assert abs(rate_bias - 1) < 0.1 and abs(rate_corrected - 2) < 0.15
 
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
 for beta in betas[::2]:
-    axes[0].plot(nodes, laws[beta] * n_circle, lw=1, label=f"π^(h), β = {beta:g}")
-axes[0].plot(nodes, normalised(gibbs_density) * n_circle, "k--", lw=1, label="e^(−2U/ħ), normalised")
-axes[0].set_xlabel("θ")
-axes[0].set_ylabel("N · π_i")
+    axes[0].plot(nodes, laws[beta] * n_circle, lw=1, label=rf"$\pi^{{(h)}}$, $\beta = {beta:g}$")
+axes[0].plot(nodes, normalised(gibbs_density) * n_circle, "k--", lw=1, label=r"$e^{-2U/\hbar}$, normalised")
+axes[0].set_xlabel(r"node angle $\theta$ (rad)")
+axes[0].set_ylabel(r"$N\,\pi_i$")
+axes[0].set_title("exact law of the Doob-tilted kernel")
 axes[0].legend(fontsize=8)
-axes[1].loglog(1 / betas, bias, "o-", label="vs e^(−2U/ħ)")
-axes[1].loglog(1 / betas, corrected, "s-", label="vs e^(−2U/ħ)(1 + V/4ħβ)")
-axes[1].set_xlabel("1/β")
-axes[1].set_ylabel("max relative deviation")
+axes[1].loglog(1 / betas, bias, "o-", label=r"vs $e^{-2U/\hbar}$")
+axes[1].loglog(1 / betas, corrected, "s-", label=r"vs $e^{-2U/\hbar}(1 + V/4\hbar\beta)$")
+axes[1].set_xlabel(r"$1/\beta$")
+axes[1].set_ylabel(r"largest relative deviation of $\pi_i$")
+axes[1].set_title(r"slopes 1 and 2 in $1/\beta$")
+axes[1].xaxis.set_minor_formatter(NullFormatter())  # ticks at the data: default minor labels would collide
+axes[1].set_xticks(1 / betas, [f"1/{beta:g}" for beta in betas])
 axes[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
@@ -374,7 +396,7 @@ plt.show()
 # %% [markdown]
 # **Coexact drift = antisymmetric link.**  Multiply the tilted kernel by $e^{b_{ij}}$ with an antisymmetric
 # increment $b_{ij} = B(\bar\theta_{ij})\sin(\theta_j - \theta_i)$, $\bar\theta_{ij}$ the midpoint.  A step then has the extra mean
-# $B/(2\beta)$, i.e. the drift $A^\perp = -\hbar B$ in the seed's scaling [DERIVED].  Section 1 says which $B$ keeps the
+# $B/(2\beta)$, i.e. the drift $A^\perp = -\hbar B$ in the paper's scaling [DERIVED].  Section 1 says which $B$ keeps the
 # law: only $B \propto e^{2\Phi/\hbar}$ is μ-co-closed.  So we compare
 #
 # * the co-closed link $B = c\,e^{2U/\hbar}Z/2\pi$, $Z = \oint e^{-2U/\hbar}$ (then $\mu B = c/2\pi$, a constant flux): π is kept
@@ -382,7 +404,7 @@ plt.show()
 # * a constant link $B = c$: not co-closed when $U$ varies, and π moves at order one.
 #
 # The current $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ and the circulation
-# $\Omega_\pi(f, g) = \tfrac12\sum_{ij}J_{ij}f_ig_j$ [RECON, §A.5] measure what detailed balance leaves out.  At leading order
+# $\Omega_\pi(f, g) = \tfrac12\sum_{ij}J_{ij}f_ig_j$ [RECON, [mathematical reference §A.5](reference.md)] measure what detailed balance leaves out.  At leading order
 # $\sum_jJ_{ij}(\theta_j - \theta_i) \approx \pi_iB_i/\beta$, which gives $\Omega_\pi(f, g) \approx \tfrac1{2\beta}\oint fg'B\,d\mu$ —
 # for the co-closed link and $f = \cos$, $g = \sin$: $\Omega_\pi \approx c/(4\beta)$.
 
@@ -469,198 +491,131 @@ print(f"vortex: Ω/(c/8β) − 1 = {omega_v / (c_torus / (8 * beta_torus)) - 1:+
 assert field_error < 2 / beta_torus and abs(omega_v / (c_torus / (8 * beta_torus)) - 1) < 2 / beta_torus
 print(f"section 3 (torus) took {time.perf_counter() - start:.1f} s")
 
-fig, ax = plt.subplots(figsize=(5, 4.6))
+fig, ax = plt.subplots(figsize=(5.6, 4.8), layout="constrained")
 every = slice(None, None, 2) if n_side <= 32 else slice(None, None, 3)
 grid_x, grid_y = tx.reshape(n_side, n_side), ty.reshape(n_side, n_side)
-ax.contour(grid_x, grid_y, np.sin(grid_x) * np.sin(grid_y), levels=8, colors="lightgrey", linewidths=0.8)
+stream = ax.contourf(grid_x, grid_y, np.sin(grid_x) * np.sin(grid_y), levels=9, cmap="RdBu_r", alpha=0.45)
+fig.colorbar(stream, ax=ax, label=r"stream function $\psi = \sin x\,\sin y$")
 ax.quiver(
     grid_x[every, every],
     grid_y[every, every],
     current[0].reshape(n_side, n_side)[every, every],
     current[1].reshape(n_side, n_side)[every, every],
-    color="C3",
+    color="k",
 )
 ax.set_aspect("equal")
-ax.set_xlabel("x")
-ax.set_ylabel("y")
-ax.set_title("stationary current Σ_j J_ij (x_j − x_i) of the vortex link\n(grey: streamlines ψ = sin x sin y)")
+ax.set_xlabel(r"$x$ (rad)")
+ax.set_ylabel(r"$y$ (rad)")
+ax.set_title(r"stationary current $\Sigma_j\, J_{ij}(x_j - x_i)$ of the vortex link")
 plt.show()
 
 # %% [markdown]
-# ## 4. Bakry–Émery in coordinates
-#
-# For the negative generator $\mathcal L = -\mathcal C_{d\Phi} = \hbar\Delta_G - 2\langle d\Phi, d\cdot\rangle_G$ the iterated carré du champ
-# $\Gamma_2(f) = \tfrac12[\mathcal L\Gamma(f,f) - 2\Gamma(f, \mathcal Lf)]$ satisfies the Bochner formula with a drift [RECON, §A.5]:
-#
-# $$\Gamma(f, g) = \hbar\langle\nabla f, \nabla g\rangle_G, \qquad
-#   \Gamma_2(f) = \hbar^2\lVert\operatorname{Hess}f\rVert^2 + \hbar^2\operatorname{Ric}(\nabla f, \nabla f) + 2\hbar\operatorname{Hess}\Phi(\nabla f, \nabla f),$$
-#
-# so the Bakry–Émery Ricci tensor is $\operatorname{Ric} + (2/\hbar)\operatorname{Hess}\Phi$.  sympy computes $\Gamma_2$ from its
-# definition for arbitrary $f$ and $\Phi$ on the sphere of radius $r$ ($\operatorname{Ric} = G/r^2$) and on a surface of
-# revolution $du^2 + \rho(u)^2d\vartheta^2$ ($\operatorname{Ric} = -(\rho''/\rho)G$), and compares.  The negative control drops
-# the Ricci term: the residual is then exactly $\hbar^2\lvert\nabla f\rvert^2/r^2$, not 0.
-
-# %%
-start = time.perf_counter()
-L_sphere = diffusion_generator(sphere, Phi_s, hbar)
-gamma2_sphere = bakry_emery_gamma2(L_sphere, f_s)  # built once, used by the claim and the control
-grad_f = sphere.gradient(f_s)
-g_s = sp.Function("g")(vartheta, varphi)
-show(
-    [
-        claim("sphere: Ric = G/r²", sphere.ricci, sphere.metric / r**2),
-        claim(
-            "sphere: Γ(f,g) = ħ⟨∇f,∇g⟩_G",
-            zero(
-                bakry_emery_gamma(L_sphere, f_s, g_s)
-                - hbar * sphere.inner(sphere.differential(f_s), sphere.differential(g_s))
-            ),
-        ),
-        claim("sphere: Γ₂(f) − Bochner(f) = 0", zero(gamma2_sphere - bochner_gamma2(sphere, f_s, Phi_s, hbar))),
-    ]
-)
-missing_ricci = zero(gamma2_sphere - bochner_gamma2(sphere, f_s, Phi_s, hbar, ricci=False))
-print("negative control, Bochner without Ric:  Γ₂ − (ħ²‖Hess f‖² + 2ħ HessΦ) =", sp.factor(sp.simplify(missing_ricci)))
-show(
-    [
-        claim(
-            "control: that residual is ħ²|∇f|²_G / r²",
-            missing_ricci,
-            hbar**2 * sphere.bilinear(sphere.metric, grad_f, grad_f) / r**2,
-        )
-    ]
-)
-assert missing_ricci != 0
-print(f"sphere: {time.perf_counter() - start:.1f} s")
-
-start = time.perf_counter()
-u = sp.Symbol("u", real=True)
-rho = sp.Function("rho", positive=True)(u)
-revolution = RiemannianMetric(sp.diag(1, rho**2), (u, vartheta), rho)
-f_r, Phi_r = sp.Function("f")(u, vartheta), sp.Function("Phi")(u, vartheta)
-gamma2_rev = bakry_emery_gamma2(diffusion_generator(revolution, Phi_r, hbar), f_r)
-show(
-    [
-        claim("revolution: Ric = −(ρ''/ρ) G", revolution.ricci, -rho.diff(u, 2) / rho * revolution.metric),
-        claim("revolution: Γ₂(f) − Bochner(f) = 0", zero(gamma2_rev - bochner_gamma2(revolution, f_r, Phi_r, hbar))),
-    ]
-)
-missing_ricci_rev = zero(gamma2_rev - bochner_gamma2(revolution, f_r, Phi_r, hbar, ricci=False))
-print(
-    "negative control on the surface of revolution: Γ₂ − Bochner without Ric =",
-    sp.factor(sp.simplify(missing_ricci_rev)),
-)
-assert missing_ricci_rev != 0
-print(f"surface of revolution: {time.perf_counter() - start:.1f} s")
-
-# %% [markdown]
-# With a drift the curvature that matters is $\operatorname{Ric} + (2/\hbar)\operatorname{Hess}\Phi$.  For the harmonic well of
-# section 2 on the flat line, $\Gamma(f) = \hbar f'^2$ and $\Gamma_2(f) = \hbar^2f''^2 + 2\hbar f'^2$, so $\Gamma_2 \ge 2\,\Gamma$: the
-# curvature-dimension bound $CD(2, \infty)$, which implies a spectral gap of at least 2 — attained by the level
-# $2n = 2$ found in section 2.
-
-# %%
-L_well = diffusion_generator(line, well, hbar)
-f_l = sp.Function("f")(x)
-show(
-    [
-        claim(
-            "harmonic well: Γ₂(f) − 2Γ(f) = ħ²f''² ≥ 0",
-            sp.expand(bakry_emery_gamma2(L_well, f_l) - 2 * bakry_emery_gamma(L_well, f_l, f_l)),
-            hbar**2 * f_l.diff(x, 2) ** 2,
-        )
-    ]
-)
-
-# %% [markdown]
-# ## 5. The kernel sees the curvature: $\Gamma_2$ of $4\beta(\mathsf P_\beta - I)$ on nodes of the sphere
-#
-# Section 4 is the continuum.  The discrete statement is that the iterated carré du champ of the Gauss-kernel
-# operator, $\Gamma_{2,\beta}$ of $\mathcal L_\beta = 4\beta(\mathsf P_\beta - I)$, tends to the *same* Bochner value,
-# Ricci term included, with an $O(1/\beta)$ bias.  For $f = z$ on the unit sphere this is exact by Funk–Hecke
-# (catalogue `continuum.kernel.bochner_gamma2`): $\Gamma_{2,\beta}(z) = 1 + z^2 - (3z^2 - 1)/\beta + O(\beta^{-2})$,
-# while $\lVert\operatorname{Hess}z\rVert^2 = 2z^2$ alone would miss $\operatorname{Ric}(\nabla z,\nabla z) = 1 - z^2$.
-#
-# Numerically $\Gamma_2$ applies $4\beta(\mathsf P_\beta - I)$ twice, so the Monte Carlo error of i.i.d. samples is
-# amplified by $(4\beta)^2$ (notebook 04 shows that noise).  A product Gauss rule on the sphere — Gauss–Legendre in
-# $z$ times uniform azimuths, with its weights in the kernel rows — and the regular lattice of the flat torus are
-# weighted samples whose integration error is far below the bias, so the rate is visible.
-# `kernel_calculus_at` builds the sparse kernel rows of the two-step ball around each target only.
-
-# %%
-nodes, weights = sphere_product_quadrature(*((120, 240) if SMALL else (200, 400)))
-heights = np.unique(nodes[:, 2])
-targets = [int(np.flatnonzero(nodes[:, 2] == heights[np.argmin(abs(heights - h))])[0]) for h in (-0.6, 0.1, 0.5)]
-z_t = nodes[targets, 2]
-f_amb = nodes[:, 0] + 0.5 * nodes[:, 1] * nodes[:, 2] + 0.3 * nodes[:, 2] ** 2
-theta_t, phi_t = np.arccos(z_t), np.arctan2(nodes[targets, 1], nodes[targets, 0])
-unit = RiemannianMetric(sp.diag(1, sp.sin(vartheta) ** 2), (vartheta, varphi), sp.sin(vartheta))
-f_coords = (
-    sp.sin(vartheta) * sp.cos(varphi)
-    + sp.sin(vartheta) * sp.sin(varphi) * sp.cos(vartheta) / 2
-    + sp.Rational(3, 10) * sp.cos(vartheta) ** 2
-)
-bochner_full = sp.lambdify((vartheta, varphi), bochner_gamma2(unit, f_coords, 0, 1), "numpy")(theta_t, phi_t)
-bochner_flat = sp.lambdify((vartheta, varphi), bochner_gamma2(unit, f_coords, 0, 1, ricci=False), "numpy")(
-    theta_t, phi_t
-)
-betas_s = np.array([200.0, 400.0, 800.0] + ([] if SMALL else [1600.0]))
-err_z, err_f, miss = [], [], []
-for beta in betas_s:
-    calc = kernel_calculus_at(nodes, weights, np.column_stack([nodes[:, 2], f_amb]), beta, targets)
-    err_z.append(np.max(np.abs(calc.gamma2[:, 0] - (1 + z_t**2))))
-    err_f.append(np.max(np.abs(calc.gamma2[:, 1] - bochner_full)))
-    miss.append(np.max(np.abs(calc.gamma2[:, 1] - bochner_flat)))
-    print(
-        f"β = {beta:6.0f}: |Γ₂ − (1+z²)| = {err_z[-1]:.2e}, |Γ₂ − Bochner| = {err_f[-1]:.2e}, "
-        f"|Γ₂ − ‖Hess f‖²| = {miss[-1]:.3f}"
-    )
-print(f"fitted slopes in 1/β: f = z {fit_rate(1 / betas_s, err_z):.3f}, generic f {fit_rate(1 / betas_s, err_f):.3f}")
-assert abs(fit_rate(1 / betas_s, err_f) - 1) < 0.1 and min(miss) > 0.1
-
-lattice, cell = torus_lattice(160)
-xs, ys = lattice[:, 0], lattice[:, 1]
-f_t = np.sin(xs) * np.cos(2 * ys) + 0.5 * np.cos(ys)
-hess2 = (
-    (np.sin(xs) * np.cos(2 * ys)) ** 2
-    + 2 * (2 * np.cos(xs) * np.sin(2 * ys)) ** 2
-    + (4 * np.sin(xs) * np.cos(2 * ys) + 0.5 * np.cos(ys)) ** 2
-)
-t_targets = [160 * 20 + 50, 160 * 80 + 30, 160 * 120 + 107]
-betas_t = betas_s / 2
-err_t = []
-for b in betas_t:
-    calc = kernel_calculus_at(lattice, cell, f_t, b, t_targets, period=2 * np.pi)
-    err_t.append(np.max(np.abs(calc.gamma2 - hess2[t_targets])))
-print(f"flat torus (Ric = 0): slope {fit_rate(1 / betas_t, err_t):.3f}")
-
-fig, ax = plt.subplots(figsize=(6, 4))
-ax.loglog(betas_s, err_z, "o-", label="sphere, f = z: |Γ₂,β − (1 + z²)|")
-ax.loglog(betas_s, err_f, "s-", label="sphere, generic f: |Γ₂,β − Bochner|")
-ax.loglog(betas_s, miss, "x--", label="sphere: |Γ₂,β − ‖Hess f‖²| (no Ricci)")
-ax.loglog(betas_t, err_t, "^-", label="flat torus: |Γ₂,β − ‖Hess f‖²|")
-ax.loglog(betas_s, 1.0 / betas_s, "k:", label="1/β")
-ax.set_xlabel("β")
-ax.set_ylabel("max error over targets")
-ax.legend(fontsize=8)
-ax.set_title("Γ₂ of the kernel operator → Bochner (Ricci included)")
-plt.show()
+# The arrows circle the centres of the four cells of $\psi$ — counter-clockwise around its maxima, clockwise around
+# its minima: the walk carries a
+# steady current along the streamlines of $B$ while its stationary law stays (almost) uniform — exactly what a
+# coexact drift does, and what no reversible kernel can do.
 
 # %% [markdown]
 # ## Recap
 #
-# * $\mathcal C_{d\Phi} = -\hbar e^{2\Phi/\hbar}\operatorname{div}_G(e^{-2\Phi/\hbar}\nabla\,\cdot)$ is symmetric in $L^2(\mu)$ with $\mu = e^{-2\Phi/\hbar}dV_G$
-#   stationary (sympy, circle and sphere; without $\sqrt g$ the density is not stationary).  A μ-co-closed
-#   $A^\perp$ keeps μ and adds an antisymmetric part; on the circle it is $c\,e^{2\Phi/\hbar}$, closed but not exact.
-# * Conjugating by $e^{\Phi/\hbar}$ gives $-\hbar\Delta_G + |d\Phi|^2/\hbar - \Delta_G\Phi$; for $\Phi = x^2/2$ the spectrum is $2n$ at every
-#   ħ (Hermite polynomials in sympy; finite differences converge with slope 2 in Δx).
-# * A Doob tilt $h = e^{-U/\hbar}$ of the Gauss kernel is reversible with the exact law $\pi \propto h\odot\mathsf Kh$, which
-#   tends to $e^{-2U/\hbar}$ with an $O(1/\beta)$ bias whose coefficient is the Witten potential $V/(4\hbar\beta)$.
-# * An antisymmetric link is the coexact drift: a rotation on the torus keeps π exactly, a co-closed (vortex
-#   or $e^{2\Phi/\hbar}$-weighted) link keeps it up to $O(1/\beta)$, a link that is not co-closed moves it; the current
-#   field is $\pi B/\beta$ and $\Omega_\pi$ matches $\tfrac1{2\beta}\int fg'B\,d\mu$.
-# * $\Gamma_2$ = Bochner with drift on the sphere and a surface of revolution, exactly; without the Ricci term the
-#   residual is $\hbar^2\operatorname{Ric}(\nabla f, \nabla f)$.
-# * On nodes of the sphere (product Gauss rule) and the flat torus (lattice), $\Gamma_2$ of $4\beta(\mathsf P_\beta - I)$
-#   converges to the Bochner value with slope 1 in $1/\beta$, and misses the Ricci-free value by an $O(1)$ amount on the
-#   sphere: a kernel operator on samples sees the curvature.
+# * $\mathcal C_{d\Phi} = -\hbar e^{2\Phi/\hbar}\operatorname{div}_G(e^{-2\Phi/\hbar}\nabla\,\cdot)$ is symmetric in $L^2(\mu)$ with
+#   $\mu = e^{-2\Phi/\hbar}dV_G$ stationary — claims decided by sympy on the circle and the sphere, with the density
+#   that omits $\sqrt g$ as a negative control.
+# * A μ-co-closed $A^\perp$ keeps μ and adds an antisymmetric part; on the circle it is $c\,e^{2\Phi/\hbar}$, closed but
+#   not exact, and its antisymmetric pairing of $\cos$ and $\sin$ is $-4\pi c$ (a sympy integral).
+# * Conjugating by $e^{\Phi/\hbar}$ gives the Witten operator $-\hbar\Delta_G + |d\Phi|^2/\hbar - \Delta_G\Phi$ (sympy, line and
+#   sphere); for $\Phi = x^2/2$ its spectrum is $2n$ at every ħ — Hermite polynomials as exact eigenfunctions, and
+#   finite differences converging with fitted slope 2 in $\Delta x$.
+# * A Doob tilt $h = e^{-U/\hbar}$ of the Gauss kernel is reversible to rounding with the exact law $\pi \propto h\odot\mathsf Kh$;
+#   that law tends to $e^{-2U/\hbar}$ with slope 1 in $1/\beta$, and with slope 2 once the predicted coefficient
+#   $V/(4\hbar\beta)$ — the Witten potential again — is divided out.
+# * An antisymmetric link is a coexact drift: the co-closed link keeps π up to $O(1/\beta)$ and has
+#   $\Omega_\pi(\cos, \sin) \approx c/(4\beta)$; a constant link, not co-closed, moves π at order one.
+# * On the torus a rotation keeps π exactly uniform (a translation-invariant, doubly stochastic walk), a vortex
+#   keeps it up to $O(1/\beta)$; the measured current field is $\pi cB/\beta$ and $\Omega_\pi(\cos x, \cos y) \approx c/(8\beta)$,
+#   both within $2/\beta$.
+
+# %% [markdown]
+# ## Exercises
+#
+# Three exercises, from a computation with the tools above, through a derivation on paper that sympy or the
+# numbers confirm, to an exploration that asks for an interpretation.  Each says what a correct answer shows.
+
+# %% [markdown]
+# ### Exercise 06a.1 (compute)
+#
+# Take the **double well** $\Phi(x) = (x^2 - 1)^2/4$ on the line at $\hbar = 1$.  Get its Witten potential $V$ with
+# `witten_potential(RiemannianMetric([[1]], (x,)), Phi, 1)` and turn it into a function with `sympy.lambdify`.
+# Discretise $H = -\hbar\,d^2/dx^2 + V$ with the three-point Laplacian on $[-4, 4]$ (2000 interior points, Dirichlet
+# ends) as in section 2, and compute its four lowest eigenvalues with `scipy.linalg.eigh_tridiagonal`.
+#
+# **What a correct answer shows:** the lowest eigenvalue is $0$ up to the $O(\Delta x^2)$ discretisation error
+# (below $10^{-4}$ in absolute value), and its normalised eigenvector agrees with the normalised ground state
+# $e^{-\Phi/\hbar}$ to better than $10^{-5}$ — the conjugation of section 2 predicts both.  The next eigenvalue is
+# about $0.85$, far below the value $4 = 2\Phi''(\pm1)$ of a single harmonic well fitted at either minimum:
+# explain in a sentence why two wells make the first gap small.
+
+# %%
+import numpy as np
+import sympy as sp
+
+from workbench.continuum import RiemannianMetric
+
+x = sp.Symbol("x", real=True)
+line = RiemannianMetric([[1]], (x,))
+Phi = (x**2 - 1) ** 2 / 4
+grid = np.linspace(-4, 4, 2002)[1:-1]  # 2000 interior points; the Dirichlet ends are dropped
+# your code here (useful: witten_potential from workbench.continuum, scipy.linalg.eigh_tridiagonal)
+
+# %% [markdown]
+# ### Exercise 06a.2 (derive)
+#
+# On paper, for a symmetric kernel $\mathsf K > 0$ and a tilt $h > 0$:
+#
+# 1. show that $\pi_i \propto h_i(\mathsf Kh)_i$ satisfies detailed balance $\pi_i\mathsf P_{h,ij} = \pi_j\mathsf P_{h,ji}$
+#    for $\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)$, and deduce $\pi\mathsf P_h = \pi$;
+# 2. show that the α-normalised operator of notebook 05,
+#    $\operatorname{rownorm}\bigl(\operatorname{diag}(q)^{-\alpha}\mathsf K\operatorname{diag}(q)^{-\alpha}\bigr)$ with $q = \mathsf K\mathbf 1$,
+#    **is** the Doob transform with $h = q^{-\alpha}$.
+#
+# Check (1) with sympy on a $3\times3$ symmetric matrix of positive symbols and three positive symbols $h_i$
+# (`sympy.Matrix`, `workbench.catalogue.claim`), and (2) numerically with `doob_transform(K, q**-alpha).P` against
+# `MarkovOperator.from_kernel(K, alpha=alpha).P` for a Gauss kernel (`gauss_kernel`) of 50 random points, α = ½ and 1.
+#
+# **What a correct answer shows:** sympy decides the $3\times3$ matrix $\operatorname{diag}(\pi)\mathsf P_h -
+# \mathsf P_h^\top\operatorname{diag}(\pi)$ and the vector $\pi\mathsf P_h - \pi$ to be zero identically; the two
+# α-normalised operators agree to a few ulps ($< 10^{-14}$), because the left factor $q^{-\alpha}$ cancels in the row
+# normalisation — which is why α = 1 removes the density by a reversible reweighting only.
+
+# %%
+import numpy as np
+import sympy as sp
+
+from workbench.markov import gauss_kernel
+
+k00, k01, k02, k11, k12, k22 = sp.symbols("k_00 k_01 k_02 k_11 k_12 k_22", positive=True)
+h_symbols = sp.symbols("h_0:3", positive=True)
+K = gauss_kernel(np.random.default_rng(0).standard_normal((50, 3)), 0.5)
+# your code here (useful: sympy.Matrix, workbench.catalogue.claim, doob_transform, MarkovOperator.from_kernel)
+
+# %% [markdown]
+# ### Exercise 06a.3 (explore)
+#
+# Keep the double well of Exercise 06a.1 and **lower ħ**: for $\hbar \in \{0.3, 0.2, 0.15, 0.12, 0.1, 0.08\}$ compute
+# the gap $\lambda_1 - \lambda_0$ of the discretised Witten operator (grid on $[-3, 3]$ with 3000 interior points; the
+# difference $\lambda_1 - \lambda_0$ cancels most of the discretisation error).  Plot $\log(\lambda_1 - \lambda_0)$
+# against $1/\hbar$ and fit a straight line (`numpy.polyfit`).
+#
+# **What a correct answer shows:** a straight line of slope $-0.50 \pm 0.03$.  Interpret it: the process
+# $dX = -2\Phi'(X)\,dt + \sqrt{2\hbar}\,dW$ generated by $\mathcal C_{d\Phi}$ must climb the barrier
+# $\Delta\Phi = \Phi(0) - \Phi(\pm1) = 1/4$ at the temperature $\hbar/2$ of its Gibbs law $e^{-2\Phi/\hbar}$, so the hopping
+# rate is Arrhenius, $\propto e^{-2\Delta\Phi/\hbar}$.  Then compare with the Eyring–Kramers prediction ({cite:p}`berglund2013kramers`)
+# $\lambda_1 \approx (2\sqrt2/\pi)\,e^{-1/(2\hbar)}$: the ratio should be within 15 % of 1 over this range and say in
+# which direction it moves as ħ shrinks.
+
+# %%
+import numpy as np
+
+hbars = np.array([0.3, 0.2, 0.15, 0.12, 0.1, 0.08])
+grid = np.linspace(-3, 3, 3002)[1:-1]  # 3000 interior points
+# your code here (reuse Exercise 06a.1 at each ħ; numpy.polyfit for the slope)
