@@ -42,12 +42,12 @@ from workbench.attention._circuits import induction_score, previous_token_score
 from workbench.attention._corners import corner_distances
 from workbench.attention._effective import geometric_drift
 from workbench.attention._entropy import mean_entropy
-from workbench.attention._forms import bond_inertia, negative_mass
+from workbench.attention._forms import factored_bond_eigenvalues, spectrum_inertia, spectrum_negative_mass
 from workbench.attention._heads import MultiHeadAttention
-from workbench.attention._holonomy import holonomy_deviation
 from workbench.attention._mixing import effective_connection_energy
 from workbench.attention._operators import OPERATORS
-from workbench.attention._polar import effective_transport_gram, orthogonality_deviation
+from workbench.attention._overflow import binary_scale
+from workbench.attention._polar import factored_orthogonality_deviation, factored_transport_gram
 from workbench.attention._pretrained import BertEncoder
 from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
 from workbench.validation import check_integer
@@ -55,6 +55,7 @@ from workbench.validation import check_integer
 __all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "plot_diagnosis"]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
+BOND_RTOL = 1e-10  # the default of bond_inertia: |λ| ≤ 1e-10·max|λ| counts as zero
 
 
 def _check_model(model) -> BertEncoder:
@@ -131,12 +132,15 @@ def _augmented(weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return weight if bias is None else np.vstack([weight, bias[None, :]])
 
 
-def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P: np.ndarray, circuits) -> HeadReading:
+def _head_reading(
+    layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P: np.ndarray, circuits, delta_orth: float
+) -> HeadReading:
     head = mha.head(h)
     W_Q, W_K = _augmented(head.W_Q, head.b_Q), _augmented(head.W_K, head.b_K)
     X_aug = np.hstack([X, np.ones((X.shape[0], 1))]) if W_Q.shape[0] > X.shape[1] else X
     M = W_Q @ W_K.T
-    M_S = 0.5 * (M + M.T)
+    # the bond ½(M + Mᵀ) has rank ≤ 2·d_head: its spectrum from the factors (the D − 2·d_head zeros are exact)
+    bond = factored_bond_eigenvalues(W_Q, W_K)
     distances = corner_distances(X_aug, W_Q, W_K, beta=head.beta)
     nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
     entropy = mean_entropy(P)
@@ -147,9 +151,9 @@ def _head_reading(layer: int, h: int, mha: MultiHeadAttention, X: np.ndarray, P:
         effective_neighbours=math.exp(entropy),
         eps_rev=reversibility_residual(P),
         rho_skew=score_skew_ratio(M),
-        delta_orth=orthogonality_deviation(mha.value_output_maps()[h]),
-        inertia=tuple(int(c) for c in bond_inertia(M_S)),
-        negative_mass=negative_mass(M_S),
+        delta_orth=float(delta_orth),
+        inertia=spectrum_inertia(bond, BOND_RTOL),
+        negative_mass=spectrum_negative_mass(bond),
         corner=nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN",
         nearest_constrained=nearest,
         corner_distance=distances[nearest],
@@ -184,7 +188,7 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
     --------
     >>> import math
     >>> from workbench.attention import load_minilm
-    >>> report = diagnose(load_minilm(), "Attention is a Markov operator.")  # about 6 s on 2 cores
+    >>> report = diagnose(load_minilm(), "Attention is a Markov operator.")  # about 1 s on one core
     >>> len(report.layers), len(report.heads)
     (6, 72)
     >>> all(0 <= head.eps_rev <= math.sqrt(2) for head in report.heads)  # ε_rev ≤ √2 always
@@ -206,11 +210,14 @@ def diagnose(model, text: str, *, model_name: str = "minilm") -> Diagnosis:
     a_eff, grams = [], []
     for index, layer in enumerate(model.layers):
         X, A = trace.layer_inputs[index], trace.attention[index]
-        readings = [_head_reading(index, h, layer.attention, X, A[h], circuits) for h in range(A.shape[0])]
+        mha = layer.attention
+        # δ_orth of each M_h = W_V^h W_O^h and the layer's transport Gram, from the rank-d_head factors
+        head_delta = factored_orthogonality_deviation(mha.W_V, mha.W_O)
+        readings = [_head_reading(index, h, mha, X, A[h], circuits, head_delta[h]) for h in range(A.shape[0])]
         heads.extend(readings)
-        M = layer.attention.value_output_maps()
+        M = mha.value_output_maps()  # once per layer, for the energy and the loops
         A_eff = A.mean(axis=0)
-        gram = effective_transport_gram(A, M, mask=pairs)
+        gram = factored_transport_gram(A, mha.W_V, mha.W_O, mask=pairs)
         pi = _stationary(A_eff)
         energy = effective_connection_energy(A, M, X, pi=pi)
         diagonal = np.abs(np.diag(gram.mean_gram)).mean()
@@ -288,19 +295,24 @@ def _content_reversibility(A_eff: np.ndarray, content: np.ndarray) -> float:
 def _loop_inconsistency(A: np.ndarray, M: np.ndarray, tokens: np.ndarray) -> float:
     """Mean scale-free holonomy defect of O_eff around the triangles (t, t+1, t+2) of consecutive tokens.
 
-    Only the three transports of each triangle are formed (O_eff_ij = Σ_h w_h(i,j) M_h), never the n²d² array.
-    NaN when there are fewer than three tokens.
+    Only the three transports of each triangle are formed (O_eff_ij = Σ_h w_h(i,j) M_h, one matrix product for
+    the three), never the n²d² array; the value is that of ``holonomy_deviation(O_eff, [(a, b, c, a)],
+    remove_scale=True)`` (tested against it).  NaN when there are fewer than three tokens.
     """
+    H, d = M.shape[0], M.shape[-1]
+    maps = (M / binary_scale(M)).reshape(H, d * d)  # the defect is scale-free; dividing by 2^e is exact
+    identity = np.eye(d)
     values = []
     for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False):
-        vertices = (a, b, c)
-        blocks = np.zeros((3, 3, *M.shape[1:]))
-        for x in range(3):
-            for y in range(3):
-                if x != y:
-                    weights = A[:, vertices[x], vertices[y]]
-                    blocks[x, y] = np.tensordot(weights / weights.sum(), M, axes=1)
-        values.append(float(holonomy_deviation(blocks, [(0, 1, 2, 0)], remove_scale=True)[0]))
+        # the walk a → b → c → a: Hol = O_ba O_cb O_ac in the row convention (holonomy)
+        weights = A[:, [b, c, a], [a, b, c]].T  # [3, H]
+        O_ba, O_cb, O_ac = ((weights / weights.sum(axis=1, keepdims=True)) @ maps).reshape(3, d, d)
+        hol = O_ba @ O_cb @ O_ac
+        hol = hol / binary_scale(hol)
+        scale = float(np.sqrt(np.sum(hol**2))) / math.sqrt(d)
+        if scale == 0.0:
+            raise ValueError(f"the holonomy around tokens {(a, b, c, a)} is zero, so it has no scale to remove")
+        values.append(float(np.sqrt(np.sum((hol / scale - identity) ** 2))) / math.sqrt(d))
     return float(np.mean(values)) if values else math.nan
 
 
@@ -315,7 +327,8 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
 
     Row 1: :math:`A_{\mathrm{eff}}^\ell` on the non-special tokens (the ``[CLS]``/``[SEP]`` sinks removed, rows
     renormalised for display).  Row 2: the :math:`A_{\mathrm{eff}}`-weighted mean Gram matrix
-    :math:`\bar G^\ell` of the transports, its leading 48×48 block, on a symmetric colour scale.
+    :math:`\bar G^\ell` of the transports, its leading 48×48 block, on a symmetric colour scale.  Every heatmap
+    has its own colour bar, labelled with its quantity.
 
     Parameters
     ----------
@@ -334,23 +347,35 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
     L = diagnosis.a_eff.shape[0]
     keep = np.flatnonzero(diagnosis.content)
     labels = [diagnosis.tokens[i] for i in keep]
-    fig, axes = plt.subplots(2, L, figsize=(2.6 * L, 5.6), squeeze=False, constrained_layout=True)
+    fig, axes = plt.subplots(2, L, figsize=(3.6 * L, 6.6), squeeze=False, constrained_layout=True)
     for layer in range(L):
         walk = diagnosis.a_eff[layer][np.ix_(keep, keep)]
         walk = walk / walk.sum(axis=1, keepdims=True)
         ax = axes[0, layer]
-        ax.imshow(walk, cmap="viridis")
-        ax.set_title(f"layer {layer}: $A_{{\\rm eff}}$", fontsize=9)
-        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
-        ax.set_yticks(range(len(labels)), labels, fontsize=6)
+        image = ax.imshow(walk, cmap="viridis", vmin=0.0)
+        ax.set_title(f"layer {layer}: $A_{{\\rm eff}}$", fontsize=10)
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=8)
+        ax.set_yticks(range(len(labels)), labels, fontsize=8)
+        ax.set_xlabel("attended token $j$", fontsize=9)
+        ax.set_ylabel("query token $i$", fontsize=9)
+        bar = fig.colorbar(image, ax=ax, shrink=0.75)
+        bar.set_label(r"$A_{\rm eff}(i, j)$, rows renormalised", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
         block = diagnosis.mean_gram[layer][:48, :48]
         bound = float(np.abs(block).max())
         ax = axes[1, layer]
-        ax.imshow(block, cmap="RdBu_r", vmin=-bound, vmax=bound)
-        ax.set_title(rf"$\bar G$ (ratio {diagnosis.layers[layer].gram_diagonal_ratio:.1f})", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.suptitle(f"{diagnosis.model}: {diagnosis.text!r}", fontsize=10)
+        image = ax.imshow(block, cmap="RdBu_r", vmin=-bound, vmax=bound)
+        ratio = diagnosis.layers[layer].gram_diagonal_ratio
+        ax.set_title(rf"$\bar G$: |diag| / |off-diag| = {ratio:.1f}", fontsize=9)
+        ax.set_xticks([0, 16, 32, 47])
+        ax.set_yticks([0, 16, 32, 47])
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel("feature $b$ (first 48 of $D$)", fontsize=9)
+        ax.set_ylabel("feature $a$", fontsize=9)
+        bar = fig.colorbar(image, ax=ax, shrink=0.75)
+        bar.set_label(r"mean transport Gram $\bar G_{ab}$", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
+    fig.suptitle(f"{diagnosis.model}: {diagnosis.text!r}", fontsize=11)
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig

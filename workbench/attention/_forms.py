@@ -220,6 +220,24 @@ def _bond_eigenvalues(M_S):
     return np.asarray(to_numpy(xp.linalg.eigvalsh(symmetrised(M_S))), dtype=np.float64)
 
 
+def factored_bond_eigenvalues(W_Q, W_K) -> np.ndarray:
+    r"""Eigenvalues (ascending) of the bond :math:`M_S = \tfrac12(W_QW_K^\top + W_KW_Q^\top)` from its factors.
+
+    With :math:`F = [W_Q\; W_K]` (shape [D, 2r]) and :math:`J = \tfrac12\bigl(\begin{smallmatrix}0 & I\\ I &
+    0\end{smallmatrix}\bigr)`, :math:`M_S = FJF^\top`; from the thin QR :math:`F = QR` (:math:`Q` of shape [D, k],
+    :math:`k = \min(D, 2r)`), :math:`M_S = Q\,(RJR^\top)\,Q^\top`, so its spectrum is that of the
+    :math:`k\times k` core :math:`RJR^\top` and :math:`D - k` exact zeros: :math:`O(Dr^2 + r^3)` instead of the
+    :math:`O(D^3)` of ``eigvalsh(M_S)`` (package-internal; equal to :func:`_bond_eigenvalues` of the dense
+    :math:`M_S` up to rounding, tested).  ``W_Q``, ``W_K`` have shape [D, r].
+    """
+    W_Q, W_K = np.asarray(W_Q, dtype=np.float64), np.asarray(W_K, dtype=np.float64)
+    D, r = W_Q.shape
+    R = np.linalg.qr(np.hstack([W_Q, W_K]), mode="r")  # [k, 2r]
+    core = 0.5 * (R[:, :r] @ R[:, r:].T)  # R J Rᵀ = ½(R_Q R_Kᵀ + R_K R_Qᵀ), R = [R_Q | R_K]
+    core = core + core.T
+    return np.sort(np.concatenate([np.linalg.eigvalsh(core), np.zeros(D - R.shape[0])]))
+
+
 def bond_inertia(M_S, rtol=1e-10):
     r"""Inertia of a bond form (Sylvester): the numbers of positive, negative and zero eigenvalues.
 
@@ -249,7 +267,11 @@ def bond_inertia(M_S, rtol=1e-10):
     (2, 1, 1)
     """
     rtol = check_in_range("rtol", rtol, 0.0)
-    eigenvalues = _bond_eigenvalues(M_S)
+    return spectrum_inertia(_bond_eigenvalues(M_S), rtol)
+
+
+def spectrum_inertia(eigenvalues: np.ndarray, rtol: float) -> tuple[int, int, int]:
+    """(n_pos, n_neg, n_zero) of a spectrum, zero meaning ``|λ| <= rtol · max|λ|`` (the rule of bond_inertia)."""
     if eigenvalues.size == 0:
         return 0, 0, 0
     threshold = rtol * float(np.max(np.abs(eigenvalues)))
@@ -290,7 +312,11 @@ def negative_mass(M_S):
     >>> negative_mass(np.diag([3.0, -4.0]))  # by hand: 4 / √(3² + 4²)
     0.8
     """
-    eigenvalues = _bond_eigenvalues(M_S)
+    return spectrum_negative_mass(_bond_eigenvalues(M_S))
+
+
+def spectrum_negative_mass(eigenvalues: np.ndarray) -> float:
+    """The share of negative_mass from a spectrum."""
     eigenvalues = eigenvalues / binary_scale(eigenvalues)  # the share is scale-free; the power of two is exact
     total = float(np.sqrt(np.sum(eigenvalues**2)))
     if total == 0.0:

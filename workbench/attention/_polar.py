@@ -228,12 +228,14 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
         \operatorname{tr}G_{ij} = \sum_{h,g} w_hw_g \operatorname{tr}B_{hg},\qquad
         \lVert G_{ij}\rVert_F^2 = \sum_{h,g,h',g'} w_hw_gw_{h'}w_{g'}\langle B_{hg}, B_{h'g'}\rangle_F,
 
-    and :math:`\lVert G - \mu I\rVert_F^2 = \lVert G\rVert_F^2 - (\operatorname{tr}G)^2/d`.  The
-    :math:`H^2 \times H^2` Gram matrix of the :math:`B_{hg}` is computed once, so memory is
-    :math:`O(H^2d^2 + n^2H^2)` instead of the :math:`O(n^2d^2)` of :func:`effective_connection` and its Gram
-    matrices: on a MiniLM layer (:math:`H = 12`, :math:`d = 384`) a constant 177 MiB against 288 MiB, 1.1 GiB and
-    4.5 GiB at 8, 16 and 32 tokens, and 20× faster at 32 (``workbench bench transport-gram``; benchmarks/RESULTS.md).
-    The result equals :func:`orthogonality_deviation` applied to :math:`O^{\mathrm{eff}}` (tested).
+    and :math:`\lVert G - \mu I\rVert_F^2 = \lVert G\rVert_F^2 - (\operatorname{tr}G)^2/d`.  Since
+    :math:`B_{gh} = B_{hg}^\top` and :math:`w_hw_g = w_gw_h`, the form lives on the :math:`H(H+1)/2` symmetric
+    matrices :math:`S_{hh} = B_{hh}`, :math:`S_{hg} = B_{hg} + B_{hg}^\top` (:math:`h < g`), whose Gram matrix is
+    computed once: memory is :math:`O(H^2d^2/2 + n^2H^2)` instead of the :math:`O(n^2d^2)` of
+    :func:`effective_connection` and its Gram matrices.  On a MiniLM layer (:math:`H = 12`, :math:`d = 384`) that
+    is a constant 154 MiB against 360 MiB, 1.4 GiB and 5.6 GiB at 8, 16 and 32 tokens, and about 40× faster at 32
+    (``workbench bench transport-gram``; benchmarks/RESULTS.md).  The result equals
+    :func:`orthogonality_deviation` applied to :math:`O^{\mathrm{eff}}` (tested).
 
     Parameters
     ----------
@@ -273,17 +275,121 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     A, M = to_numpy(A_heads).astype(np.float64), to_numpy(M_heads).astype(np.float64)
     # δ is of degree 0 and the mean Gram of degree 2 in M: work on M / 2^e (exact) and scale the Gram back.
     unit = float(binary_scale(M))
-    M = M / unit
-    H, n, d = A.shape[0], A.shape[1], M.shape[-1]
+    terms = _dense_gram_terms(M / unit)
+    return _transport_gram(A, terms, unit, weights, mask, {"M_heads": M_heads})
+
+
+class _GramTerms(NamedTuple):
+    r"""The quadratic form of :math:`G_{ij}` in the head weights, on a basis of matrices :math:`S_p`.
+
+    :math:`G_{ij} = \sum_p w_{h_p}(i,j)\,w_{g_p}(i,j)\,S_p`; ``trace[p]`` is :math:`\operatorname{tr}S_p`,
+    ``gram[p, q]`` is :math:`\langle S_p, S_q\rangle_F` and ``combine(c)`` is :math:`\sum_p c_pS_p` (shape [d, d]).
+    """
+
+    first: np.ndarray  # h_p
+    second: np.ndarray  # g_p
+    trace: np.ndarray
+    gram: np.ndarray
+    combine: Any
+    d: int
+
+
+def _dense_gram_terms(M: np.ndarray) -> _GramTerms:
+    r"""The terms of the quadratic form from the dense maps, on a basis of symmetric matrices.
+
+    The basis is :math:`S_{hh} = B_{hh}`, :math:`S_{hg} = B_{hg} + B_{hg}^\top` (:math:`h < g`) with
+    :math:`B_{hg} = M_h^\top M_g`.
+
+    Because :math:`B_{gh} = B_{hg}^\top` and :math:`w_hw_g` is symmetric in :math:`(h, g)`, the
+    :math:`H(H+1)/2` matrices :math:`S_p` carry the whole form: about half the products and a quarter of the Gram
+    entries of the :math:`H^2` basis :math:`B_{hg}`.
+    """
+    H, d = M.shape[0], M.shape[-1]
+    first, second = np.triu_indices(H)
+    side = np.ascontiguousarray(M.transpose(1, 0, 2)).reshape(d, H * d)  # [M_1 | M_2 | ... | M_H]
+    S = np.empty((first.size, d, d))
+    p = 0
+    for h in range(H):
+        row = M[h].T @ side[:, h * d :]  # [B_hh | B_h,h+1 | ... | B_hH] in one BLAS call
+        S[p] = row[:, :d]
+        for k in range(1, H - h):
+            block = row[:, k * d : (k + 1) * d]
+            S[p + k] = block + block.T
+        p += H - h
+    inner = M.reshape(H, d * d) @ M.reshape(H, d * d).T  # ⟨M_h, M_g⟩_F = tr(M_hᵀ M_g)
+    trace = np.where(first == second, 1.0, 2.0) * inner[first, second]
+    flat = S.reshape(first.size, d * d)
+    return _GramTerms(first, second, trace, flat @ flat.T, lambda c: (c @ flat).reshape(d, d), d)
+
+
+def _factored_gram_terms(U: np.ndarray, V: np.ndarray) -> _GramTerms:
+    r"""The terms of the quadratic form from factors :math:`M_h = U_hV_h^\top` (``U``, ``V`` of shape [H, d, r]).
+
+    The basis is :math:`B_{hg} = M_h^\top M_g = V_h\Gamma_{hg}V_g^\top`, with :math:`\Gamma = U^\top U` and
+    :math:`\Pi = V^\top V` cut into :math:`r\times r` blocks (the Gram matrices of the concatenated factors).
+
+    .. math::
+
+        \operatorname{tr}B_{hg} = \operatorname{tr}(\Gamma_{hg}\Pi_{gh}),\qquad
+        \langle B_{hg}, B_{kl}\rangle_F = \operatorname{tr}(\Gamma_{gh}\Pi_{hk}\Gamma_{kl}\Pi_{lg})
+        = \langle Z^{(h)}_{gk}, (Z^{(l)}_{kg})^\top\rangle_F,\quad Z^{(h)} = \Gamma_{:h}\Pi_{h:},
+
+    so with :math:`R = Hr` the cost is :math:`O(dR^2 + R^3 + H^2R^2)` instead of :math:`O(H^2d^3 + H^4d^2)`.
+    """
+    H, d, r = U.shape
+    R = H * r
+    U_all = np.ascontiguousarray(U.transpose(1, 0, 2)).reshape(d, R)  # [U_1 | ... | U_H]
+    V_all = np.ascontiguousarray(V.transpose(1, 0, 2)).reshape(d, R)
+    Gamma, Pi = U_all.T @ U_all, V_all.T @ V_all
+    trace = (Gamma * Pi).reshape(H, r, H, r).sum(axis=(1, 3)).reshape(H * H)  # Π is symmetric: Π_gh = Π_hgᵀ
+    Z = Gamma.reshape(R, H, r).transpose(1, 0, 2) @ Pi.reshape(H, r, R)  # Z[h] = Γ[:, h] Π[h, :], shape [H, R, R]
+    blocks = Z.reshape(H, H, r, H, r)  # [h, g, b, k, c] = Z[h][(g, b), (k, c)]
+    left = blocks.transpose(1, 3, 0, 2, 4).reshape(H, H, H, r * r)  # [g, k, h, (b, c)]
+    right = blocks.transpose(3, 1, 0, 4, 2).reshape(H, H, H, r * r)  # [g, k, l, (b, c)] = Z[l][(k, c), (g, b)]
+    gram = (left @ right.transpose(0, 1, 3, 2)).transpose(2, 0, 1, 3).reshape(H * H, H * H)  # [(h, g), (k, l)]
+    first, second = np.divmod(np.arange(H * H), H)
+
+    def combine(c):
+        weighted = (Gamma.reshape(H, r, H, r) * c.reshape(H, 1, H, 1)).reshape(R, R)
+        return V_all @ weighted @ V_all.T
+
+    return _GramTerms(first, second, trace, gram, combine, d)
+
+
+def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> EffectiveTransportGram:
+    r""":func:`effective_transport_gram` of the maps :math:`M_h = W_V^hW_O^h`, from the factors (package-internal).
+
+    The :math:`d\times d` maps are never formed; ``diagnose`` holds the factors.
+
+    ``W_V`` has shape [H, d, r], ``W_O`` shape [H, r, d].  Equal to ``effective_transport_gram(A_heads, W_V @ W_O,
+    weights, mask)`` up to rounding (tested).
+    """
+    A_heads = as_array("A_heads", A_heads, ndim=3)
+    check_square("A_heads", A_heads)
+    check_nonnegative("A_heads", A_heads)
+    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
+    H, d, r = shape_of(W_V)
+    if shape_of(W_O) != (H, r, d) or int(A_heads.shape[0]) != H:
+        raise ValueError(
+            f"W_V [H, d, r], W_O [H, r, d] and A_heads [H, n, n] must match, got shapes {shape_of(W_V)}, "
+            f"{shape_of(W_O)} and {shape_of(A_heads)}"
+        )
+    A = to_numpy(A_heads).astype(np.float64)
+    U, V = to_numpy(W_V).astype(np.float64), to_numpy(W_O).astype(np.float64)
+    unit_u, unit_v = float(binary_scale(U)), float(binary_scale(V))
+    terms = _factored_gram_terms(U / unit_u, np.swapaxes(V / unit_v, -1, -2))
+    return _transport_gram(A, terms, unit_u * unit_v, weights, mask, {"W_V": W_V, "W_O": W_O})
+
+
+def _transport_gram(A, terms: _GramTerms, unit: float, weights, mask, inputs) -> EffectiveTransportGram:
+    """The reductions of :func:`effective_transport_gram` from the terms of the quadratic form."""
+    H, n, d = A.shape[0], A.shape[1], terms.d
     total = A.sum(axis=0)
     active = total > 0
-    w = A / np.where(active, total, 1.0)  # head weights per edge (zero on inactive edges)
-    B = (np.swapaxes(M, -1, -2)[:, None] @ M[None, :]).reshape(H * H, d * d)  # B_hg = M_hᵀ M_g (batched BLAS)
-    trace_b = (M.reshape(H, d * d) @ M.reshape(H, d * d).T).reshape(H * H)  # tr(M_hᵀ M_g) = ⟨M_h, M_g⟩_F
-    gram_b = B @ B.T
-    u = (w[:, None] * w[None, :]).transpose(2, 3, 0, 1).reshape(n, n, H * H)  # u_ij = w(i,j) ⊗ w(i,j)
-    trace_g = u @ trace_b
-    norm2_g = np.sum((u @ gram_b) * u, axis=-1)
+    w = np.moveaxis(A / np.where(active, total, 1.0), 0, -1)  # head weights per edge [n, n, H], 0 if inactive
+    u = w[..., terms.first] * w[..., terms.second]  # the coefficients of the S_p at each edge
+    trace_g = u @ terms.trace
+    norm2_g = np.sum((u @ terms.gram) * u, axis=-1)
     mu = trace_g / d
     valid = active & (mu > 0)
     if mask is not None:
@@ -303,6 +409,34 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     pw = np.where(valid, pair_weights, 0.0)
     mean_u = np.einsum("ij,ijk->k", pw, u) / pw.sum()
     with overflow_ignored():
-        mean_gram = (mean_u @ B).reshape(d, d) * unit * unit
-    check_overflow("the mean transport Gram", mean_gram, {"M_heads": M_heads})
+        mean_gram = terms.combine(mean_u) * unit * unit
+    check_overflow("the mean transport Gram", mean_gram, inputs)
     return EffectiveTransportGram(float((pw * delta).sum() / pw.sum()), delta, valid, mean_gram)
+
+
+def factored_orthogonality_deviation(W_V, W_O) -> np.ndarray:
+    r""":math:`\delta_{\mathrm{orth}}` of each map :math:`M_h = W_V^hW_O^h` from its factors (package-internal).
+
+    With the thin QR :math:`(W_O^h)^\top = QR` (:math:`Q` of shape [d, k], orthonormal columns),
+    :math:`G = M_h^\top M_h = Q\,C\,Q^\top` with the :math:`k\times k` core :math:`C = R\,(W_V^{h\top}W_V^h)\,R^\top`,
+    so :math:`\lVert G - \mu I_d\rVert_F^2 = \lVert C - \mu I_k\rVert_F^2 + (d - k)\mu^2` and
+    :math:`\mu = \operatorname{tr}C/d`: the value of :func:`orthogonality_deviation` of :math:`M_h` (tested), at
+    :math:`O(dr^2)` per head instead of :math:`O(d^3)`.
+
+    ``W_V`` has shape [H, d, r], ``W_O`` shape [H, r, d]; returns shape [H].
+    """
+    U = np.asarray(W_V, dtype=np.float64)
+    V = np.swapaxes(np.asarray(W_O, dtype=np.float64), -1, -2)
+    U, V = U / binary_scale(U, axis=(-2, -1)), V / binary_scale(V, axis=(-2, -1))  # δ is scale-free; exact
+    d = U.shape[-2]
+    R = np.linalg.qr(V, mode="r")  # [H, k, r], k = min(d, r)
+    k = R.shape[-2]
+    core = R @ (np.swapaxes(U, -1, -2) @ U) @ np.swapaxes(R, -1, -2)
+    core = 0.5 * (core + np.swapaxes(core, -1, -2))
+    mu = np.trace(core, axis1=-2, axis2=-1) / d
+    if not np.all(mu > 0):
+        raise ValueError(
+            "orthogonality_deviation needs at least one valid pair (nonzero transport, inside mask, positive weight)"
+        )
+    gap = core - mu[:, None, None] * np.eye(k)
+    return np.sqrt(np.sum(gap**2, axis=(-2, -1)) + (d - k) * mu**2) / (mu * d)
