@@ -618,7 +618,7 @@ points_1d = np.random.default_rng(0).uniform(0, 1, (1500, 1))
 # (`workbench.catalogue.fit_rate`).
 #
 # **What a correct answer shows:** slope $1.00 \pm 0.02$ at small β, then a plateau at or below $\sqrt2$ at large β.
-# Interpret both ends: at small β the softmax is linear in the score (mathematical reference §A.9: the first-order
+# Interpret both ends: at small β the softmax is linear in the score ([mathematical reference §A.9](reference.md): the first-order
 # term is $(\beta/N)$ times the row-centred score), so its antisymmetric part — and $\varepsilon_{\mathrm{rev}}$ — grows like β;
 # at large β each row concentrates on its largest score, and $\varepsilon_{\mathrm{rev}} \le \sqrt2$ with equality only when no
 # edge is reciprocated (each token's favourite does not favour it back).

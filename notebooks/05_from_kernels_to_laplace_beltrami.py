@@ -109,10 +109,9 @@ def inverse_beta_axes(ax, betas):
 
 
 def show_steps(steps):
-    """Print each step's text with its sympy verdict (✓ decided equal, · stated) and display its formula."""
+    """Display each step as the catalogue does: verdict (✓ decided equal, · stated), general statement, reason."""
     for step in steps:
-        print({None: "·", True: "✓", False: "✗"}[step.holds], step.text)
-        display(Math(sp.latex(step.expr)))
+        display(step)
 
 
 # %% [markdown]
@@ -493,6 +492,7 @@ axes[2].set(xlabel=r"$1/\beta$", ylabel=r"relative error at $x_0$", title=r"para
 axes[2].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
+print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 
 # %% [markdown]
 # ## Recap
@@ -589,6 +589,3 @@ from workbench.markov import Circle
 circle_samples = Circle(radius=1.3, density_amplitude=0.5)
 betas_explore = np.array([20.0, 40.0, 80.0, 160.0])
 # your code here (reuse the loop of section 3; fit_rate for the slope)
-
-# %%
-print(f"notebook ran in {time.perf_counter() - started:.1f} s")

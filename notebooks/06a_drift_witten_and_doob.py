@@ -58,6 +58,7 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 import sympy as sp
+from IPython.display import display
 from matplotlib.ticker import NullFormatter
 
 from workbench.catalogue import claim, fit_rate
@@ -83,10 +84,9 @@ hbar = sp.Symbol("hbar", positive=True)
 
 
 def show(steps):
-    """Print each derivation step with its verdict, and stop at the first claim sympy does not confirm."""
+    """Display each derivation step (verdict, general statement, reason) and stop at the first claim sympy rejects."""
     for step in steps:
-        mark = {None: "·", True: "✓", False: "✗"}[step.holds]
-        print(mark, step.text)
+        display(step)
         assert step.holds is not False, step.text
 
 
@@ -136,23 +136,43 @@ show(
             "circle: 𝒞_{dΦ}f = −ħ e^{2Φ/ħ}(e^{−2Φ/ħ}f')'",
             C_exact(f),
             -hbar * sp.exp(2 * Phi / hbar) * sp.diff(gibbs * f.diff(theta), theta),
+            statement=r"\mathcal C_{d\Phi}f = -\hbar\,e^{2\Phi/\hbar}\operatorname{div}_G\bigl(e^{-2\Phi/\hbar}\nabla f\bigr)",
+            because="product rule: −ħ e^{2Φ/ħ}(e^{−2Φ/ħ}f′)′ = −ħf″ + 2Φ′f′, the drift term of 𝒞_{dΦ}",
         ),
         claim(
             "circle: e^{−2Φ/ħ}g𝒞f = ħe^{−2Φ/ħ}f'g' − ħ(e^{−2Φ/ħ}gf')'  (symmetric in L²(μ))",
             gibbs * g * C_exact(f),
             hbar * gibbs * f.diff(theta) * g.diff(theta) - hbar * sp.diff(gibbs * g * f.diff(theta), theta),
+            statement=r"e^{-2\Phi/\hbar}g\,\mathcal C_{d\Phi}f = \hbar\,e^{-2\Phi/\hbar}\langle\nabla f, \nabla g\rangle_G"
+            r" - \hbar\operatorname{div}_G\bigl(e^{-2\Phi/\hbar}g\,\nabla f\bigr)",
+            because="product rule on the divergence form; the total divergence integrates to 0 on a closed manifold",
         ),
-        claim("circle: 𝒞_{dΦ}^†e^{−2Φ/ħ} = 0  (μ stationary)", formal_adjoint(circle, [Phi.diff(theta)], hbar, gibbs)),
+        claim(
+            "circle: 𝒞_{dΦ}^†e^{−2Φ/ħ} = 0  (μ stationary)",
+            formal_adjoint(circle, [Phi.diff(theta)], hbar, gibbs),
+            statement=r"\mathcal C_{d\Phi}^\dagger\bigl(e^{-2\Phi/\hbar}\sqrt g\bigr) = 0",
+            because="𝒞_{dΦ} is symmetric in L²(μ) and kills constants, so ∫𝒞_{dΦ}f dμ = 0 for every f",
+        ),
         claim(
             "circle: (e^{−2Φ/ħ}·c e^{2Φ/ħ})' = 0  (A^⊥ = c e^{2Φ/ħ} is μ-co-closed)",
             sp.diff(gibbs * c * sp.exp(2 * Phi / hbar), theta),
+            statement=r"\operatorname{div}_G\bigl(e^{-2\Phi/\hbar}A^\perp\bigr) = 0 \quad\text{for } A^\perp = c\,e^{2\Phi/\hbar}",
+            because="the weight e^{−2Φ/ħ} times c e^{2Φ/ħ} is the constant c",
         ),
-        claim("circle: 𝒞_{dΦ+A^⊥}^†e^{−2Φ/ħ} = 0  (μ still stationary)", formal_adjoint(circle, novikov, hbar, gibbs)),
+        claim(
+            "circle: 𝒞_{dΦ+A^⊥}^†e^{−2Φ/ħ} = 0  (μ still stationary)",
+            formal_adjoint(circle, novikov, hbar, gibbs),
+            statement=r"\mathcal C_{d\Phi + A^\perp}^\dagger\bigl(e^{-2\Phi/\hbar}\sqrt g\bigr) = 0",
+            because="the extra term of the adjoint is −2 div_G(e^{−2Φ/ħ}A^⊥), zero for a μ-co-closed A^⊥",
+        ),
         claim(
             "circle: e^{−2Φ/ħ}(g𝒞f − f𝒞g) = 2c(gf' − fg') − ħ(e^{−2Φ/ħ}(gf' − fg'))'",
             gibbs * (g * C_novikov(f) - f * C_novikov(g)),
             2 * c * (g * f.diff(theta) - f * g.diff(theta))
             - hbar * sp.diff(gibbs * (g * f.diff(theta) - f * g.diff(theta)), theta),
+            statement=r"e^{-2\Phi/\hbar}\bigl(g\,\mathcal C_Af - f\,\mathcal C_Ag\bigr) = 2c\,(gf' - fg')"
+            r" - \hbar\bigl(e^{-2\Phi/\hbar}(gf' - fg')\bigr)'",
+            because="the exact part is symmetric (a total derivative); the weight turns A^⊥ = c e^{2Φ/ħ} into c",
         ),
         claim(
             "circle: ∮ 2c(gf' − fg') dθ = −4πc for f = cos, g = sin",
@@ -160,6 +180,8 @@ show(
                 2 * c * (sp.sin(theta) * -sp.sin(theta) - sp.cos(theta) * sp.cos(theta)), (theta, 0, 2 * sp.pi)
             ),
             -4 * sp.pi * c,
+            statement=r"\oint 2c\,\bigl(\sin\theta\,(\cos\theta)' - \cos\theta\,(\sin\theta)'\bigr)\,d\theta = -4\pi c",
+            because="the integrand is −2c(sin²θ + cos²θ) = −2c, over a period of length 2π",
         ),
     ]
 )
@@ -181,10 +203,14 @@ show(
         claim(
             "sphere: 𝒞_{dΦ}f = −ħ e^{2Φ/ħ} div_G(e^{−2Φ/ħ}∇f)",
             zero(C_sphere(f_s) + hbar * sp.exp(2 * Phi_s / hbar) * sphere.divergence(gibbs_s * sphere.gradient(f_s))),
+            statement=r"\mathcal C_{d\Phi}f = -\hbar\,e^{2\Phi/\hbar}\operatorname{div}_G\bigl(e^{-2\Phi/\hbar}\nabla f\bigr)",
+            because="div_G(e^{−2Φ/ħ}∇f) = e^{−2Φ/ħ}(Δ_Gf − 2⟨dΦ, df⟩_G/ħ), the product rule in coordinates",
         ),
         claim(
             "sphere: 𝒞_{dΦ}^†(e^{−2Φ/ħ} r² sin ϑ) = 0",
             zero(formal_adjoint(sphere, d_Phi_s, hbar, gibbs_s * sphere.volume_density)),
+            statement=r"\mathcal C_{d\Phi}^\dagger\bigl(e^{-2\Phi/\hbar}\sqrt g\bigr) = 0,\quad \sqrt g = r^2\sin\vartheta",
+            because="μ = e^{−2Φ/ħ}dV_G, and against dϑ dφ the volume element carries the factor √g",
         ),
     ]
 )
@@ -221,6 +247,8 @@ show(
             "line: e^{−Φ/ħ}𝒞e^{Φ/ħ}u = −ħu'' + (Φ'²/ħ − Φ'')u",
             conjugated,
             -hbar * u_l.diff(x, 2) + witten_potential(line, Phi_l, hbar) * u_l,
+            statement=r"e^{-\Phi/\hbar}\,\mathcal C_{d\Phi}\bigl(e^{\Phi/\hbar}u\bigr) = -\hbar u'' + \bigl(\Phi'^2/\hbar - \Phi''\bigr)u",
+            because="−ħ(e^{Φ/ħ}u)″ contributes −2Φ′u′, which cancels the drift's +2Φ′u′",
         ),
         claim(
             "sphere: e^{−Φ/ħ}𝒞e^{Φ/ħ}u = −ħΔ_Gu + (|dΦ|²_G/ħ − Δ_GΦ)u",
@@ -229,6 +257,9 @@ show(
                 + hbar * sphere.laplacian(u_s)
                 - witten_potential(sphere, Phi_s, hbar) * u_s
             ),
+            statement=r"e^{-\Phi/\hbar}\,\mathcal C_{d\Phi}\,e^{\Phi/\hbar} = -\hbar\Delta_G + V,"
+            r"\quad V = |d\Phi|_G^2/\hbar - \Delta_G\Phi",
+            because="the same cancellation of first-order terms, with Δ_G(e^{Φ/ħ}u) expanded by the product rule",
         ),
         claim(
             "sphere: (−ħΔ_G + V)e^{−Φ/ħ} = 0  (ground state)",
@@ -236,6 +267,8 @@ show(
                 -hbar * sphere.laplacian(sp.exp(-Phi_s / hbar))
                 + witten_potential(sphere, Phi_s, hbar) * sp.exp(-Phi_s / hbar)
             ),
+            statement=r"\bigl(-\hbar\Delta_G + V\bigr)\,e^{-\Phi/\hbar} = 0",
+            because="e^{−Φ/ħ} is the conjugate image of the constant 1, and 𝒞_{dΦ}1 = 0",
         ),
     ]
 )
@@ -252,10 +285,26 @@ well = x**2 / 2
 C_well = witten_generator(line, [well.diff(x)], hbar)
 V_well = witten_potential(line, well, hbar)
 print("V =", sp.expand(V_well))
-steps = [claim("harmonic well: V = x²/ħ − 1", V_well, x**2 / hbar - 1)]
+steps = [
+    claim(
+        "harmonic well: V = x²/ħ − 1",
+        V_well,
+        x**2 / hbar - 1,
+        statement=r"\Phi = \tfrac{x^2}{2}:\quad V = \Phi'^2/\hbar - \Phi'' = x^2/\hbar - 1",
+        because="Φ′ = x and Φ″ = 1",
+    )
+]
 for n in range(6):
     hermite = sp.hermite(n, x / sp.sqrt(hbar))
-    steps.append(claim(f"𝒞 H_{n}(x/√ħ) = {2 * n} H_{n}(x/√ħ)", sp.expand(C_well(hermite)), sp.expand(2 * n * hermite)))
+    steps.append(
+        claim(
+            f"𝒞 H_{n}(x/√ħ) = {2 * n} H_{n}(x/√ħ)",
+            sp.expand(C_well(hermite)),
+            sp.expand(2 * n * hermite),
+            statement=r"\bigl(-\hbar\,\partial_x^2 + 2x\,\partial_x\bigr)H_n(x/\sqrt\hbar) = 2n\,H_n(x/\sqrt\hbar)",
+            because="in y = x/√ħ the operator is −∂_y² + 2y∂_y, Hermite's equation with eigenvalue 2n",
+        )
+    )
 show(steps)
 
 # %% [markdown]
@@ -579,7 +628,8 @@ grid = np.linspace(-4, 4, 2002)[1:-1]  # 2000 interior points; the Dirichlet end
 #    **is** the Doob transform with $h = q^{-\alpha}$.
 #
 # Check (1) with sympy on a $3\times3$ symmetric matrix of positive symbols and three positive symbols $h_i$
-# (`sympy.Matrix`, `workbench.catalogue.claim`), and (2) numerically with `doob_transform(K, q**-alpha).P` against
+# (`sympy.Matrix`, `workbench.catalogue.claim`, each claim with a general `statement=` in LaTeX and a one-line
+# `because=`, as in section 1), and (2) numerically with `doob_transform(K, q**-alpha).P` against
 # `MarkovOperator.from_kernel(K, alpha=alpha).P` for a Gauss kernel (`gauss_kernel`) of 50 random points, α = ½ and 1.
 #
 # **What a correct answer shows:** sympy decides the $3\times3$ matrix $\operatorname{diag}(\pi)\mathsf P_h -
@@ -607,7 +657,7 @@ K = gauss_kernel(np.random.default_rng(0).standard_normal((50, 3)), 0.5)
 # against $1/\hbar$ and fit a straight line (`numpy.polyfit`).
 #
 # **What a correct answer shows:** a straight line of slope $-0.50 \pm 0.03$.  Interpret it: the process
-# $dX = -2\Phi'(X)\,dt + \sqrt{2\hbar}\,dW$ generated by $\mathcal C_{d\Phi}$ must climb the barrier
+# $dX = -2\Phi'(X)\,dt + \sqrt{2\hbar}\,dW$, whose generator is $\mathcal L = -\mathcal C_{d\Phi}$, must climb the barrier
 # $\Delta\Phi = \Phi(0) - \Phi(\pm1) = 1/4$ at the temperature $\hbar/2$ of its Gibbs law $e^{-2\Phi/\hbar}$, so the hopping
 # rate is Arrhenius, $\propto e^{-2\Delta\Phi/\hbar}$.  Then compare with the Eyring–Kramers prediction ({cite:p}`berglund2013kramers`)
 # $\lambda_1 \approx (2\sqrt2/\pi)\,e^{-1/(2\hbar)}$: the ratio should be within 15 % of 1 over this range and say in

@@ -568,7 +568,8 @@ import sympy as sp  # noqa: F401  (for the symbolic check)
 #
 # **A fixed holonomy on longer and longer loops.**  Keep the holonomy fixed, θ = π/2, and vary the ring length
 # $n = 4, 6, 8, \dots, 64$.  Compute the smallest eigenvalue $\lambda_{\min}(n)$ of $2I - T$ and the spectral gap of the
-# untwisted ring, $2 - 2\cos(2\pi/n)$; fit the slope of $\log\lambda_{\min}$ against $\log n$.
+# untwisted ring, $2 - 2\cos(2\pi/n)$; fit the slope of $\log\lambda_{\min}$ against $\log n$ over $n \ge 16$, where the
+# asymptotic regime has set in.
 #
 # *What a correct answer shows:* a slope within 0.05 of −2, and a ratio $\lambda_{\min}/\text{gap}$ tending to
 # $(\theta/2\pi)^2 = 1/16$.  Interpret: the same holonomy spread over $n$ edges twists each edge by $\theta/n$, and the

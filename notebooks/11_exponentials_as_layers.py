@@ -438,8 +438,10 @@ for scale in (1e-1, 1e-2, 1e-3):  # the product form's defect is the degree-2 BC
 # $\varepsilon^2|ab|/\sqrt2$ for ε = $10^{-1}, 10^{-2}, 10^{-3}$.
 #
 # *What a correct answer shows:* sympy gives the commutator $E_{02} - E_{20}$ and a vanishing difference at order
-# ε²; the numerical ratio tends to 1 like $1 - O(\varepsilon)$ (about $1 - 10^{-3}$ at ε = 0.1).  Explain why the
-# slope 2 of §3 is the first BCH term and why disjoint planes give no defect at all.
+# ε²; the numerical ratio tends to 1 like $1 - O(\varepsilon^2)$ (about $1 - 6\cdot10^{-4}$ at ε = 0.1, a hundred times
+# closer at ε = 0.01).  Explain why the slope 2 of §3 is the first BCH term, why disjoint planes give no defect at all,
+# and why the correction to the ratio is of order ε² rather than ε (hint: for a skew matrix $X$ the map
+# $Z \mapsto [X, Z]$ is antisymmetric in the Frobenius inner product, so $\langle Z, [X, Z]\rangle_F = 0$).
 
 # %%
 # your code here (sympy for the symbolic check)
@@ -453,8 +455,9 @@ for scale in (1e-1, 1e-2, 1e-3):  # the product form's defect is the degree-2 BC
 # (the second eigenvalue, largest real part after 0).
 #
 # *What a correct answer shows:* the fitted slope equals $-\gamma$ to within 2 %.  Interpret: a head reaches the whole
-# sequence once $t \gtrsim 1/\gamma$; compare $1/\gamma$ with the learned times `times` of the two heads.  Which heads are
-# local, which global, and how would training move $t_h$ to change that?
+# sequence once $t \gtrsim 1/\gamma$; compare $1/\gamma$ with the times `times` of the two heads (the layer of §1 is
+# untrained, so both still sit at `t_init = 1`).  Is head 0 local or global at that time, and how would training move
+# $t_h$ to change that?
 
 # %%
 # your code here

@@ -117,7 +117,7 @@ plt.show()
 # ### Solution 04.3
 #
 # At small β, $\operatorname{softmax}_\beta(W) = \tfrac1N\mathbf 1\mathbf 1^\top + \tfrac\beta N W_c + O(\beta^2)$ with $W_c$ the row-centred
-# score (mathematical reference §A.9).  The stationary law is then $\pi = \tfrac1N\mathbf 1 + \beta\delta$ with
+# score ([mathematical reference §A.9](../reference.md)).  The stationary law is then $\pi = \tfrac1N\mathbf 1 + \beta\delta$ with
 # $\delta = W_c^\top\mathbf 1/N^2$ (insert into $\pi\mathsf P = \pi$ and keep first order), and the flux
 # $\mathsf A = \operatorname{diag}(\pi)\mathsf P$ has the antisymmetric part
 # $J = \tfrac\beta{N^2}(W_c - W_c^\top) + \tfrac\beta N(\delta\mathbf 1^\top - \mathbf 1\delta^\top) + O(\beta^2)$ while
@@ -153,8 +153,9 @@ print(f"first-order prediction of ε_rev/β: {first_order:.5f};  largest ε_rev:
 # oracle 1: the first-order softmax expansion gives slope 1; the O(β) curvature of the curve over
 # β ≤ 1e-2 moves the fit by well under 0.02
 assert abs(slope - 1) < 0.02
-# oracle 2: the first-order constant; the relative error at β = 1e-3 is O(β·max|W|), a few 1e-4 here
-assert abs(eps[0] / betas_explore[0] / first_order - 1) < 1e-2
+# oracle 2: the first-order constant; the relative error at β = 1e-3 is bounded by β·max|W| ≈ 2.7e-3 (the next
+# term of the softmax expansion), so 3e-3 — it measures about 3e-4 here
+assert abs(eps[0] / betas_explore[0] / first_order - 1) < 3e-3
 # oracle 3: the bound ε_rev ≤ √2 (with room only for rounding)
 assert eps.max() <= np.sqrt(2) + 1e-12
 

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import scipy.linalg
 import sympy as sp
+from IPython.display import display
 
 from workbench.catalogue import claim
 from workbench.continuum import RiemannianMetric, witten_potential
@@ -107,12 +108,28 @@ P_sym = sp.diag(*[1 / v for v in Kh]) * K_sym * sp.diag(*h_sym)
 pi_sym = sp.Matrix([h_sym[i] * Kh[i] for i in range(3)])
 flux = sp.diag(*pi_sym) * P_sym
 steps = [
-    claim("P_h is row-stochastic", P_sym * sp.ones(3, 1), sp.ones(3, 1)),
-    claim("detailed balance: diag(π)P_h − P_hᵀdiag(π) = 0", flux - flux.T),
-    claim("stationarity: πᵀP_h − πᵀ = 0", pi_sym.T * P_sym - pi_sym.T),
+    claim(
+        "P_h is row-stochastic",
+        P_sym * sp.ones(3, 1),
+        sp.ones(3, 1),
+        statement=r"\mathsf P_h\mathbf 1 = \mathbf 1",
+        because="row i of 𝖪 diag(h) sums to (𝖪h)_i, the number it is divided by",
+    ),
+    claim(
+        "detailed balance: diag(π)P_h − P_hᵀdiag(π) = 0",
+        flux - flux.T,
+        statement=r"\operatorname{diag}(\pi)\mathsf P_h = \mathsf P_h^\top\operatorname{diag}(\pi),\quad \pi_i = h_i(\mathsf Kh)_i",
+        because="π_i P_{h,ij} = h_i 𝖪_ij h_j, symmetric in (i, j) because 𝖪 is",
+    ),
+    claim(
+        "stationarity: πᵀP_h − πᵀ = 0",
+        pi_sym.T * P_sym - pi_sym.T,
+        statement=r"\pi^\top\mathsf P_h = \pi^\top",
+        because="sum detailed balance over i and use P_h 1 = 1",
+    ),
 ]
 for step in steps:
-    print({True: "✓", False: "✗", None: "·"}[step.holds], step.text)
+    display(step)
     # oracle: sympy decides each matrix identity exactly, for all positive symbols
     assert step.holds is True
 

@@ -51,9 +51,14 @@ O_rand = ortho_group.rvs(d, size=m * m, random_state=31).reshape(m, m, d, d)
 # A parallel section satisfies $X_i = X_jO_{ij}$ on every active edge, so it is fixed by the walk:
 # $(\mathcal TX)_i = \sum_jA_{ij}X_jO_{ij} = \sum_jA_{ij}X_i = X_i$.  For the flat connection $O_{ij} = V_j^{-1}V_i$ the
 # sections are $X_i = cV_i$, one for each $c \in \mathbb R^{1\times3}$: a three-dimensional kernel.  It cannot be
-# larger: on a connected graph a kernel vector of $I - \mathcal T$ is determined by its value at one token (this is
-# the discrete analogue of "a parallel section is fixed by its initial value"), so the kernel has dimension at most
-# $d$.  For a generic connection the holonomy around some loop has no eigenvalue 1 and the kernel is trivial.
+# larger.  With orthogonal frames every $O_{ij} = V_j^{-1}V_i$ is orthogonal, and `P_walk` is row-stochastic with its
+# stationary law π: the three hypotheses of the energy identity of notebook 10a §4 hold.  So $L_{\mathrm{mix}}X = 0$
+# gives $0 = \langle X, L_{\mathrm{mix}}X\rangle_\pi = \mathcal E_c(X) = \tfrac12\sum_{ij}\pi_iA_{ij}\lVert X_i - X_jO_{ij}\rVert^2$,
+# and since every $\pi_iA_{ij} > 0$ (a softmax walk), $X_i = X_jO_{ij}$ on every edge: $X$ is fixed by its value
+# $X_0 \in \mathbb R^{1\times d}$ at one token (on any connected graph, by walking along a path).  The kernel therefore
+# has dimension at most $d$ — the discrete analogue of "a parallel section is fixed by its initial value".  For a
+# generic connection, transporting $X_0$ around a loop does not bring it back (the holonomy has no eigenvalue 1), so
+# no nonzero $X_0$ is consistent and the kernel is trivial.
 
 # %%
 V = ortho_group.rvs(d, size=m, random_state=32)

@@ -119,8 +119,9 @@ gap = 2 - 2 * np.cos(2 * np.pi / lengths)
 slope = np.polyfit(np.log(lengths[lengths >= 16]), np.log(lowest[lengths >= 16]), 1)[0]
 print(f"slope of log λ_min against log n (n ≥ 16): {slope:.4f};  λ_min/gap at n = 64: {lowest[-1] / gap[-1]:.5f}")
 # Oracles: the asymptotic slope −2 (the O(n⁻²) correction changes a fit over n ≥ 16 by < 0.01, margin 0.05),
-# the limit (θ/2π)² = 1/16 (at n = 64 the relative correction is ~(2π/64)²/12 ≈ 1e-3), and the closed form itself.
-assert abs(slope + 2) < 0.05 and abs(lowest[-1] / gap[-1] - 1 / 16) < 2e-3
+# the limit (θ/2π)² = 1/16 — at n = 64 the ratio is (1/16)(1 + (4π² − θ²)/(12n²) + …), a relative excess of
+# 7.5e-4, so a relative margin of 2e-3 — and the closed form itself.
+assert abs(slope + 2) < 0.05 and abs(16 * lowest[-1] / gap[-1] - 1) < 2e-3
 assert np.abs(lowest - (2 - 2 * np.cos(theta / lengths))).max() < 1e-14
 
 fig, ax = plt.subplots(figsize=(5, 3.6), layout="constrained")

@@ -57,9 +57,10 @@ print(
     f"(a) ε_rev = {reversibility_residual(P_sym):.1e};  (b) ε_rev − √2 = {reversibility_residual(cycle) - np.sqrt(2):.1e}"
 )
 print("(c)", {s: round(v, 4) for s, v in mixtures.items()})
-# Oracles: the closed-form stationary law (π P = π and detailed balance to rounding), the value √2, strict bounds
+# Oracles: the closed-form stationary law (π P = π and detailed balance, to a few ulps of entries of size ~1/n),
+# the value √2 (a ratio of two Frobenius norms: a few ulps), strict bounds
 assert np.abs(pi @ P_sym - pi).max() < 1e-15 and np.abs(pi[:, None] * P_sym - (pi[:, None] * P_sym).T).max() < 1e-15
-assert reversibility_residual(P_sym) < 1e-14 and abs(reversibility_residual(cycle) - np.sqrt(2)) < 1e-15
+assert reversibility_residual(P_sym) < 1e-14 and abs(reversibility_residual(cycle) - np.sqrt(2)) < 1e-14
 assert all(0 < v < np.sqrt(2) for v in mixtures.values())
 
 # %% [markdown]
