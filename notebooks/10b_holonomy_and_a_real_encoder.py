@@ -80,8 +80,8 @@ if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
 rng = np.random.default_rng(10)
-# The sentences read by the encoder in §2.  A `diagnose` call costs about 10 s whatever the length (the twelve
-# heads' 384×384 maps dominate), so the default scale reads one short sentence and the large scale two full ones.
+# The sentences read by the encoder in §2: one short sentence at the default scale, two full ones at the large
+# scale (a `diagnose` call takes about a second on one core either way; see "Where the time goes" in §2).
 TEXTS = (
     ["The cat sat on the warm mat."]
     if SMALL
@@ -497,11 +497,12 @@ if model is not None:
 # * Nearly every head is ATTN: no head's operator is within the corner tolerance of DMAP, DMTN or ATAP,
 #   apart from at most one head in layer 0.
 #
-# **Where the time goes.**  A `diagnose` call costs about 10 s on one core, and almost none of it depends on the
-# sentence: profiling (`cProfile`) puts about half in `effective_transport_gram`, which forms the $H^2 = 144$ products
-# $M_h^\top M_g$ of $384\times384$ maps and their $144\times144$ Gram matrix — work of order $H^2D^3 + H^4D^2$ per layer,
-# whatever $n$ — and about a third in the per-head readings (an eigendecomposition of each head's $384\times384$ bond).
-# That is why the default scale reads one short sentence rather than a shorter one: the length is not what costs.
+# **Where the time goes.**  A `diagnose` call takes about a second on one core, and little of it depends on the
+# sentence: the per-layer work is in the heads' $384\times384$ value-output maps $M_h = W_V^hW_O^h$ and bonds, whose
+# rank is only $d_{\mathrm{head}} = 32$ (bonds: 64).  The library therefore never forms the $H^2 = 144$ products
+# $M_h^\top M_g$ densely: the transport Gram and each δ_orth come from $32\times32$ cores of the factors, and each
+# bond's spectrum from a $64\times64$ core (its other $D - 64$ eigenvalues are exact zeros) — work of order
+# $H^2 d_{\mathrm{head}}^3$ instead of $H^2D^3 + H^4D^2$ per layer.  Done densely, the same readings took about 10 s.
 
 # %% [markdown]
 # ## Recap
