@@ -32,7 +32,7 @@
 # logarithm, commutators $[A, B] = AB - BA$, power series in noncommuting variables, and a first
 # look at Bernoulli numbers.
 #
-# **Time.** About 60 minutes in class; the code runs in about ten seconds.
+# **Time.** About 60 minutes in class; the code runs in a few seconds.
 
 # %%
 import os
@@ -250,12 +250,16 @@ for order in (2, 4, 6):
 # with `series.evaluate(eA, eB, basis=b)` for the three bases `"lyndon"`, `"hall"` and
 # `"right-normed"`, compare the three matrices with each other and with
 # `scipy.linalg.logm(expm(eA) @ expm(eB))`, and count the nonzero coefficients of the degree-8
-# series in each basis with `change_of_basis(series.coordinates, b, 2)`.  Compare the counts with
-# the total number of basis elements up to degree 8, $\sum_{k\le8}$ `witt_dimension(2, k)`.
+# series in each basis with `change_of_basis(series.coordinates, b, 2)` (import it from `workbench.lie`).
+# Compare the counts with the total number of basis elements up to degree 8, $\sum_{k\le8}$
+# `witt_dimension(2, k)`.  Finally
+# evaluate the first neglected term, `bch(9).component(9).evaluate(eA, eB)`, and compare it with the
+# truncation error `logm(...) - series.evaluate(eA, eB)`.
 #
 # **What a correct answer shows:** the three evaluations agree to rounding ($\sim10^{-16}$, many
 # orders below the truncation error), and all three differ from `logm` by the same $\sim10^{-11}$,
-# which is the size of the neglected degree-9 term, $\varepsilon^9$ times a modest constant; the
+# which is the neglected degree-9 term, $\varepsilon^9$ times a modest constant: subtracting it
+# leaves a remainder a few per cent of its size (the degree-10 term, one more factor ε); the
 # coefficient counts differ between bases (the series is sparser in some), while the dimension,
 # 71, does not.
 
@@ -287,7 +291,8 @@ for order in (2, 4, 6):
 # **Strang** splitting $e^{hA/2}e^{hB}e^{hA/2}$ against `expm(h (A0 + B0))` for $h$ from 0.01 to 0.2,
 # and fit both slopes with `fit_rate`.  Then predict the constants: by BCH the Lie product is
 # $e^{h(A+B) + \frac{h^2}2[A,B] + \dots}$, and by the symmetric series the Strang product is
-# $e^{h(A+B) + h^3 W_3 + \dots}$ with $W_3$ the degree-3 part of `symmetric_bch(3)`; compare the
+# $e^{h(A+B) + h^3 W_3 + \dots}$ with $W_3$ the degree-3 part of `symmetric_bch(3)`, evaluated on the
+# matrices as `symmetric_bch(3).component(3).evaluate(A0, B0)`; compare the
 # fitted error$/h^p$ at the smallest $h$ with $\lVert\tfrac12[A,B]\rVert_F$ and $\lVert W_3\rVert_F$.
 #
 # **What a correct answer shows:** slopes 2 and 3 (within 0.1); the constants agree with the

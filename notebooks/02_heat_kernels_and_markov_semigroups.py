@@ -37,10 +37,10 @@
 # * choose uniformization when nonnegativity and row sums must hold exactly, and say what it costs;
 # * run the same call on torch tensors (dense, sparse CSR, float32) and read the float32 accuracy.
 #
-# **Prerequisites.** Notebook 00 (How to read this workbench) and notebook 01 (The
-# Baker–Campbell–Hausdorff series) for the matrix exponential.  The graph Laplacian, the Poisson
-# distribution, the spectral theorem for symmetric matrices; modified Bessel functions are
-# introduced here.
+# **Prerequisites.** Notebook 00 (How to read this workbench), for Markov generators, the
+# convention $\mathsf L = I - \mathsf P$ and rates fitted with `fit_rate`.  The matrix exponential,
+# the graph Laplacian, the Poisson distribution, the spectral theorem for symmetric matrices;
+# modified Bessel functions are introduced here.
 #
 # **Time.** About 60 minutes in class; the code runs in about 15 seconds.
 
@@ -405,8 +405,9 @@ for name, generator, s in (("kNN walk, Swiss roll", walk, 50.0), ("biased walk, 
 # Krylov stay *accurate* — their row sums drift by $10^{-15}$ to $10^{-14}$, and their smallest
 # entries agree with uniformization in magnitude — but nothing stops rounding from landing on the
 # wrong side of zero: on the biased walk, Krylov (its Arnoldi basis mixes signs) returns entries
-# of size $10^{-19}$ with a minus sign, as Lanczos did in the tail of the cycle's kernel (section 2).  Harmless for a heat profile, fatal for a logarithm or a
-# sampler downstream.  The price of uniformization is $qt$ products, against the
+# of size $10^{-20}$ with a minus sign, as it did in the tail of the cycle's kernel (section 2), where
+# the operator is symmetric and Arnoldi reduces to Lanczos.  Harmless for a heat profile, fatal for a
+# logarithm or a sampler downstream.  The price of uniformization is $qt$ products, against the
 # $\sqrt t$-like growth of Krylov and Chebyshev — section 3.
 #
 # Agreement between the methods on the Swiss-roll walk, for a smooth function:
@@ -487,7 +488,7 @@ assert np.abs(from_numpy - from_torch).max() < 1e-13  # same algorithm, same deg
 # %% [markdown]
 # ## Exercises
 #
-# Use the public API (`workbench.expmv.expmv`, `workbench.catalogue.fit_rate`) and numpy/scipy;
+# Use the public API (`workbench.expmv.expmv`, `workbench.catalogue.fit_rate`), numpy/scipy and sympy;
 # the helpers `ring_generator`, `point_mass` and `cycle_heat_kernel` defined above are yours to
 # reuse.  Each exercise says what a correct answer shows, so you can check your own work first.
 

@@ -45,7 +45,7 @@
 # plane curve, change of variables for densities, the Laplacian with Neumann conditions on a
 # rectangle.
 #
-# **Time.** About 60 minutes in class; the code runs in about 15 seconds.
+# **Time.** About 60 minutes in class; the code runs in about 10 seconds.
 
 # %%
 import os
@@ -138,9 +138,10 @@ assert 0 <= gap < 3e-3
 # ## The kernel and its scale
 #
 # Throughout, $\mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}$: β is the inverse bandwidth, with
-# no factor 2 or 4 in the exponent, so $1/\sqrt\beta$ is the kernel's length scale and
-# $4\beta(I - \mathsf P) \to -\Delta$ (plus a drift, below; {cite:p}`coifman2006diffusion`,
-# {cite:p}`belkin2008towards`).  The author's public implementation takes the
+# no factor 2 or 4 in the exponent, so $1/\sqrt\beta$ is the kernel's length scale and, on functions,
+# $4\beta(I - \mathsf P)f \to -\Delta f - 2(1 - \alpha)\nabla\log\rho\cdot\nabla f$ for the α-normalised kernel of
+# the equilibrium section below: a Laplacian, plus for α = 0 a drift up the density gradient that α = 1 removes
+# ({cite:p}`coifman2006diffusion`, {cite:p}`belkin2008towards`).  The author's public implementation takes the
 # **median rule** $\beta = 1/\operatorname{median}_{i<j}\lVert x_i - x_j\rVert^2$.  On the Swiss roll
 # that is a *global* scale: its length $1/\sqrt\beta$ is larger than the gap $2\pi$ between two
 # turns, so a dense kernel would join the turns almost as strongly as neighbours on the sheet.
@@ -250,9 +251,9 @@ t = times[1]
 sc = ax.scatter(ambient[ambient < 15], heat[t][ambient < 15] + 1e-30, c=on_sheet[ambient < 15], s=4, cmap="viridis")
 ax.set_yscale("log")
 ax.set_ylim(1e-20, 1)
-ax.set_xlabel("ambient distance to the source")
+ax.set_xlabel("ambient distance to the source (length units)")
 ax.set_ylabel(rf"heat $e_i\mathsf{{P}}^t$, t = {t}")
-fig.colorbar(sc, label="distance on the sheet")
+fig.colorbar(sc, label="distance on the sheet (length units)")
 ax.set_title("same ambient distance, different sheet distance")
 plt.show()
 
@@ -517,12 +518,15 @@ plt.show()
 # uniform on $[t_0, t_1]$ and $h$ uniform on $[0, H]$, show that the density with respect to area is
 # $\rho = 1/\bigl((t_1 - t_0)H\sqrt{1 + t^2}\bigr)$, and compute the ratio of the densities on the
 # inner and outer edges, $\sqrt{1 + t_1^2}/\sqrt{1 + t_0^2}$, for $t_0 = 3\pi/2$, $t_1 = 9\pi/2$.  Check
-# (a) with sympy (differentiate $s$, and compare $\ell = s(t_1) - s(t_0)$ with `roll.arc_length`), and
-# (b) with `roll.density` and with a histogram of the sampled arc lengths $s$ against the predicted
-# density of $s$, $\rho\cdot H$.
+# (a) with sympy (differentiate $s$, and compare $\ell = s(t_1) - s(t_0)$ with `roll.arc_length` and with a
+# numerical quadrature of $\sqrt{1 + t^2}$, `scipy.integrate.quad`), and (b) with `roll.density` and with a
+# histogram of the sampled arc lengths $s$ against the predicted density of $s$, $\rho\cdot H$ (the
+# expected fraction of samples in a bin $[a, b]$ of $s$ is $(t(b) - t(a))/(t_1 - t_0)$, and
+# `roll.parameter_from_arc_length` gives $t(s)$).
 #
 # **What a correct answer shows:** sympy simplifies $s'(t) - \sqrt{1 + t^2}$ to 0; $\ell$ agrees
-# with `roll.arc_length` to $10^{-12}$; the ratio is about 2.94 and bounds `rho.max() / rho.min()`;
+# with `roll.arc_length` to $10^{-12}$ and with the quadrature to $10^{-10}$; the ratio is about 2.94 and bounds
+# `rho.max() / rho.min()`;
 # the histogram follows the predicted density within its sampling noise (a few per cent per bin).
 
 # %%

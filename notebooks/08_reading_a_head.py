@@ -29,8 +29,9 @@
 # * explain with a formula how the inverse temperature moves a head from uniform to argmax attention, and why
 #   $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance.
 #
-# **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and
-# 06a (Drift, Witten and Doob: the Doob h-transform, cycle affinities).  Maths: symmetric and antisymmetric parts of a
+# **Prerequisites.**  Notebooks 00 (How to read this workbench: the small-β softmax expansion, used in Exercise 08.1),
+# 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and 06a (Drift, Witten and Doob: the
+# Doob h-transform, cycle affinities).  Maths: symmetric and antisymmetric parts of a
 # matrix, the softmax and its entropy, variance of a product of independent Gaussians.
 #
 # **Time.**  About 45 minutes in class; the code runs in under 10 seconds on one core.
@@ -411,7 +412,7 @@ plt.show()
 #
 # Use the head `head`, the context `X` and the score `W` of this notebook, and only the public API imported at the
 # top (`workbench.attention`, `workbench.markov`), plus `workbench.continuum.softmax_first_order`,
-# `workbench.catalogue.fit_rate` and sympy.
+# `workbench.catalogue.fit_rate`, `workbench.catalogue.claim` and sympy.
 
 # %% [markdown]
 # ### Exercise 08.1 (compute)

@@ -359,8 +359,10 @@ assert moved["DMAP"] < 1e-14 and min(moved["DMTN"], moved["ATAP"], moved["ATTN"]
 # **Bond inertia** (Table 4: $\mathcal S$ definite or indefinite).  The effective bond of each corner is
 # $M_S^{\mathrm{op}} = \tfrac12W_MW_M^\top$ (DMAP, DMTN: positive semidefinite, rank $d_h$) or
 # $M_S = \tfrac12W_MW_M^\top - \tfrac12W_NW_N^\top$ (ATAP, ATTN: $d_h$ positive and $d_h$ negative directions
-# generically).  Sylvester's inertia counts the signs; `negative_mass` the share of the form in its negative
-# sector ($\approx 1/\sqrt2$ for a random head, where $W_M$ and $W_N$ are identically distributed).
+# generically).  Sylvester's inertia counts the signs; `negative_mass` the Frobenius share of the form in its
+# negative sector, $\lVert M_S^-\rVert_F/\lVert M_S\rVert_F$ with $M_S^-$ the negative part of its spectral
+# decomposition ($\approx 1/\sqrt2$ for a random head, where $W_M$ and $W_N$ are identically distributed, so
+# that each sector carries about half of $\lVert M_S\rVert_F^2$).
 
 # %%
 print(f"{'operator':9s} {'(n₊, n₋, n₀)':>14s} {'negative mass':>14s}")
@@ -537,7 +539,8 @@ plt.show()
 #
 # Every member of the edge $a = 0$ is a Doob transform.  Write $S^{(b)}_{ij} = \tfrac12\langle m_i, m_j\rangle - \tfrac b2\langle n_i, n_j\rangle$ and
 # $g^{(b)}_i = S^{(b)}_{ii}$; the logits are $\beta[S^{(b)}_{ij} + \tfrac12(g^{(b)}_i - g^{(b)}_j)]$, and the row softmax drops the source term.
-# For $b = 0, \tfrac12, 1$ build $\mathsf K = \exp_\odot(\beta S^{(b)})$ and $h = e^{-\beta g^{(b)}/2}$, and compare `doob_transform(K, h)` with
+# For $b = 0, \tfrac12, 1$ build $\mathsf K = \exp_\odot(\beta S^{(b)})$ and $h = e^{-\beta g^{(b)}/2}$, and compare
+# `doob_transform(K, h)` (from `workbench.markov`) with
 # `family_operator(q, k, (b, 0.0))`, and the left Perron vector (`MarkovOperator(...).stationary`) with $h\odot\mathsf Kh$ normalised.
 # Then, for DMAP ($b = 0$), show that $h_i\mathsf K_{ij}h_j = e^{-\frac\beta4\lVert m_i - m_j\rVert^2}$, so that π is the normalised **degree** of
 # `gauss_kernel(m, beta / 4)`.

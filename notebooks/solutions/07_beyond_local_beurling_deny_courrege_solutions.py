@@ -24,6 +24,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
+from IPython.display import display
 
 from workbench.catalogue import claim, fit_rate
 from workbench.continuum import circle_courrege_operator, circle_jump_kernel
@@ -114,11 +115,20 @@ for k in (2, 3, 4):
     # expand_trig brings both sides to powers of sin x, cos x, where sympy's simplify decides the difference
     for step in (
         claim(
-            f"k = {k}: Γ_jump = ½[A_k − B_k cos 2kx]", sp.expand_trig(gamma_jump - (A_k - B_k * sp.cos(2 * k * x)) / 2)
+            f"k = {k}: Γ_jump = ½[A_k − B_k cos 2kx]",
+            sp.expand_trig(gamma_jump - (A_k - B_k * sp.cos(2 * k * x)) / 2),
+            statement=r"\Gamma_{\mathrm{jump}}(\cos kx)(x) = \tfrac12\bigl[A_k - B_k\cos 2kx\bigr]",
+            because="(cos k(x+u) − cos kx)² = (1 − cos(2kx + ku))(1 − cos ku), and the sin ku part is odd in u",
         ),
-        claim(f"k = {k}: closed form", sp.expand_trig(gamma_jump - closed)),
+        claim(
+            f"k = {k}: closed form",
+            sp.expand_trig(gamma_jump - closed),
+            statement=r"\Gamma_{\mathrm{jump}}(\cos 2x) = \tfrac{\pi\nu}4(5 + 2\cos 4x),\quad"
+            r"\Gamma_{\mathrm{jump}}(\cos kx) = \tfrac{3\pi\nu}4(2 + \cos 2kx)\ (k \ge 3)",
+            because="n = ν(3/2 − 2cos u + ½cos 2u) has no Fourier mode above 2, so for k ≥ 3 only its mass 3πν enters",
+        ),
     ):
-        print("✓" if step.holds else "✗", step.text)
+        display(step)  # verdict, general statement and reason, as the catalogue shows its steps
         assert step.holds  # oracle: sympy decides the difference is identically zero (exact, no tolerance)
 
 nodes, L = circle_courrege_operator(grid_size(beta), beta, HBAR, remote=remote)

@@ -24,6 +24,7 @@ import os
 import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
+from IPython.display import display
 
 from workbench.attention import beta_sweep, random_head, reversibility_residual, softmax_rows, triangle_cycles
 from workbench.catalogue import claim, fit_rate
@@ -85,16 +86,30 @@ var_p = sum(pi * si**2 for pi, si in zip(p, s, strict=True)) - mean_p**2
 mean_u = sum(s) / 3
 var_u = sum(si**2 for si in s) / 3 - mean_u**2
 steps = [
-    claim("H = log Z − β E_p[s]", entropy, sp.log(Z) - b * mean_p),
-    claim("dH/dβ = −β Var_p(s)", sp.diff(entropy, b), -b * var_p),
+    claim(
+        "H = log Z − β E_p[s]",
+        entropy,
+        sp.log(Z) - b * mean_p,
+        statement=r"H = -\sum_jp_j\log p_j = \log Z - \beta\,\mathbb E_p[s]",
+        because="log p_j = βs_j − log Z, and the p_j sum to 1",
+    ),
+    claim(
+        "dH/dβ = −β Var_p(s)",
+        sp.diff(entropy, b),
+        -b * var_p,
+        statement=r"\frac{dH}{d\beta} = -\beta\operatorname{Var}_p(s)",
+        because="d log Z/dβ = E_p[s] cancels the first term of d(β E_p[s])/dβ = E_p[s] + β Var_p(s)",
+    ),
     claim(
         "H = log 3 − β² Var_u(s)/2 + O(β³)",
         sp.series(sp.log(Z) - b * mean_p, b, 0, 3).removeO(),
         sp.log(3) - b**2 * var_u / 2,
+        statement=r"H(\beta) = \log n - \tfrac{\beta^2}2\operatorname{Var}_u(s) + O(\beta^3)",
+        because="log Z is the cumulant generating function of s under the uniform law, shifted by log n",
     ),
 ]
 for step in steps:
-    print("✓" if step.holds else "✗", step.text)
+    display(step)  # verdict, general statement and reason, as the catalogue shows its steps
     assert step.holds  # oracle: sympy simplifies the difference to 0 (exact)
 
 small_betas = np.geomspace(2e-3, 2e-4, 5)
