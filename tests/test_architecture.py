@@ -53,6 +53,21 @@ LAYERS: dict[str, set[str]] = {
         "lens",
         "nn",
         "experiments",
+        "book",
+    },
+    # The course site builder: a top-layer module like cli (it may import everything; only cli imports it).
+    "book": {
+        "workbench",
+        "base",
+        "catalogue",
+        "lie",
+        "expmv",
+        "markov",
+        "continuum",
+        "attention",
+        "lens",
+        "nn",
+        "experiments",
     },
     "__main__": {"cli"},
     # ``workbench`` itself only carries the version; cli reads it.

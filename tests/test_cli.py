@@ -73,7 +73,26 @@ def test_derive_prints_checked_steps(capsys):
 
 def test_derive_latex(capsys):
     assert main(["derive", "markov.dirichlet_form.gauss", "--format", "latex"]) == 0
-    assert r"\frac" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert r"\frac" in text and r"$\checkmark$ 2. π is stationary" in text
+    assert r"\[ \pi^\top\mathsf P = \pi^\top" in text and "proved for general N:" in text
+
+
+def test_derive_shows_statements_and_reasons_not_expanded_matrices(capsys):
+    assert main(["derive", "markov.dirichlet_form.gauss"]) == 0
+    text = capsys.readouterr().out
+    assert "✓ 2. π is stationary: πᵀP = πᵀ" in text
+    assert r"   statement: \pi^\top\mathsf P = \pi^\top" in text
+    assert "   because:   πᵀP = pᵀD⁻¹K/1ᵀp" in text
+    assert "checked on the symbolic instance (3×3 matrices): ✓" in text
+    assert "proved for general N: ✓" in text
+    assert "⎡" not in text and "K₀₁" not in text  # no pretty-printed instance
+
+
+def test_derive_expand_prints_the_instance(capsys):
+    assert main(["derive", "markov.dirichlet_form.gauss", "--expand"]) == 0
+    text = capsys.readouterr().out
+    assert "statement:" in text and "⎡" in text and "K₀₁" in text
 
 
 @pytest.mark.parametrize(
@@ -83,6 +102,11 @@ def test_derive_latex(capsys):
         (["check", "no.such.identity"], "workbench check: error: name must be an identity or a dotted prefix"),
         (["derive", "nope"], "workbench derive: error: name must be a series (bch, symmetric-bch, bch3, commutator"),
         (["derive", "markov.dirichlet_form.gauss", "--format", "json"], "apply to series, not to catalogue identities"),
+        (
+            ["derive", "markov.dirichlet_form.gauss", "--format", "latex", "--expand"],
+            "--expand applies to --format text",
+        ),
+        (["derive", "bch", "--expand"], "--expand applies to catalogue identities, not to series"),
         (["lab", "--dir", "/nonexistent"], "workbench lab: error: --dir must be a folder of course notebooks"),
     ],
 )

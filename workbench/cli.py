@@ -1,9 +1,9 @@
-"""The ``workbench`` command line: list, check, derive, bench, diagnose, experiment, lab.
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, experiment, lab, book.
 
 The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md;
 tests drive :func:`main` directly and through a subprocess.
 
-One subject, the parsing and dispatch of seven commands, kept in one module (about 700 lines) so that the
+One subject, the parsing and dispatch of eight commands, kept in one module (about 800 lines) so that the
 whole command-line contract reads in one place; each command's work lives in the library module it calls.
 The ``experiment`` command (its config overrides and ``--resume`` checks) is the part to move out first if
 the module grows.
@@ -199,11 +199,11 @@ def _cmd_derive_series(args: argparse.Namespace) -> int:
 
 
 def _cmd_derive(args: argparse.Namespace) -> int:
-    import sympy as sp
-
     from workbench.lie import SERIES
 
     if args.name in SERIES:
+        if args.expand:
+            raise ValueError("--expand applies to catalogue identities, not to series")
         return _cmd_derive_series(args)
     matches = [i for i in discover() if i.name == args.name]
     if not matches:
@@ -213,18 +213,61 @@ def _cmd_derive(args: argparse.Namespace) -> int:
         )
     if args.format == "json" or args.degree is not None or args.basis != "lyndon":
         raise ValueError("--format json, --degree and --basis apply to series, not to catalogue identities")
+    if args.expand and args.format == "latex":
+        raise ValueError("--expand applies to --format text; --format latex always prints the instance")
     identity = matches[0]
     steps = identity.derive()
-    render = sp.latex if args.format == "latex" else lambda e: sp.pretty(e, use_unicode=True)
-    out = []
-    out.append(f"{identity.name}  —  {identity.source}")
-    out.append(identity.statement if args.format == "latex" else f"statement: {identity.statement}")
-    for number, step in enumerate(steps, 1):
-        mark = {None: "·", True: "✓", False: "✗"}[step.holds]
-        out.append(f"\n{mark} {number}. {step.text}")
-        out.append(render(step.expr))
+    out = [f"{identity.name}  —  {identity.source}"]
+    if args.format == "latex":
+        out.append(f"\\[ {identity.statement} \\]")
+        for number, step in enumerate(steps, 1):
+            out.extend(_derive_step_latex(number, step))
+    else:
+        out.append(f"statement: {identity.statement}")
+        for number, step in enumerate(steps, 1):
+            out.extend(_derive_step_text(number, step, args.expand))
     print("\n".join(out))
     return 0 if all(s.holds is not False for s in steps) else 1
+
+
+def _derive_step_text(number: int, step, expand: bool) -> list[str]:
+    """One step of ``workbench derive`` as text: statement, reason, and what sympy checked it on."""
+    import sympy as sp
+
+    from workbench.symbolic import describe_instance
+
+    lines = [f"\n{step.mark} {number}. {step.text}"]
+    if step.statement is None:  # an undocumented step: the expression is all there is to show
+        return [*lines, _indent(sp.pretty(step.expr, use_unicode=True))]
+    lines.append(f"   statement: {step.statement}")
+    if step.because:
+        lines.append(f"   because:   {step.because}")
+    instance = describe_instance(step)
+    if step.holds is None:
+        lines.append(f"   {instance.replace('checked on', 'computed on')}" + ("" if expand else "; --expand shows it"))
+    else:
+        lines.append(f"   {instance}: {step.mark}")
+    return [*lines, _indent(sp.pretty(step.expr, use_unicode=True))] if expand else lines
+
+
+def _derive_step_latex(number: int, step) -> list[str]:
+    import sympy as sp
+
+    from workbench.symbolic import describe_instance
+
+    mark = {None: r"$\cdot$", True: r"$\checkmark$", False: r"$\times$"}[step.holds]
+    lines = [f"\n{mark} {number}. {step.text}"]
+    if step.statement is not None:
+        lines.append(f"\\[ {step.statement} \\]")
+    if step.because:
+        lines.append(f"because: {step.because}")
+    lines.append(f"{describe_instance(step)}:" if step.statement is not None else "")
+    lines.append(f"\\[ {sp.latex(step.expr)} \\]")
+    return [line for line in lines if line]
+
+
+def _indent(block: str, prefix: str = "   ") -> str:
+    return "\n".join(prefix + line for line in block.splitlines())
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -537,28 +580,90 @@ def _check_passed(check) -> bool:
     return check is not False
 
 
+# JupyterLab reads setting defaults ("overrides") from its application settings folder only.  The lab gets a
+# workbench-owned copy of that folder, in the Jupyter data dir, holding the files of the real one (nothing of
+# the user's is lost) and one more default: jupytext's notebook view opens Python files, so a double-click opens
+# a percent script as a notebook.  Settings the user saves in the lab still win over every default.
+_LAB_DEFAULTS = {"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}
+# "Save and Export Notebook As → HTML" loads MathJax from a CDN unless told otherwise; the MathJax 2.7 that
+# jupyter-server-mathjax installs renders the exported page offline (a file URL: the page may be opened later,
+# from disk, when no server runs).
+_LAB_MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+
+def _lab_settings_dir() -> Path:
+    try:
+        from jupyter_core.paths import jupyter_data_dir
+        from jupyterlab.commands import get_app_dir
+    except ImportError as exc:  # pragma: no cover - the lab extra brings it
+        raise ValueError("workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'") from exc
+
+    app_dir = Path(get_app_dir())
+    ours = Path(jupyter_data_dir()) / "workbench" / "lab"
+    settings = ours / "settings"
+    if settings.exists():
+        shutil.rmtree(settings)  # the workbench's own copy, rebuilt on every start
+    if (app_dir / "settings").is_dir():
+        shutil.copytree(app_dir / "settings", settings)
+    (settings / "overrides.d").mkdir(parents=True, exist_ok=True)
+    # overrides.d/*.json apply before the folder's overrides.json, so an administrator's overrides.json wins.
+    (settings / "overrides.d" / "attention-workbench.json").write_text(json.dumps(_LAB_DEFAULTS, indent=2) + "\n")
+    # JupyterLab also reads <settings>/../static/package.json (the built application's extension metadata).
+    static = ours / "static"
+    if static.is_symlink():
+        static.unlink()
+    if (app_dir / "static").is_dir() and not static.exists():
+        static.symlink_to(app_dir / "static", target_is_directory=True)
+    return settings
+
+
 def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     folder = _notebook_dir(args.dir)
     if shutil.which("jupyter") is None:
         raise ValueError("workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'")
     try:
-        import jupytext
+        import jupytext  # noqa: F401 - its contents manager serves the percent scripts as notebooks
     except ImportError as exc:  # pragma: no cover - the lab extra brings it
         raise ValueError("workbench lab needs jupytext: pip install 'attention-workbench[lab]'") from exc
-    # The percent scripts are the source of truth; their paired .ipynb are generated (and ignored by
-    # git).  jupytext's contents manager then keeps both sides in sync while the lab runs.
-    for script in sorted(folder.glob("*.py")):
-        notebook = script.with_suffix(".ipynb")
-        if not notebook.exists() or notebook.stat().st_mtime < script.stat().st_mtime:
-            jupytext.write(jupytext.read(script), notebook, fmt="ipynb")
-            # Same timestamp on both sides: jupytext refuses to open a pair whose .ipynb is newer.
-            stamp = script.stat()
-            os.utime(notebook, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}", *extra]
+
+    def given(option: str) -> bool:
+        return any(arg == option or arg.startswith(option + "=") for arg in extra)
+
+    # The percent scripts are the notebooks: jupytext opens them and saves edits into the .py itself; no .ipynb
+    # twin is written (notebooks/jupytext.toml pairs nothing).
+    command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}"]
+    if not given("--LabApp.app_settings_dir"):
+        command.append(f"--LabApp.app_settings_dir={_lab_settings_dir()}")
+    if not given("--HTMLExporter.mathjax_url"):
+        try:
+            import jupyter_server_mathjax
+        except ImportError:  # pragma: no cover - the lab extra brings it
+            pass
+        else:
+            mathjax = Path(jupyter_server_mathjax.__file__).parent / "static" / "MathJax.js"
+            command.append(f"--HTMLExporter.mathjax_url={mathjax.as_uri()}?config={_LAB_MATHJAX_CONFIG}")
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and not (given("--allow-root") or given("--ServerApp.allow_root")):
+        command.append("--allow-root")  # containers often run as root; Jupyter refuses root without it
+    command += list(extra)
     print("running: " + " ".join(command), file=sys.stderr, flush=True)
     # Become the server (no wrapper process), so a signal to `workbench lab` reaches JupyterLab itself.
     os.execvp(command[0], command)
     return 0  # pragma: no cover - execvp does not return
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+    from workbench.book import build, serve
+
+    out = Path(args.out) if args.out else None
+    if args.action == "serve":
+        serve(out, port=args.port)
+        return 0
+    status = build(out, solutions=not args.without_solutions)
+    if status != 0:
+        print(f"workbench book: error: the site build failed (sphinx-build exit status {status})", file=sys.stderr)
+        return 1
+    print(f"built the site in {out or 'book/_build/html'}", file=sys.stderr)
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -600,6 +705,9 @@ def _parser() -> argparse.ArgumentParser:
     p_derive.add_argument("--degree", type=int, help="series: truncation degree (default 5)")
     p_derive.add_argument("--basis", choices=("lyndon", "hall", "right-normed"), default="lyndon")
     p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p_derive.add_argument(
+        "--expand", action="store_true", help="identity: also print each step's symbolic instance in full"
+    )
 
     p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
     p_bench.add_argument("name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram")
@@ -652,8 +760,21 @@ def _parser() -> argparse.ArgumentParser:
         help="torch intra-op threads (default 1: fastest for these small models and safe on a shared machine)",
     )
 
-    p_lab = sub.add_parser("lab", help="JupyterLab on the course notebooks (extra args go to jupyter)")
+    p_lab = sub.add_parser(
+        "lab",
+        help="JupyterLab on the course notebooks: a double-click opens a .py percent script as a notebook and "
+        "saving writes the .py (no .ipynb twin); extra args go to jupyter lab (--allow-root is added as root)",
+    )
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
+
+    p_book = sub.add_parser("book", help="the course as a static HTML site (Sphinx + myst-nb, offline)")
+    book_sub = p_book.add_subparsers(dest="action", required=True)
+    p_build = book_sub.add_parser("build", help="execute the notebooks and build the site (warnings are errors)")
+    p_build.add_argument("--out", help="the output folder (default book/_build/html)")
+    p_build.add_argument("--without-solutions", action="store_true", help="leave the Solutions part out")
+    p_serve = book_sub.add_parser("serve", help="serve the built site on 127.0.0.1")
+    p_serve.add_argument("--out", help="the built site (default book/_build/html)")
+    p_serve.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
     return parser
 
 
@@ -683,6 +804,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_diagnose(args)
         if args.command == "experiment":
             return _cmd_experiment(args)
+        if args.command == "book":
+            return _cmd_book(args)
         return _cmd_lab(args, extra)
     except (ValueError, TypeError, CatalogueError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)

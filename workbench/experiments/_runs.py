@@ -98,7 +98,7 @@ def run_directory(experiment: str, preset: str, out: str | Path | None = None, *
     (True, True)
     """
     if out is None:
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
         out = Path("experiments") / "runs" / f"{experiment}-{preset}-{stamp}"
     path = Path(out)
     if path.exists() and not path.is_dir():
@@ -225,7 +225,7 @@ def restore_floats(value: Any) -> Any:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _versions() -> dict[str, str]:

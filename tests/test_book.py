@@ -1,0 +1,457 @@
+"""The course site: `workbench book build` (workbench/book.py) on fixture courses, and on the real course (slow).
+
+Fast cases build a one-notebook course in a temporary folder: the session labels are extracted (a missing one is
+an error naming the notebook), the catalogue page holds every identity of ``workbench list``, MathJax is bundled
+and no page loads a script, stylesheet or font from the web, ``--without-solutions`` leaves the solutions out,
+and a bad cross-reference fails the build.  The slow case builds the real course and reads it in headless
+chromium: maths typeset, every image loaded, every internal link resolving.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import urllib.parse
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from workbench import book
+from workbench.catalogue import discover
+
+pytest.importorskip("jupytext")
+ROOT = Path(__file__).resolve().parents[1]
+HAVE_SPHINX = all(importlib.util.find_spec(m) is not None for m in ("sphinx", "myst_nb", "sphinx_book_theme"))
+needs_sphinx = pytest.mark.skipif(not HAVE_SPHINX, reason="the book extra (sphinx, myst-nb, …) is not installed")
+
+HEADER = """# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+"""
+NOTEBOOK = (
+    HEADER
+    + """
+# %% [markdown]
+# # 00 — A first session
+#
+# Why rows of $P = D^{-1}K$ sum to one.
+#
+# **Objectives.** After this notebook you can
+# - compute $P = D^{-1}K$;
+# - read the [mathematical reference](reference.md).
+#
+# **Prerequisites.** Eigenvalues of symmetric matrices.
+#
+# **Time.** About 10 minutes in class.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+fig, ax = plt.subplots(figsize=(3, 2), layout="constrained")
+ax.plot(np.arange(5), np.arange(5) ** 2)
+ax.set_xlabel("$x$")
+plt.show()
+
+# %% [markdown]
+# Rows sum to one {cite:p}`coifman2006diffusion`:
+#
+# $$\\sum_j P_{ij} = 1.$$
+"""
+)
+SOLUTION = (
+    HEADER
+    + """
+# %% [markdown]
+# # Solutions — 00 A first session
+#
+# ### Solution 00.1
+#
+# The sum is $1 + 1 = 2$.
+
+# %%
+assert 1 + 1 == 2
+"""
+)
+REFERENCE = """# Mathematical reference
+
+## A.1 Setting
+
+The Gauss kernel $K_{ij} = e^{-\\beta\\lVert x_i - x_j\\rVert^2}$ {cite:p}`coifman2006diffusion`.
+"""
+BIB = """@article{coifman2006diffusion,
+  author = {Coifman, Ronald R. and Lafon, St{\\'e}phane},
+  title = {Diffusion maps},
+  journal = {Applied and Computational Harmonic Analysis},
+  volume = {21}, number = {1}, pages = {5--30}, year = {2006},
+}
+"""
+
+
+def _course(root: Path, notebook: str = NOTEBOOK, solution: str | None = SOLUTION) -> tuple[Path, Path]:
+    """A fixture course under ``root``: (book folder, notebooks folder)."""
+    book_dir, notebooks = root / "book", root / "notebooks"
+    book_dir.mkdir(parents=True)
+    for name in ("conf.py", "index.md", "syllabus.md", "bibliography.md"):
+        shutil.copy2(ROOT / "book" / name, book_dir / name)
+    (book_dir / "reference.md").write_text(REFERENCE)
+    (book_dir / "references.bib").write_text(BIB)
+    notebooks.mkdir()
+    (notebooks / "00_first.py").write_text(notebook)
+    if solution is not None:
+        (notebooks / "solutions").mkdir()
+        (notebooks / "solutions" / "00_first_solutions.py").write_text(solution)
+    return book_dir, notebooks
+
+
+# -- the session labels ------------------------------------------------------------------------------------------
+
+
+def test_the_session_labels_are_extracted(tmp_path):
+    _, notebooks = _course(tmp_path)
+    s = book.session(notebooks / "00_first.py")
+    assert (s.number, s.title) == ("00", "A first session")
+    assert s.objectives.startswith("After this notebook you can") and "- compute $P = D^{-1}K$;" in s.objectives
+    assert "**" not in s.objectives and "Prerequisites" not in s.objectives
+    assert s.prerequisites == "Eigenvalues of symmetric matrices."
+    assert s.time == "About 10 minutes in class."
+
+
+@pytest.mark.parametrize("label", book.LABELS)
+def test_a_missing_label_is_an_error_naming_the_notebook(tmp_path, label):
+    _, notebooks = _course(tmp_path, NOTEBOOK.replace(f"**{label}.**", f"{label}:"))
+    with pytest.raises(book.BookError, match=rf"00_first\.py: .*lacks the label\(s\) \*\*{label}\.\*\*"):
+        book.session(notebooks / "00_first.py")
+    # Staging reports it too, before it writes anything.
+    with pytest.raises(book.BookError, match=r"00_first\.py"):
+        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks)
+    assert not (tmp_path / "src").exists()
+
+
+def test_a_missing_title_is_an_error(tmp_path):
+    _, notebooks = _course(tmp_path, NOTEBOOK.replace("# # 00 — A first session", "# A first session"))
+    with pytest.raises(book.BookError, match=r"00_first\.py: .*title '# NN — Title'"):
+        book.session(notebooks / "00_first.py")
+
+
+def test_the_syllabus_table_has_a_row_per_session_with_links_into_the_notebooks(tmp_path):
+    _, notebooks = _course(tmp_path)
+    table = book.syllabus_table([book.session(notebooks / "00_first.py")])
+    assert table.startswith("```{list-table}") and table.rstrip().endswith("```")
+    assert "* - 00" in table and "{doc}`A first session <notebooks/00_first>`" in table
+    # A relative link of the notebook's cell now starts from the syllabus page, one folder up.
+    assert "(notebooks/reference.md)" in table
+
+
+# -- the generated pages and the staged tree ---------------------------------------------------------------------
+
+
+def test_the_catalogue_page_lists_every_identity_with_its_statement_as_display_maths():
+    identities = discover()
+    page = book.catalogue_page(identities)
+    assert page.count("```{math}") == len(identities)
+    for identity in identities:
+        assert f"### `{identity.name}`" in page
+        assert identity.statement.strip() in page
+    assert {f"## {i.area}" for i in identities} <= set(page.splitlines())
+
+
+def test_markdown_in_a_source_is_literal():
+    assert book._escape("a_b *c* [d](e) $x$") == r"a\_b \*c\* \[d\]\(e\) \$x\$"
+
+
+@pytest.mark.parametrize("solutions", [True, False], ids=["with-solutions", "without-solutions"])
+def test_staging_puts_the_pages_mathjax_and_optionally_the_solutions_in_place(tmp_path, solutions):
+    book_dir, notebooks = _course(tmp_path)
+    source = tmp_path / "_source"
+    sessions = book.stage(source, book_dir=book_dir, notebooks_dir=notebooks, solutions=solutions)
+    assert [s.number for s in sessions] == ["00"]
+    for page in ("index.md", "syllabus.md", "catalogue.md", "bibliography.md", "notebooks/reference.md"):
+        assert (source / page).is_file(), page
+    assert (source / "notebooks" / "00_first.py").is_file()
+    assert (source / "_static" / "mathjax" / "MathJax.js").is_file()
+    assert (source / "_static" / "mathjax" / "config" / f"{book.MATHJAX_CONFIG}.js").is_file()
+    index = (source / "index.md").read_text()
+    index = index[index.index("```{toctree}") :]  # the table of contents, after the hand-written welcome
+    assert index.index("syllabus") < index.index("notebooks/00_first") < index.index("notebooks/reference")
+    assert index.index("notebooks/reference") < index.index("catalogue") < index.index("bibliography")
+    assert ("notebooks/solutions/00_first_solutions" in index) is solutions
+    assert (source / "notebooks" / "solutions").exists() is solutions
+    assert "## Sessions" in (source / "syllabus.md").read_text()
+
+
+def test_staging_refuses_a_folder_it_did_not_stage(tmp_path):
+    book_dir, notebooks = _course(tmp_path)
+    (tmp_path / "_source").mkdir()
+    (tmp_path / "_source" / "mine.txt").write_text("a user's file")
+    with pytest.raises(book.BookError, match="was not staged by workbench book build"):
+        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+    assert (tmp_path / "_source" / "mine.txt").exists()
+
+
+def test_the_build_refuses_an_output_folder_it_did_not_build(tmp_path):
+    book_dir, notebooks = _course(tmp_path)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "notes.txt").write_text("a user's file")
+    with pytest.raises(book.BookError, match="was not built by workbench book build"):
+        book.build(out, book_dir=book_dir, notebooks_dir=notebooks)
+    assert (out / "notes.txt").exists()
+
+
+def test_a_missing_book_file_is_an_error(tmp_path):
+    book_dir, notebooks = _course(tmp_path)
+    (book_dir / "reference.md").unlink()
+    with pytest.raises(book.BookError, match=r"book/reference\.md"):
+        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+
+
+def test_an_unknown_scale_is_refused(tmp_path, monkeypatch):
+    book_dir, notebooks = _course(tmp_path)
+    monkeypatch.setenv("WORKBENCH_SCALE", "huge")
+    with pytest.raises(book.BookError, match="WORKBENCH_SCALE must be 'small' or 'large', got 'huge'"):
+        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks)
+
+
+# -- a real build of a fixture course ----------------------------------------------------------------------------
+
+
+class _Tags(HTMLParser):
+    """Every (tag, attributes) of a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(page: Path) -> list[tuple[str, dict]]:
+    parser = _Tags()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.tags
+
+
+def _remote_assets(site: Path) -> list[str]:
+    """Every script, stylesheet, font or image a page of ``site`` would fetch from the web."""
+    found = []
+    for page in site.rglob("*.html"):
+        for tag, attrs in _tags(page):
+            url = attrs.get("src") if tag in ("script", "img", "iframe") else None
+            if tag == "link" and set((attrs.get("rel") or "").split()) & {"stylesheet", "preload", "icon", "font"}:
+                url = attrs.get("href")
+            if url and re.match(r"^(https?:)?//", url):
+                found.append(f"{page.relative_to(site)}: <{tag}> {url}")
+    for style in site.rglob("*.css"):
+        for url in re.findall(r"url\(\s*['\"]?((?:https?:)?//[^)'\"]+)", style.read_text(errors="replace")):
+            found.append(f"{style.relative_to(site)}: url({url})")
+        for url in re.findall(
+            r"@import\s+(?:url\()?['\"]?((?:https?:)?//[^)'\"; ]+)", style.read_text(errors="replace")
+        ):
+            found.append(f"{style.relative_to(site)}: @import {url}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory):
+    """The fixture course built with its solutions: the output folder."""
+    if not HAVE_SPHINX:
+        pytest.skip("the book extra (sphinx, myst-nb, …) is not installed")
+    root = tmp_path_factory.mktemp("course")
+    book_dir, notebooks = _course(root)
+    out = root / "_build" / "html"
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks) == 0
+    return out
+
+
+@needs_sphinx
+def test_the_fixture_course_builds_with_its_pages_figure_and_solutions(fixture_site):
+    for page in ("index", "syllabus", "catalogue", "bibliography", "notebooks/reference", "notebooks/00_first"):
+        assert (fixture_site / f"{page}.html").is_file(), page
+    assert (fixture_site / "notebooks" / "solutions" / "00_first_solutions.html").is_file()
+    notebook = (fixture_site / "notebooks" / "00_first.html").read_text()
+    images = [a["src"] for tag, a in _tags(fixture_site / "notebooks" / "00_first.html") if tag == "img"]
+    assert images, "the executed notebook's figure is not in its page"
+    assert all((fixture_site / "notebooks" / src).resolve().is_file() for src in images)
+    assert "Coifman" in notebook  # the citation resolved against the bibliography
+    syllabus = (fixture_site / "syllabus.html").read_text()
+    assert "A first session" in syllabus and "Eigenvalues of symmetric matrices." in syllabus
+
+
+@needs_sphinx
+def test_mathjax_is_bundled_and_nothing_is_fetched_from_the_web(fixture_site):
+    assert (fixture_site / "_static" / "mathjax" / "MathJax.js").is_file()
+    fonts = list((fixture_site / "_static" / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").glob("*.woff"))
+    assert fonts, "the web fonts of the HTML-CSS output are not bundled"
+    scripts = [a.get("src", "") for tag, a in _tags(fixture_site / "notebooks" / "00_first.html") if tag == "script"]
+    assert any(src.startswith("../_static/mathjax/MathJax.js?config=") for src in scripts), scripts
+    assert _remote_assets(fixture_site) == []
+    # The MathJax subset stays small (the package ships 12 MB).
+    size = sum(p.stat().st_size for p in (fixture_site / "_static" / "mathjax").rglob("*") if p.is_file())
+    assert size < 4_000_000, size
+    # No link to a code host in the page chrome.
+    assert "github.com" not in (fixture_site / "index.html").read_text()
+
+
+@needs_sphinx
+def test_without_solutions_the_site_has_no_solutions_part(tmp_path):
+    # Markdown cells only: nothing to execute, so the build is quick.
+    book_dir, notebooks = _course(tmp_path, NOTEBOOK.split("# %%\nimport")[0])
+    out = tmp_path / "_build" / "html"
+    assert book.build(out, solutions=False, book_dir=book_dir, notebooks_dir=notebooks) == 0
+    assert not (out / "notebooks" / "solutions").exists()
+    assert "Solutions" not in (out / "index.html").read_text()
+
+
+@needs_sphinx
+def test_a_bad_cross_reference_fails_the_build(tmp_path, capfd):
+    broken = NOTEBOOK.split("# %%\nimport")[0] + "\n# %% [markdown]\n# See {doc}`no_such_page`.\n"
+    book_dir, notebooks = _course(tmp_path, broken, solution=None)
+    assert book.build(tmp_path / "_build" / "html", book_dir=book_dir, notebooks_dir=notebooks) != 0
+    assert "no_such_page" in capfd.readouterr().err
+
+
+# -- the command line --------------------------------------------------------------------------------------------
+
+
+def _workbench(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, **kwargs)
+
+
+def test_book_serve_without_a_built_site_is_a_one_line_error(tmp_path):
+    out = _workbench("book", "serve", "--out", str(tmp_path / "nothing"), timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("workbench book: error: no built site in") and "\n" not in out.stderr.strip()
+
+
+def test_book_build_refuses_an_unknown_scale(tmp_path):
+    env = dict(os.environ, WORKBENCH_SCALE="medium")
+    out = _workbench("book", "build", "--out", str(tmp_path / "html"), env=env, timeout=60)
+    assert out.returncode == 2
+    assert "WORKBENCH_SCALE must be 'small' or 'large', got 'medium'" in out.stderr
+
+
+@needs_sphinx
+def test_book_serve_serves_the_site_on_localhost_and_prints_its_url(fixture_site):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "workbench", "book", "serve", "--out", str(fixture_site), "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line, line
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/syllabus.html", timeout=10) as response:
+            assert response.status == 200 and b"A first session" in response.read()
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+# -- the real course, read in a browser (slow) -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served_course(tmp_path_factory):
+    """The real course built into a temporary folder and served on 127.0.0.1: (output folder, base URL)."""
+    if not HAVE_SPHINX:
+        pytest.skip("the book extra (sphinx, myst-nb, …) is not installed")
+    out = tmp_path_factory.mktemp("site") / "_build" / "html"
+    assert book.build(out) == 0, "the course site did not build (Sphinx's messages are above)"
+    handler = functools.partial(_QuietHandler, directory=str(out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield out, f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+def _pages(out: Path) -> list[str]:
+    notebooks = sorted(p for p in (out / "notebooks").glob("[0-9]*.html"))
+    return ["syllabus.html", *(f"notebooks/{p.name}" for p in notebooks[:1] + notebooks[-1:]), "bibliography.html"]
+
+
+_VISIBLE_TEXT = """
+const clone = document.querySelector('article') || document.body;
+const copy = clone.cloneNode(true);
+copy.querySelectorAll('script, style, pre, code, .MathJax_Preview, .MathJax, .MathJax_Display, mjx-container,'
+    + ' .highlight, .output, .cell_output').forEach(e => e.remove());
+return copy.innerText;
+"""
+
+
+@pytest.mark.slow
+def test_the_course_site_reads_well_in_a_browser(served_course):
+    from test_lab_browser import chromium, screenshot, wait_for
+
+    out, base = served_course
+    with chromium(1280, 1000) as driver:
+        for page in _pages(out):
+            driver.get(base + page)
+            wait_for(driver, lambda d: d.execute_script("return document.readyState") == "complete", 60, page)
+            has_maths = driver.execute_script("return document.querySelectorAll('.math').length") > 0
+            if has_maths:
+                wait_for(
+                    driver,
+                    lambda d: d.execute_script(
+                        "return window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 &&"
+                        " document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length > 0"
+                    ),
+                    60,
+                    f"typeset maths on {page}",
+                )
+                assert driver.execute_script("return document.querySelectorAll('.MathJax .merror').length") == 0, page
+            text = driver.execute_script(_VISIBLE_TEXT)
+            raw = re.findall(r"\$[^$\n]{1,80}\$|\\\(|\\\[", text)
+            assert not raw, f"{page}: maths left as raw TeX: {raw[:5]}"
+            broken = driver.execute_script(
+                "return [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+            )
+            assert broken == [], f"{page}: images that did not load: {broken}"
+            for href in driver.execute_script(
+                "return [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
+            ):
+                _assert_resolves(out, page, href)
+            screenshot(driver, "book-" + page.replace("/", "-").removesuffix(".html"), full_page=True)
+            driver.set_window_size(1280, 1000)
+
+
+def _assert_resolves(out: Path, page: str, href: str) -> None:
+    """An internal link of ``page`` (no scheme) names an existing file, and an existing anchor where it gives one."""
+    parsed = urllib.parse.urlsplit(href)
+    if parsed.scheme or href.startswith("//"):
+        return
+    target = (out / page).parent / urllib.parse.unquote(parsed.path) if parsed.path else out / page
+    target = target.resolve()
+    if target.is_dir():
+        target = target / "index.html"
+    assert target.is_file(), f"{page}: link {href!r} names no file"
+    if parsed.fragment and target.suffix == ".html":
+        ids = {a.get("id") for _, a in _tags(target)} | {a.get("name") for _, a in _tags(target)}
+        assert urllib.parse.unquote(parsed.fragment) in ids, f"{page}: link {href!r} names no anchor"
