@@ -13,7 +13,7 @@
 # %% [markdown]
 # # 07 — Beyond local: Beurling–Deny and Courrège
 #
-# Notebooks 05 and 06a let the Gauss kernel shrink and found a **local** operator: a Laplacian with a
+# Notebooks 05, 06a and 06b let the Gauss kernel shrink and found a **local** operator: a Laplacian with a
 # drift.  But a kernel can also keep bonds of fixed length as β grows (a heavy tail, a second remote head,
 # a learned long-range link).  Then the limit is no longer a differential operator.  Two classical
 # theorems describe what it can be instead: **Beurling–Deny** for symmetric energies (a diffusion part, a
@@ -33,7 +33,7 @@
 #   (prefactor, images, van Vleck factor) that each remainder shows.
 #
 # **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups), 05 (From kernels to
-# Laplace–Beltrami) and 06a (Drift, Witten and Doob: the Doob tilt).  Maths: Gaussian integrals and their
+# Laplace–Beltrami) and 06b (Doob tilt and antisymmetric link: the Doob tilt).  Maths: Gaussian integrals and their
 # moments, Fourier series on the circle, log–log fits of a convergence rate.
 #
 # **Time.**  About 60 minutes in class (sections 1–2 in the first half, 3–4 in the second); the code runs in
@@ -414,7 +414,7 @@ plt.show()
 # drift, a jump integral with a compensator, and a potential [RECON, standard {cite:p}`courrege1965forme`; [§A.7](reference.md)].  The discrete operator
 # `circle_courrege_operator` is $\mathsf L = 4\hbar\beta(I - \mathsf P_\beta) + (\operatorname{diag}(\mathsf R\mathbf 1) - \mathsf R) + \operatorname{diag}(c)$, with
 # $\mathsf P_\beta$ the row-normalised kernel $e^{-\beta d_{ij}^2}$ tilted at the destination by $e^{-\Phi(x_j)/\hbar}$ (a Doob tilt,
-# notebook 06a) and $\mathsf R_{ij} = h\,n(d_{ij})$.  As β → ∞ [RECON; local part DERIVED in notebook 05],
+# notebook 06b) and $\mathsf R_{ij} = h\,n(d_{ij})$.  As β → ∞ [RECON; local part DERIVED in notebook 05],
 #
 # $$\mathsf Lf \;\to\; \mathcal Cf = -\hbar f'' + 2\Phi'f' - \int\bigl[f(x+u) - f(x) - \chi(|u|)\,uf'(x)\bigr]n(|u|)\,du + c\,f .$$
 #

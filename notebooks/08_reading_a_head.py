@@ -30,7 +30,7 @@
 #   $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance.
 #
 # **Prerequisites.**  Notebooks 00 (How to read this workbench: the small-β softmax expansion, used in Exercise 08.1),
-# 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and 06a (Drift, Witten and Doob: the
+# 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and 06b (Doob tilt and antisymmetric link: the
 # Doob h-transform, cycle affinities).  Maths: symmetric and antisymmetric parts of a
 # matrix, the softmax and its entropy, variance of a product of independent Gaussians.
 #

@@ -32,7 +32,7 @@
 # * project a head onto the corners, and locate its circulation in the stationary current $J$ and in the cycle affinities.
 #
 # **Prerequisites.**  Notebook 08 (Reading a head: bond, link, potential), and notebooks 03 (Heat on a Swiss roll) and
-# 06a (Drift, Witten and Doob: Doob transforms, currents).  Maths: quadratic forms and Sylvester's law of inertia,
+# 06b (Doob tilt and antisymmetric link: Doob transforms, currents).  Maths: quadratic forms and Sylvester's law of inertia,
 # Frobenius norms, stationary laws of Markov chains.
 #
 # **Time.**  About 60 minutes in class (sections 1–3, then 4–7); the code runs in under 10 seconds on one core.

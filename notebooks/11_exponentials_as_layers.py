@@ -43,7 +43,7 @@
 # * read a stack of layers through the commutators of their logarithms.
 #
 # **Prerequisites.**  Notebook 01 (the Baker–Campbell–Hausdorff formula) and notebook 02 (heat kernels and Markov
-# semigroups); notebook 10a for transports and changes of frame.  Maths: the matrix exponential and logarithm,
+# semigroups); notebooks 10a–10b for transports and changes of frame.  Maths: the matrix exponential and logarithm,
 # eigenvalues of symmetric matrices, the Poisson distribution, orthogonal and symplectic groups; a little PyTorch
 # (modules, autograd).
 #

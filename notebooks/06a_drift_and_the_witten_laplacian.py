@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # 06a — Drift, Witten and Doob
+# # 06a — Drift and the Witten Laplacian
 #
 # A kernel that is reweighted at its destination, or given an antisymmetric link, no longer walks like
 # plain heat: its continuum limit is a diffusion with a **drift 1-form** $A$.  The drift splits like any
@@ -19,28 +19,25 @@
 # stationary law to a Gibbs measure and keeps the process reversible; the coexact part $A^\perp$ keeps
 # that law and makes the process circulate.  This is the "Witten–Novikov–Girsanov" section of
 # {cite:t}`candanedo2026attention` (§4); its formulas, with their tags, are in the
-# [mathematical reference §A.4–§A.5](reference.md).  Notebook 06b continues with the curvature of these
-# operators.
+# [mathematical reference §A.4–§A.5](reference.md).  Here we stay in the continuum and turn the generator into a
+# Schrödinger operator with a computable spectrum; notebook 06b builds the same drifts from kernels on points (Doob
+# tilt, antisymmetric link), and notebook 06c asks what the generator knows about curvature.
 #
 # **Objectives.**  After this notebook you can
 #
 # * write the generator with drift $\mathcal C_A = -\hbar\Delta_G + 2\langle A, d\cdot\rangle_G$ in coordinates, and
 #   verify with sympy its divergence form and its stationary measure $\mu = e^{-2\Phi/\hbar}dV_G$ on the circle and
 #   the sphere;
+# * tell a μ-co-closed drift $A^\perp$ (which keeps μ and breaks the symmetry) from an exact one, on the circle;
 # * conjugate an exact-drift generator by its ground state into a Schrödinger operator $-\hbar\Delta_G + V$ (the
-#   Witten Laplacian) and check a spectrum against finite differences with a fitted convergence slope;
-# * build a Doob-tilted Gauss kernel, state its exact stationary law $\pi \propto h\odot\mathsf Kh$, and measure its
-#   $O(1/\beta)$ distance to the Gibbs law together with the coefficient of that bias;
-# * tell a co-closed antisymmetric link (which keeps the law and creates a current) from one that is not, by
-#   measuring $\pi$, $\varepsilon_{\mathrm{rev}}$ and the circulation $\Omega_\pi$ on a circle and a torus.
+#   Witten Laplacian), and check its spectrum against finite differences with a fitted convergence slope.
 #
-# **Prerequisites.**  Notebook 04 (Geometry without coordinates: Γ, the current $J$, the circulation
-# $\Omega_\pi$, the Doob transform of a link) and notebook 05 (From kernels to Laplace–Beltrami: the limit
-# $4\beta(I - \mathsf P_\beta) \to -\Delta_G + \text{drift}$).  Maths: gradient, divergence and Laplacian in
-# coordinates on a surface, integration by parts, the quantum harmonic oscillator and Hermite polynomials,
-# eigenvalues of symmetric tridiagonal matrices.
+# **Prerequisites.**  Notebook 05 (From kernels to Laplace–Beltrami: the limit
+# $4\beta(I - \mathsf P_\beta) \to -\Delta_G + \text{drift}$, which is where a drift comes from).  Maths: gradient,
+# divergence and Laplacian in coordinates on a surface, integration by parts, the quantum harmonic oscillator and
+# Hermite polynomials, eigenvalues of symmetric tridiagonal matrices.
 #
-# **Time.**  About 50 minutes in class; the code runs in under half a minute.
+# **Time.**  About 40 minutes in class; the code runs in under ten seconds.
 #
 # Conventions: $\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{ab}\partial_bf)$ is **negative** semi-definite;
 # $\mathcal C_A$ is the **positive** generator (the sign of the paper) and $\mathcal L = -\mathcal C$ the negative
@@ -51,7 +48,6 @@
 
 # %%
 import os
-import time
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -67,13 +63,6 @@ from workbench.continuum import (
     formal_adjoint,
     witten_generator,
     witten_potential,
-)
-from workbench.markov import (
-    MarkovOperator,
-    circulation,
-    doob_transform,
-    gauss_kernel,
-    stationary_current,
 )
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
@@ -366,223 +355,18 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 3. The discrete counterpart: Doob tilt and antisymmetric link
-#
-# **Exact drift = Doob transform.**  Reweight the Gauss kernel at the destination by $h > 0$ — Doob's
-# $h$-transform {cite:p}`doob1957conditional` [SEED, [mathematical reference §A.4](reference.md)]:
-#
-# $$\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h), \qquad \pi^{(h)} \propto h\odot\mathsf Kh \ \text{(exactly)},$$
-#
-# reversible because $\pi^{(h)}_i\mathsf P_{h,ij} \propto h_i\mathsf K_{ij}h_j$ is symmetric.  On samples of density $q$,
-# $\mathsf P_h$ averages against the density $hq$, so $4\beta(I - \mathsf P_h) \to -\Delta - 2\langle d\log(hq), d\cdot\rangle$;
-# in the paper's scaling $4\hbar\beta(I - \mathsf P_h) \to \mathcal C_{d\Phi}$ with $\Phi = -\hbar\log(hq)$ [DERIVED].
-# With the tilt $h = e^{-U/\hbar}$ on a uniform grid ($q$ constant) this is $\Phi = U$ up to a constant.  The exact
-# law, read as a function of the node, tends to the Gibbs density times $q$:
-#
-# $$\pi^{(h)}_i \propto h_i(\mathsf Kh)_i = e^{-2U(\theta_i)/\hbar}\,q(\theta_i)\,\bigl(1 + O(1/\beta)\bigr).$$
-#
-# The $1/\beta$ term is explicit [DERIVED]: on the unit circle with chordal distance,
-# $(\mathsf Kh)(\theta) \propto h + h''/(4\beta) + h/(16\beta) + O(\beta^{-2})$, and $h''/h$ is exactly the Witten
-# potential over ħ, $h''/h = (U'^2/\hbar - U'')/\hbar = V/\hbar$ — the ground state again.  So
-# $\pi_i \propto e^{-2U/\hbar}(1 + V/(4\hbar\beta))$ up to $O(\beta^{-2})$.  Below: $U = \cos\theta + \tfrac12\sin2\theta$,
-# $\hbar = 1$, $N$ equally spaced nodes (a Gauss sum on a uniform grid is exact to $e^{-\pi^2/(\beta\Delta\theta^2)}$, so
-# only the $1/\beta$ bias is left).
-
-# %%
-start = time.perf_counter()
-n_circle = 1200 if SMALL else 3000
-nodes = 2 * np.pi * np.arange(n_circle) / n_circle
-ring_points = np.column_stack([np.cos(nodes), np.sin(nodes)])
-h_tilt = 1.0
-U = np.cos(nodes) + 0.5 * np.sin(2 * nodes)
-dU, d2U = -np.sin(nodes) + np.cos(2 * nodes), -np.cos(nodes) - 2 * np.sin(2 * nodes)
-h = np.exp(-U / h_tilt)
-gibbs_density = np.exp(-2 * U / h_tilt)
-V_over_hbar = (dU**2 / h_tilt - d2U) / h_tilt
-
-
-def normalised(weights):
-    return weights / weights.sum()
-
-
-betas = np.array([25.0, 50.0, 100.0, 200.0, 400.0] + ([] if SMALL else [800.0, 1600.0]))
-laws, bias, corrected = {}, [], []
-for beta in betas:
-    tilted = doob_transform(gauss_kernel(ring_points, beta), h)
-    laws[beta] = tilted.stationary
-    bias.append(np.abs(laws[beta] / normalised(gibbs_density) - 1).max())
-    prediction = normalised(gibbs_density * (1 + V_over_hbar / (4 * beta)))
-    corrected.append(np.abs(laws[beta] / prediction - 1).max())
-    assert tilted.reversibility_residual < 1e-13
-    assert np.abs(laws[beta] @ tilted.P - laws[beta]).max() < 1e-15  # πP = π
-rate_bias, rate_corrected = fit_rate(1 / betas, bias), fit_rate(1 / betas, corrected)
-print(f"ε_rev of every P_h < 1e-13 (reversible); N = {n_circle}")
-print(f"max |π/e^(−2U/ħ) − 1|:          {np.round(bias, 5)}   slope in 1/β {rate_bias:.3f} (predicted 1)")
-print(
-    f"max |π/e^(−2U/ħ)(1 + V/4ħβ) − 1|: {np.array(corrected).round(6)}   slope in 1/β {rate_corrected:.3f} (predicted 2)"
-)
-assert abs(rate_bias - 1) < 0.1 and abs(rate_corrected - 2) < 0.15
-
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-for beta in betas[::2]:
-    axes[0].plot(nodes, laws[beta] * n_circle, lw=1, label=rf"$\pi^{{(h)}}$, $\beta = {beta:g}$")
-axes[0].plot(nodes, normalised(gibbs_density) * n_circle, "k--", lw=1, label=r"$e^{-2U/\hbar}$, normalised")
-axes[0].set_xlabel(r"node angle $\theta$ (rad)")
-axes[0].set_ylabel(r"$N\,\pi_i$")
-axes[0].set_title("exact law of the Doob-tilted kernel")
-axes[0].legend(fontsize=8)
-axes[1].loglog(1 / betas, bias, "o-", label=r"vs $e^{-2U/\hbar}$")
-axes[1].loglog(1 / betas, corrected, "s-", label=r"vs $e^{-2U/\hbar}(1 + V/4\hbar\beta)$")
-axes[1].set_xlabel(r"$1/\beta$")
-axes[1].set_ylabel(r"largest relative deviation of $\pi_i$")
-axes[1].set_title(r"slopes 1 and 2 in $1/\beta$")
-axes[1].xaxis.set_minor_formatter(NullFormatter())  # ticks at the data: default minor labels would collide
-axes[1].set_xticks(1 / betas, [f"1/{beta:g}" for beta in betas])
-axes[1].legend(fontsize=8)
-plt.tight_layout()
-plt.show()
-
-# %% [markdown]
-# **Coexact drift = antisymmetric link.**  Multiply the tilted kernel by $e^{b_{ij}}$ with an antisymmetric
-# increment $b_{ij} = B(\bar\theta_{ij})\sin(\theta_j - \theta_i)$, $\bar\theta_{ij}$ the midpoint.  A step then has the extra mean
-# $B/(2\beta)$, i.e. the drift $A^\perp = -\hbar B$ in the paper's scaling [DERIVED].  Section 1 says which $B$ keeps the
-# law: only $B \propto e^{2\Phi/\hbar}$ is μ-co-closed.  So we compare
-#
-# * the co-closed link $B = c\,e^{2U/\hbar}Z/2\pi$, $Z = \oint e^{-2U/\hbar}$ (then $\mu B = c/2\pi$, a constant flux): π is kept
-#   **up to $O(1/\beta)$**, not exactly;
-# * a constant link $B = c$: not co-closed when $U$ varies, and π moves at order one.
-#
-# The current $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ and the circulation
-# $\Omega_\pi(f, g) = \tfrac12\sum_{ij}J_{ij}f_ig_j$ [RECON, [mathematical reference §A.5](reference.md)] measure what detailed balance leaves out.  At leading order
-# $\sum_jJ_{ij}(\theta_j - \theta_i) \approx \pi_iB_i/\beta$, which gives $\Omega_\pi(f, g) \approx \tfrac1{2\beta}\oint fg'B\,d\mu$ —
-# for the co-closed link and $f = \cos$, $g = \sin$: $\Omega_\pi \approx c/(4\beta)$.
-
-# %%
-step = (nodes[None, :] - nodes[:, None] + np.pi) % (2 * np.pi) - np.pi  # θ_j − θ_i, wrapped to (−π, π]
-midpoint = nodes[:, None] + step / 2
-U_mid = np.cos(midpoint) + 0.5 * np.sin(2 * midpoint)
-Z = np.mean(gibbs_density)  # Z/2π
-c_link = 0.2
-print(f"{'β':>5s} {'link':>12s} {'max|π/π^(h) − 1|':>17s} {'ε_rev':>9s} {'Ω_π(cos,sin)':>13s} {'c/(4β)':>9s}")
-for beta in (50.0, 200.0):
-    K = gauss_kernel(ring_points, beta)
-    exact_law = doob_transform(K, h).stationary
-    for name, B in (("co-closed", c_link * np.exp(2 * U_mid / h_tilt) * Z), ("constant", np.full_like(step, c_link))):
-        W = K * np.exp(B * np.sin(step)) * h[None, :]
-        op = MarkovOperator(W / W.sum(axis=1, keepdims=True))
-        moved = np.abs(op.stationary / exact_law - 1).max()
-        omega = circulation(op.P, np.cos(nodes), np.sin(nodes), op.stationary)
-        print(
-            f"{beta:5g} {name:>12s} {moved:17.2e} {op.reversibility_residual:9.2e} {omega:13.3e} {c_link / (4 * beta):9.3e}"
-        )
-        if name == "co-closed":
-            assert moved < 3 / beta and abs(omega / (c_link / (4 * beta)) - 1) < 1 / beta
-        else:
-            assert moved > 0.5
-print(f"section 3 (circle) took {time.perf_counter() - start:.1f} s")
-
-# %% [markdown]
-# **A circulating field on the torus.**  On $(\mathbb R/2\pi\mathbb Z)^2$ (an $n\times n$ grid, embedded as the
-# product of two unit circles, so the kernel is the flat torus's) with no tilt, two links:
-#
-# * a **rotation**, $b_{ij} = c\,(x_j - x_i)$: the harmonic, closed-but-not-exact drift $A^\perp \propto dx$.  The operator
-#   commutes with the grid's translations, so it is doubly stochastic and π is **exactly** uniform;
-# * a **vortex field**, $b_{ij} = c\,\langle B(\bar x_{ij}), x_j - x_i\rangle$ with $B = (\partial_y\psi, -\partial_x\psi)$, $\psi = \sin x\sin y$:
-#   divergence-free, so π is uniform **up to $O(1/\beta)$**.
-#
-# For the vortex the current field $V_i = \sum_jJ_{ij}(x_j - x_i)$ should be $\pi_iB(x_i)\,c/\beta$, and
-# $\Omega_\pi(\cos x, \cos y) \approx \tfrac{c}{2\beta}\int\cos x\,\langle B, \nabla\cos y\rangle\,d\mu = c/(8\beta)$; for the rotation
-# $\Omega_\pi(\cos x, \sin x) \approx c/(4\beta)$ and $\Omega_\pi(\cos x, \cos y) = 0$ by symmetry.
-
-# %%
-start = time.perf_counter()
-n_side, beta_torus, c_torus = (32, 30.0, 1.0) if SMALL else (48, 60.0, 1.0)
-axis = 2 * np.pi * np.arange(n_side) / n_side
-tx, ty = (v.ravel() for v in np.meshgrid(axis, axis, indexing="ij"))
-K_torus = gauss_kernel(np.column_stack([np.cos(tx), np.sin(tx), np.cos(ty), np.sin(ty)]), beta_torus)
-dx_ij = (tx[None, :] - tx[:, None] + np.pi) % (2 * np.pi) - np.pi
-dy_ij = (ty[None, :] - ty[:, None] + np.pi) % (2 * np.pi) - np.pi
-mx, my = tx[:, None] + dx_ij / 2, ty[:, None] + dy_ij / 2
-vortex = (np.sin(tx) * np.cos(ty), -np.cos(tx) * np.sin(ty))
-links = {
-    "none (reversible)": np.zeros_like(dx_ij),
-    "rotation": c_torus * dx_ij,
-    "vortex": c_torus * (np.sin(mx) * np.cos(my) * dx_ij - np.cos(mx) * np.sin(my) * dy_ij),
-}
-walks = {}
-for name, link in links.items():
-    W = K_torus * np.exp(link)
-    op = walks[name] = MarkovOperator(W / W.sum(axis=1, keepdims=True))
-    pi = op.stationary
-    omega_xy = circulation(op.P, np.cos(tx), np.cos(ty), pi)
-    omega_xx = circulation(op.P, np.cos(tx), np.sin(tx), pi)
-    print(
-        f"{name:18s} max|n²π − 1| = {np.abs(pi * n_side**2 - 1).max():.1e}  ε_rev = {op.reversibility_residual:.3f}  "
-        f"Ω(cos x, cos y) = {omega_xy:+.5f}  Ω(cos x, sin x) = {omega_xx:+.5f}"
-    )
-print(
-    f"predicted: vortex Ω(cos x, cos y) ≈ c/8β = {c_torus / (8 * beta_torus):.5f}; rotation Ω(cos x, sin x) ≈ c/4β = {c_torus / (4 * beta_torus):.5f}"
-)
-assert np.abs(walks["rotation"].stationary * n_side**2 - 1).max() < 1e-10
-assert np.abs(walks["vortex"].stationary * n_side**2 - 1).max() < 1 / beta_torus
-assert walks["none (reversible)"].reversibility_residual < 1e-13
-omega_rotation = circulation(walks["rotation"].P, np.cos(tx), np.sin(tx), walks["rotation"].stationary)
-assert abs(omega_rotation / (c_torus / (4 * beta_torus)) - 1) < 1 / beta_torus
-
-pi_v = walks["vortex"].stationary
-J_v = stationary_current(walks["vortex"].P, pi_v)
-current = np.stack([(J_v * dx_ij).sum(axis=1), (J_v * dy_ij).sum(axis=1)])
-predicted = c_torus * np.stack(vortex) * pi_v / beta_torus
-field_error = np.abs(current - predicted).max() / np.abs(predicted).max()
-omega_v = circulation(walks["vortex"].P, np.cos(tx), np.cos(ty), pi_v)
-print(f"vortex: max |Σ_j J_ij (x_j − x_i) − π_i c B(x_i)/β| / max = {field_error:.3f}")
-print(f"vortex: Ω/(c/8β) − 1 = {omega_v / (c_torus / (8 * beta_torus)) - 1:+.4f}")
-assert field_error < 2 / beta_torus and abs(omega_v / (c_torus / (8 * beta_torus)) - 1) < 2 / beta_torus
-print(f"section 3 (torus) took {time.perf_counter() - start:.1f} s")
-
-fig, ax = plt.subplots(figsize=(5.6, 4.8), layout="constrained")
-every = slice(None, None, 2) if n_side <= 32 else slice(None, None, 3)
-grid_x, grid_y = tx.reshape(n_side, n_side), ty.reshape(n_side, n_side)
-stream = ax.contourf(grid_x, grid_y, np.sin(grid_x) * np.sin(grid_y), levels=9, cmap="RdBu_r", alpha=0.45)
-fig.colorbar(stream, ax=ax, label=r"stream function $\psi = \sin x\,\sin y$")
-ax.quiver(
-    grid_x[every, every],
-    grid_y[every, every],
-    current[0].reshape(n_side, n_side)[every, every],
-    current[1].reshape(n_side, n_side)[every, every],
-    color="k",
-)
-ax.set_aspect("equal")
-ax.set_xlabel(r"$x$ (rad)")
-ax.set_ylabel(r"$y$ (rad)")
-ax.set_title(r"stationary current $\Sigma_j\, J_{ij}(x_j - x_i)$ of the vortex link")
-plt.show()
-
-# %% [markdown]
-# The arrows circle the centres of the four cells of $\psi$ — counter-clockwise around its maxima, clockwise around
-# its minima: the walk carries a
-# steady current along the streamlines of $B$ while its stationary law stays (almost) uniform — exactly what a
-# coexact drift does, and what no reversible kernel can do.
-
-# %% [markdown]
 # ## Recap
 #
-# * $\mathcal C_{d\Phi} = -\hbar e^{2\Phi/\hbar}\operatorname{div}_G(e^{-2\Phi/\hbar}\nabla\,\cdot)$ is symmetric in $L^2(\mu)$ with
-#   $\mu = e^{-2\Phi/\hbar}dV_G$ stationary — claims decided by sympy on the circle and the sphere, with the density
-#   that omits $\sqrt g$ as a negative control.
+# * $\mathcal C_{d\Phi} = -\hbar e^{2\Phi/\hbar}\operatorname{div}_G(e^{-2\Phi/\hbar}\nabla\,\cdot)$ is in divergence form, hence
+#   symmetric and nonnegative in $L^2(\mu)$ — claims decided by sympy on the circle and on the sphere.
+# * $\mu = e^{-2\Phi/\hbar}dV_G$ is stationary: sympy finds $\mathcal C_{d\Phi}^\dagger(e^{-2\Phi/\hbar}\sqrt g) = 0$, and the density
+#   that omits $\sqrt g$ fails (the negative control).
 # * A μ-co-closed $A^\perp$ keeps μ and adds an antisymmetric part; on the circle it is $c\,e^{2\Phi/\hbar}$, closed but
 #   not exact, and its antisymmetric pairing of $\cos$ and $\sin$ is $-4\pi c$ (a sympy integral).
-# * Conjugating by $e^{\Phi/\hbar}$ gives the Witten operator $-\hbar\Delta_G + |d\Phi|^2/\hbar - \Delta_G\Phi$ (sympy, line and
-#   sphere); for $\Phi = x^2/2$ its spectrum is $2n$ at every ħ — Hermite polynomials as exact eigenfunctions, and
-#   finite differences converging with fitted slope 2 in $\Delta x$.
-# * A Doob tilt $h = e^{-U/\hbar}$ of the Gauss kernel is reversible to rounding with the exact law $\pi \propto h\odot\mathsf Kh$;
-#   that law tends to $e^{-2U/\hbar}$ with slope 1 in $1/\beta$, and with slope 2 once the predicted coefficient
-#   $V/(4\hbar\beta)$ — the Witten potential again — is divided out.
-# * An antisymmetric link is a coexact drift: the co-closed link keeps π up to $O(1/\beta)$ and has
-#   $\Omega_\pi(\cos, \sin) \approx c/(4\beta)$; a constant link, not co-closed, moves π at order one.
-# * On the torus a rotation keeps π exactly uniform (a translation-invariant, doubly stochastic walk), a vortex
-#   keeps it up to $O(1/\beta)$; the measured current field is $\pi cB/\beta$ and $\Omega_\pi(\cos x, \cos y) \approx c/(8\beta)$,
-#   both within $2/\beta$.
+# * Conjugating by $e^{\Phi/\hbar}$ gives the Witten operator $-\hbar\Delta_G + |d\Phi|^2/\hbar - \Delta_G\Phi$ (sympy, on the line
+#   and the sphere), whose ground state $e^{-\Phi/\hbar}$ is the image of the constants.
+# * For $\Phi = x^2/2$ its spectrum is $2n$ at every ħ, with the Hermite polynomials $H_n(x/\sqrt\hbar)$ as exact eigenfunctions
+#   of $\mathcal C$ (sympy); finite differences converge to the first six levels with fitted slope 2 in $\Delta x$.
 
 # %% [markdown]
 # ## Exercises
@@ -619,34 +403,31 @@ grid = np.linspace(-4, 4, 2002)[1:-1]  # 2000 interior points; the Dirichlet end
 # %% [markdown]
 # ### Exercise 06a.2 (derive)
 #
-# On paper, for a symmetric kernel $\mathsf K > 0$ and a tilt $h > 0$:
+# The Witten operator **factorises** {cite:p}`witten1982supersymmetry`.  On the line put $Q = \sqrt\hbar\,\tfrac{d}{dx} + \Phi'/\sqrt\hbar$,
+# whose formal adjoint in $L^2(dx)$ is $Q^* = -\sqrt\hbar\,\tfrac{d}{dx} + \Phi'/\sqrt\hbar$.  On paper:
 #
-# 1. show that $\pi_i \propto h_i(\mathsf Kh)_i$ satisfies detailed balance $\pi_i\mathsf P_{h,ij} = \pi_j\mathsf P_{h,ji}$
-#    for $\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)$, and deduce $\pi\mathsf P_h = \pi$;
-# 2. show that the α-normalised operator of notebook 05,
-#    $\operatorname{rownorm}\bigl(\operatorname{diag}(q)^{-\alpha}\mathsf K\operatorname{diag}(q)^{-\alpha}\bigr)$ with $q = \mathsf K\mathbf 1$,
-#    **is** the Doob transform with $h = q^{-\alpha}$.
+# 1. show that $Q^*Q = -\hbar\,d^2/dx^2 + V$ with the Witten potential $V = \Phi'^2/\hbar - \Phi''$ of section 2, and that
+#    $Qe^{-\Phi/\hbar} = 0$; conclude that $H = Q^*Q$ is nonnegative with the ground state of section 2;
+# 2. show that the **partner** $\tilde H = QQ^* = -\hbar\,d^2/dx^2 + \Phi'^2/\hbar + \Phi''$ has the same eigenvalues as $H$ except 0
+#    (if $Hu = \lambda u$ with $\lambda \ne 0$, then $Qu \ne 0$ and $\tilde H(Qu) = \lambda\,Qu$; and conversely with $Q^*$), and say
+#    why $\tilde H$ has no eigenvalue 0 for a confining Φ;
+# 3. for the harmonic well $\Phi = x^2/2$, show $\tilde H = H + 2$ and deduce, without Hermite polynomials, levels spaced by 2.
 #
-# Check (1) with sympy on a $3\times3$ symmetric matrix of positive symbols and three positive symbols $h_i$
-# (`sympy.Matrix`, `workbench.catalogue.claim`, each claim with a general `statement=` in LaTeX and a one-line
-# `because=`, as in section 1), and (2) numerically with `doob_transform(K, q**-alpha).P` against
-# `MarkovOperator.from_kernel(K, alpha=alpha).P` for a Gauss kernel (`gauss_kernel`) of 50 random points, α = ½ and 1.
+# Check (1) and (3) with sympy for arbitrary $\Phi(x)$, $u(x)$ (`witten_potential`, `claim` as in section 1), and (2)
+# numerically for the double well of Exercise 06a.1 at ħ = 1: the five lowest levels of $H$ and $\tilde H$, discretised as there.
 #
-# **What a correct answer shows:** sympy decides the $3\times3$ matrix $\operatorname{diag}(\pi)\mathsf P_h -
-# \mathsf P_h^\top\operatorname{diag}(\pi)$ and the vector $\pi\mathsf P_h - \pi$ to be zero identically; the two
-# α-normalised operators agree to a few ulps ($< 10^{-14}$), because the left factor $q^{-\alpha}$ cancels in the row
-# normalisation — which is why α = 1 removes the density by a reversible reweighting only.
+# **What a correct answer shows:** sympy decides $Q^*Qu - Hu$, $Qe^{-\Phi/\hbar}$ and, for the harmonic well,
+# $QQ^*u - (H + 2)u$ to be identically 0; the four lowest eigenvalues of $\tilde H$ equal $\lambda_1, \dots, \lambda_4$ of $H$ to
+# within $10^{-3}$ (each discretisation has its own $O(\Delta x^2)$ error, about $10^{-4}$ here), so the lowest level of
+# $\tilde H$ is the tunnelling gap $\approx 0.85$, not 0 — the candidate $e^{+\Phi/\hbar}$ is not normalisable.
 
 # %%
-import numpy as np
 import sympy as sp
 
-from workbench.markov import gauss_kernel
-
-k00, k01, k02, k11, k12, k22 = sp.symbols("k_00 k_01 k_02 k_11 k_12 k_22", positive=True)
-h_symbols = sp.symbols("h_0:3", positive=True)
-K = gauss_kernel(np.random.default_rng(0).standard_normal((50, 3)), 0.5)
-# your code here (useful: sympy.Matrix, workbench.catalogue.claim, doob_transform, MarkovOperator.from_kernel)
+x = sp.Symbol("x", real=True)
+hbar = sp.Symbol("hbar", positive=True)
+Phi, u = sp.Function("Phi")(x), sp.Function("u")(x)
+# your code here (useful: RiemannianMetric, witten_potential, claim; for (2) reuse your code of Exercise 06a.1)
 
 # %% [markdown]
 # ### Exercise 06a.3 (explore)

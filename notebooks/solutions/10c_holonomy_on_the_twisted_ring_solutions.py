@@ -11,11 +11,10 @@
 # ---
 
 # %% [markdown]
-# # Solutions — 10b Holonomy and a real encoder
+# # Solutions — 10c Holonomy on the twisted ring
 #
-# Worked answers to the exercises of notebook `10b_holonomy_and_a_real_encoder`.  The oracles are the closed-form
-# spectrum of the twisted ring, a symbolic computation with sympy, a fitted slope against its asymptotic value, and
-# (for the encoder) bounds stated in the exercise.
+# Worked answers to the exercises of notebook `10c_holonomy_on_the_twisted_ring`.  The oracles are the closed-form
+# spectrum of the twisted ring, a symbolic computation with sympy, and a fitted slope against its asymptotic value.
 
 # %%
 import os
@@ -24,8 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
 
-from workbench.attention import connection_laplacian, cycle_connection, holonomy, load_minilm
-from workbench.markov import MarkovOperator
+from workbench.attention import connection_laplacian, cycle_connection, holonomy
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
@@ -44,7 +42,7 @@ def ring_spectrum(n, theta):
 
 
 # %% [markdown]
-# ### Solution 10b.1
+# ### Solution 10c.1
 #
 # The closed form $\lambda_{k,\pm} = 2 - 2\cos((2\pi k \pm \theta)/n)$ is invariant under $(k, +) \to (n - k, -)$,
 # because $(2\pi(n - k) - \theta)/n = 2\pi - (2\pi k + \theta)/n$: the real $2\times2$ transports have complex conjugate
@@ -67,7 +65,7 @@ at_pi = ring_spectrum(n, np.pi)[:4]
 assert np.ptp(at_pi) < 1e-14 and abs(at_pi[0] - (2 - 2 * np.cos(np.pi / n))) < 1e-14
 
 # %% [markdown]
-# ### Solution 10b.2
+# ### Solution 10c.2
 #
 # 1. For $R(\alpha) = \begin{pmatrix}\cos\alpha & \sin\alpha\\ -\sin\alpha & \cos\alpha\end{pmatrix}$ acting on the
 #    right, $(1, i)R(\alpha) = (\cos\alpha - i\sin\alpha, \sin\alpha + i\cos\alpha) = e^{-i\alpha}(1, i)$, and
@@ -79,7 +77,7 @@ assert np.ptp(at_pi) < 1e-14 and abs(at_pi[0] - (2 - 2 * np.cos(np.pi / n))) < 1
 #    \alpha)$.  Periodicity $f_{j+n} = f_j$ forces $\omega = 2\pi k/n$, so $\lambda_{k,+} = 2 - 2\cos((2\pi k + \theta)/n)$
 #    for $(1, i)$ and $\lambda_{k,-} = 2 - 2\cos((2\pi k - \theta)/n)$ for $(1, -i)$: $2n$ eigenvalues for a $2n$-dimensional
 #    space, so this is the whole spectrum.  Twisting on one edge instead is a change of frames, which leaves the
-#    spectrum unchanged (notebook §1).
+#    spectrum unchanged (notebook 10c §2).
 
 # %%
 alpha, omega, j = sp.symbols("alpha omega j", real=True)
@@ -102,7 +100,7 @@ print(f"max ‖(2I − T)v − λv‖ over k and both signs: {worst:.1e}")
 assert worst < 1e-13  # Oracle: the eigenvalue equation, entries O(1), rounding ~1e-15
 
 # %% [markdown]
-# ### Solution 10b.3
+# ### Solution 10c.3
 #
 # $\lambda_{\min}(n) = 2 - 2\cos(\theta/n) = \theta^2/n^2 + O(n^{-4})$ and the flat ring's gap is $2 - 2\cos(2\pi/n) =
 # 4\pi^2/n^2 + O(n^{-4})$: both decay like $n^{-2}$ and their ratio tends to $(\theta/2\pi)^2 = 1/16$.  The best field
@@ -135,49 +133,3 @@ ax.set_ylabel("eigenvalue (dimensionless)")
 ax.set_title(rf"fixed holonomy, longer loops: slope {slope:.2f}")
 ax.legend(fontsize=8)
 plt.show()
-
-# %% [markdown]
-# ### Solution 10b.4
-#
-# The stationary mass on `[CLS]` stays above 0.75 in layers 1–4 at every length read here, and the non-sink mass grows
-# sublinearly.  If every token kept a fixed share of the stationary law, $1 - \pi_0$ would grow like $n$; the fitted
-# exponents (about 0.5–0.9, depending on the layer) say the sink gives way only slowly, so the small
-# $\varepsilon_{\mathrm{rev}}(A_{\mathrm{eff}})$ of the middle layers remains a statement about the sink for sentences
-# several times longer than those of the notebook.  (The exponent is a description of this sentence's prefixes, not a
-# law of the model: rerun it on other text before trusting the second digit.)
-
-# %%
-try:
-    model = load_minilm()
-except ModuleNotFoundError as error:  # the weights package is optional
-    model = None
-    print(f"skipping: {error}")
-if model is not None:
-    words = (
-        "the cat sat quietly on the warm mat while the dog slept by the door and the rain kept falling on the roof "
-        "of the old house all night long"
-    ).split()
-    prefixes = (3, 5, 8, 12, 18, 24, 30)
-    sizes, sink = [], []
-    for count in prefixes:
-        trace = model.trace(" ".join(words[:count]))
-        sizes.append(trace.attention[0].shape[-1])
-        sink.append([MarkovOperator(trace.attention[layer].mean(axis=0)).stationary[0] for layer in range(1, 5)])
-    sizes, sink = np.array(sizes), np.array(sink)
-    slopes = [np.polyfit(np.log(sizes), np.log(1 - sink[:, k]), 1)[0] for k in range(4)]
-    print("tokens n:", sizes)
-    print("π_0 in layers 1–4:\n", np.round(sink, 3))
-    print("slopes of log(1 − π_0) against log n, layers 1–4:", np.round(slopes, 2))
-    # Oracle: the bounds stated in the exercise (a measurement, so the margins are wide)
-    assert sink.min() > 0.75
-    assert all(0.4 < s < 1.0 for s in slopes)
-
-    fig, ax = plt.subplots(figsize=(5, 3.6), layout="constrained")
-    for k in range(4):
-        ax.loglog(sizes, 1 - sink[:, k], "o-", label=f"layer {k + 1}: slope {slopes[k]:.2f}")
-    ax.set_xticks(sizes, [str(v) for v in sizes])
-    ax.set_xticks([], minor=True)
-    ax.set_xlabel("tokens n (with [CLS], [SEP])")
-    ax.set_ylabel(r"non-sink mass $1 - \pi_0$ (dimensionless)")
-    ax.legend(fontsize=8)
-    plt.show()

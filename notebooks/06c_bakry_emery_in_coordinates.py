@@ -11,10 +11,10 @@
 # ---
 
 # %% [markdown]
-# # 06b — Bakry–Émery in coordinates
+# # 06c — Bakry–Émery in coordinates
 #
-# Notebook 06a gave the generator with drift and its stationary Gibbs law.  This one asks what that generator
-# knows about **curvature**.  Bakry and Émery's iterated carré du champ $\Gamma_2$ is built from the generator
+# Notebook 06a gave the generator with drift and its stationary Gibbs law, and 06b built it from kernels on points.
+# This one asks what that generator knows about **curvature**.  Bakry and Émery's iterated carré du champ $\Gamma_2$ is built from the generator
 # alone, yet for a diffusion it equals the Bochner expression $\lVert\operatorname{Hess}f\rVert^2 + \operatorname{Ric}(\nabla
 # f, \nabla f)$ plus a drift term — so a lower bound $\Gamma_2 \ge K\,\Gamma$ is a lower bound on the Ricci curvature
 # {cite:p}`bakry2014analysis`.  This is the "Bakry–Émery I" section of {cite:t}`candanedo2026attention` (§5, with the
@@ -33,9 +33,10 @@
 # * measure $\Gamma_{2,\beta}$ of the discrete operator $4\beta(\mathsf P_\beta - I)$ on quadrature nodes, fit its
 #   $O(1/\beta)$ bias, and tell the sphere's Bochner value from the flat one.
 #
-# **Prerequisites.**  Notebook 06a (Drift, Witten and Doob: the generator $\mathcal C_{d\Phi}$, its Gibbs law, the
-# harmonic well) and notebook 04 (Geometry without coordinates: the discrete Γ, $\Gamma_2$ and Bakry–Émery
-# curvature of graphs).  Maths: Christoffel symbols, the covariant Hessian and the Ricci tensor of a surface
+# **Prerequisites.**  Notebook 06a (Drift and the Witten Laplacian: the generator $\mathcal C_{d\Phi}$, its Gibbs law, the
+# harmonic well), notebook 06b (Doob tilt and antisymmetric link: a Gauss kernel on a uniform grid, whose $1/\beta$
+# bias is measured free of sampling noise, as in section 2 here) and notebook 04 (Geometry without coordinates: the
+# discrete Γ, $\Gamma_2$ and Bakry–Émery curvature of graphs).  Maths: Christoffel symbols, the covariant Hessian and the Ricci tensor of a surface
 # (the round sphere, surfaces of revolution), the Bochner formula, Gauss–Legendre quadrature.
 #
 # **Time.**  About 40 minutes in class; the code runs in under half a minute.
@@ -327,7 +328,7 @@ plt.show()
 # numbers confirm, to an exploration that asks for an interpretation.  Each says what a correct answer shows.
 
 # %% [markdown]
-# ### Exercise 06b.1 (compute)
+# ### Exercise 06c.1 (compute)
 #
 # On the **unit** sphere, $G = \operatorname{diag}(1, \sin^2\vartheta)$ with `RiemannianMetric(sp.diag(1, sp.sin(vartheta)**2),
 # (vartheta, varphi), sp.sin(vartheta))`, take no potential ($\Phi = 0$) and the height $f = z = \cos\vartheta$.  With
@@ -354,7 +355,7 @@ z = sp.cos(vartheta)
 # your code here (useful: diffusion_generator, bakry_emery_gamma, bakry_emery_gamma2, bochner_gamma2)
 
 # %% [markdown]
-# ### Exercise 06b.2 (derive)
+# ### Exercise 06c.2 (derive)
 #
 # On the line, $\mathcal Lf = \hbar f'' - 2\Phi'f'$ for a potential $\Phi(x)$.  By hand, from
 # $\Gamma(f, g) = \tfrac12[\mathcal L(fg) - f\mathcal Lg - g\mathcal Lf]$ and $\Gamma_2(f) = \tfrac12[\mathcal L\Gamma(f, f) - 2\Gamma(f, \mathcal Lf)]$, derive
@@ -369,7 +370,7 @@ z = sp.cos(vartheta)
 #
 # **What a correct answer shows:** sympy's $\Gamma_2$ minus your formula simplifies to 0; for $\Phi = x^4/4 + x^2/2$,
 # $\Phi'' = 3x^2 + 1 \ge 1$ gives $K = 2$ and the measured gap $\lambda_1 - \lambda_0$ is above 2 (about 3.4: the bound holds
-# and is not sharp, since $\Phi''$ exceeds its infimum away from 0).  For the double well of notebook 06a,
+# and is not sharp, since $\Phi''$ exceeds its infimum away from 0).  For the double well of Exercise 06a.1,
 # $\inf\Phi'' = -1$ gives $K = -2$: no positive bound, consistent with its small gap.
 
 # %%
@@ -384,7 +385,7 @@ Phi, f = sp.Function("Phi")(x), sp.Function("f")(x)
 # your code here (useful: diffusion_generator, bakry_emery_gamma2, witten_potential, scipy.linalg.eigh_tridiagonal)
 
 # %% [markdown]
-# ### Exercise 06b.3 (explore)
+# ### Exercise 06c.3 (explore)
 #
 # The bias of $\Gamma_{2,\beta}$ has a known leading coefficient for $f = z$ on the unit sphere (catalogue
 # `continuum.kernel.bochner_gamma2`, by Funk–Hecke): $\Gamma_{2,\beta}(z) = 1 + z^2 - (3z^2 - 1)/\beta + O(\beta^{-2})$.  Measure it.

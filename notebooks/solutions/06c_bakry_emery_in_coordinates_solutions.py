@@ -11,9 +11,9 @@
 # ---
 
 # %% [markdown]
-# # Solutions — 06b Bakry–Émery in coordinates
+# # Solutions — 06c Bakry–Émery in coordinates
 #
-# Worked answers to the exercises of notebook `06b_bakry_emery_in_coordinates.py`.  Every answer is computed and
+# Worked answers to the exercises of notebook `06c_bakry_emery_in_coordinates.py`.  Every answer is computed and
 # then asserted against an independent oracle; the comment on each assert names the oracle and says why the
 # tolerance is what it is.
 
@@ -43,7 +43,7 @@ SMALL = SCALE == "small"
 hbar = sp.Symbol("hbar", positive=True)
 
 # %% [markdown]
-# ### Solution 06b.1
+# ### Solution 06c.1
 #
 # On the unit sphere $\nabla z = -\sin\vartheta\,\partial_\vartheta$ in the coordinates, so $\Gamma(z) = \hbar\lvert\nabla z\rvert^2 = \hbar\sin^2\vartheta$.
 # The height is an eigenfunction, $\Delta z = -2z$, and its Hessian is $\operatorname{Hess}z = -z\,G$, so
@@ -74,7 +74,7 @@ print(f"min over ϑ of Γ₂/Γ at ħ = 1: {ratio_values.min():.6f} at ϑ = {the
 assert abs(ratio_values.min() - 1) < 1e-12 and abs(theta_grid[np.argmin(ratio_values)] - np.pi / 2) < 1e-12
 
 # %% [markdown]
-# ### Solution 06b.2
+# ### Solution 06c.2
 #
 # $\mathcal L(fg) = \hbar(f''g + 2f'g' + fg'') - 2\Phi'(f'g + fg')$, so $\Gamma(f, g) = \tfrac12[\mathcal L(fg) - f\mathcal Lg - g\mathcal Lf] = \hbar f'g'$.
 # Then $\mathcal L\Gamma(f) = \hbar[\hbar(f'^2)'' - 2\Phi'(f'^2)'] = \hbar[2\hbar(f''^2 + f'f''') - 4\Phi'f'f'']$ and
@@ -117,11 +117,11 @@ levels_fine = scipy.linalg.eigh_tridiagonal(
 )
 print(f"gap on the finer grid: {levels_fine[1] - levels_fine[0]:.5f}")
 assert abs((levels_fine[1] - levels_fine[0]) - (levels[1] - levels[0])) < 1e-3
-# the double well of notebook 06a: inf Φ'' = −1, so the bound is K = −2 and says nothing about its gap
+# the double well of Exercise 06a.1: inf Φ'' = −1, so the bound is K = −2 and says nothing about its gap
 assert sp.minimum(sp.diff((x**2 - 1) ** 2 / 4, x, 2), x, sp.S.Reals) == -1
 
 # %% [markdown]
-# ### Solution 06b.3
+# ### Solution 06c.3
 #
 # The measured $b(\beta) = \beta[\Gamma_{2,\beta}(z) - (1 + z^2)]$ is nearly constant in β and equals $-(3z^2 - 1) = 1 - 3z^2$ at each
 # height: $+1$ at the equator, $0$ at $z^2 = 1/3$, about $-1.4$ near $z = 0.9$.  Its sign says that the discrete operator
