@@ -102,6 +102,15 @@ for step in rank_one.derive():
     print(mark, step.text)
 
 # %% [markdown]
+# Each step also carries its **general statement** (for any size N), a one-line **reason**, and what sympy
+# decided it on: a symbolic instance (e.g. 3×3 matrices of symbols) or, where sympy can do it, general N
+# (matrix symbols, indexed sums over a symbolic n).  Displayed as the last value of a cell, the derivation renders
+# as mathematics:
+
+# %%
+rank_one.derive()
+
+# %% [markdown]
 # ## How `workbench check` works
 #
 # `workbench check` runs every identity once symbolically (backend `sympy`) and once per numeric
