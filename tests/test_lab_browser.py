@@ -124,6 +124,9 @@ def test_a_double_click_opens_a_percent_script_as_a_notebook(lab_in_chromium):
     tab = driver.find_element(By.CSS_SELECTOR, "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel")
     assert tab.text == SCRIPT
     assert not list(course.glob("*.ipynb")), "opening the script wrote a .ipynb twin"
+    # No toast asks to fetch Jupyter news from the web over the notebook (the lab's defaults turn it off).
+    toasts = " ".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, ".Toastify__toast"))
+    assert "news" not in toasts.lower(), toasts
 
 
 def test_an_html_export_renders_its_maths_offline_from_disk(lab_in_chromium, tmp_path):

@@ -583,8 +583,12 @@ def _check_passed(check) -> bool:
 # JupyterLab reads setting defaults ("overrides") from its application settings folder only.  The lab gets a
 # workbench-owned copy of that folder, in the Jupyter data dir, holding the files of the real one (nothing of
 # the user's is lost) and one more default: jupytext's notebook view opens Python files, so a double-click opens
-# a percent script as a notebook.  Settings the user saves in the lab still win over every default.
-_LAB_DEFAULTS = {"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}
+# a percent script as a notebook; and no prompt about fetching Jupyter news from the web (a class room may be
+# offline, and the prompt covers the notebook).  Settings the user saves in the lab still win over every default.
+_LAB_DEFAULTS = {
+    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}},
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+}
 # "Save and Export Notebook As → HTML" loads MathJax from a CDN unless told otherwise; the MathJax 2.7 that
 # jupyter-server-mathjax installs renders the exported page offline (a file URL: the page may be opened later,
 # from disk, when no server runs).
