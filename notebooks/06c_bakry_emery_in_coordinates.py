@@ -267,7 +267,9 @@ for beta in betas_s:
 print(f"fitted slopes in 1/β: f = z {fit_rate(1 / betas_s, err_z):.3f}, generic f {fit_rate(1 / betas_s, err_f):.3f}")
 assert abs(fit_rate(1 / betas_s, err_f) - 1) < 0.1 and min(miss) > 0.1
 
-lattice, cell = torus_lattice(160)
+# The lattice must resolve the kernel: at the large scale's β = 800 the width 1/√β is below the spacing 2π/160.
+side = 160 if SMALL else 320
+lattice, cell = torus_lattice(side)
 xs, ys = lattice[:, 0], lattice[:, 1]
 f_t = np.sin(xs) * np.cos(2 * ys) + 0.5 * np.cos(ys)
 hess2 = (
@@ -275,7 +277,7 @@ hess2 = (
     + 2 * (2 * np.cos(xs) * np.sin(2 * ys)) ** 2
     + (4 * np.sin(xs) * np.cos(2 * ys) + 0.5 * np.cos(ys)) ** 2
 )
-t_targets = [160 * 20 + 50, 160 * 80 + 30, 160 * 120 + 107]
+t_targets = [side * (side * r // 160) + side * c // 160 for r, c in ((20, 50), (80, 30), (120, 107))]
 betas_t = betas_s / 2
 err_t = []
 for b in betas_t:
