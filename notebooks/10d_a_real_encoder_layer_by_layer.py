@@ -15,7 +15,7 @@
 #
 # Notebooks 10a–10c built the instruments of attention as a connection walk.  This notebook turns them on a real
 # sentence encoder, all-MiniLM-L6-v2 {cite:p}`wang2020minilm,reimers2019sentence`, layer by layer, as
-# {cite:t}`connectionlaplacian` (§7) do for BERT and GPT-2 ([mathematical reference §B.6–§B.7](reference.md)), and
+# {cite:t}`connectionlaplacian` (§7) do for BERT and GPT-2 ([mathematical reference §B.6–§B.7](#reference-b6)), and
 # tests every reading against an independent computation and a null model before interpreting it.
 #
 # **Objectives.**  After this notebook you can
@@ -107,12 +107,12 @@ if model is not None:
 # `diagnose` reads every head on the layer's actual input and every layer's effective walk and transport
 # (its docstring lists the definitions).  Per layer: the mean row entropy $\bar H$ of the heads and the
 # effective number of neighbours $e^{\bar H}$ ({cite:t}`candanedo2026attention` Table 1;
-# [mathematical reference §A.10](reference.md)); $\varepsilon_{\mathrm{rev}}$ of $A_{\mathrm{eff}}$
-# ([§B.4](reference.md)); the $A_{\mathrm{eff}}$-weighted $\delta_{\mathrm{orth}}$ of $O^{\mathrm{eff}}$ and the
+# [mathematical reference §A.10](#reference-a10)); $\varepsilon_{\mathrm{rev}}$ of $A_{\mathrm{eff}}$
+# ([§B.4](#reference-b4)); the $A_{\mathrm{eff}}$-weighted $\delta_{\mathrm{orth}}$ of $O^{\mathrm{eff}}$ and the
 # geometric drift $d_A^{\ell\to\ell+1} = 1 - \cos(A^{\ell+1}_{\mathrm{eff}}, A^\ell_{\mathrm{eff}})$ on the pairs
 # of non-special tokens, as {cite:t}`connectionlaplacian` do for BERT; $\lVert A_{\mathrm{eff}}\rVert_F$; the
 # ratio of the mean absolute diagonal to the mean absolute off-diagonal entry of the mean transport Gram matrix
-# $\bar G$ (the paper reports 15–20× for GPT-2 Small's middle layers; [§B.7](reference.md)); the energy ratio
+# $\bar G$ (the paper reports 15–20× for GPT-2 Small's middle layers; [§B.7](#reference-b7)); the energy ratio
 # $\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2$ (the paper's Appendix F, reconstructed); and how many heads sit
 # near each corner DMAP, DMTN, ATAP, or none of them (ATTN; notebook 09).  At the default scale one short
 # sentence; at the large scale two sentences, to see which readings are stable.

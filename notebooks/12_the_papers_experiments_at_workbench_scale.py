@@ -26,7 +26,7 @@
 # The notebook reads the paper-preset runs committed in `experiments/results/` (made by
 # `workbench experiment NAME --preset paper`, about 9 minutes each on two cores).  It then reruns a few
 # conditions live at the quick preset, to show that the structural facts hold for any weights.  The paper does
-# not give its training protocols ([mathematical reference §A.11](reference.md)), so every protocol choice here is a
+# not give its training protocols ([mathematical reference §A.11](#reference-a11)), so every protocol choice here is a
 # reconstruction.  Compare orderings and ratios with the paper's numbers, not raw values.
 #
 # **Objectives.**  After this notebook you can
