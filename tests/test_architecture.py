@@ -54,7 +54,10 @@ LAYERS: dict[str, set[str]] = {
         "nn",
         "experiments",
         "book",
+        "lab",
     },
+    # The lab command line and settings (JupyterLab on the course); it reuses the site's MathJax.
+    "lab": {"base", "book"},
     # The course site builder: a top-layer module like cli (it may import everything; only cli imports it).
     "book": {
         "workbench",

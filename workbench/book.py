@@ -219,7 +219,7 @@ def mathjax_dir() -> Path:
         import jupyter_server_mathjax
     except ImportError as exc:
         raise BookError(
-            "the bundled MathJax comes from jupyter-server-mathjax: pip install 'attention-workbench[book]'"
+            "the bundled MathJax comes from jupyter-server-mathjax: pip install 'attention-workbench[book]' (or [lab])"
         ) from exc
     return Path(jupyter_server_mathjax.__file__).parent / "static"
 

@@ -15,7 +15,6 @@ import argparse
 import json
 import math
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -580,75 +579,10 @@ def _check_passed(check) -> bool:
     return check is not False
 
 
-# JupyterLab reads setting defaults ("overrides") from its application settings folder only.  The lab gets a
-# workbench-owned copy of that folder, in the Jupyter data dir, holding the files of the real one (nothing of
-# the user's is lost) and one more default: jupytext's notebook view opens Python files, so a double-click opens
-# a percent script as a notebook; and no prompt about fetching Jupyter news from the web (a class room may be
-# offline, and the prompt covers the notebook).  Settings the user saves in the lab still win over every default.
-_LAB_DEFAULTS = {
-    "@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}},
-    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
-}
-# "Save and Export Notebook As → HTML" loads MathJax from a CDN unless told otherwise; the MathJax 2.7 that
-# jupyter-server-mathjax installs renders the exported page offline (a file URL: the page may be opened later,
-# from disk, when no server runs).
-_LAB_MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
-
-
-def _lab_settings_dir() -> Path:
-    try:
-        from jupyter_core.paths import jupyter_data_dir
-        from jupyterlab.commands import get_app_dir
-    except ImportError as exc:  # pragma: no cover - the lab extra brings it
-        raise ValueError("workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'") from exc
-
-    app_dir = Path(get_app_dir())
-    ours = Path(jupyter_data_dir()) / "workbench" / "lab"
-    settings = ours / "settings"
-    if settings.exists():
-        shutil.rmtree(settings)  # the workbench's own copy, rebuilt on every start
-    if (app_dir / "settings").is_dir():
-        shutil.copytree(app_dir / "settings", settings)
-    (settings / "overrides.d").mkdir(parents=True, exist_ok=True)
-    # overrides.d/*.json apply before the folder's overrides.json, so an administrator's overrides.json wins.
-    (settings / "overrides.d" / "attention-workbench.json").write_text(json.dumps(_LAB_DEFAULTS, indent=2) + "\n")
-    # JupyterLab also reads <settings>/../static/package.json (the built application's extension metadata).
-    static = ours / "static"
-    if static.is_symlink():
-        static.unlink()
-    if (app_dir / "static").is_dir() and not static.exists():
-        static.symlink_to(app_dir / "static", target_is_directory=True)
-    return settings
-
-
 def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    folder = _notebook_dir(args.dir)
-    if shutil.which("jupyter") is None:
-        raise ValueError("workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'")
-    try:
-        import jupytext  # noqa: F401 - its contents manager serves the percent scripts as notebooks
-    except ImportError as exc:  # pragma: no cover - the lab extra brings it
-        raise ValueError("workbench lab needs jupytext: pip install 'attention-workbench[lab]'") from exc
+    from workbench.lab import lab_command
 
-    def given(option: str) -> bool:
-        return any(arg == option or arg.startswith(option + "=") for arg in extra)
-
-    # The percent scripts are the notebooks: jupytext opens them and saves edits into the .py itself; no .ipynb
-    # twin is written (notebooks/jupytext.toml pairs nothing).
-    command = ["jupyter", "lab", f"--ServerApp.root_dir={folder.resolve()}"]
-    if not given("--LabApp.app_settings_dir"):
-        command.append(f"--LabApp.app_settings_dir={_lab_settings_dir()}")
-    if not given("--HTMLExporter.mathjax_url"):
-        try:
-            import jupyter_server_mathjax
-        except ImportError:  # pragma: no cover - the lab extra brings it
-            pass
-        else:
-            mathjax = Path(jupyter_server_mathjax.__file__).parent / "static" / "MathJax.js"
-            command.append(f"--HTMLExporter.mathjax_url={mathjax.as_uri()}?config={_LAB_MATHJAX_CONFIG}")
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and not (given("--allow-root") or given("--ServerApp.allow_root")):
-        command.append("--allow-root")  # containers often run as root; Jupyter refuses root without it
-    command += list(extra)
+    command = lab_command(_notebook_dir(args.dir), extra)
     print("running: " + " ".join(command), file=sys.stderr, flush=True)
     # Become the server (no wrapper process), so a signal to `workbench lab` reaches JupyterLab itself.
     os.execvp(command[0], command)
