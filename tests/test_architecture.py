@@ -58,20 +58,8 @@ LAYERS: dict[str, set[str]] = {
     },
     # The lab command line and settings (JupyterLab on the course); it reuses the site's MathJax.
     "lab": {"base", "book"},
-    # The course site builder: a top-layer module like cli (it may import everything; only cli imports it).
-    "book": {
-        "workbench",
-        "base",
-        "catalogue",
-        "lie",
-        "expmv",
-        "markov",
-        "continuum",
-        "attention",
-        "lens",
-        "nn",
-        "experiments",
-    },
+    # The course site builder: top layer (only cli and lab import it); it reads the catalogue for its page.
+    "book": {"base", "catalogue"},
     "__main__": {"cli"},
     # ``workbench`` itself only carries the version; cli reads it.
     "workbench": set(),
