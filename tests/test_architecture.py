@@ -38,8 +38,10 @@ LAYERS: dict[str, set[str]] = {
     "continuum": {"base", "markov"},
     "lens": {"base"},
     "attention": {"base", "markov", "expmv"},
+    # Real checkpoints on disk read into the workbench's own forward pass, and the diagnosis of their heads.
+    "models": {"base", "markov", "attention"},
     "nn": {"base", "lie", "expmv", "attention", "lens"},
-    "experiments": {"base", "lie", "expmv", "markov", "continuum", "attention", "nn", "lens"},
+    "experiments": {"base", "lie", "expmv", "markov", "continuum", "attention", "models", "nn", "lens"},
     "catalogue": {"base"},
     "cli": {
         "workbench",
@@ -50,6 +52,7 @@ LAYERS: dict[str, set[str]] = {
         "markov",
         "continuum",
         "attention",
+        "models",
         "lens",
         "nn",
         "experiments",

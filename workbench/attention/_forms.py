@@ -14,6 +14,8 @@ Attention Geometry §10 (Eq. (128), :math:`\mathcal W^{\mathrm{DMTN}}`).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from workbench.attention._operators import OPERATORS, SQRT_HALF, check_query_key_weights, corner_of, symmetrised
@@ -24,7 +26,9 @@ from workbench.backend import namespace, to_numpy
 from workbench.validation import as_array, check_choice, check_in_range, check_integer, check_square
 
 __all__ = [
+    "BondReading",
     "bond_inertia",
+    "bond_reading",
     "effective_form",
     "negative_mass",
     "operator_skew_ratio",
@@ -227,8 +231,8 @@ def factored_bond_eigenvalues(W_Q, W_K) -> np.ndarray:
     0\end{smallmatrix}\bigr)`, :math:`M_S = FJF^\top`; from the thin QR :math:`F = QR` (:math:`Q` of shape [D, k],
     :math:`k = \min(D, 2r)`), :math:`M_S = Q\,(RJR^\top)\,Q^\top`, so its spectrum is that of the
     :math:`k\times k` core :math:`RJR^\top` and :math:`D - k` exact zeros: :math:`O(Dr^2 + r^3)` instead of the
-    :math:`O(D^3)` of ``eigvalsh(M_S)`` (package-internal; equal to :func:`_bond_eigenvalues` of the dense
-    :math:`M_S` up to rounding, tested).  ``W_Q``, ``W_K`` have shape [D, r].
+    :math:`O(D^3)` of ``eigvalsh(M_S)`` (the core of :func:`bond_reading`; equal to :func:`_bond_eigenvalues` of
+    the dense :math:`M_S` up to rounding, tested).  ``W_Q``, ``W_K`` have shape [D, r].
     """
     W_Q, W_K = np.asarray(W_Q, dtype=np.float64), np.asarray(W_K, dtype=np.float64)
     D, r = W_Q.shape
@@ -236,6 +240,50 @@ def factored_bond_eigenvalues(W_Q, W_K) -> np.ndarray:
     core = 0.5 * (R[:, :r] @ R[:, r:].T)  # R J Rᵀ = ½(R_Q R_Kᵀ + R_K R_Qᵀ), R = [R_Q | R_K]
     core = core + core.T
     return np.sort(np.concatenate([np.linalg.eigvalsh(core), np.zeros(D - R.shape[0])]))
+
+
+class BondReading(NamedTuple):
+    """The bond of a head read from its factors: its spectrum, Sylvester inertia and negative share."""
+
+    eigenvalues: np.ndarray  # ascending, shape [D]
+    inertia: tuple[int, int, int]  # (n_pos, n_neg, n_zero), the rule of bond_inertia
+    negative_mass: float  # the share of negative_mass
+
+
+def bond_reading(W_Q, W_K, rtol=1e-10) -> BondReading:
+    r"""The bond :math:`M_S = \tfrac12(W_QW_K^\top + W_KW_Q^\top)` of a head read from its factors, never formed.
+
+    Its spectrum is that of a :math:`k\times k` core, :math:`k = \min(D, 2d_h)`, and :math:`D - k` exact zeros
+    (thin QR of :math:`[W_Q\;W_K]`): :math:`O(Dd_h^2)` instead of the :math:`O(D^3)` of a dense eigensolve.
+    ``inertia`` and ``negative_mass`` are those of :func:`bond_inertia` and :func:`negative_mass` of the dense
+    bond (tested against them).
+
+    Parameters
+    ----------
+    W_Q, W_K : array, shape=[D, d_h]
+        The query and key maps (a bias is one more row, as in the augmented form of a head with biases).
+    rtol : float
+        The zero threshold of :func:`bond_inertia`, ``rtol >= 0``.
+
+    Returns
+    -------
+    BondReading
+
+    References
+    ----------
+    Attention Geometry Table 4 (definite / indefinite bond); book/reference.md §A.6, §A.7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W = np.random.default_rng(0).standard_normal((6, 2))
+    >>> bond_reading(W, W).inertia  # a tied head: M_S = W Wᵀ is positive semidefinite of rank 2
+    (2, 0, 4)
+    """
+    W_Q, W_K = check_query_key_weights(W_Q, W_K, ndim=2)
+    rtol = check_in_range("rtol", rtol, 0.0)
+    eigenvalues = factored_bond_eigenvalues(to_numpy(W_Q), to_numpy(W_K))
+    return BondReading(eigenvalues, spectrum_inertia(eigenvalues, rtol), spectrum_negative_mass(eigenvalues))
 
 
 def bond_inertia(M_S, rtol=1e-10):

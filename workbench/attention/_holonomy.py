@@ -24,12 +24,14 @@ import itertools
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from workbench.attention._connection_checks import check_transports, eye_like
 from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace
 from workbench.validation import as_array, check_integer, check_square, shape_of
 
-__all__ = ["gauge_transform", "holonomy", "holonomy_deviation"]
+__all__ = ["gauge_transform", "holonomy", "holonomy_deviation", "loop_defect"]
 
 
 def gauge_transform(O, V):
@@ -239,3 +241,74 @@ def holonomy_deviation(O, cycles, remove_scale: bool = False):
             unit_gap = binary_scale(gap)  # a Frobenius norm as s·‖x/s‖: no square overflows
             values.append(xp.sqrt(xp.sum((gap / unit_gap) ** 2)) * unit_gap / math.sqrt(d))
     return check_overflow("the holonomy deviations", xp.stack(values), {"O": O})
+
+
+def loop_defect(A_heads, M, tokens) -> float:
+    r"""Mean scale-free holonomy defect of the effective transport around triangles of consecutive tokens.
+
+    For the tokens :math:`t_1, t_2, \dots` (in order) and each triangle :math:`(a, b, c) = (t_s, t_{s+1},
+    t_{s+2})`, the effective transports :math:`O^{\mathrm{eff}}_{ij} = \sum_h w_h(i, j) M_h` with head weights
+    :math:`w_h(i,j) = A^{(h)}_{ij}/\sum_{h'}A^{(h')}_{ij}` give the holonomy of the walk
+    :math:`a \to b \to c \to a`, :math:`\mathrm{Hol} = O_{ba}O_{cb}O_{ac}`; its defect with the scale removed
+    is :math:`\lVert\mathrm{Hol}/s - I\rVert_F/\sqrt d` with :math:`s = \lVert\mathrm{Hol}\rVert_F/\sqrt d`.
+    Only the three transports of each triangle are formed, never the :math:`n^2d^2` array; the value is that of
+    ``holonomy_deviation(O_eff, cycles, remove_scale=True)`` averaged over the triangles (tested).
+
+    Parameters
+    ----------
+    A_heads : array, shape=[H, n, n]
+        The heads' attention (nonnegative; each of the triangle's edges must carry weight in some head).
+    M : array, shape=[H, d, d]
+        The value-output maps :math:`M_h = W_V^hW_O^h`.
+    tokens : sequence of int
+        The tokens to walk, in order (e.g. the non-special ones); at least three.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    "From Self-Attention to Connection Laplacian" §6 (loop consistency); book/reference.md §B.6 [RECON].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> A = np.full((2, 4, 4), 0.25)
+    >>> R = np.array([[0.0, -1.0], [1.0, 0.0]])  # one rotation in both heads: the holonomy is R³, not I
+    >>> round(loop_defect(A, np.stack([R, R]), [0, 1, 2, 3]), 6)  # ‖R³ − I‖_F/√2 = √2
+    1.414214
+    """
+    A_heads = as_array("A_heads", A_heads, ndim=3)
+    check_square("A_heads", A_heads)
+    M = as_array("M", M, ndim=3)
+    check_square("M", M)
+    H, n = int(A_heads.shape[0]), int(A_heads.shape[-1])
+    if int(M.shape[0]) != H:
+        raise ValueError(f"M must have one map per head of A_heads, {H}, got shape {shape_of(M)}")
+    if isinstance(tokens, (str, bytes)) or (not isinstance(tokens, Sequence) and not hasattr(tokens, "__len__")):
+        raise TypeError(f"tokens must be a sequence of token indices, got {type(tokens).__name__}")
+    tokens = [check_integer(f"tokens[{i}]", t, 0, n - 1) for i, t in enumerate(tokens)]
+    if len(tokens) < 3:
+        raise ValueError(f"tokens must hold at least three tokens (one triangle), got {len(tokens)}")
+    A = np.asarray(A_heads, dtype=np.float64)
+    if np.any(A < 0):
+        raise ValueError("A_heads must be nonnegative, got a negative entry")
+    maps = np.asarray(M, dtype=np.float64)
+    d = maps.shape[-1]
+    maps = (maps / binary_scale(maps)).reshape(H, d * d)  # the defect is scale-free; dividing by 2^e is exact
+    identity = np.eye(d)
+    values = []
+    for a, b, c in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        weights = A[:, [b, c, a], [a, b, c]].T  # [3, H]: the edges a→b, b→c, c→a
+        totals = weights.sum(axis=1, keepdims=True)
+        if not np.all(totals > 0):
+            raise ValueError(f"A_heads must give weight to every edge of the triangle {(a, b, c)}, got a zero edge")
+        O_ba, O_cb, O_ac = ((weights / totals) @ maps).reshape(3, d, d)
+        hol = O_ba @ O_cb @ O_ac
+        hol = hol / binary_scale(hol)
+        scale = float(np.sqrt(np.sum(hol**2))) / math.sqrt(d)
+        if scale == 0.0:
+            raise ValueError(f"the holonomy around tokens {(a, b, c, a)} is zero, so it has no scale to remove")
+        values.append(float(np.sqrt(np.sum((hol / scale - identity) ** 2))) / math.sqrt(d))
+    return float(np.mean(values))

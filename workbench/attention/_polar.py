@@ -33,6 +33,8 @@ __all__ = [
     "EffectiveTransportGram",
     "OrthogonalityDeviation",
     "effective_transport_gram",
+    "factored_orthogonality_deviation",
+    "factored_transport_gram",
     "orthogonality_deviation",
     "polar_transports",
 ]
@@ -357,12 +359,33 @@ def _factored_gram_terms(U: np.ndarray, V: np.ndarray) -> _GramTerms:
 
 
 def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> EffectiveTransportGram:
-    r""":func:`effective_transport_gram` of the maps :math:`M_h = W_V^hW_O^h`, from the factors (package-internal).
+    r""":func:`effective_transport_gram` of the maps :math:`M_h = W_V^hW_O^h`, from the factors.
 
-    The :math:`d\times d` maps are never formed; ``diagnose`` holds the factors.
+    The :math:`d\times d` maps are never formed: a model's reading holds the factors, of rank :math:`r = d_v`.
 
-    ``W_V`` has shape [H, d, r], ``W_O`` shape [H, r, d].  Equal to ``effective_transport_gram(A_heads, W_V @ W_O,
-    weights, mask)`` up to rounding (tested).
+    Parameters
+    ----------
+    A_heads : array, shape=[H, n, n]
+        The heads' attention (nonnegative).
+    W_V : array, shape=[H, d, r]
+    W_O : array, shape=[H, r, d]
+    weights, mask
+        As in :func:`effective_transport_gram`.
+
+    Returns
+    -------
+    EffectiveTransportGram
+        Equal to ``effective_transport_gram(A_heads, W_V @ W_O, weights, mask)`` up to rounding (tested).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.random((2, 3, 3)); A /= A.sum(axis=-1, keepdims=True)
+    >>> W_V, W_O = rng.standard_normal((2, 4, 2)), rng.standard_normal((2, 2, 4))
+    >>> dense = effective_transport_gram(A, W_V @ W_O)
+    >>> bool(np.isclose(factored_transport_gram(A, W_V, W_O).mean, dense.mean, rtol=1e-10))
+    True
     """
     A_heads = as_array("A_heads", A_heads, ndim=3)
     check_square("A_heads", A_heads)
@@ -415,7 +438,7 @@ def _transport_gram(A, terms: _GramTerms, unit: float, weights, mask, inputs) ->
 
 
 def factored_orthogonality_deviation(W_V, W_O) -> np.ndarray:
-    r""":math:`\delta_{\mathrm{orth}}` of each map :math:`M_h = W_V^hW_O^h` from its factors (package-internal).
+    r""":math:`\delta_{\mathrm{orth}}` of each map :math:`M_h = W_V^hW_O^h` from its factors.
 
     With the thin QR :math:`(W_O^h)^\top = QR` (:math:`Q` of shape [d, k], orthonormal columns),
     :math:`G = M_h^\top M_h = Q\,C\,Q^\top` with the :math:`k\times k` core :math:`C = R\,(W_V^{h\top}W_V^h)\,R^\top`,
@@ -423,10 +446,28 @@ def factored_orthogonality_deviation(W_V, W_O) -> np.ndarray:
     :math:`\mu = \operatorname{tr}C/d`: the value of :func:`orthogonality_deviation` of :math:`M_h` (tested), at
     :math:`O(dr^2)` per head instead of :math:`O(d^3)`.
 
-    ``W_V`` has shape [H, d, r], ``W_O`` shape [H, r, d]; returns shape [H].
+    Parameters
+    ----------
+    W_V : array, shape=[H, d, r]
+    W_O : array, shape=[H, r, d]
+
+    Returns
+    -------
+    ndarray, shape=[H]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Q = np.linalg.qr(np.random.default_rng(1).standard_normal((4, 4)))[0]
+    >>> float(factored_orthogonality_deviation(Q[None], Q.T[None])[0]) < 1e-12  # M = Q Qᵀ = I is orthogonal
+    True
     """
-    U = np.asarray(W_V, dtype=np.float64)
-    V = np.swapaxes(np.asarray(W_O, dtype=np.float64), -1, -2)
+    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
+    H, d, r = shape_of(W_V)
+    if shape_of(W_O) != (H, r, d):
+        raise ValueError(f"W_V [H, d, r] and W_O [H, r, d] must match, got shapes {shape_of(W_V)} and {shape_of(W_O)}")
+    U = to_numpy(W_V).astype(np.float64)
+    V = np.swapaxes(to_numpy(W_O).astype(np.float64), -1, -2)
     U, V = U / binary_scale(U, axis=(-2, -1)), V / binary_scale(V, axis=(-2, -1))  # δ is scale-free; exact
     d = U.shape[-2]
     R = np.linalg.qr(V, mode="r")  # [H, k, r], k = min(d, r)
@@ -436,7 +477,8 @@ def factored_orthogonality_deviation(W_V, W_O) -> np.ndarray:
     mu = np.trace(core, axis1=-2, axis2=-1) / d
     if not np.all(mu > 0):
         raise ValueError(
-            "orthogonality_deviation needs at least one valid pair (nonzero transport, inside mask, positive weight)"
+            f"W_V and W_O must give a nonzero map M_h = W_V^h W_O^h in every head, got M_h = 0 in heads "
+            f"{np.flatnonzero(~(mu > 0)).tolist()}"
         )
     gap = core - mu[:, None, None] * np.eye(k)
     return np.sqrt(np.sum(gap**2, axis=(-2, -1)) + (d - k) * mu**2) / (mu * d)
