@@ -20,16 +20,19 @@ import pytest
 
 from workbench.attention import (
     bond_inertia,
-    effective_connection,
-    effective_transport_gram,
     bond_reading,
+    connection_energy,
+    effective_connection,
+    effective_connection_energy,
+    effective_transport_gram,
+    factored_orthogonality_deviation,
+    factored_transport_gram,
     holonomy_deviation,
     loop_defect,
     negative_mass,
     orthogonality_deviation,
 )
 from workbench.attention._forms import factored_bond_eigenvalues, spectrum_inertia, spectrum_negative_mass
-from workbench.attention import factored_orthogonality_deviation, factored_transport_gram
 
 # Tolerances.  δ_orth: 1e-10 relative.  Both quadratic-form routes evaluate ‖G‖² − (tr G)²/d, whose rounding
 # error (a few ulps of ‖G‖², from a different summation order) is amplified by ‖G‖²/‖G − μI‖² — at most ~10² on
@@ -222,6 +225,21 @@ def test_loop_defect_matches_holonomy_deviation_of_the_dense_transports(rng):
             assert loop_defect(A, M, tokens.tolist()) == pytest.approx(dense, rel=1e-12)
     with pytest.raises(ValueError, match=r"tokens must hold at least three tokens \(one triangle\), got 2"):
         loop_defect(A, M, [1, 2])
+
+
+def test_effective_connection_energy_matches_the_dense_energy(rng):
+    # Oracle: connection_energy of the dense (A_eff, O_eff) of effective_connection.  1e-12 relative: the same
+    # sums of squares, X_j O_eff(i, j) formed by a matmul instead of an elementwise sum over heads.
+    for H, n, d, r in ((3, 7, 5, 2), (2, 6, 4, 4), (4, 9, 6, 3)):
+        A, W_V, W_O = _random_heads(rng, H, n, d, r)
+        A = A * np.tril(np.ones((n, n)))  # causal heads too: zero edges carry no weight
+        A /= A.sum(axis=-1, keepdims=True)
+        M, X = W_V @ W_O, rng.standard_normal((n, d))
+        pi = rng.random(n)
+        pi /= pi.sum()
+        A_eff, O_eff = effective_connection(A, M)
+        dense = float(connection_energy(A_eff, O_eff, X, pi=pi))
+        assert effective_connection_energy(A, M, X, pi=pi) == pytest.approx(dense, rel=1e-12)
 
 
 @pytest.fixture(scope="module")

@@ -231,7 +231,8 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
         \mathcal E_c(X) = \tfrac12\sum_{i,j}\pi_i A_{\mathrm{eff}}(i,j)\,\lVert X_i - X_jO^{\mathrm{eff}}_{ij}\rVert^2,
         \qquad X_jO^{\mathrm{eff}}_{ij} = \sum_h w_h(i,j)\,(XM_h)_j,
 
-    so only the :math:`H` products :math:`XM_h` and an :math:`n\times n\times d` array are formed.  Equal to
+    so only the :math:`H` products :math:`XM_h` and an :math:`n\times n\times d` array are formed (never the
+    :math:`H\times n\times n\times d` one).  Equal to
     :func:`connection_energy` of :func:`effective_connection` (tested).
 
     Parameters
@@ -272,8 +273,9 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
     pi = to_numpy(pi).astype(np.float64)
     w = A / np.where(total > 0, total, 1.0)
     with overflow_ignored():
-        moved = np.sum(w[:, :, :, None] * (X[None, :, :] @ M)[:, None, :, :], axis=0)  # X_j O_eff(i, j)
-        difference = X[:, None, :] - moved
+        # X_j O_eff(i, j) = Σ_h w_h(i, j) (X M_h)_j: for each j one [n, H] @ [H, d] product (no [H, n, n, d] array)
+        moved = np.matmul(w.transpose(2, 1, 0), (X[None, :, :] @ M).transpose(1, 0, 2))  # [j, i, d]
+        difference = X[:, None, :] - moved.transpose(1, 0, 2)
         unit = float(binary_scale(difference))  # summed on difference / 2^e (exact), as in connection_energy
         gap = ((difference / unit) ** 2).sum(axis=-1)
         energy = float(0.5 * np.sum(pi[:, None] * A_eff * gap)) * unit * unit
