@@ -312,7 +312,8 @@ MODELS = ("minilm",)
 _LAYER_COLUMNS = (
     ("layer", lambda r: str(r.layer)),
     ("H̄", lambda r: _format_number(r.entropy)),
-    ("e^H̄", lambda r: _format_number(r.effective_neighbours)),
+    ("mean e^H̄_h", lambda r: _format_number(r.mean_effective_neighbours)),
+    ("e^(mean H̄_h)", lambda r: _format_number(r.effective_neighbours_of_mean_entropy)),
     ("ε_rev(A_eff)", lambda r: _format_number(r.eps_rev)),
     ("ε_rev content", lambda r: _format_number(r.eps_rev_content)),
     ("ρ_skew", lambda r: _format_number(r.rho_skew)),
@@ -350,28 +351,89 @@ def _add_columns(table: Table, columns, records) -> None:
 
 
 def _cmd_diagnose(args: argparse.Namespace) -> int:
-    from workbench.attention import diagnose, load_minilm, plot_diagnosis
+    from threadpoolctl import threadpool_limits
 
     if args.model not in MODELS:
         raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {args.model!r}")
+    if (args.text is None) == (args.corpus is None):
+        raise ValueError("give exactly one of --text TEXT (one text) and --corpus FILE|DIR|shakespeare (a corpus)")
+    corpus_only = {"--out": args.out, "--resume": args.resume, "--limit": args.limit}
+    if args.text is not None and (any(v is not None for v in corpus_only.values()) or args.force):
+        given = [k for k, v in corpus_only.items() if v is not None] + (["--force"] if args.force else [])
+        raise ValueError(f"{', '.join(given)} apply to a corpus run: give --corpus, or drop them")
+    if args.corpus is not None and args.plot:
+        raise ValueError("--plot draws one text's heatmaps: give --text, or drop --plot")
     if args.plot:  # before the model runs: a bad path must not cost the computation
         _check_plot_path(args.plot)
-    try:
-        model = load_minilm(args.model_dir)
-    except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
-        raise ValueError(str(exc)) from exc
-    report = diagnose(model, args.text, model_name=args.model)
+    threads = _positive(args.threads, "--threads")
+    with threadpool_limits(limits=threads):
+        model = _load_model(args)
+        if args.corpus is not None:
+            return _diagnose_corpus(model, args)
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            report = _diagnose_text(model, args)
+    for warning in caught:  # the input was cut, or had unknown tokens: say so plainly, keep the report
+        print(f"workbench diagnose: warning: {warning.message}", file=sys.stderr)
     if args.plot:
         import matplotlib
 
         matplotlib.use("Agg")
         try:
+            from workbench.models import plot_diagnosis
+
             plot_diagnosis(report, args.plot)
         except OSError as exc:  # e.g. the disk filled up after the check: say so, keep the report
             _print_diagnosis(report, args)
             print(f"workbench diagnose: error: --plot {args.plot!r} could not be written: {exc}", file=sys.stderr)
             return 1
     _print_diagnosis(report, args)
+    return 0
+
+
+def _load_model(args: argparse.Namespace):
+    """The model of ``--model-dir`` (any BERT/GPT-2/Llama checkpoint folder), else the shipped MiniLM."""
+    from workbench.models import load_minilm, load_model
+
+    try:
+        return load_model(args.model_dir) if args.model_dir else load_minilm()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
+        raise ValueError(str(exc)) from exc
+
+
+def _diagnose_text(model, args: argparse.Namespace):
+    from workbench.models import diagnose
+
+    label = args.model if not args.model_dir else None
+    return diagnose(model, args.text, model_name=label, max_tokens=args.max_tokens)
+
+
+def _diagnose_corpus(model, args: argparse.Namespace) -> int:
+    from workbench.experiments import diagnose_corpus, run_directory
+
+    if args.resume is not None and args.out is not None:
+        raise ValueError("give --resume RUN (continue that run) or --out RUN (a new run), not both")
+    out = Path(args.resume or args.out or run_directory("diagnose", model.name))
+    try:
+        run = diagnose_corpus(
+            model,
+            args.corpus,
+            out,
+            max_tokens=args.max_tokens or 64,
+            limit=args.limit,
+            resume=args.resume is not None,
+            force=args.force,
+            progress=not args.no_progress and not args.json,
+        )
+    except KeyboardInterrupt:
+        raise _Interrupted(f"the windows measured so far are kept; continue with --resume {out}") from None
+    if args.json:
+        _print_json({"run": str(run.path), "windows": run.n_records, "layers": run.layers}, indent=1)
+    else:
+        print(run.table)
+        print(f"\n{run.n_records} windows ({run.n_measured} measured now); run directory: {run.path}")
     return 0
 
 
@@ -653,11 +715,23 @@ def _parser() -> argparse.ArgumentParser:
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
 
     p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
-    p_diagnose.add_argument("--model", default="minilm", help="the pretrained model (minilm: all-MiniLM-L6-v2)")
-    p_diagnose.add_argument("--text", required=True, help="the text to run the model on")
+    p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")
+    p_diagnose.add_argument(
+        "--model-dir", help="a checkpoint folder (config.json, *.safetensors, tokenizer.json): BERT, GPT-2, Llama"
+    )
+    p_diagnose.add_argument("--text", help="one text to run the model on")
+    p_diagnose.add_argument("--corpus", help="a text file (one text per line), a folder of .txt files, or shakespeare")
+    p_diagnose.add_argument(
+        "--max-tokens", type=int, help="corpus: tokens per window (default 64); text: cut longer input (default all)"
+    )
+    p_diagnose.add_argument("--limit", type=int, help="corpus: stop after this many windows")
+    p_diagnose.add_argument("--out", help="corpus: the run directory (default experiments/runs/diagnose-…)")
+    p_diagnose.add_argument("--resume", metavar="RUN", help="corpus: continue the interrupted run in RUN")
+    p_diagnose.add_argument("--force", action="store_true", help="corpus: replace the run files in --out")
+    p_diagnose.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_diagnose.add_argument("--no-progress", action="store_true", help="corpus: no progress bar")
     p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    p_diagnose.add_argument("--plot", help="write heatmaps of A_eff and the mean transport Gram matrix to this file")
-    p_diagnose.add_argument("--model-dir", help="read the model files from this folder instead of the package")
+    p_diagnose.add_argument("--plot", help="text: write heatmaps of A_eff and the mean transport Gram matrix here")
 
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
     p_experiment.add_argument("name", help="swiss-sit or induction")

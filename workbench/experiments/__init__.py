@@ -7,6 +7,9 @@ induction   -- Attention Geometry §11: two-layer transformers on repeated rando
 bch-fusion  -- Lie-Exponential Roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
                error against commutator norms, a `safe` flag, latency of a fused residual stack
                (numpy; run by ``workbench bench bch-fusion``)
+diagnose --corpus, study connection-walk
+            -- a real model's heads read as operators on every window of a corpus, streamed and resumable;
+               Connection Laplacian's layerwise study with its null model and context-length sweep (numpy)
 
 Each experiment has a frozen config with ``preset("quick")`` (minutes on two CPU cores; CI) and
 ``preset("paper")`` (the full scan), a ``run_*`` function returning a JSON-able record (and writing a run
@@ -57,6 +60,16 @@ run_induction           -- train one model per (operator, architecture) with mat
 induction_table         -- Markdown table of the runs beside the paper's §11 accuracies
 PAPER_INDUCTION          -- Attention Geometry's §11 depth-32 sequence (stage, operator, induction accuracy)
 
+A corpus at a time (numpy)
+--------------------------
+run_corpus              -- measure every window of a corpus, one strict-JSON line per window, resumable
+CorpusRun               -- what run_corpus did: directory, windows recorded and measured, the layer summary
+read_records            -- the complete records of a run's records.jsonl (a cut-off last line dropped)
+aggregate_layers        -- per layer, mean ± sd (and count) over windows of every numeric field
+layers_table            -- the Markdown table of aggregate_layers
+strict_json             -- a record with NaN/±inf as null, numpy as Python: what records.jsonl holds
+diagnose_corpus         -- `workbench diagnose --corpus`: diagnose_ids on every window, circuits once
+
 BCH/Magnus fusion (Lie-Exponential Roadmap)
 -------------------------------------------
 fuse                    -- Ω_N = log(e^{A_1}⋯e^{A_k}) truncated at degree N (multi-factor BCH)
@@ -83,6 +96,15 @@ _MODULES = {
         "product_of_exponentials",
     ),
     "workbench.experiments._config": ("ExperimentConfig",),
+    "workbench.experiments._corpus_diagnosis": ("diagnose_corpus",),
+    "workbench.experiments._corpus_runs": (
+        "CorpusRun",
+        "aggregate_layers",
+        "layers_table",
+        "read_records",
+        "run_corpus",
+        "strict_json",
+    ),
     "workbench.experiments._induction": ("run_induction", "shifted_period_accuracy"),
     "workbench.experiments._induction_config": (
         "ARCHITECTURES",

