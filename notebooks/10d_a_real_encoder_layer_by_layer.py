@@ -50,16 +50,14 @@ import numpy as np
 from workbench.attention import (
     OPERATORS,
     connection_step,
-    diagnose,
     effective_connection,
     effective_transport_gram,
-    load_minilm,
-    plot_diagnosis,
     propagate,
     random_multihead,
     reversibility_residual,
 )
 from workbench.markov import MarkovOperator
+from workbench.models import diagnose, load_minilm, plot_diagnosis
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
@@ -106,7 +104,8 @@ if model is not None:
 #
 # `diagnose` reads every head on the layer's actual input and every layer's effective walk and transport
 # (its docstring lists the definitions).  Per layer: the mean row entropy $\bar H$ of the heads and the
-# effective number of neighbours $e^{\bar H}$ ({cite:t}`candanedo2026attention` Table 1;
+# effective number of neighbours, the mean over heads of $e^{\bar H_h}$ ({cite:t}`candanedo2026attention` Table 1;
+# the report also gives $e^{\text{mean}\,\bar H_h}$, never larger by Jensen's inequality;
 # [mathematical reference §A.10](#reference-a10)); $\varepsilon_{\mathrm{rev}}$ of $A_{\mathrm{eff}}$
 # ([§B.4](#reference-b4)); the $A_{\mathrm{eff}}$-weighted $\delta_{\mathrm{orth}}$ of $O^{\mathrm{eff}}$ and the
 # geometric drift $d_A^{\ell\to\ell+1} = 1 - \cos(A^{\ell+1}_{\mathrm{eff}}, A^\ell_{\mathrm{eff}})$ on the pairs
@@ -136,7 +135,7 @@ if model is not None:
         drift = "—" if r.drift is None else f"{r.drift:.3f}"
         corners = " ".join(f"{name}:{count}" for name, count in r.corners.items() if count)
         print(
-            f"{r.layer:5d} {r.entropy:6.3f} {r.effective_neighbours:6.2f} {r.eps_rev:7.4f} {r.rho_skew:7.3f} "
+            f"{r.layer:5d} {r.entropy:6.3f} {r.mean_effective_neighbours:6.2f} {r.eps_rev:7.4f} {r.rho_skew:7.3f} "
             f"{r.delta_orth:7.3f} {drift:>6s} {r.a_eff_norm:7.3f} {r.gram_diagonal_ratio:6.1f} {r.energy_ratio:8.4f}  {corners}"
         )
 
@@ -282,7 +281,7 @@ if model is not None:
         drifts = [r.drift for r in rep.layers if r.drift is not None]
         axes[0].plot(layers, [r.entropy for r in rep.layers], color="C0", label=label(r"$\bar H$"), **style)
         entropy_twin.plot(
-            layers, [r.effective_neighbours for r in rep.layers], color="C1", label=label(r"$e^{\bar H}$"), **style
+            layers, [r.mean_effective_neighbours for r in rep.layers], color="C1", label=label(r"$e^{\bar H}$"), **style
         )
         axes[1].semilogy(layers, [r.eps_rev for r in rep.layers], color="C0", label=label(r"$A_{\rm eff}$"), **style)
         axes[1].semilogy(layers, [row["eps content"] for row in rows], color="C3", label=label("content walk"), **style)

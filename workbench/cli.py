@@ -304,7 +304,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 #: The bench options of the command line: run() keyword -> flag.  A benchmark declares those it takes in OPTIONS.
-_BENCH_OPTIONS = {"max_degree": "--max-degree"}
+_BENCH_OPTIONS = {"max_degree": "--max-degree", "windows": "--windows"}
 
 MODELS = ("minilm",)
 
@@ -710,9 +710,12 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
-    p_bench.add_argument("name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram")
+    p_bench.add_argument(
+        "name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram, diagnose"
+    )
     p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
+    p_bench.add_argument("--windows", type=int, help="diagnose: corpus windows through MiniLM (default 1024)")
 
     p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
     p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")

