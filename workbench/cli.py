@@ -398,9 +398,16 @@ def _load_model(args: argparse.Namespace):
     from workbench.models import load_minilm, load_model
 
     try:
-        return load_model(args.model_dir) if args.model_dir else load_minilm()
+        model = load_model(args.model_dir) if args.model_dir else load_minilm()
     except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
         raise ValueError(str(exc)) from exc
+    if args.device == "cpu":
+        return model
+    from workbench.backend import available_backends
+
+    if "torch:cuda" not in available_backends():
+        raise ValueError("--device cuda needs torch with a CUDA GPU, and none is available here; use --device cpu")
+    return model.to_backend("torch:cuda")  # the forward pass on the GPU in float64; the readings stay on the host
 
 
 def _diagnose_text(model, args: argparse.Namespace):
@@ -732,6 +739,9 @@ def _parser() -> argparse.ArgumentParser:
     p_diagnose.add_argument("--resume", metavar="RUN", help="corpus: continue the interrupted run in RUN")
     p_diagnose.add_argument("--force", action="store_true", help="corpus: replace the run files in --out")
     p_diagnose.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_diagnose.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="where the forward pass runs (cuda: torch, float64)"
+    )
     p_diagnose.add_argument("--no-progress", action="store_true", help="corpus: no progress bar")
     p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_diagnose.add_argument("--plot", help="text: write heatmaps of A_eff and the mean transport Gram matrix here")

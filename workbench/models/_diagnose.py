@@ -340,6 +340,31 @@ def diagnose_ids(model, ids, *, special=None, text: str = "", model_name: str | 
     return _diagnose_trace(model, trace, name, text, circuits, False, int(ids.size), 0)
 
 
+def _reader(model: Transformer) -> Transformer:
+    """The numpy float64 model the readings use: ``model`` itself, or a numpy copy of a torch one (made once).
+
+    Only the forward pass runs on the model's device; the readings (eigenproblems, QR, softmaxes of the corners)
+    are small dense numpy work on the trace, brought back to the host.
+    """
+    if model.backend == "numpy":
+        return model
+    twin = model.__dict__.get("_numpy_twin")
+    if twin is None:
+        twin = model.to_backend("numpy")
+        model.__dict__["_numpy_twin"] = twin
+    return twin
+
+
+def _host(trace: Trace) -> Trace:
+    """The trace with its arrays on the host as float64 numpy (a torch trace is copied back once)."""
+    from dataclasses import fields
+
+    from workbench.backend import to_numpy
+
+    arrays = ("ids", "special", "hidden_states", "attention_inputs", "attention")
+    return replace(trace, **{f.name: to_numpy(getattr(trace, f.name)) for f in fields(trace) if f.name in arrays})
+
+
 def _check_name(model: Transformer, model_name) -> str:
     if model_name is None:
         return model.name
@@ -351,6 +376,7 @@ def _check_name(model: Transformer, model_name) -> str:
 
 
 def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_total, unknown) -> Diagnosis:
+    trace, model = _host(trace), _reader(model)
     content = ~np.asarray(trace.special, dtype=bool)
     if not content.any():
         raise ValueError(f"text must contain at least one non-special token, got tokens {trace.tokens}")
@@ -434,7 +460,9 @@ def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.n
     rng = np.random.default_rng(seed)
     half = vocabulary[rng.integers(0, vocabulary.size, size=half_length)]
     ids = np.concatenate([half, half])
-    attention = np.asarray(model.trace_ids(ids).attention, dtype=np.float64)
+    from workbench.backend import to_numpy
+
+    attention = to_numpy(model.trace_ids(ids).attention).astype(np.float64)
     return previous_token_score(attention), induction_score(attention, ids)
 
 
