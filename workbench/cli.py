@@ -1,4 +1,4 @@
-"""The ``workbench`` command line: list, check, derive, bench, diagnose, experiment, lab, book.
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, study, experiment, lab, book.
 
 The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md;
 tests drive :func:`main` directly and through a subprocess.
@@ -444,6 +444,61 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
     return 0
 
 
+STUDIES = ("connection-walk",)
+
+
+def _cmd_study(args: argparse.Namespace) -> int:
+    from threadpoolctl import threadpool_limits
+
+    if args.name not in STUDIES:
+        raise ValueError(f"name must be one of {', '.join(STUDIES)}, got {args.name!r}")
+    lengths = _lengths(args.lengths)
+    if args.resume is not None and args.out is not None:
+        raise ValueError("give --resume RUN (continue that run) or --out RUN (a new run), not both")
+    from workbench.experiments import connection_walk_table, jsonable, run_directory, study_connection_walk
+    from workbench.models import load_minilm, load_model
+
+    with threadpool_limits(limits=_positive(args.threads, "--threads")):
+        try:
+            models = [load_model(folder) for folder in args.model_dirs] if args.model_dirs else [load_minilm()]
+        except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
+            raise ValueError(str(exc)) from exc
+        out = Path(args.resume or args.out or run_directory(args.name, "-".join(m.name for m in models)))
+        try:
+            result = study_connection_walk(
+                models,
+                corpus=args.corpus,
+                windows=_positive(args.windows, "--windows"),
+                max_tokens=args.max_tokens,
+                lengths=lengths,
+                sweep_windows=_positive(args.sweep_windows, "--sweep-windows"),
+                seed=args.seed,
+                out=out,
+                progress=not args.no_progress and not args.json,
+                force=args.force,
+                resume=args.resume is not None,
+            )
+        except KeyboardInterrupt:
+            raise _Interrupted(f"the models finished so far are kept; continue with --resume {out}") from None
+    if args.json:
+        _print_json(jsonable(result), indent=1)
+    else:
+        print(connection_walk_table(result))
+        print(f"\nrun directory: {out}")
+    return 0
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    """``--lengths 16,32,64``: context lengths, positive integers."""
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise ValueError(f"--lengths must be comma-separated positive integers such as 16,32,64, got {text!r}")
+    return values
+
+
 def _check_plot_path(plot: str) -> None:
     """Refuse a ``--plot`` path whose format matplotlib cannot write or whose folder cannot take a file."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -746,6 +801,28 @@ def _parser() -> argparse.ArgumentParser:
     p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_diagnose.add_argument("--plot", help="text: write heatmaps of A_eff and the mean transport Gram matrix here")
 
+    p_study = sub.add_parser("study", help="a study of real models (connection-walk), results + figures in a run dir")
+    p_study.add_argument("name", help="connection-walk")
+    p_study.add_argument(
+        "--model-dir", dest="model_dirs", action="append", help="a checkpoint folder (repeatable; default MiniLM)"
+    )
+    p_study.add_argument("--corpus", default="shakespeare", help="a text file, a folder of .txt files, or shakespeare")
+    p_study.add_argument("--windows", type=int, default=64, help="windows for the layer curves (default 64)")
+    p_study.add_argument("--max-tokens", type=int, default=64, help="tokens per window (default 64)")
+    p_study.add_argument(
+        "--lengths",
+        default="16,32,64,128,256,512,1024",
+        help="context lengths of the sweep (as far as positions allow)",
+    )
+    p_study.add_argument("--sweep-windows", type=int, default=8, help="windows per sweep length (default 8)")
+    p_study.add_argument("--seed", type=_seed, default=0, help="seed of the null model's maps")
+    p_study.add_argument("--out", help="the run directory (default experiments/runs/connection-walk-…)")
+    p_study.add_argument("--resume", metavar="RUN", help="continue the interrupted run in RUN")
+    p_study.add_argument("--force", action="store_true", help="replace the run files in --out")
+    p_study.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_study.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
     p_experiment.add_argument("name", help="swiss-sit or induction")
     p_experiment.add_argument("--preset", choices=("quick", "paper"), help="sizes (default quick)")
@@ -829,6 +906,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_diagnose(args)
         if args.command == "experiment":
             return _cmd_experiment(args)
+        if args.command == "study":
+            return _cmd_study(args)
         if args.command == "book":
             return _cmd_book(args)
         return _cmd_lab(args, extra)

@@ -236,8 +236,10 @@ def effective_transport_gram(A_heads, M_heads, weights=None, mask=None) -> Effec
     computed once: memory is :math:`O(H^2d^2/2 + n^2H^2)` instead of the :math:`O(n^2d^2)` of
     :func:`effective_connection` and its Gram matrices.  On a MiniLM layer (:math:`H = 12`, :math:`d = 384`) that
     is a constant 154 MiB against 360 MiB, 1.4 GiB and 5.6 GiB at 8, 16 and 32 tokens, and about 40× faster at 32
-    (``workbench bench transport-gram``; benchmarks/RESULTS.md).  The result equals
-    :func:`orthogonality_deviation` applied to :math:`O^{\mathrm{eff}}` (tested).
+    (``workbench bench transport-gram``; benchmarks/RESULTS.md).  The :math:`n^2H^2` per-edge coefficients are
+    formed for a block of query rows at a time (at most 64 MiB), so at long contexts the memory beyond the
+    :math:`[n, n]` results stays bounded (:math:`n = 1024`, :math:`H = 12`: 64 MiB blocks instead of up to
+    1.1 GiB).  The result equals :func:`orthogonality_deviation` applied to :math:`O^{\mathrm{eff}}` (tested).
 
     Parameters
     ----------
@@ -404,17 +406,22 @@ def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> Effec
     return _transport_gram(A, terms, unit_u * unit_v, weights, mask, {"W_V": W_V, "W_O": W_O})
 
 
+#: Bytes of the per-edge coefficient arrays of :func:`_transport_gram` held at once (query rows are processed in
+#: blocks of this size: at n = 1024, H = 12 the whole [n, n, H²] array would take 1.1 GiB, twice over).
+_EDGE_BLOCK_BYTES = 64 * 2**20
+
+
 def _transport_gram(A, terms: _GramTerms, unit: float, weights, mask, inputs) -> EffectiveTransportGram:
-    """The reductions of :func:`effective_transport_gram` from the terms of the quadratic form."""
+    """The reductions of :func:`effective_transport_gram` from the terms of the quadratic form.
+
+    The coefficients :math:`u_p(i, j)` of every edge take ``n² P`` numbers (``P`` terms); they are formed for a
+    block of query rows at a time (at most ``_EDGE_BLOCK_BYTES`` each), so the memory beyond the ``[n, n]``
+    results is bounded whatever ``n``.  Every edge's value is computed exactly as without blocks.
+    """
     H, n, d = A.shape[0], A.shape[1], terms.d
     total = A.sum(axis=0)
     active = total > 0
-    w = np.moveaxis(A / np.where(active, total, 1.0), 0, -1)  # head weights per edge [n, n, H], 0 if inactive
-    u = w[..., terms.first] * w[..., terms.second]  # the coefficients of the S_p at each edge
-    trace_g = u @ terms.trace
-    norm2_g = np.sum((u @ terms.gram) * u, axis=-1)
-    mu = trace_g / d
-    valid = active & (mu > 0)
+    valid = active.copy()
     if mask is not None:
         valid &= to_numpy(check_mask(mask, (n, n), namespace(A), A, "A_heads"))
     pair_weights = total / H if weights is None else to_numpy(as_array("weights", weights, ndim=2)).astype(float)
@@ -422,15 +429,31 @@ def _transport_gram(A, terms: _GramTerms, unit: float, weights, mask, inputs) ->
         raise ValueError(f"weights must have shape ({n}, {n}) matching A_heads, got shape {pair_weights.shape}")
     check_nonnegative("weights", pair_weights)
     valid &= pair_weights > 0
+    P = terms.first.size
+    rows = max(1, _EDGE_BLOCK_BYTES // (8 * n * max(P, H)))
+    delta = np.zeros((n, n))
+    weighted_u = np.zeros(P)
+    for start in range(0, n, rows):
+        block = slice(start, min(start + rows, n))
+        t = total[block]
+        w = np.moveaxis(A[:, block] / np.where(active[block], t, 1.0), 0, -1)  # head weights [b, n, H], 0 if inactive
+        u = w[..., terms.first] * w[..., terms.second]  # the coefficients of the S_p at each edge
+        del w
+        trace_g = u @ terms.trace
+        norm2_g = np.sum((u @ terms.gram) * u, axis=-1)
+        mu = trace_g / d
+        valid[block] &= mu > 0
+        ok = valid[block]
+        scale = np.where(ok, mu, 1.0)
+        spread = np.maximum(norm2_g - trace_g**2 / d, 0.0)  # ‖G − μI‖² ≥ 0 up to rounding
+        delta[block] = np.where(ok, np.sqrt(spread) / (scale * d), 0.0)
+        weighted_u += np.einsum("ij,ijk->k", np.where(ok, pair_weights[block], 0.0), u)
     if not valid.any():
         raise ValueError(
             "effective_transport_gram needs at least one valid pair (active edge, inside mask, positive weight)"
         )
-    scale = np.where(valid, mu, 1.0)
-    spread = np.maximum(norm2_g - trace_g**2 / d, 0.0)  # ‖G − μI‖² ≥ 0 up to rounding
-    delta = np.where(valid, np.sqrt(spread) / (scale * d), 0.0)
     pw = np.where(valid, pair_weights, 0.0)
-    mean_u = np.einsum("ij,ijk->k", pw, u) / pw.sum()
+    mean_u = weighted_u / pw.sum()
     with overflow_ignored():
         mean_gram = terms.combine(mean_u) * unit * unit
     check_overflow("the mean transport Gram", mean_gram, inputs)

@@ -69,6 +69,9 @@ aggregate_layers        -- per layer, mean ± sd (and count) over windows of eve
 layers_table            -- the Markdown table of aggregate_layers
 strict_json             -- a record with NaN/±inf as null, numpy as Python: what records.jsonl holds
 diagnose_corpus         -- `workbench diagnose --corpus`: diagnose_ids on every window, circuits once
+study_connection_walk   -- `workbench study connection-walk`: layerwise d_A, ‖A_eff‖_F, δ_orth with a null model,
+                           the context-length sweep, Figure-2 panels, several models side by side
+connection_walk_table   -- the Markdown tables of a study
 
 BCH/Magnus fusion (Lie-Exponential Roadmap)
 -------------------------------------------
@@ -96,6 +99,7 @@ _MODULES = {
         "product_of_exponentials",
     ),
     "workbench.experiments._config": ("ExperimentConfig",),
+    "workbench.experiments._connection_walk": ("connection_walk_table", "study_connection_walk"),
     "workbench.experiments._corpus_diagnosis": ("diagnose_corpus",),
     "workbench.experiments._corpus_runs": (
         "CorpusRun",
