@@ -186,6 +186,29 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_records(tmp_path, refer
     assert run["counts"] == {"windows": 40, "records": 40, "measured": 33, "kept": 7}
 
 
+def test_two_workers_write_the_records_of_one(tmp_path, reference, documents, encoder):
+    # Oracle: the single-process run.  Forked workers measure, the parent writes in window order: same lines.
+    out = tmp_path / "run"
+    result = run_corpus(windows_of(documents, encoder), measure, out, config=CONFIG, progress=False, workers=2)
+    assert (result.n_records, result.n_measured) == (40, 40)
+    assert (out / "records.jsonl").read_text() == (reference[0] / "records.jsonl").read_text()
+    # resuming with workers: the kept windows are skipped, the rest measured in parallel
+    with pytest.raises(KeyboardInterrupt):
+        run_corpus(windows_of(documents, encoder), interrupting(5), tmp_path / "again", config=CONFIG, progress=False)
+    again = run_corpus(
+        windows_of(documents, encoder),
+        measure,
+        tmp_path / "again",
+        config=CONFIG,
+        resume=True,
+        progress=False,
+        workers=2,
+    )
+    assert again.n_measured == 35 and read_records(tmp_path / "again") == read_records(reference[0])
+    with pytest.raises(ValueError, match=r"workers must be"):
+        run_corpus(windows_of(documents, encoder), measure, tmp_path / "bad", config=CONFIG, workers=0)
+
+
 def test_a_line_cut_short_by_a_kill_is_dropped_on_resume(tmp_path, reference, documents, encoder):
     out = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):

@@ -358,6 +358,8 @@ def _cmd_diagnose(args: argparse.Namespace) -> int:
     if (args.text is None) == (args.corpus is None):
         raise ValueError("give exactly one of --text TEXT (one text) and --corpus FILE|DIR|shakespeare (a corpus)")
     corpus_only = {"--out": args.out, "--resume": args.resume, "--limit": args.limit}
+    if args.workers != 1:
+        corpus_only["--workers"] = args.workers
     if args.text is not None and (any(v is not None for v in corpus_only.values()) or args.force):
         given = [k for k, v in corpus_only.items() if v is not None] + (["--force"] if args.force else [])
         raise ValueError(f"{', '.join(given)} apply to a corpus run: give --corpus, or drop them")
@@ -433,6 +435,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
             resume=args.resume is not None,
             force=args.force,
             progress=not args.no_progress and not args.json,
+            workers=_positive(args.workers, "--workers"),
         )
     except KeyboardInterrupt:
         raise _Interrupted(f"the windows measured so far are kept; continue with --resume {out}") from None
@@ -794,6 +797,9 @@ def _parser() -> argparse.ArgumentParser:
     p_diagnose.add_argument("--resume", metavar="RUN", help="corpus: continue the interrupted run in RUN")
     p_diagnose.add_argument("--force", action="store_true", help="corpus: replace the run files in --out")
     p_diagnose.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_diagnose.add_argument(
+        "--workers", type=int, default=1, help="corpus: processes diagnosing windows in parallel (default 1)"
+    )
     p_diagnose.add_argument(
         "--device", choices=("cpu", "cuda"), default="cpu", help="where the forward pass runs (cuda: torch, float64)"
     )

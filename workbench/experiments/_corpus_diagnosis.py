@@ -30,6 +30,7 @@ def diagnose_corpus(
     force: bool = False,
     progress: bool = True,
     model_name: str | None = None,
+    workers: int = 1,
 ) -> CorpusRun:
     """Diagnose ``model`` on every window of ``corpus``, streamed to the run directory ``out``.
 
@@ -49,6 +50,8 @@ def diagnose_corpus(
         As in :func:`~workbench.experiments.run_corpus`.
     model_name : str, optional
         The label of the records; default the model's name.
+    workers : int
+        Processes diagnosing windows in parallel (forked; each keeps the BLAS thread limit of this one).
 
     Returns
     -------
@@ -79,5 +82,8 @@ def diagnose_corpus(
         "max_tokens": max_tokens,
         "limit": limit,
     }
+    if workers > 1 and model.backend != "numpy":
+        raise ValueError(f"workers > 1 forks this process, which a torch model on {model.backend} cannot share; "
+                         f"use workers=1, got workers={workers}")  # fmt: skip
     return run_corpus(windows, measure, out, config=config, resume=resume, force=force, progress=progress,
-                      name="diagnose-corpus")  # fmt: skip
+                      name="diagnose-corpus", workers=workers)  # fmt: skip

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sized
 from pathlib import Path
@@ -36,6 +37,7 @@ import numpy as np
 
 from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as progress_bar
+from workbench.validation import check_integer
 
 __all__ = ["CorpusRun", "aggregate_layers", "layers_table", "read_records", "run_corpus", "strict_json"]
 
@@ -174,6 +176,7 @@ def run_corpus(
     force: bool = False,
     progress: bool = True,
     name: str = "corpus",
+    workers: int = 1,
 ) -> CorpusRun:
     """Measure every window, streaming one JSON record per window to ``out/records.jsonl``; summarise per layer.
 
@@ -200,6 +203,10 @@ def run_corpus(
         Show a progress bar (the project's :func:`~workbench.experiments.progress`).
     name : str
         The run's experiment name in ``run.json`` (a directory holding a run of another name is refused).
+    workers : int
+        Processes measuring windows in parallel (forked from this one, so ``measure`` and what it holds are
+        shared, not pickled; BLAS thread limits are inherited).  The records are written in window order, the
+        same lines as with one worker.
 
     Returns
     -------
@@ -223,6 +230,9 @@ def run_corpus(
         raise ValueError("out must be the run directory (the records are streamed there), got None")
     if not callable(measure):
         raise TypeError(f"measure must be a function of one window, got {type(measure).__name__}")
+    workers = check_integer("workers", workers, 1, os.cpu_count() or 1)
+    if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise ValueError(f"workers > 1 needs the fork start method, which this platform lacks; got workers={workers}")
     if isinstance(windows, Sized):
         total = len(windows)
     elif callable(getattr(windows, "count", None)):
@@ -256,6 +266,7 @@ def run_corpus(
         if kept:
             bar.update(len(kept))
         seen = set()
+        pending = []
         for window in windows:
             fields = _window_fields(window)
             index = fields["index"]
@@ -269,17 +280,12 @@ def run_corpus(
                         "start a new run"
                     )
                 continue
-            measured = measure(window)
-            if not isinstance(measured, dict):
-                raise TypeError(f"measure must return a dict, got {type(measured).__name__} for window {index}")
-            clash = sorted(set(measured) & set(_WINDOW_FIELDS))
-            if clash:
-                raise TypeError(f"measure must not return the window fields {clash} (run_corpus adds them)")
-            stream.write(_line({**fields, **measured}))
-            stream.flush()
-            counts["records"] += 1
-            counts["measured"] += 1
-            bar.update(1)
+            if workers == 1:  # measured as the windows come: nothing is held in memory
+                _write(stream, fields, measure(window), counts, bar)
+            else:
+                pending.append((fields, window))
+        for fields, measured in _in_parallel(measure, pending, workers):
+            _write(stream, fields, measured, counts, bar)
         missing = sorted(set(kept) - seen)
         if missing:
             raise ValueError(
@@ -294,6 +300,42 @@ def run_corpus(
         save_text(path / LAYERS_MD, table)
         counts["windows"] = counts["windows"] if counts["windows"] is not None else len(records)
     return CorpusRun(path, counts["records"], counts["measured"], rows, table)
+
+
+def _write(stream, fields: dict, measured, counts: dict, bar) -> None:
+    """One record line, flushed at once, after checking what ``measure`` returned."""
+    if not isinstance(measured, dict):
+        raise TypeError(f"measure must return a dict, got {type(measured).__name__} for window {fields['index']}")
+    clash = sorted(set(measured) & set(_WINDOW_FIELDS))
+    if clash:
+        raise TypeError(f"measure must not return the window fields {clash} (run_corpus adds them)")
+    stream.write(_line({**fields, **measured}))
+    stream.flush()
+    counts["records"] += 1
+    counts["measured"] += 1
+    bar.update(1)
+
+
+_MEASURE: Callable | None = None  # the measure of the run in progress, inherited by forked workers
+
+
+def _measure_in_worker(window):
+    return _MEASURE(window)
+
+
+def _in_parallel(measure: Callable, pending: list, workers: int):
+    """``(fields, measure(window))`` of the pending windows, in order, from ``workers`` forked processes."""
+    global _MEASURE
+    if not pending:
+        return
+    _MEASURE = measure
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            results = pool.imap(_measure_in_worker, [window for _, window in pending], chunksize=1)
+            for (fields, _), measured in zip(pending, results, strict=True):
+                yield fields, measured
+    finally:
+        _MEASURE = None
 
 
 def _numbers(layer: dict) -> Iterable[tuple[str, float | None]]:
