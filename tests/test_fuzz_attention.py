@@ -236,6 +236,10 @@ CASES += [
         lambda: ((_heads(lead=(2,))[2], _heads(lead=(2,))[3]), {}),
     ),
     Case(
+        "workbench.attention.factored_loop_defect",
+        lambda: ((_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3], [0, 1, 2, 3]), {}),
+    ),
+    Case(
         "workbench.attention.loop_defect",
         lambda: ((_stochastic(lead=(2,)), _rng(10).standard_normal((2, 3, 3)), [0, 1, 2, 3]), {}),
     ),

@@ -98,6 +98,7 @@ gauge_transform              -- O'_ij = V_j⁻¹ O_ij V_i
 holonomy                     -- transport around a closed walk
 holonomy_deviation           -- ‖Hol - I‖_F/√d per cycle (optionally scale removed)
 loop_defect                  -- mean scale-free holonomy defect of O_eff around triangles of consecutive tokens
+factored_loop_defect         -- the same from the factors W_V, W_O (trace route; dense where cheaper or near flat)
 cycle_connection             -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
 """
 
@@ -122,7 +123,13 @@ from workbench.attention._forms import (
     parameter_count,
 )
 from workbench.attention._heads import AttentionHead, MultiHeadAttention
-from workbench.attention._holonomy import gauge_transform, holonomy, holonomy_deviation, loop_defect
+from workbench.attention._holonomy import (
+    factored_loop_defect,
+    gauge_transform,
+    holonomy,
+    holonomy_deviation,
+    loop_defect,
+)
 from workbench.attention._links import (
     LinkHodgeSplit,
     exact_link,
@@ -199,6 +206,7 @@ __all__ = [
     "effective_neighbours",
     "effective_transport_gram",
     "exact_link",
+    "factored_loop_defect",
     "factored_orthogonality_deviation",
     "factored_transport_gram",
     "family_logits",

@@ -53,11 +53,11 @@ from workbench.attention import (
     OPERATORS,
     bond_reading,
     effective_connection_energy,
+    factored_loop_defect,
     factored_orthogonality_deviation,
     factored_transport_gram,
     geometric_drift,
     induction_score,
-    loop_defect,
     mean_entropy,
     previous_token_score,
     reversibility_residual,
@@ -252,7 +252,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
             eps_rev_content = None
             undefined["eps_rev_content"] = FEW_TOKENS.format(k=2)
         if n_content >= 3:
-            loop = loop_defect(A, M, tokens.tolist())
+            loop = factored_loop_defect(A, mha.W_V, mha.W_O, tokens.tolist())
         else:
             loop = None
             undefined["loop_inconsistency"] = FEW_TOKENS.format(k=3) + " (no triangle to walk)"
