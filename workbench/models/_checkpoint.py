@@ -173,8 +173,11 @@ class SafetensorsFile:
         return tuple(self._entries)
 
     def _entry(self, name: str):
-        if name not in self._entries:
-            raise KeyError(f"tensor {name!r} is not in safetensors file {self.path}")
+        if not isinstance(name, str) or name not in self._entries:
+            raise ValueError(
+                f"name must be a tensor of safetensors file {self.path} (one of its {len(self._entries)} names), got "
+                f"{name!r}"
+            )
         return self._entries[name]
 
     def shape(self, name: str) -> tuple[int, ...]:
@@ -190,10 +193,8 @@ class SafetensorsFile:
 
         Raises
         ------
-        KeyError
-            No such tensor.
         ValueError
-            The tensor is stored in another dtype (integers, float8...).
+            No such tensor, or it is stored in another dtype (integers, float8...).
         """
         dtype, shape, begin, end = self._entry(name)
         if dtype not in _DTYPES:
@@ -285,10 +286,11 @@ class Checkpoint:
         return self._file(name).dtype(name)
 
     def _file(self, name: str) -> SafetensorsFile:
-        if name not in self._where:
+        if not isinstance(name, str) or name not in self._where:
             raise ValueError(
-                f"model weights in {self.directory} lack tensor {name!r}; is it a checkpoint of the model type its "
-                f"config.json names ({self.config.get('model_type')!r})?"
+                f"model weights in {self.directory} lack tensor {name!r} (name must be one of its {len(self._where)} "
+                f"tensor names); is it a checkpoint of the model type its config.json names "
+                f"({self.config.get('model_type')!r})?"
             )
         return self._where[name]
 

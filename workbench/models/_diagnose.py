@@ -385,8 +385,7 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
     causal_mask = np.tril(np.ones((n, n), dtype=bool)) if model.causal else None
     if model.causal:
         pairs &= causal_mask
-    if circuits is None:
-        circuits = circuit_scores(model)
+    circuits = _check_circuits(model, circuits)
     heads: list[HeadReading] = []
     layers: list[LayerReading] = []
     grams = []
@@ -464,6 +463,27 @@ def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.n
 
     attention = to_numpy(model.trace_ids(ids).attention).astype(np.float64)
     return previous_token_score(attention), induction_score(attention, ids)
+
+
+def _check_circuits(model: Transformer, circuits):
+    """The circuit scores given, checked: a pair of [L, H] arrays in [0, 1]; by default the model's own probe."""
+    if circuits is None:
+        return circuit_scores(model, half_length=min(24, model.max_positions // 2))
+    shape = (model.n_layers, model.n_heads)
+    if not isinstance(circuits, (tuple, list)) or len(circuits) != 2:
+        raise TypeError(
+            f"circuits must be the pair (previous_token, induction) of circuit_scores, got {type(circuits).__name__}"
+        )
+    pair = []
+    for name, scores in zip(("previous_token", "induction"), circuits, strict=True):
+        array = np.asarray(scores, dtype=np.float64) if isinstance(scores, np.ndarray) else None
+        if array is None or array.shape != shape or not np.all((array >= 0) & (array <= 1)):
+            raise ValueError(
+                f"circuits must hold two arrays of shape {shape} (layers × heads) with entries in [0, 1], got "
+                f"{name} = {type(scores).__name__}" + (f" of shape {array.shape}" if array is not None else "")
+            )
+        pair.append(array)
+    return tuple(pair)
 
 
 def _stationary(A: np.ndarray) -> np.ndarray:

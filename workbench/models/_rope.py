@@ -43,11 +43,13 @@ B. Peng et al., YaRN (2023); Llama 3 (Meta, 2024) (the "llama3" frequency blend)
 from __future__ import annotations
 
 import math
+from numbers import Integral
 
 import numpy as np
 
-from workbench.backend import like, namespace
+from workbench.backend import like, namespace, to_numpy
 from workbench.models._architecture import ROPE_TYPES, RopeSettings
+from workbench.validation import as_array, as_scalar, check_finite, check_in_range, check_integer
 
 __all__ = ["RotaryEmbedding"]
 
@@ -72,6 +74,7 @@ class RotaryEmbedding:
     """
 
     def __init__(self, d_head: int, settings: RopeSettings):
+        d_head = check_integer("d_head", d_head, 2)
         if not isinstance(settings, RopeSettings):
             raise TypeError(f"settings must be a RopeSettings, got {type(settings).__name__}")
         if settings.rope_type not in ROPE_TYPES:
@@ -117,6 +120,8 @@ class RotaryEmbedding:
         ``seq_len`` matters only for "dynamic" scaling (the base grows once the input is longer than the trained
         ``max_position_embeddings``); by default the trained length.
         """
+        if seq_len is not None:
+            seq_len = check_integer("seq_len", seq_len, 1)
         s = self.settings
         r = self.rotary_dim
         if s.rope_type == "default":
@@ -173,7 +178,7 @@ class RotaryEmbedding:
 
         ``seq_len`` (dynamic scaling only) defaults to ``max(positions) + 1``.
         """
-        p = np.asarray(positions, dtype=np.float64).reshape(-1)
+        p = np.asarray(to_numpy(as_array("positions", positions)), dtype=np.float64).reshape(-1)
         if seq_len is None and p.size:
             seq_len = int(np.max(np.abs(p))) + 1
         angles = p[:, None] * self.inv_freq(seq_len)[None, :]
@@ -186,6 +191,16 @@ class RotaryEmbedding:
         Returns :math:`x\,R(p)` row by row: the first :math:`r` coordinates rotated (rotate-half layout) and
         multiplied by the attention factor :math:`a` (1 unless yarn); the other :math:`d - r` pass unchanged.
         """
+        if len(getattr(x, "shape", ())) < 2:
+            raise ValueError(
+                f"x must be an array of shape [..., n, {self.d_head}], got {type(x).__name__} of shape "
+                f"{tuple(getattr(x, 'shape', ()))}"
+            )
+        check_finite("x", x)
+        return self._rotate(x, positions, seq_len)
+
+    def _rotate(self, x, positions=None, seq_len: int | None = None):
+        """:meth:`rotate` without the checks of ``x`` (the forward pass rotates the queries and keys it made)."""
         n = int(x.shape[-2])
         if positions is None:
             positions = np.arange(n)
@@ -213,6 +228,7 @@ class RotaryEmbedding:
         >>> bool(np.allclose(rope.rotate(x, positions=[3]), x @ rope.rotation(3), atol=1e-15))
         True
         """
+        position = check_in_range("position", position)
         cos, sin = self.cos_sin([position], seq_len if seq_len is not None else int(abs(position)) + 1)
         cos, sin = cos[0], sin[0]
         r, half = self.rotary_dim, self.rotary_dim // 2
@@ -252,14 +268,26 @@ class RotaryEmbedding:
         -------
         ndarray, shape=[D, D] or [D+1, D+1]
         """
-        W_Q, W_K = np.asarray(W_Q, dtype=np.float64), np.asarray(W_K, dtype=np.float64)
-        if W_Q.ndim != 2 or W_Q.shape != W_K.shape or W_Q.shape[1] != self.d_head:
-            raise ValueError(f"W_Q and W_K must both have shape (D, {self.d_head}), got {W_Q.shape} and {W_K.shape}")
+        W_Q, W_K = (
+            np.asarray(to_numpy(as_array(name, W)), dtype=np.float64) for name, W in (("W_Q", W_Q), ("W_K", W_K))
+        )
+        if W_Q.ndim != 2 or W_Q.shape[1] != self.d_head:
+            raise ValueError(f"W_Q must have shape (D, {self.d_head}), got {W_Q.shape}")
+        if W_K.shape != W_Q.shape:
+            raise ValueError(f"W_K must have the shape of W_Q, {W_Q.shape}, got {W_K.shape}")
+        offset = as_scalar(offset)
+        if isinstance(offset, bool) or not isinstance(offset, Integral):
+            raise TypeError(f"offset must be an integer (the key position minus the query position), got {offset!r}")
         if b_Q is not None or b_K is not None:
             zero = np.zeros(self.d_head)
-            b_Q = zero if b_Q is None else np.asarray(b_Q, dtype=np.float64).reshape(self.d_head)
-            b_K = zero if b_K is None else np.asarray(b_K, dtype=np.float64).reshape(self.d_head)
+            b_Q, b_K = (zero if b is None else self._bias(name, b) for name, b in (("b_Q", b_Q), ("b_K", b_K)))
             W_Q, W_K = np.vstack([W_Q, b_Q[None, :]]), np.vstack([W_K, b_K[None, :]])
         # R(i) R(j)ᵀ = R(i − j) R(0)ᵀ: the rotation by i − j, with the attention factor squared on the rotated part
         R = self.rotation(-int(offset), seq_len) @ self.rotation(0, seq_len).T
         return W_Q @ R @ W_K.T
+
+    def _bias(self, name: str, b) -> np.ndarray:
+        b = np.asarray(to_numpy(as_array(name, b)), dtype=np.float64)
+        if b.shape != (self.d_head,):
+            raise ValueError(f"{name} must have shape ({self.d_head},) (one entry per head coordinate), got {b.shape}")
+        return b

@@ -32,6 +32,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from numbers import Integral
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from workbench.backend import namespace, to_backend, to_numpy
 from workbench.models._architecture import Architecture, parse_architecture
 from workbench.models._checkpoint import Checkpoint
 from workbench.models._rope import RotaryEmbedding
+from workbench.validation import as_scalar, check_finite, check_integer
 
 __all__ = [
     "InputTruncatedWarning",
@@ -414,7 +416,9 @@ class Transformer:
         self.causal = a.causal
         self.vocab_size = a.vocab_size
         limit = a.position_limit
-        self.max_positions = limit if max_positions is None else min(int(max_positions), limit)
+        if max_positions is not None:
+            max_positions = check_integer("max_positions", max_positions, 1)
+        self.max_positions = limit if max_positions is None else min(max_positions, limit)
         self.backend = "numpy"
         self._tables, self.layers, self._final_norm = _build_layers(a, get)
         self._set_tokenizer(tokenizer)
@@ -488,7 +492,12 @@ class Transformer:
     def add_special(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """The model's template around ``ids``: (ids with special tokens, special flags), both [n + n_template]."""
         self._need_tokenizer()
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        ids = to_numpy(ids)
+        if ids.ndim > 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+            raise ValueError(
+                f"ids must be a 1-d array of integer token ids, got shape {ids.shape} and dtype {ids.dtype}"
+            )
+        ids = ids.astype(np.int64).reshape(-1)
         full = np.concatenate([np.asarray(self._prefix_ids, np.int64), ids, np.asarray(self._suffix_ids, np.int64)])
         return full, np.isin(full, np.fromiter(self.special_ids, np.int64, len(self.special_ids)))
 
@@ -504,7 +513,11 @@ class Transformer:
     def _tokenize(self, text: str, max_tokens: int | None, stacklevel: int) -> Tokens:
         tokenizer = self._need_tokenizer()
         text = self._text(text)
-        limit = self.max_positions if max_tokens is None else int(max_tokens)
+        if max_tokens is not None and (
+            isinstance(as_scalar(max_tokens), bool) or not isinstance(as_scalar(max_tokens), Integral)
+        ):
+            raise TypeError(f"max_tokens must be an integer or None, got {type(max_tokens).__name__} {max_tokens!r}")
+        limit = self.max_positions if max_tokens is None else int(as_scalar(max_tokens))
         if not self.n_template < limit <= self.max_positions:
             raise ValueError(
                 f"max_tokens must lie in [{self.n_template + 1}, {self.max_positions}] (the template takes "
@@ -548,8 +561,16 @@ class Transformer:
         return Tokens(tokens, full, special, offsets, bool(truncated), int(n_total), unknown, read)
 
     def content_ids(self) -> np.ndarray:
-        """The ids of ordinary vocabulary tokens: not special, not added, not BERT's "[unused…]" (for random probes)."""
-        tokenizer = self._need_tokenizer()
+        """The ids of ordinary vocabulary tokens: not special, not added, not BERT's "[unused…]" (for random probes).
+
+        Without a tokenizer (a ``transformers`` object read alone): every id of the vocabulary but the BOS, EOS
+        and padding ids its configuration names.
+        """
+        if self._tokenizer is None:
+            a = self.architecture
+            named = {i for i in (a.bos_token_id, a.eos_token_id, a.pad_token_id) if i is not None}
+            return np.asarray([i for i in range(self.vocab_size) if i not in named], dtype=np.int64)
+        tokenizer = self._tokenizer
         excluded = self.special_ids | self._added_ids
         keep = []
         for i in range(min(self.vocab_size, tokenizer.get_vocab_size(with_added_tokens=True))):
@@ -561,16 +582,16 @@ class Transformer:
 
     # ---- forward pass --------------------------------------------------------------------------------
 
-    def _check_ids(self, ids, ndim: int) -> np.ndarray:
+    def _check_ids(self, ids, ndim: int, name: str = "ids") -> np.ndarray:
         ids = to_numpy(ids)
         if ids.ndim != ndim or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(
-                f"ids must be a nonempty {ndim}-d integer array, got shape {ids.shape} and dtype {ids.dtype}"
+                f"{name} must be a nonempty {ndim}-d integer array, got shape {ids.shape} and dtype {ids.dtype}"
             )
         n = ids.shape[-1]
         if ids.min() < 0 or ids.max() >= self.vocab_size or n > self.max_positions:
             raise ValueError(
-                f"ids must lie in [0, {self.vocab_size}) and number at most {self.max_positions} per sequence, got "
+                f"{name} must lie in [0, {self.vocab_size}) and number at most {self.max_positions} per sequence, got "
                 f"range [{ids.min()}, {ids.max()}] and {n} ids"
             )
         return ids.astype(np.int64)
@@ -602,7 +623,7 @@ class Transformer:
 
         q, k = project(mha.W_Q, mha.b_Q), project(mha.W_K, mha.b_K)
         if layer.rope is not None:
-            q, k = layer.rope.rotate(q), layer.rope.rotate(k)
+            q, k = layer.rope._rotate(q), layer.rope._rotate(k)
         return q, k, project(mha.W_V, mha.b_V)
 
     @staticmethod
@@ -709,7 +730,7 @@ class Transformer:
         attention_inputs [L, B, n, D], attention [L, B, H, n, n]; ``tokens`` is a list of B token lists and
         ``special`` is False everywhere ([B, n]).
         """
-        ids = self._check_ids(ids_2d, 2)
+        ids = self._check_ids(ids_2d, 2, "ids_2d")
         hidden, inputs, attention = self._forward(ids)
         tokens = [self._labels(row, None, None)[0] for row in ids]
         return Trace(tokens, ids, np.zeros(ids.shape, bool), hidden, inputs, attention, n_total=int(ids.shape[1]))
@@ -738,11 +759,15 @@ class Transformer:
 
         Positions are 0..n−1; rotary positions and biases are applied, so ``beta * q @ k.T`` is the layer's logits.
         """
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
-            raise ValueError(f"layer must be an integer in [0, {self.n_layers - 1}], got {layer!r}")
-        if len(X.shape) != 2 or int(X.shape[1]) != self.d_model:
-            raise ValueError(f"X must have shape (n, {self.d_model}), got {tuple(X.shape)}")
-        q, k, _ = self._projections(self.layers[int(layer)], X)
+        layer = check_integer("layer", layer, 0, self.n_layers - 1)
+        if len(getattr(X, "shape", ())) != 2 or int(X.shape[1]) != self.d_model:
+            raise ValueError(f"X must have shape (n, {self.d_model}), got {tuple(getattr(X, 'shape', ()))}")
+        check_finite("X", X)
+        if self.backend == "numpy":  # an array of another library is read as the numbers it holds
+            X = to_numpy(X)
+        elif not hasattr(X, "device"):
+            X = to_backend(np.asarray(X, dtype=np.float64), self.backend)
+        q, k, _ = self._projections(self.layers[layer], X)
         return q, k
 
     def embed(self, texts) -> np.ndarray:
