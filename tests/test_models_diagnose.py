@@ -292,3 +292,17 @@ def test_a_transformers_object_without_tokenizer(gpt2_dir):
     from_disk = diagnose_ids(disk, ids, circuits=circuits).to_dict()
     assert from_object["layers"] == from_disk["layers"] and from_object["heads"] == from_disk["heads"]
     assert alone.to_dict()["layers"] == from_disk["layers"]  # the probe enters the head readings only
+
+
+def test_a_transformers_object_with_its_tokenizer(gpt2_dir):
+    # With the tokenizer beside it, the text route of a transformers object gives the report of the same
+    # checkpoint read from disk (the same float64 weights and the same tokenizer file: equal dictionaries).
+    import tokenizers
+
+    directory, reference = gpt2_dir
+    tokenizer = tokenizers.Tokenizer.from_file(str(directory / "tokenizer.json"))
+    from_object = diagnose(reference, TEXT, tokenizer=tokenizer, model_name="gpt2").to_dict()
+    from_disk = diagnose(load_model(directory), TEXT, model_name="gpt2").to_dict()
+    assert from_object == from_disk
+    with pytest.raises(ValueError, match=r"tokenizer applies to a transformers model object"):
+        diagnose(load_model(directory), TEXT, tokenizer=tokenizer)

@@ -76,15 +76,20 @@ CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationa
 FEW_TOKENS = "fewer than {k} content tokens"
 
 
-def _check_model(model) -> Transformer:
+def _check_model(model, tokenizer=None) -> Transformer:
     if not isinstance(model, Transformer):
         if type(model).__module__.startswith("transformers.") and hasattr(model, "state_dict"):
             from workbench.models._hf import from_transformers
 
-            return from_transformers(model)
+            return from_transformers(model, tokenizer)  # read afresh each call: convert once for many texts
         raise TypeError(
             "model must be a workbench Transformer (from load_model or load_minilm) or a transformers model "
             f"object, got {type(model).__name__}"
+        )
+    if tokenizer is not None:
+        raise ValueError(
+            "tokenizer applies to a transformers model object; a workbench Transformer carries its own, got "
+            f"tokenizer={type(tokenizer).__name__} with a Transformer"
         )
     return model
 
@@ -277,7 +282,15 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
     return reading, mean_gram
 
 
-def diagnose(model, text: str, *, model_name: str | None = None, max_tokens: int | None = None, circuits=None):
+def diagnose(
+    model,
+    text: str,
+    *,
+    model_name: str | None = None,
+    max_tokens: int | None = None,
+    circuits=None,
+    tokenizer=None,
+):
     r"""Read every head and layer of ``model`` on ``text`` as a Markov operator and a connection.
 
     Parameters
@@ -296,6 +309,10 @@ def diagnose(model, text: str, *, model_name: str | None = None, max_tokens: int
         Default the model's ``max_positions``.
     circuits : (previous_token, induction), optional
         Precomputed :func:`circuit_scores` (a corpus run computes them once).
+    tokenizer : optional
+        With a ``transformers`` model object: its tokenizer (a fast tokenizer or a ``tokenizers.Tokenizer``).
+        The object is read into a :class:`~workbench.models.Transformer` at every call; for many texts, read it
+        once with :func:`~workbench.models.from_transformers`.
 
     Returns
     -------
@@ -316,7 +333,7 @@ def diagnose(model, text: str, *, model_name: str | None = None, max_tokens: int
     >>> all(0 <= head.eps_rev <= math.sqrt(2) for head in report.heads)  # ε_rev ≤ √2 always
     True
     """
-    model = _check_model(model)
+    model = _check_model(model, tokenizer)
     name = _check_name(model, model_name)
     tokens = model.tokenize(text, max_tokens)
     trace = model.trace_ids(tokens.ids, tokens=tokens.tokens, special=tokens.special)
