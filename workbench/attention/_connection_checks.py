@@ -108,3 +108,17 @@ def check_heads(A_heads, M_heads):
     namespace(A_heads=A_heads, M_heads=M_heads)
     check_matching("A_heads heads", A_heads.shape[0], "M_heads heads", M_heads.shape[0])
     return A_heads, M_heads
+
+
+def check_head_factors(A_heads, W_V, W_O):
+    """Heads' attention [H, n, n] (square) and the factors W_V [H, d, r], W_O [H, r, d] of their maps, matching."""
+    A_heads = as_array("A_heads", A_heads, ndim=3)
+    check_square("A_heads", A_heads)
+    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
+    H, d, r = shape_of(W_V)
+    if shape_of(W_O) != (H, r, d) or int(A_heads.shape[0]) != H:
+        raise ValueError(
+            f"W_V [H, d, r], W_O [H, r, d] and A_heads [H, n, n] must match, got shapes {shape_of(W_V)}, "
+            f"{shape_of(W_O)} and {shape_of(A_heads)}"
+        )
+    return A_heads, W_V, W_O

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workbench.attention._connection_checks import check_transports, eye_like
+from workbench.attention._connection_checks import check_head_factors, check_transports, eye_like
 from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace, to_numpy
 from workbench.validation import as_array, check_integer, check_square, shape_of
@@ -384,15 +384,8 @@ def factored_loop_defect(A_heads, W_V, W_O, tokens) -> float:
     >>> bool(abs(fast - dense) < 1e-12)
     True
     """
-    A_heads = as_array("A_heads", A_heads, ndim=3)
-    check_square("A_heads", A_heads)
-    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
+    A_heads, W_V, W_O = check_head_factors(A_heads, W_V, W_O)
     H, d, r = shape_of(W_V)
-    if shape_of(W_O) != (H, r, d) or int(A_heads.shape[0]) != H:
-        raise ValueError(
-            f"W_V [H, d, r], W_O [H, r, d] and A_heads [H, n, n] must match, got shapes {shape_of(W_V)}, "
-            f"{shape_of(W_O)} and {shape_of(A_heads)}"
-        )
     if d == 0 or r == 0:
         raise ValueError(f"W_V and W_O must have d ≥ 1 and r ≥ 1, got shapes {shape_of(W_V)} and {shape_of(W_O)}")
     triangles, weights = _triangle_weights(A_heads, tokens)

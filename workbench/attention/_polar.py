@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from workbench.attention._connection_checks import check_heads, check_mask, eye_like
+from workbench.attention._connection_checks import check_head_factors, check_heads, check_mask, eye_like
 from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace, to_numpy
 from workbench.validation import as_array, check_in_range, check_nonnegative, check_square, shape_of
@@ -389,16 +389,8 @@ def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> Effec
     >>> bool(np.isclose(factored_transport_gram(A, W_V, W_O).mean, dense.mean, rtol=1e-10))
     True
     """
-    A_heads = as_array("A_heads", A_heads, ndim=3)
-    check_square("A_heads", A_heads)
+    A_heads, W_V, W_O = check_head_factors(A_heads, W_V, W_O)
     check_nonnegative("A_heads", A_heads)
-    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
-    H, d, r = shape_of(W_V)
-    if shape_of(W_O) != (H, r, d) or int(A_heads.shape[0]) != H:
-        raise ValueError(
-            f"W_V [H, d, r], W_O [H, r, d] and A_heads [H, n, n] must match, got shapes {shape_of(W_V)}, "
-            f"{shape_of(W_O)} and {shape_of(A_heads)}"
-        )
     A = to_numpy(A_heads).astype(np.float64)
     U, V = to_numpy(W_V).astype(np.float64), to_numpy(W_O).astype(np.float64)
     unit_u, unit_v = float(binary_scale(U)), float(binary_scale(V))

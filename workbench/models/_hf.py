@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from workbench.models._architecture import parse_architecture
-from workbench.models._transformer import Transformer, checked_shape, weight_prefix
+from workbench.models._layers import checked_shape, weight_prefix
+from workbench.models._transformer import Transformer
 
 __all__ = ["from_transformers"]
 
