@@ -100,6 +100,30 @@ holonomy_deviation           -- ‖Hol - I‖_F/√d per cycle (optionally scale
 loop_defect                  -- mean scale-free holonomy defect of O_eff around triangles of consecutive tokens
 factored_loop_defect         -- the same from the factors W_V, W_O (trace route; dense where cheaper or near flat)
 cycle_connection             -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
+
+Heads as points of a Grassmannian (ISA ML01)
+============================================
+Subspace                     -- an orthonormal basis of a column space and its numerical rank
+subspace_basis               -- the Subspace of col W (SVD, rank by a relative threshold)
+principal_angles             -- θ₁ ≤ … ≤ θ_m between two column spaces (sines for small angles)
+GRASSMANN_METRICS            -- the distances: geodesic, chordal, projection, procrustes, spectral, fubini-study
+distance_from_angles         -- a Grassmannian distance from the angles
+grassmann_distance           -- the distance between two column spaces
+grassmann_dimension          -- dim Gr(k, n) = k(n - k)
+projection_differential      -- the Jacobian of Y ↦ Y Y⁺ (its rank is k(n - k))
+random_subspaces             -- Haar-uniform k-planes of ℝⁿ (QR of Gaussian matrices)
+random_principal_angles      -- the angles between independent uniform planes
+WachterLaw                   -- the limit law of their squared cosines (support, density, mean)
+HEAD_MAPS                    -- ("Q", "K", "V", "O")
+HeadSubspaces                -- the four subspaces of every head, with ranks
+head_subspaces               -- col W_Q^h, col W_K^h, col W_V^h, col W_O^hᵀ of a MultiHeadAttention
+head_subspace_angles         -- the principal angles between every pair of heads
+head_subspace_distances      -- the head-by-head distance matrix of one kind of subspace
+SubspaceNull                 -- distances between random planes: quantiles, share below a distance
+subspace_null                -- the random-subspace null of a (D, d_h) (Monte Carlo, cached)
+attention_pattern_distance   -- mean total variation between heads' attention, head by head
+RankCorrelation              -- Spearman ρ, permutation p-value, pairs
+mantel_test                  -- ρ between two distance matrices with a (stratified) Mantel test
 """
 
 from workbench.attention._circuits import induction_score, previous_token_score, repeated_random_tokens
@@ -121,6 +145,31 @@ from workbench.attention._forms import (
     negative_mass,
     operator_skew_ratio,
     parameter_count,
+)
+from workbench.attention._grassmann import (
+    GRASSMANN_METRICS,
+    Subspace,
+    WachterLaw,
+    distance_from_angles,
+    grassmann_dimension,
+    grassmann_distance,
+    principal_angles,
+    projection_differential,
+    random_principal_angles,
+    random_subspaces,
+    subspace_basis,
+)
+from workbench.attention._head_subspaces import (
+    HEAD_MAPS,
+    HeadSubspaces,
+    RankCorrelation,
+    SubspaceNull,
+    attention_pattern_distance,
+    head_subspace_angles,
+    head_subspace_distances,
+    head_subspaces,
+    mantel_test,
+    subspace_null,
 )
 from workbench.attention._heads import AttentionHead, MultiHeadAttention
 from workbench.attention._holonomy import (
@@ -174,6 +223,8 @@ from workbench.attention._walk import block_operator, connection_laplacian, prop
 
 __all__ = [
     "CORNERS",
+    "GRASSMANN_METRICS",
+    "HEAD_MAPS",
     "OPERATORS",
     "AttentionHead",
     "BetaSweep",
@@ -181,13 +232,19 @@ __all__ = [
     "CornerHead",
     "DestinationTilt",
     "EffectiveTransportGram",
+    "HeadSubspaces",
     "LinkHodgeSplit",
     "LogitVariance",
     "MixingGenerator",
     "MultiHeadAttention",
     "OrthogonalityDeviation",
+    "RankCorrelation",
     "ScoreSplit",
+    "Subspace",
+    "SubspaceNull",
+    "WachterLaw",
     "attention_mask",
+    "attention_pattern_distance",
     "beta_sweep",
     "block_operator",
     "bond_inertia",
@@ -200,6 +257,7 @@ __all__ = [
     "cycle_connection",
     "destination_tilt",
     "distance_form_logits",
+    "distance_from_angles",
     "effective_connection",
     "effective_connection_energy",
     "effective_form",
@@ -214,6 +272,11 @@ __all__ = [
     "family_operator",
     "gauge_transform",
     "geometric_drift",
+    "grassmann_dimension",
+    "grassmann_distance",
+    "head_subspace_angles",
+    "head_subspace_distances",
+    "head_subspaces",
     "holonomy",
     "holonomy_deviation",
     "induction_score",
@@ -223,6 +286,7 @@ __all__ = [
     "link_potential",
     "logit_variance_at_init",
     "loop_defect",
+    "mantel_test",
     "mean_entropy",
     "mixing_generator",
     "native_spacing",
@@ -235,16 +299,22 @@ __all__ = [
     "parameter_count",
     "polar_transports",
     "previous_token_score",
+    "principal_angles",
     "project_head",
+    "projection_differential",
     "propagate",
     "random_head",
     "random_multihead",
+    "random_principal_angles",
+    "random_subspaces",
     "repeated_random_tokens",
     "reversibility_residual",
     "row_entropy",
     "score_skew_ratio",
     "score_split",
     "softmax_rows",
+    "subspace_basis",
+    "subspace_null",
     "token_corner_distances",
     "token_split",
     "triangle_cycles",
