@@ -324,6 +324,7 @@ _LAYER_COLUMNS = (
     ("Ḡ diag/off", lambda r: _format_number(r.gram_diagonal_ratio)),
     ("ℰ_c/‖X‖²_π", lambda r: _format_number(r.energy_ratio)),
     ("loop defect", lambda r: _format_number(r.loop_inconsistency)),
+    ("ρ(QK, attn)", lambda r: _format_number(r.subspace_rho)),
     ("corners", lambda r: " ".join(f"{k}:{v}" for k, v in r.corners.items() if v)),
 )
 _HEAD_COLUMNS = (

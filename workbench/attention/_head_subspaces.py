@@ -42,7 +42,7 @@ from workbench.attention._grassmann import (
 )
 from workbench.attention._heads import MultiHeadAttention
 from workbench.backend import to_numpy
-from workbench.validation import as_array, check_choice, check_integer
+from workbench.validation import as_array, check_choice, check_integer, check_row_stochastic
 
 __all__ = [
     "HEAD_MAPS",
@@ -92,6 +92,24 @@ class HeadSubspaces:
     def dimension(self) -> int:
         r""":math:`\dim\mathrm{Gr}(d_h, D) = d_h(D - d_h)`, where a full-rank query subspace lies."""
         return grassmann_dimension(self.d_model, self.d_head)
+
+    @classmethod
+    def concatenate(cls, parts) -> HeadSubspaces:
+        """The heads of several layers as one list (same ``d_model`` and ``d_head``), e.g. a whole model."""
+        parts = list(parts)
+        if not parts or not all(isinstance(p, HeadSubspaces) for p in parts):
+            raise TypeError("parts must be a non-empty sequence of HeadSubspaces")
+        shapes = {(p.d_model, p.d_head) for p in parts}
+        if len(shapes) != 1:
+            raise ValueError(f"parts must share d_model and d_head, got {sorted(shapes)}")
+        first = parts[0]
+        return cls(
+            first.d_model,
+            first.d_head,
+            {name: sum((p.bases[name] for p in parts), ()) for name in HEAD_MAPS},
+            {name: sum((p.ranks[name] for p in parts), ()) for name in HEAD_MAPS},
+            dict(first.widths),
+        )
 
     @property
     def deficient(self) -> list[tuple[str, int, int]]:
@@ -353,8 +371,9 @@ def attention_pattern_distance(A, *, rows=None) -> np.ndarray:
     """
     A = np.asarray(to_numpy(as_array("A", A, min_ndim=3)), dtype=np.float64)
     H, n = A.shape[-3], A.shape[-1]
-    if A.shape[-2] != n:
-        raise ValueError(f"A must hold square attention matrices, shape [..., H, n, n], got {A.shape}")
+    if A.shape[-2] != n or n == 0 or H == 0:
+        raise ValueError(f"A must hold square attention matrices, shape [..., H, n, n] with H, n ≥ 1, got {A.shape}")
+    check_row_stochastic("A", A)
     A = A.reshape(-1, H, n, n)
     if rows is not None:
         rows = np.asarray(rows)

@@ -76,6 +76,7 @@ def diagnose_corpus(
         record = report.to_dict()
         for key in ("text", "model", "truncated", "n_total", "unknown"):  # the run records the window itself
             record.pop(key)
+        record.pop("head_geometry")  # the weights' reading, the same for every window (study head-subspaces)
         return record
 
     config = {

@@ -45,7 +45,17 @@ Diagnosis                    -- the result: head and layer readings, A_eff, mean
 LayerReading                 -- one layer's reading (undefined values None, with the reason)
 HeadReading                  -- one head's reading
 circuit_scores               -- previous-token and induction scores of every head on a repeated random sequence
-plot_diagnosis               -- heatmaps of A_eff and of the mean transport Gram matrix per layer
+plot_diagnosis               -- heatmaps of A_eff, the mean transport Gram matrix and the heads' QK subspace distances
+
+Heads as points of a Grassmannian (ISA ML01)
+============================================
+head_geometry                -- per layer: Q/K/V/O/QK distance matrices and summaries against a random null
+head_distance_matrices       -- the five geodesic distance matrices of a set of heads
+pattern_correlation          -- Spearman ρ (Mantel test) of a subspace distance against attention-pattern distance
+HeadGeometry                 -- the weights' reading of a model (to_dict() is strict JSON)
+LayerGeometry                -- one layer's distance matrices, summaries and rank-deficient maps
+SubspaceSummary              -- median and smallest principal angle, median distance, pairs closer than chance
+GEOMETRY_MAPS                -- ("Q", "K", "V", "O", "QK")
 """
 
 from workbench.models._architecture import FAMILIES, Architecture, RopeSettings, parse_architecture
@@ -67,6 +77,15 @@ from workbench.models._diagnose import (
     diagnose_ids,
     plot_diagnosis,
 )
+from workbench.models._head_geometry import (
+    GEOMETRY_MAPS,
+    HeadGeometry,
+    LayerGeometry,
+    SubspaceSummary,
+    head_distance_matrices,
+    head_geometry,
+    pattern_correlation,
+)
 from workbench.models._hf import from_transformers
 from workbench.models._minilm import load_minilm, minilm_path
 from workbench.models._rope import RotaryEmbedding
@@ -81,16 +100,20 @@ from workbench.models._transformer import (
 
 __all__ = [
     "FAMILIES",
+    "GEOMETRY_MAPS",
     "Architecture",
     "Checkpoint",
     "Diagnosis",
     "Document",
+    "HeadGeometry",
     "HeadReading",
     "InputTruncatedWarning",
+    "LayerGeometry",
     "LayerReading",
     "RopeSettings",
     "RotaryEmbedding",
     "SafetensorsFile",
+    "SubspaceSummary",
     "Tokens",
     "Trace",
     "Transformer",
@@ -101,10 +124,13 @@ __all__ = [
     "diagnose",
     "diagnose_ids",
     "from_transformers",
+    "head_distance_matrices",
+    "head_geometry",
     "load_minilm",
     "load_model",
     "minilm_path",
     "parse_architecture",
+    "pattern_correlation",
     "plot_diagnosis",
     "read_checkpoint",
     "read_corpus",

@@ -64,6 +64,7 @@ from workbench.attention import (
     score_skew_ratio,
     token_corner_distances,
 )
+from workbench.models._head_geometry import HeadGeometry, head_geometry, pattern_correlation
 from workbench.models._transformer import Trace, Transformer
 from workbench.validation import check_integer
 
@@ -132,6 +133,10 @@ class LayerReading:
     gram_diagonal_ratio: float | None
     energy_ratio: float | None
     loop_inconsistency: float | None  # mean ‖Hol/s − I‖_F/√d over triangles of consecutive content tokens
+    # Spearman ρ between the heads' query–key subspace distance and their attention-pattern distance on this text,
+    # and its one-sided Mantel p-value (ISA ML01: heads that lie close attend alike); None with fewer than 3 heads
+    subspace_rho: float | None = None
+    subspace_p_value: float | None = None
     corners: dict[str, int] = field(default_factory=dict)
     undefined: dict[str, str] = field(default_factory=dict)
 
@@ -152,9 +157,14 @@ class Diagnosis:
     truncated: bool = False
     n_total: int = 0  # tokens of the whole input, before any truncation
     unknown: int = 0  # tokens the vocabulary did not know
+    geometry: HeadGeometry | None = None  # the heads' subspaces, from the weights (head_geometry)
 
     def to_dict(self) -> dict:
-        """A strict-JSON document (the arrays are left out; every undefined value is ``None``, never NaN)."""
+        """A strict-JSON document (the arrays are left out; every undefined value is ``None``, never NaN).
+
+        ``"head_geometry"`` holds the weights' reading (:meth:`HeadGeometry.to_dict`: per layer the summaries and
+        the head-by-head distance matrices); it is the same for every text of one model.
+        """
         return _strict(
             {
                 "model": self.model,
@@ -166,8 +176,14 @@ class Diagnosis:
                 "unknown": self.unknown,
                 "layers": [asdict(layer) for layer in self.layers],
                 "heads": [asdict(head) | {"inertia": list(head.inertia)} for head in self.heads],
+                "head_geometry": None if self.geometry is None else _without_name(self.geometry.to_dict()),
             }
         )
+
+
+def _without_name(document: dict) -> dict:
+    document.pop("model")  # the report names its model once, under the caller's label
+    return document
 
 
 def _strict(value):
@@ -408,12 +424,13 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
     grams = []
     attention_inputs = np.asarray(trace.attention_inputs, dtype=np.float64)
     attention = np.asarray(trace.attention, dtype=np.float64)
+    geometry = head_geometry(model)
     for index in range(model.n_layers):
         X, A = attention_inputs[index], attention[index]
         readings = _head_readings(index, model, X, A, circuits, causal_mask)
         heads.extend(readings)
         reading, mean_gram = _layer_reading(index, model, X, A, readings, content, pairs)
-        layers.append(reading)
+        layers.append(_with_subspace_correlation(reading, geometry.layers[index], A, content))
         grams.append(mean_gram)
     a_eff = attention.mean(axis=1)
     # d_A^{ℓ→ℓ+1}, on the content pairs
@@ -444,7 +461,30 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
         truncated=bool(truncated),
         n_total=int(n_total),
         unknown=int(unknown),
+        geometry=geometry,
     )
+
+
+#: Relabellings of the per-text Mantel test (its p-value resolves 1/200; the corpus study uses more).
+TEXT_PERMUTATIONS = 199
+
+
+def _with_subspace_correlation(reading: LayerReading, geometry, A: np.ndarray, content: np.ndarray) -> LayerReading:
+    """The reading with ρ(query–key subspace distance, attention-pattern distance) of this layer on this text."""
+    if A.shape[0] < 3:
+        reason = f"{A.shape[0]} heads give fewer than 3 pairs"
+        return replace(
+            reading, undefined=reading.undefined | dict.fromkeys(("subspace_rho", "subspace_p_value"), reason)
+        )
+    try:
+        result = pattern_correlation(
+            geometry.distances["QK"], A, rows=content, permutations=TEXT_PERMUTATIONS, seed=reading.layer
+        )
+    except ValueError as error:  # e.g. heads that all attend identically: ρ is undefined, say why
+        return replace(
+            reading, undefined=reading.undefined | dict.fromkeys(("subspace_rho", "subspace_p_value"), str(error))
+        )
+    return replace(reading, subspace_rho=result.rho, subspace_p_value=result.p_value)
 
 
 def circuit_scores(model, *, seed: int = 0, half_length: int = 24) -> tuple[np.ndarray, np.ndarray]:
@@ -519,6 +559,9 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
     Row 1: :math:`A_{\mathrm{eff}}^\ell` on the content tokens (special tokens such as ``[CLS]``/``[SEP]``/BOS
     removed and rows renormalised for display, as the figure says).  Row 2: the :math:`A_{\mathrm{eff}}`-weighted
     mean Gram matrix :math:`\bar G^\ell` of the transports, its leading 48×48 block, on a symmetric colour scale.
+    Row 3 (when the diagnosis carries the weights' geometry): the head-by-head geodesic distance between the
+    heads' query–key subspaces in :math:`\mathrm{Gr}(d_h, D)^2`, with the random null's median marked on the colour
+    bar and the text's Spearman :math:`\rho` against attention-pattern distance in the title.
     Every heatmap has its own colour bar, labelled with its quantity; at most ``LEGIBLE_LABELS`` token labels
     per axis (every k-th token beyond that), so the figure stays legible at any length.
 
@@ -543,10 +586,13 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
     ticks = list(range(0, len(labels), step))
     columns = min(L, 6)
     rows = math.ceil(L / columns)
-    fig, axes = plt.subplots(2 * rows, columns, figsize=(3.8 * columns, 7.0 * rows), squeeze=False)
+    per = 2 if diagnosis.geometry is None else 3  # panels per layer, stacked
+    fig, axes = plt.subplots(per * rows, columns, figsize=(3.8 * columns, 3.5 * per * rows), squeeze=False)
     fig.set_layout_engine("constrained")
     for layer in range(L):
-        top, ax_col = 2 * (layer // columns), layer % columns
+        top, ax_col = per * (layer // columns), layer % columns
+        if diagnosis.geometry is not None:
+            _plot_subspace_distances(fig, axes[top + 2, ax_col], diagnosis, layer)
         walk = diagnosis.a_eff[layer][np.ix_(keep, keep)]
         walk = walk / walk.sum(axis=1, keepdims=True)
         ax = axes[top, ax_col]
@@ -579,8 +625,8 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
         bar.set_label(r"mean transport Gram $\bar G_{ab}$", fontsize=8)
         bar.ax.tick_params(labelsize=8)
     for spare in range(L, rows * columns):
-        axes[2 * (spare // columns), spare % columns].set_axis_off()
-        axes[2 * (spare // columns) + 1, spare % columns].set_axis_off()
+        for offset in range(per):
+            axes[per * (spare // columns) + offset, spare % columns].set_axis_off()
     removed = [t for t, c in zip(diagnosis.tokens, diagnosis.content, strict=True) if not c]
     note = (
         f"special tokens removed ({', '.join(sorted(set(removed)))}) and rows renormalised"
@@ -592,3 +638,26 @@ def plot_diagnosis(diagnosis: Diagnosis, path=None):
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
+
+
+def _plot_subspace_distances(fig, ax, diagnosis: Diagnosis, layer: int) -> None:
+    geometry = diagnosis.geometry
+    D = geometry.layers[layer].distances["QK"].copy()
+    np.fill_diagonal(D, np.nan)  # a head's distance to itself is 0 and would take the whole colour scale
+    null = geometry.null["qk_median_distance"]
+    image = ax.imshow(D, cmap="magma", vmin=float(np.nanmin(D)), vmax=max(float(np.nanmax(D)), null))
+    reading = diagnosis.layers[layer]
+    rho = reading.subspace_rho
+    rho = "undefined" if rho is None else f"{rho:+.2f} (p = {reading.subspace_p_value:.2g})"
+    ax.set_title(f"heads' QK subspace distance\nSpearman ρ vs attention: {rho}", fontsize=9)
+    heads = range(0, D.shape[0], max(1, math.ceil(D.shape[0] / 12)))
+    ax.set_xticks(list(heads))
+    ax.set_yticks(list(heads))
+    ax.set_xlabel("head $b$", fontsize=9)
+    ax.set_ylabel("head $a$", fontsize=9)
+    ax.tick_params(labelsize=8)
+    bar = fig.colorbar(image, ax=ax, shrink=0.75)
+    bar.set_label(r"geodesic distance in Gr$(d_h, D)^2$", fontsize=8)
+    bar.ax.axhline(null, color="cyan", linewidth=2)  # the median distance of two random heads' subspaces
+    bar.ax.text(-0.1, null, "random ", transform=bar.ax.get_yaxis_transform(), fontsize=7, va="center", ha="right")
+    bar.ax.tick_params(labelsize=8)
