@@ -32,7 +32,7 @@ NAMES = [identity.name for identity in IDENTITIES]
 
 
 def test_names_are_unique_dotted_and_in_the_attention_area():
-    assert len(NAMES) == len(set(NAMES)) == 8
+    assert len(NAMES) == len(set(NAMES)) == 10
     for identity in IDENTITIES:
         assert identity.name.startswith("attention.") and identity.name.count(".") == 2
         assert identity.area == "attention"

@@ -245,6 +245,56 @@ CASES += [
     ),
 ]
 
+
+# ---- the Grassmannian, and heads as its points ------------------------------------------------------------
+
+
+def _plane(seed=14, n=D, k=DH):
+    return _rng(seed).standard_normal((n, k))
+
+
+def _theta():
+    return attention.principal_angles(_plane(14), _plane(15))
+
+
+def _subspaces(seed=16, heads=3):
+    return attention.head_subspaces(attention.random_multihead(_rng(seed), heads, D, DH))
+
+
+def _points(seed, h=6):
+    x = _rng(seed).standard_normal((h, 2))
+    return np.linalg.norm(x[:, None] - x[None], axis=-1)
+
+
+_SEED = "a seed for numpy's default_rng (an int or a Generator): an argument passed through to numpy"
+
+CASES += [
+    Case("workbench.attention.subspace_basis", lambda: ((_plane(),), {"rtol": 1e-10})),
+    Case("workbench.attention.principal_angles", lambda: ((_plane(14), _plane(15, k=2)), {})),
+    Case("workbench.attention.distance_from_angles", lambda: ((_theta(),), {"metric": "chordal"})),
+    Case("workbench.attention.grassmann_distance", lambda: ((_plane(14), _plane(15)), {"metric": "fubini-study"})),
+    Case("workbench.attention.grassmann_dimension", lambda: ((D, DH), {})),
+    Case("workbench.attention.projection_differential", lambda: ((_plane(17, n=4, k=2),), {})),
+    Case("workbench.attention.random_subspaces", lambda: ((D, DH), {"samples": 2, "seed": 0})),
+    Case("workbench.attention.random_principal_angles", lambda: ((D, 2, DH), {"samples": 4, "seed": 0})),
+    Case("workbench.attention.WachterLaw", lambda: ((12, 2, 3), {})),
+    Case("workbench.attention.head_subspaces", lambda: ((attention.random_multihead(_rng(16), 3, D, DH),), {})),
+    Case("workbench.attention.head_subspace_angles", lambda: ((_subspaces(), "K"), {})),
+    Case("workbench.attention.head_subspace_distances", lambda: ((_subspaces(), "V", "procrustes"), {})),
+    Case("workbench.attention.subspace_null", lambda: ((D, DH), {"metric": "chordal", "samples": 32, "seed": 0})),
+    Case(
+        "workbench.attention.attention_pattern_distance",
+        lambda: ((_stochastic(lead=(2, 3)),), {"rows": np.array([False, True, True, True, True])}),
+    ),
+    Case(
+        "workbench.attention.mantel_test",
+        lambda: (
+            (_points(18), _points(19)),
+            {"strata": [0, 0, 0, 1, 1, 1], "permutations": 99, "seed": 0, "alternative": "less"},
+        ),
+    ),
+]
+
 _RECORD = "a result record (plain dataclass or NamedTuple) the library returns; it holds, it does not compute"
 
 #: Public callables without a case, each with the reason.
@@ -265,6 +315,10 @@ EXEMPT = {
             "MixingGenerator",
             "OrthogonalityDeviation",
             "ScoreSplit",
+            "Subspace",
+            "HeadSubspaces",
+            "SubspaceNull",
+            "RankCorrelation",
         )
     },
 }
@@ -333,6 +387,17 @@ METHOD_CASES = [
     Case("workbench.attention.MultiHeadAttention.head", lambda: ((_mha(), 1), {})),
     Case("workbench.attention.MultiHeadAttention.attention", lambda: ((_mha(), _X()), {"mask": _causal})),
     Case("workbench.attention.MultiHeadAttention.linear_part", lambda: ((_mha(), _X()), {"mask": _causal})),
+    Case("workbench.attention.WachterLaw.pdf", lambda: ((attention.WachterLaw(12, 2, 3), np.linspace(0, 1, 7)), {})),
+    Case("workbench.attention.WachterLaw.cdf", lambda: ((attention.WachterLaw(12, 2, 3), 0.3), {})),
+    Case(
+        "workbench.attention.HeadSubspaces.concatenate",
+        lambda: (([_subspaces(16, 2), _subspaces(17, 2)],), {}),
+    ),
+    Case("workbench.attention.SubspaceNull.quantile", lambda: ((attention.subspace_null(D, DH, samples=32), 0.05), {})),
+    Case(
+        "workbench.attention.SubspaceNull.fraction_below",
+        lambda: ((attention.subspace_null(D, DH, samples=32), np.array([0.5, 1.5, 2.5])), {}),
+    ),
 ]
 
 
@@ -449,3 +514,77 @@ def test_homogeneous_results_are_rescaled_exactly():
     )
     with pytest.raises(ValueError, match=r"the connection energy overflow float64 for the given A, O, X and pi"):
         attention.connection_energy(A, transports, HUGE * X)
+
+
+# ---- the Grassmannian cases: what they leave fixed, and the fuzz findings, pinned ----------------------------
+
+
+def test_mantel_test_permutes_within_strata_of_any_sizes():
+    # Fuzz finding (strata = nan entry): strata of unequal sizes crashed in the permutation statistic with a
+    # shape-mismatch ValueError.  Oracle: the 2!·3! = 12 relabellings within the strata {0, 1}, {2, 3, 4}, {5}
+    # enumerated here, Spearman's ρ of scipy on the 4 within-stratum pairs; the exact p-value counts the
+    # relabellings at least as extreme (the identity included).  Tolerance 1e-12 on ρ: the same ranks, another
+    # summation order; ties of ρ_π with ρ are compared with a 1e-9 margin (ρ takes few distinct values).
+    import itertools
+
+    from scipy import stats
+
+    D1, D2 = _points(18), _points(19)
+    rows, cols = np.array([(0, 1), (2, 3), (2, 4), (3, 4)]).T
+
+    def rho(perm):
+        return stats.spearmanr(D1[rows, cols], D2[perm[rows], perm[cols]]).statistic
+
+    observed = rho(np.arange(6))
+    relabelled = [
+        rho(np.array([*a, *b, 5])) for a in itertools.permutations([0, 1]) for b in itertools.permutations([2, 3, 4])
+    ]
+    result = attention.mantel_test(D1, D2, strata=[0, 0, 1, 1, 1, 2], permutations=99)
+    assert (result.pairs, result.permutations, result.exact) == (4, 12, True)
+    np.testing.assert_allclose(result.rho, observed, rtol=0, atol=1e-12)
+    assert result.p_value == pytest.approx(sum(r >= observed - 1e-9 for r in relabelled) / 12, rel=1e-15)
+
+
+def test_mantel_strata_are_free_labels():
+    # The fuzzer varies strata only as a list of numbers; any labels with equality are valid, and the result
+    # depends only on which heads share one.  Oracle: the same partition labelled by ints.
+    D1, D2 = _points(18), _points(19)
+    by_int = attention.mantel_test(D1, D2, strata=[0, 0, 0, 1, 1, 1], permutations=99)
+    by_name = attention.mantel_test(D1, D2, strata=["b", "b", "b", "a", "a", "a"], permutations=99)
+    assert by_name == by_int
+    with pytest.raises(ValueError, match=r"strata must give one label per head \(6\), got shape \(5,\)"):
+        attention.mantel_test(D1, D2, strata=[0, 0, 0, 1, 1])
+
+
+def test_principal_angles_orthonormal_flag():
+    # The flag (a bool, not fuzzed): orthonormal=True on orthonormal bases of the same planes gives the angles
+    # of the default.  Oracle: scipy.linalg.subspace_angles (descending).  Tolerance 1e-14 absolute: angles
+    # in [0, π/2] from SVDs of 6 × 3 matrices, a few ulps of π/2.
+    from scipy.linalg import subspace_angles
+
+    A, B = _plane(14), _plane(15, k=2)
+    QA, QB = np.linalg.qr(A)[0], np.linalg.qr(B)[0]
+    theta = attention.principal_angles(A, B)
+    np.testing.assert_allclose(attention.principal_angles(QA, QB, orthonormal=True), theta, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(theta, subspace_angles(A, B)[::-1], rtol=0, atol=1e-14)
+
+
+def test_random_draws_take_a_generator_seed():
+    # The fuzzed seed is an int; a Generator is the other valid kind: the same stream, the same draws (exact).
+    np.testing.assert_array_equal(
+        attention.random_subspaces(D, DH, samples=2, seed=np.random.default_rng(5)),
+        attention.random_subspaces(D, DH, samples=2, seed=5),
+    )
+    np.testing.assert_array_equal(
+        attention.random_principal_angles(D, 2, DH, samples=4, seed=np.random.default_rng(5)),
+        attention.random_principal_angles(D, 2, DH, samples=4, seed=5),
+    )
+
+
+def test_concatenate_refuses_mixed_widths():
+    # The parts are library records (the fuzzer tries only a string): heads of another d_model are refused.
+    other = attention.head_subspaces(attention.random_multihead(_rng(20), 2, D + 2, DH))
+    with pytest.raises(ValueError, match=r"parts must share d_model and d_head, got \[\(6, 3\), \(8, 3\)\]"):
+        attention.HeadSubspaces.concatenate([_subspaces(16, 2), other])
+    joined = attention.HeadSubspaces.concatenate([_subspaces(16, 2), _subspaces(17, 2)])
+    assert joined.n_heads == 4 and joined.ranks["Q"] == (DH,) * 4

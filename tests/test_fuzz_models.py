@@ -218,6 +218,37 @@ CASES = [
     ),
 ]
 
+
+def _four_heads():
+    # Four heads (6 pairs): _llama() and _gpt2() have two heads a layer, one pair, too few for a rank correlation.
+    from workbench.attention import head_subspaces, random_multihead
+
+    return models.head_distance_matrices(head_subspaces(random_multihead(_rng(9), 4, D, 2)))["QK"]
+
+
+def _four_patterns(windows=2, n=5):
+    A = _rng(10).random((windows, 4, n, n)) + 0.05
+    return A / A.sum(axis=-1, keepdims=True)
+
+
+def _llama_subspaces():
+    from workbench.attention import head_subspaces
+
+    return head_subspaces(_llama().layers[0].attention)
+
+
+CASES += [
+    Case("workbench.models.head_geometry", lambda: ((_llama(),), {"null_samples": 16, "seed": 0, "rtol": 1e-10})),
+    Case("workbench.models.head_distance_matrices", lambda: ((_llama_subspaces(),), {})),
+    Case(
+        "workbench.models.pattern_correlation",
+        lambda: (
+            (_four_heads(), _four_patterns()),
+            {"rows": np.array([False, True, True, True, True]), "permutations": 99, "seed": 0},
+        ),
+    ),
+]
+
 if HAS_MINILM:
     CASES.append(Case("workbench.models.load_minilm", lambda: ((models.minilm_path(),), {}), fixed={"path": _PATH}))
 
@@ -252,6 +283,9 @@ EXEMPT = {
             "Tokens",
             "Trace",
             "Window",
+            "HeadGeometry",
+            "LayerGeometry",
+            "SubspaceSummary",
         )
     },
 }
@@ -440,3 +474,26 @@ def test_diagnose_reads_a_model_of_few_positions():
     # 16 positions: the default circuit probe (2 × 24 tokens) does not fit; the report must still come.
     short = models.load_model(_gpt2_path(), max_positions=16)
     assert len(models.diagnose(short, "the cat sat").layers) == L
+
+
+def test_pattern_correlation_takes_a_precomputed_pattern():
+    # attention is either the heads' attention or its [H, H] pattern distance (the fuzzer varies the first form).
+    # Oracle: the same test on attention_pattern_distance of the same stack, rows applied there (exact).
+    from workbench.attention import attention_pattern_distance
+
+    rows = np.array([False, True, True, True, True])
+    pattern = attention_pattern_distance(_four_patterns(), rows=rows)
+    direct = models.pattern_correlation(_four_heads(), _four_patterns(), rows=rows, permutations=99)
+    assert models.pattern_correlation(_four_heads(), pattern, permutations=99) == direct
+    assert direct.pairs == 6 and direct.exact  # 4! = 24 relabellings, all enumerated
+
+
+def test_head_geometry_of_shared_key_value_heads():
+    # The Llama's two query heads share one key/value head: their K and V subspaces coincide (distance 0 to
+    # rounding, 1e-7: the geodesic distance of equal planes is read from sines of size ~ sqrt(eps)), Q differs.
+    geometry = models.head_geometry(_llama(), null_samples=16)
+    assert (geometry.d_model, geometry.d_head, geometry.n_heads, geometry.dimension) == (D, D // H, H, 4 * 4)
+    for layer in geometry.layers:
+        assert layer.distances["K"][0, 1] < 1e-7 and layer.distances["V"][0, 1] < 1e-7
+        assert layer.distances["Q"][0, 1] > 0.1 and layer.summary["QK"].pairs == 1
+    assert models.head_geometry(_llama(), null_samples=16) is geometry  # cached per model and arguments

@@ -10,8 +10,15 @@ split        -- attention.split.distance_form, attention.split.doob_tilt, attent
 family       -- attention.family.corners
 connection   -- attention.connection.mha_step, .energy, .holonomy
 diagnostics  -- attention.diagnostics.uniform_and_shift
+grassmann    -- attention.grassmann.gauge_invariance, .dimension
 """
 
-from derivations.attention import connection, diagnostics, family, split
+from derivations.attention import connection, diagnostics, family, grassmann, split
 
-IDENTITIES = [*split.IDENTITIES, *family.IDENTITIES, *connection.IDENTITIES, *diagnostics.IDENTITIES]
+IDENTITIES = [
+    *split.IDENTITIES,
+    *family.IDENTITIES,
+    *connection.IDENTITIES,
+    *diagnostics.IDENTITIES,
+    *grassmann.IDENTITIES,
+]

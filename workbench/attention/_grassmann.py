@@ -24,7 +24,7 @@ by a subspace through :math:`XQ`); angles are in radians.
 References
 ----------
 Jordan (1875), "Essai sur la géométrie à n dimensions" (principal angles); Björck & Golub (1973), Math. Comp.
-27(123), 579–594 (the SVD algorithm); Knyazev & Argentati (2002), SIAM J. Sci. Comput. 23(6), 2009–2041 (the
+27(123), 579–594 (the SVD algorithm); Knyazev & Argentati (2002), SIAM J. Sci. Comput. 23(6) (the
 sine-based angles); Edelman, Arias & Smith (1998), SIAM J. Matrix Anal. Appl. 20(2), 303–353, §4.3 (distances);
 Conway, Hardin & Sloane (1996), Experiment. Math. 5(2), 139–159 (the chordal distance); Ye & Lim (2016), SIAM J.
 Matrix Anal. Appl. 37(3), 1176–1197 (subspaces of different dimensions); Wachter (1980), Ann. Statist. 8(5),
@@ -307,10 +307,15 @@ def distance_from_angles(theta, metric: str = "geodesic"):
         return xp.sqrt(xp.sum((2 * xp.sin(theta / 2)) ** 2, axis=-1))
     if metric == "spectral":
         return xp.sin(xp.max(theta, axis=-1))
-    # arccos Π cos θ loses digits near 0: the product of cosines is 1 - Σθ²/2 + …; read the angle from its sine
+    # arccos Π cos θ loses digits near 0 (the product is 1 - Σθ²/2 + …): read the angle from its sine, with
+    # sin² = 1 - Π cos²θ = -expm1(Σ log1p(-sin²θ)) computed without cancellation
     product = xp.prod(xp.cos(theta), axis=-1)
-    sine = xp.sqrt(xp.clip(1 - product * product, 0.0, 1.0))
-    return xp.where(product * product >= 0.5, xp.asin(sine), xp.acos(xp.clip(product, 0.0, 1.0)))
+    s2 = xp.sin(theta) ** 2
+    right = s2 >= 1.0  # an angle of π/2: the product is 0 (log1p(-1) would be -inf)
+    sine2 = -xp.expm1(xp.sum(xp.log1p(-xp.where(right, xp.zeros_like(s2), s2)), axis=-1))
+    sine2 = xp.where(xp.any(right, axis=-1), xp.ones_like(sine2), sine2)
+    sine = xp.sqrt(xp.clip(sine2, 0.0, 1.0))
+    return xp.where(sine2 <= 0.5, xp.asin(sine), xp.acos(xp.clip(product, 0.0, 1.0)))
 
 
 def grassmann_distance(A, B, metric: str = "geodesic", *, orthonormal: bool = False):

@@ -27,6 +27,7 @@ ISA ML01 (multi-head attention as a point of a product of Grassmannians); Vaswan
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -429,8 +430,9 @@ def mantel_test(
     where :math:`\rho_\pi` relabels the heads of :math:`D^{(2)}` by a random permutation :math:`\pi`.  Pairs that
     share a head are not independent, so the pairs themselves are never shuffled: the whole matrix is relabelled.
     With ``strata`` (e.g. each head's layer) only pairs within a stratum enter and :math:`\pi` permutes within
-    strata (a restricted permutation test).  When all relabellings number at most ``permutations`` they are
-    enumerated and the p-value is exact.  The permutation machinery is ``scipy.stats.permutation_test``.
+    strata (a restricted permutation test; strata may differ in size).  When all relabellings number at most
+    ``permutations`` they are enumerated and the p-value is exact, :math:`\#\{\pi : \rho_\pi \ge \rho\}/\#\pi`.
+    (Written here rather than with ``scipy.stats.permutation_test``, whose paired mode needs strata of one size.)
 
     Parameters
     ----------
@@ -483,6 +485,9 @@ def mantel_test(
     rows, cols = rows[keep], cols[keep]
     if rows.size < 3:
         raise ValueError(f"the test needs at least 3 pairs of heads (within strata), got {rows.size}")
+    for name, D in (("D1", D1), ("D2", D2)):
+        if np.ptp(D[rows, cols]) == 0:
+            raise ValueError(f"{name} must take at least two distinct values on the pairs (ρ is undefined)")
     r1 = stats.rankdata(D1[rows, cols])
     r1 = (r1 - r1.mean()) / np.linalg.norm(r1 - r1.mean())
     # Relabelling within strata maps the within-stratum pairs onto themselves, so the ranks of D2's pairs are
@@ -490,36 +495,39 @@ def mantel_test(
     R2 = np.zeros((h, h))
     R2[rows, cols] = stats.rankdata(D2[rows, cols])
     R2 = R2 + R2.T
-    centre, scale = R2[rows, cols].mean(), np.linalg.norm(R2[rows, cols] - R2[rows, cols].mean())
-    if scale == 0 or not np.isfinite(r1).all():
-        raise ValueError("D1 and D2 must each take at least two distinct values on the pairs (ρ is undefined)")
+    centre = R2[rows, cols].mean()
+    scale = np.linalg.norm(R2[rows, cols] - centre)
     groups = [np.flatnonzero(labels == value) for value in np.unique(labels)]
     groups = [g for g in groups if g.size > 1]
 
-    def statistic(*samples, axis=-1):
-        perm = np.empty((*samples[0].shape[:-1], h), dtype=int)
-        perm[...] = np.arange(h)
-        for group, sample in zip(groups, samples, strict=True):
-            perm[..., group] = sample
-        values = R2[perm[..., rows], perm[..., cols]]
-        return ((values - centre) / scale) @ r1
+    def correlations(perm: np.ndarray) -> np.ndarray:  # perm [N, h] → ρ_π [N]
+        return ((R2[perm[:, rows], perm[:, cols]] - centre) / scale) @ r1
 
-    result = stats.permutation_test(
-        tuple(groups),
-        statistic,
-        permutation_type="pairings",
-        vectorized=True,
-        n_resamples=permutations,
-        alternative=alternative,
-        rng=np.random.default_rng(seed),
-        batch=max(1, 2**22 // rows.size),
-    )
+    rho = float(correlations(np.arange(h)[None])[0])
     total = math.prod(math.factorial(g.size) for g in groups)
-    return RankCorrelation(
-        float(result.statistic),
-        float(result.pvalue),
-        int(rows.size),
-        min(permutations, total),
-        alternative,
-        total <= permutations,
-    )
+    exact = total <= permutations
+    if exact:  # every relabelling once (the identity among them)
+        perms = np.tile(np.arange(h), (total, 1))
+        for index, choice in enumerate(itertools.product(*(itertools.permutations(g) for g in groups))):
+            for group, image in zip(groups, choice, strict=True):
+                perms[index, group] = image
+        null = np.concatenate([correlations(block) for block in np.array_split(perms, max(1, total // 4096))])
+        count = total
+    else:
+        rng = np.random.default_rng(seed)
+        null, done = [], 0
+        while done < permutations:
+            size = min(4096, permutations - done)
+            perms = np.tile(np.arange(h), (size, 1))
+            for group in groups:
+                perms[:, group] = rng.permuted(np.tile(group, (size, 1)), axis=1)
+            null.append(correlations(perms))
+            done += size
+        null = np.concatenate(null)
+        count = permutations
+    slack = 1e-12 * max(1.0, abs(rho))  # ρ_π equal to ρ up to rounding counts as "at least as extreme"
+    extra = 0 if exact else 1  # the observed labelling, counted once when the relabellings are drawn
+    greater = (extra + np.sum(null >= rho - slack)) / (extra + count)
+    less = (extra + np.sum(null <= rho + slack)) / (extra + count)
+    p_value = {"greater": greater, "less": less, "two-sided": min(1.0, 2 * min(greater, less))}[alternative]
+    return RankCorrelation(rho, float(p_value), int(rows.size), int(count), alternative, exact)

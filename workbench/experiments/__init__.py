@@ -72,6 +72,10 @@ diagnose_corpus         -- `workbench diagnose --corpus`: diagnose_ids on every 
 study_connection_walk   -- `workbench study connection-walk`: layerwise d_A, ‖A_eff‖_F, δ_orth with a null model,
                            the context-length sweep, Figure-2 panels, several models side by side
 connection_walk_table   -- the Markdown tables of a study
+study_head_subspaces    -- `workbench study head-subspaces`: heads as Grassmannian points (Q/K/V/O/QK distances
+                           against a random null) and Spearman ρ with attention-pattern distance over a corpus
+study_induction_subspaces -- the same on trained induction models, with the K-composition of the circuit
+head_subspaces_table    -- the Markdown tables of both
 
 BCH/Magnus fusion (Lie-Exponential Roadmap)
 -------------------------------------------
@@ -108,6 +112,11 @@ _MODULES = {
         "read_records",
         "run_corpus",
         "strict_json",
+    ),
+    "workbench.experiments._head_subspaces_study": (
+        "head_subspaces_table",
+        "study_head_subspaces",
+        "study_induction_subspaces",
     ),
     "workbench.experiments._induction": ("run_induction", "shifted_period_accuracy"),
     "workbench.experiments._induction_config": (
