@@ -490,10 +490,35 @@ def test_pattern_correlation_takes_a_precomputed_pattern():
 
 def test_head_geometry_of_shared_key_value_heads():
     # The Llama's two query heads share one key/value head: their K and V subspaces coincide (distance 0 to
-    # rounding, 1e-7: the geodesic distance of equal planes is read from sines of size ~ sqrt(eps)), Q differs.
+    # rounding, 1e-12: the small angles are read from their sines, accurate to a few ulps), Q differs.
     geometry = models.head_geometry(_llama(), null_samples=16)
     assert (geometry.d_model, geometry.d_head, geometry.n_heads, geometry.dimension) == (D, D // H, H, 4 * 4)
     for layer in geometry.layers:
-        assert layer.distances["K"][0, 1] < 1e-7 and layer.distances["V"][0, 1] < 1e-7
+        assert layer.distances["K"][0, 1] < 1e-12 and layer.distances["V"][0, 1] < 1e-12
         assert layer.distances["Q"][0, 1] > 0.1 and layer.summary["QK"].pairs == 1
     assert models.head_geometry(_llama(), null_samples=16) is geometry  # cached per model and arguments
+
+
+def _one_head_llama():
+    # The Llama checkpoint read as one query head of width 4 (the first 4 rows of each q_proj, columns of o_proj).
+    checkpoint = models.read_checkpoint(_llama_path())
+    architecture = models.parse_architecture(checkpoint.config | {"num_attention_heads": 1, "head_dim": 4})
+
+    def get(name, shape):
+        tensor = checkpoint.read("model." + name)
+        if name.endswith("q_proj.weight"):
+            return tensor[:4]
+        return tensor[:, :4] if name.endswith("o_proj.weight") else tensor
+
+    return models.Transformer(architecture, get, checkpoint.tokenizer(), name="one-head", max_positions=32)
+
+
+def test_head_geometry_is_strict_json():
+    # to_dict (a method of no argument, not fuzzed) promises strict JSON: no NaN or infinity, whatever the model.
+    # Finding: a model of one head a layer has no pair of heads, and its summaries held NaN (json refused them).
+    import json
+
+    json.dumps(models.head_geometry(_llama(), null_samples=16).to_dict(), allow_nan=False)
+    lone = models.head_geometry(_one_head_llama(), null_samples=16)
+    assert lone.n_heads == 1 and lone.layers[0].summary["Q"].pairs == 0
+    json.dumps(lone.to_dict(), allow_nan=False)

@@ -451,7 +451,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
     return 0
 
 
-STUDIES = ("connection-walk",)
+STUDIES = ("connection-walk", "head-subspaces")
 
 
 def _cmd_study(args: argparse.Namespace) -> int:
@@ -459,6 +459,10 @@ def _cmd_study(args: argparse.Namespace) -> int:
 
     if args.name not in STUDIES:
         raise ValueError(f"name must be one of {', '.join(STUDIES)}, got {args.name!r}")
+    if args.name == "head-subspaces":
+        return _study_head_subspaces(args)
+    if args.induction is not None:
+        raise ValueError("--induction applies to the head-subspaces study")
     lengths = _lengths(args.lengths)
     if args.resume is not None and args.out is not None:
         raise ValueError("give --resume RUN (continue that run) or --out RUN (a new run), not both")
@@ -492,6 +496,71 @@ def _cmd_study(args: argparse.Namespace) -> int:
         _print_json(jsonable(result), indent=1)
     else:
         print(connection_walk_table(result))
+        print(f"\nrun directory: {out}")
+    return 0
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seeds 0,1,2`` or ``--seeds 0-4``."""
+    try:
+        if "-" in text:
+            low, high = (int(part) for part in text.split("-", 1))
+            seeds = list(range(low, high + 1))
+        else:
+            seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        seeds = []
+    if not seeds or min(seeds) < 0:
+        raise ValueError(f"--seeds must be integers >= 0 as 0,1,2 or a range 0-4, got {text!r}")
+    return seeds
+
+
+def _study_head_subspaces(args: argparse.Namespace) -> int:
+    from threadpoolctl import threadpool_limits
+
+    from workbench.experiments import head_subspaces_table, run_directory, study_head_subspaces
+
+    if args.resume is not None:
+        raise ValueError("--resume applies to connection-walk; head-subspaces reruns in minutes")
+    permutations = _positive(args.permutations, "--permutations")
+    with threadpool_limits(limits=_positive(args.threads, "--threads")):
+        if args.induction is not None:
+            from workbench.experiments import InductionConfig, study_induction_subspaces
+
+            if args.model_dirs:
+                raise ValueError("give --induction PRESET (trained induction models) or --model-dir, not both")
+            config = InductionConfig.preset(args.induction)
+            out = Path(args.out or run_directory("head-subspaces-induction", args.induction))
+            result = study_induction_subspaces(
+                config,
+                seeds=_seed_list(args.seeds),
+                permutations=permutations,
+                out=out,
+                progress=not args.no_progress and not args.json,
+            )
+        else:
+            from workbench.models import load_minilm, load_model
+
+            try:
+                models = [load_model(folder) for folder in args.model_dirs] if args.model_dirs else [load_minilm()]
+            except (ModuleNotFoundError, FileNotFoundError) as exc:
+                raise ValueError(str(exc)) from exc
+            _check_corpus(args.corpus)
+            out = Path(args.out or run_directory(args.name, "-".join(m.name for m in models)))
+            result = study_head_subspaces(
+                models,
+                corpus=args.corpus,
+                windows=_positive(args.windows, "--windows"),
+                max_tokens=args.max_tokens,
+                permutations=permutations,
+                seed=args.seed,
+                out=out,
+                progress=not args.no_progress and not args.json,
+            )
+    if args.json:
+        _print_json(result, indent=1)
+    else:
+        print(head_subspaces_table(result))
         print(f"\nrun directory: {out}")
     return 0
 
@@ -828,8 +897,10 @@ def _parser() -> argparse.ArgumentParser:
     p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p_diagnose.add_argument("--plot", help="text: write heatmaps of A_eff and the mean transport Gram matrix here")
 
-    p_study = sub.add_parser("study", help="a study of real models (connection-walk), results + figures in a run dir")
-    p_study.add_argument("name", help="connection-walk")
+    p_study = sub.add_parser(
+        "study", help="a study of real models (connection-walk, head-subspaces), results + figures in a run dir"
+    )
+    p_study.add_argument("name", help="connection-walk or head-subspaces")
     p_study.add_argument(
         "--model-dir", dest="model_dirs", action="append", help="a checkpoint folder (repeatable; default MiniLM)"
     )
@@ -847,6 +918,15 @@ def _parser() -> argparse.ArgumentParser:
     p_study.add_argument("--resume", metavar="RUN", help="continue the interrupted run in RUN")
     p_study.add_argument("--force", action="store_true", help="replace the run files in --out")
     p_study.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_study.add_argument(
+        "--permutations", type=int, default=9999, help="head-subspaces: Mantel relabellings per test (default 9999)"
+    )
+    p_study.add_argument(
+        "--induction",
+        choices=("quick", "paper"),
+        help="head-subspaces: train ATTN induction models at this preset instead of reading --model-dir",
+    )
+    p_study.add_argument("--seeds", default="0-2", help="head-subspaces --induction: seeds, 0,1,2 or 0-4 (default 0-2)")
     p_study.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
 

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.attention._head_checks import check_rng
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_choice, check_integer
+from workbench.validation import as_array, check_choice, check_in_range, check_integer
 
 __all__ = [
     "GRASSMANN_METRICS",
@@ -144,9 +145,7 @@ def subspace_basis(W, *, rtol: float | None = None) -> Subspace:
 def _check_rtol(rtol, n: int, p: int, W) -> float:
     if rtol is None:
         return max(n, p) * float(np.finfo(to_numpy(W[:0, :0]).dtype).eps)
-    if isinstance(rtol, bool) or not isinstance(rtol, (int, float)) or not 0 <= rtol < 1:
-        raise ValueError(f"rtol must be a number in [0, 1), got {rtol!r}")
-    return float(rtol)
+    return check_in_range("rtol", rtol, 0.0, 1.0, high_inclusive=False)
 
 
 def _orthonormal(name: str, A, xp):
@@ -222,8 +221,9 @@ def principal_angles(A, B, *, orthonormal: bool = False):
             f"A and B must be subspaces of one space (the same number of rows), got shapes {tuple(A.shape)} "
             f"and {tuple(B.shape)}"
         )
-    if 0 in A.shape[-2:] or 0 in B.shape[-2:]:
-        raise ValueError(f"A and B must have at least one row and column, got {tuple(A.shape)}, {tuple(B.shape)}")
+    for name, X in (("A", A), ("B", B)):
+        if 0 in tuple(X.shape):
+            raise ValueError(f"{name} must be a non-empty matrix or stack of matrices, got shape {tuple(X.shape)}")
     if not orthonormal:
         A, B = _orthonormal("A", A, xp), _orthonormal("B", B, xp)
     if A.shape[-1] < B.shape[-1]:  # the sine formula needs the larger subspace first
@@ -399,6 +399,9 @@ def projection_differential(Y):
     """
     Y = np.asarray(to_numpy(as_array("Y", Y, ndim=2)), dtype=np.float64)
     n, k = Y.shape
+    if n == 0 or k == 0:
+        raise ValueError(f"Y must have at least one row and one column, got shape {Y.shape}")
+    _check_work("projection_differential", n**3 * k, n=n, k=k)
     _orthonormal("Y", Y, np)
     pinv = np.linalg.pinv(Y)  # [k, n]
     complement = np.eye(n) - Y @ pinv
@@ -431,8 +434,8 @@ def random_subspaces(n: int, k: int, *, samples: int = 1, seed=None) -> np.ndarr
     n = check_integer("n", n, 1)
     k = check_integer("k", k, 1, n)
     samples = check_integer("samples", samples, 1)
-    _check_work("random_subspaces", samples * n * k)
-    rng = np.random.default_rng(seed)
+    _check_work("random_subspaces", samples * n * k, n=n, k=k, samples=samples)
+    rng = check_rng("seed", seed)
     Q, _ = np.linalg.qr(rng.standard_normal((samples, n, k)))
     return Q
 
@@ -441,11 +444,12 @@ def random_subspaces(n: int, k: int, *, samples: int = 1, seed=None) -> np.ndarr
 MAX_RANDOM_ENTRIES = 2**27
 
 
-def _check_work(what: str, entries: int) -> None:
+def _check_work(what: str, entries: int, **sizes: int) -> None:
     if entries > MAX_RANDOM_ENTRIES:
+        given = ", ".join(f"{name}={value:,}" for name, value in sizes.items())
         raise ValueError(
-            f"{what} would hold {entries:,} float64 entries ({entries * 8 / 2**30:.1f} GiB), over the budget of "
-            f"{MAX_RANDOM_ENTRIES:,}; ask for fewer samples"
+            f"{what} with {given} would hold {entries:,} float64 entries ({entries * 8 / 2**30:.1f} GiB), over the "
+            f"budget of {MAX_RANDOM_ENTRIES:,}; make {' or '.join(sizes)} smaller"
         )
 
 
@@ -491,8 +495,8 @@ def random_principal_angles(n: int, k: int, l: int | None = None, *, samples: in
     k = check_integer("k", k, 1, n)
     l = k if l is None else check_integer("l", l, 1, n)  # noqa: E741
     samples = check_integer("samples", samples, 1)
-    _check_work("random_principal_angles", samples * n * l)
-    rng = np.random.default_rng(seed)
+    _check_work("random_principal_angles", samples * n * l, n=n, l=l, samples=samples)
+    rng = check_rng("seed", seed)
     # By orthogonal invariance the first plane may be span(e_1..e_k).  For the second, col G with G Gaussian
     # [n, l]: Q = G R⁻ᵀ (GᵀG = RRᵀ), so the squared cosines are the eigenvalues of R⁻¹ G₁ᵀG₁ R⁻ᵀ, G₁ the first k
     # rows (the Jacobi/MANOVA form).  Only l × l matrices: no n × l orthogonalisation per sample.

@@ -43,7 +43,7 @@ from workbench.attention._grassmann import (
 )
 from workbench.attention._heads import MultiHeadAttention
 from workbench.backend import to_numpy
-from workbench.validation import as_array, check_choice, check_integer, check_row_stochastic
+from workbench.validation import as_array, check_choice, check_in_range, check_integer, check_row_stochastic
 
 __all__ = [
     "HEAD_MAPS",
@@ -177,22 +177,53 @@ def _pair_angles(first: tuple, second: tuple | None = None) -> list[list[np.ndar
     return [[principal_angles(A, B, orthonormal=True) for B in second] for A in first]
 
 
-def head_subspace_angles(subspaces: HeadSubspaces, map: str = "Q") -> list[list[np.ndarray]]:
-    r"""The principal angles between head subspaces of one kind, ``angles[a][b]`` ascending (radians).
+def head_subspace_angles(
+    subspaces: HeadSubspaces,
+    map: str = "Q",
+    *,
+    other: HeadSubspaces | None = None,
+    other_map: str | None = None,
+) -> list[list[np.ndarray]]:
+    r"""The principal angles between head subspaces, ``angles[a][b]`` ascending (radians).
+
+    With ``other`` and ``other_map``: between head :math:`a`'s ``map`` subspace and head :math:`b`'s ``other_map``
+    subspace of ``other`` (e.g. what a head of one layer writes, ``"O"``, against what a head of a later layer
+    reads, ``"K"``: the K-composition of Elhage et al. 2021).
 
     Parameters
     ----------
     subspaces : HeadSubspaces
     map : {"Q", "K", "V", "O"}
+    other : HeadSubspaces, optional
+        Default ``subspaces``.
+    other_map : {"Q", "K", "V", "O"}, optional
+        Default ``map``.
 
     Returns
     -------
     list of list of ndarray
-        ``angles[a][b]`` has :math:`\min(r_a, r_b)` entries; ``angles[a][a]`` is zero to rounding.
+        ``angles[a][b]`` has :math:`\min(r_a, r_b)` entries; with the defaults ``angles[a][a]`` is zero to
+        rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from workbench.attention import random_multihead
+    >>> s = head_subspaces(random_multihead(np.random.default_rng(0), 2, 12, 3))
+    >>> theta = head_subspace_angles(s, "O", other=s, other_map="Q")
+    >>> len(theta), len(theta[0]), theta[0][1].shape
+    (2, 2, (3,))
     """
     _check_subspaces(subspaces)
     map = check_choice("map", map, HEAD_MAPS)
-    return _pair_angles(subspaces.bases[map])
+    other = subspaces if other is None else other
+    _check_subspaces(other)
+    other_map = map if other_map is None else check_choice("other_map", other_map, HEAD_MAPS)
+    if other.d_model != subspaces.d_model:
+        raise ValueError(
+            f"other must hold subspaces of the same space, got d_model {other.d_model} and {subspaces.d_model}"
+        )
+    return _pair_angles(subspaces.bases[map], other.bases[other_map])
 
 
 def head_subspace_distances(subspaces: HeadSubspaces, map: str = "Q", metric: str = "geodesic") -> np.ndarray:
@@ -276,12 +307,12 @@ class SubspaceNull:
         return float(np.median(self.distances))
 
     def quantile(self, q: float) -> float:
-        """The ``q``-quantile of the null distance."""
-        return float(np.quantile(self.distances, q))
+        """The ``q``-quantile of the null distance, ``q`` in [0, 1]."""
+        return float(np.quantile(self.distances, check_in_range("q", q, 0.0, 1.0)))
 
     def fraction_below(self, d) -> np.ndarray:
         r"""The share of random pairs closer than ``d``: :math:`\hat p = (1 + \#\{d_s \le d\})/(1 + S)`."""
-        d = np.asarray(d, dtype=np.float64)
+        d = np.asarray(to_numpy(as_array("d", d)), dtype=np.float64)
         counts = np.searchsorted(np.sort(self.distances), d, side="right")
         return (1.0 + counts) / (1.0 + self.samples)
 
@@ -370,11 +401,14 @@ def attention_pattern_distance(A, *, rows=None) -> np.ndarray:
     >>> attention_pattern_distance(A).round(4).tolist()
     [[0.0, 0.6667], [0.6667, 0.0]]
     """
-    A = np.asarray(to_numpy(as_array("A", A, min_ndim=3)), dtype=np.float64)
+    A = as_array("A", A, min_ndim=3)
     H, n = A.shape[-3], A.shape[-1]
-    if A.shape[-2] != n or n == 0 or H == 0:
-        raise ValueError(f"A must hold square attention matrices, shape [..., H, n, n] with H, n ≥ 1, got {A.shape}")
-    check_row_stochastic("A", A)
+    if A.shape[-2] != n or 0 in tuple(A.shape):
+        raise ValueError(
+            f"A must hold square attention matrices, shape [..., H, n, n] with every size ≥ 1, got {tuple(A.shape)}"
+        )
+    check_row_stochastic("A", A)  # in its own dtype: float32 attention gets a float32 tolerance
+    A = np.asarray(to_numpy(A), dtype=np.float64)
     A = A.reshape(-1, H, n, n)
     if rows is not None:
         rows = np.asarray(rows)
@@ -455,7 +489,7 @@ def mantel_test(
 
     References
     ----------
-    Mantel (1967); Legendre & Legendre (2012) §10.5.1; Spearman (1904), Amer. J. Psychol. 15(1), 72–101.
+    Mantel (1967); Legendre & Legendre (2012), ch. 10; Spearman (1904), Amer. J. Psychol. 15(1), 72–101.
 
     Examples
     --------

@@ -189,7 +189,7 @@ def study_head_subspaces(
 
     References
     ----------
-    ISA ML01; Mantel (1967); Legendre & Legendre (2012) §10.5.1.
+    ISA ML01; Mantel (1967); Legendre & Legendre (2012), ch. 10.
     """
     models = _check_models(models)
     windows = check_integer("windows", windows, 1, 100_000)
@@ -441,7 +441,8 @@ def head_subspaces_table(result: dict) -> str:
 def _induction_table(result: dict) -> str:
     rows = [
         "| seed | accuracy (shifted) | prev-token head | induction head | QK distance of the pair (others' median) | "
-        "K-composition smallest angle (°) (rank of 16) | null smallest angle (°), 5 % | ρ(QK, attention) | p |",
+        "K-composition smallest angle (°) (rank among pairs) | null smallest angle (°): median, 5 % | "
+        "ρ(QK, attention) | p |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in result["seeds"]:

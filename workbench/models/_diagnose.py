@@ -424,13 +424,13 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
     grams = []
     attention_inputs = np.asarray(trace.attention_inputs, dtype=np.float64)
     attention = np.asarray(trace.attention, dtype=np.float64)
-    geometry = head_geometry(model)
+    geometry = head_geometry(model) if model.d_head < model.d_model else None  # one full-width head: no Grassmannian
     for index in range(model.n_layers):
         X, A = attention_inputs[index], attention[index]
         readings = _head_readings(index, model, X, A, circuits, causal_mask)
         heads.extend(readings)
         reading, mean_gram = _layer_reading(index, model, X, A, readings, content, pairs)
-        layers.append(_with_subspace_correlation(reading, geometry.layers[index], A, content))
+        layers.append(_with_subspace_correlation(reading, geometry, A, content))
         grams.append(mean_gram)
     a_eff = attention.mean(axis=1)
     # d_A^{ℓ→ℓ+1}, on the content pairs
@@ -471,14 +471,22 @@ TEXT_PERMUTATIONS = 199
 
 def _with_subspace_correlation(reading: LayerReading, geometry, A: np.ndarray, content: np.ndarray) -> LayerReading:
     """The reading with ρ(query–key subspace distance, attention-pattern distance) of this layer on this text."""
-    if A.shape[0] < 3:
-        reason = f"{A.shape[0]} heads give fewer than 3 pairs"
+    if geometry is None or A.shape[0] < 3:
+        reason = (
+            "the heads span the whole space (d_head = d_model): no Grassmannian"
+            if geometry is None
+            else f"{A.shape[0]} heads give fewer than 3 pairs"
+        )
         return replace(
             reading, undefined=reading.undefined | dict.fromkeys(("subspace_rho", "subspace_p_value"), reason)
         )
     try:
         result = pattern_correlation(
-            geometry.distances["QK"], A, rows=content, permutations=TEXT_PERMUTATIONS, seed=reading.layer
+            geometry.layers[reading.layer].distances["QK"],
+            A,
+            rows=content,
+            permutations=TEXT_PERMUTATIONS,
+            seed=reading.layer,
         )
     except ValueError as error:  # e.g. heads that all attend identically: ρ is undefined, say why
         return replace(

@@ -47,7 +47,7 @@ from workbench.attention import (
     subspace_null,
 )
 from workbench.models._transformer import Transformer
-from workbench.validation import check_integer
+from workbench.validation import as_array, check_in_range, check_integer, check_row_stochastic
 
 __all__ = [
     "GEOMETRY_MAPS",
@@ -135,25 +135,41 @@ class HeadGeometry:
     layers: list
 
     def to_dict(self) -> dict:
-        """Strict JSON: per layer the summaries and the distance matrices (lists of lists)."""
-        return {
-            "model": self.model,
-            "d_model": self.d_model,
-            "d_head": self.d_head,
-            "n_heads": self.n_heads,
-            "dimension": self.dimension,
-            "metric": "geodesic",
-            "null": dict(self.null),
-            "layers": [
-                {
-                    "layer": layer.layer,
-                    "summary": {name: vars(s).copy() for name, s in layer.summary.items()},
-                    "deficient": [list(item) for item in layer.deficient],
-                    "distances": {name: np.round(D, 12).tolist() for name, D in layer.distances.items()},
-                }
-                for layer in self.layers
-            ],
-        }
+        """Strict JSON: per layer the summaries and the distance matrices (lists of lists); undefined is None.
+
+        A summary over no pairs (a layer of one head) is undefined: its angles and distance are ``None``.
+        """
+        return _finite_or_none(
+            {
+                "model": self.model,
+                "d_model": self.d_model,
+                "d_head": self.d_head,
+                "n_heads": self.n_heads,
+                "dimension": self.dimension,
+                "metric": "geodesic",
+                "null": dict(self.null),
+                "layers": [
+                    {
+                        "layer": layer.layer,
+                        "summary": {name: vars(s).copy() for name, s in layer.summary.items()},
+                        "deficient": [list(item) for item in layer.deficient],
+                        "distances": {name: np.round(D, 12).tolist() for name, D in layer.distances.items()},
+                    }
+                    for layer in self.layers
+                ],
+            }
+        )
+
+
+def _finite_or_none(value):
+    """NaN and ±inf → None, recursively (JSON has no non-finite numbers)."""
+    if isinstance(value, dict):
+        return {key: _finite_or_none(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _null_summary(d_model: int, d_head: int, samples: int, seed: int):
@@ -265,6 +281,13 @@ def head_geometry(model, *, null_samples: int = 256, seed: int = 0, rtol: float 
         raise TypeError(f"model must be a workbench Transformer (load_model, load_minilm), got {type(model).__name__}")
     null_samples = check_integer("null_samples", null_samples, 16, 4096)
     seed = check_integer("seed", seed, 0)
+    if rtol is not None:
+        rtol = check_in_range("rtol", rtol, 0.0, 1.0, high_inclusive=False)
+    if model.d_head >= model.d_model:
+        raise ValueError(
+            f"model must have heads narrower than the model (d_head < d_model) to be points of a Grassmannian, got "
+            f"d_head = {model.d_head}, d_model = {model.d_model}: every head's subspace is the whole space"
+        )
     key = (null_samples, seed, rtol)
     cached = _CACHE.get(model, {})
     if key not in cached:
@@ -334,8 +357,32 @@ def pattern_correlation(
 
     References
     ----------
-    ISA ML01; Mantel (1967); Legendre & Legendre (2012) §10.5.1.
+    ISA ML01; Mantel (1967); Legendre & Legendre (2012), ch. 10.
     """
-    attention = np.asarray(attention, dtype=np.float64)
-    pattern = attention if attention.ndim == 2 else attention_pattern_distance(attention, rows=rows)
-    return mantel_test(distances, pattern, strata=strata, permutations=permutations, seed=seed)
+    distances = as_array("distances", distances, ndim=2)
+    attention = as_array("attention", attention, min_ndim=2)
+    H = distances.shape[0]
+    if distances.shape != (H, H):
+        raise ValueError(f"distances must be a square [H, H] matrix, got shape {tuple(distances.shape)}")
+    if attention.ndim == 2:
+        if rows is not None:
+            raise ValueError("rows applies to attention matrices [..., H, n, n], not to a precomputed [H, H] distance")
+        if tuple(attention.shape) != (H, H):
+            raise ValueError(
+                f"attention must be [..., {H}, n, n] or an [{H}, {H}] distance, got {tuple(attention.shape)}"
+            )
+        pattern = attention
+    else:
+        if attention.ndim < 3 or attention.shape[-3] != H:
+            raise ValueError(
+                f"attention must be [..., {H}, n, n] (one matrix per head of distances) or an [{H}, {H}] distance, "
+                f"got shape {tuple(attention.shape)}"
+            )
+        check_row_stochastic("attention", attention)
+        pattern = attention_pattern_distance(attention, rows=rows)
+    try:
+        return mantel_test(distances, pattern, strata=strata, permutations=permutations, seed=seed)
+    except ValueError as error:  # the test names its arguments D1, D2: say which of ours they are
+        raise ValueError(
+            str(error).replace("D1", "distances").replace("D2", "the attention-pattern distance")
+        ) from None
