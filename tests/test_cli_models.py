@@ -86,7 +86,7 @@ def test_study_connection_walk_writes_its_run_directory(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["nosuch"], "name must be one of connection-walk, got 'nosuch'"),
+        (["nosuch"], "name must be one of connection-walk, head-subspaces, got 'nosuch'"),
         (["connection-walk", "--lengths", "16,x"], "--lengths must be comma-separated positive integers"),
         (["connection-walk", "--windows", "0"], "--windows must be an integer >= 1, got 0"),
         (["connection-walk", "--model-dir", "/nonexistent"], "/nonexistent"),
@@ -95,3 +95,85 @@ def test_study_connection_walk_writes_its_run_directory(tmp_path, capsys):
 def test_study_refuses_bad_options(extra, message, capsys):
     assert main(["study", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+# ---- study head-subspaces ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    """A random 2-layer, 4-head GPT-2 on disk (the shared builders of ``checkpoints.py``) and a small corpus file."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from checkpoints import bpe, gpt2, save
+
+    directory = save(gpt2(seed=41), tmp_path_factory.mktemp("gpt2"), bpe(bos=False))
+    corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    sentences = ["the quick brown fox jumps over the lazy dog", "attention heads read the residual stream"]
+    corpus.write_text("\n".join(" and ".join([s] * 3) for s in sentences) + "\n", encoding="utf-8")
+    return directory, corpus
+
+
+def test_study_head_subspaces_prints_one_json_document(tiny_checkpoint, tmp_path, capsys):
+    directory, corpus = tiny_checkpoint
+    out = tmp_path / "heads"
+    args = ["study", "head-subspaces", "--model-dir", str(directory), "--corpus", str(corpus), "--windows", "2"]
+    assert main([*args, "--max-tokens", "16", "--permutations", "99", "--json", "--out", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)  # one JSON document, nothing else on stdout
+    assert document["study"] == "head-subspaces" and document["settings"]["windows"] == 2
+    assert document["settings"]["permutations"] == 99 and document["settings"]["max_tokens"] == 16
+    (record,) = document["models"]
+    assert record["windows"] == 2 and [layer["layer"] for layer in record["layers"]] == [0, 1]
+    assert _strict(out / "results.json") == document
+    assert {"results.json", "table.md", "distances.png", "correlation.png"} <= {p.name for p in out.iterdir()}
+    # without --json: the table, then the run directory
+    again = tmp_path / "again"
+    assert main([*args, "--permutations", "99", "--no-progress", "--seed", "1", "--out", str(again)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("### ") and "| pooled within layers |" in printed
+    assert f"run directory: {again}" in printed
+    assert _strict(again / "results.json")["settings"]["seed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["head-subspaces", "--resume", "x"], "--resume applies to connection-walk; head-subspaces reruns in minutes"),
+        (
+            ["head-subspaces", "--induction", "quick", "--model-dir", "x"],
+            "give --induction PRESET (trained induction models) or --model-dir, not both",
+        ),
+        (
+            ["head-subspaces", "--induction", "quick", "--seeds", "a,b"],
+            "--seeds must be integers >= 0 as 0,1,2 or a range 0-4, got 'a,b'",
+        ),
+        (["head-subspaces", "--induction", "quick", "--seeds", "3-1"], "got '3-1'"),
+        (["head-subspaces", "--permutations", "0"], "--permutations must be an integer >= 1, got 0"),
+        (["head-subspaces", "--model-dir", "/nonexistent"], "/nonexistent"),
+        (["connection-walk", "--induction", "quick"], "--induction applies to the head-subspaces study"),
+    ],
+)
+def test_study_head_subspaces_refuses_options_that_do_not_fit(extra, message, tmp_path, capsys):
+    assert main(["study", *extra, "--out", str(tmp_path / "never")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()  # refused before any training or run directory
+
+
+@pytest.mark.slow
+def test_study_head_subspaces_on_trained_induction_models(tmp_path, capsys):
+    # the quick preset trains one ATTN model per seed (about 6 s); --seeds 0 keeps it to one
+    out = tmp_path / "induction"
+    args = ["study", "head-subspaces", "--induction", "quick", "--seeds", "0", "--permutations", "99"]
+    assert main([*args, "--json", "--no-progress", "--out", str(out)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["study"] == "head-subspaces-induction" and document["config"]["name"] == "quick"
+    (record,) = document["seeds"]
+    assert record["seed"] == 0 and record["previous_token_head"][0] == 0 and record["induction_head"][0] == 1
+    assert _strict(out / "results.json") == document
+    assert (out / "induction-seed-0" / "ATTN-attn-only.pt").is_file()
+
+
+def test_study_names_every_study_when_the_name_is_unknown(capsys):
+    assert main(["study", "nosuch"]) == 2
+    assert "name must be one of connection-walk, head-subspaces, got 'nosuch'" in capsys.readouterr().err

@@ -48,11 +48,13 @@ from workbench.attention import (
     HeadSubspaces,
     MultiHeadAttention,
     attention_pattern_distance,
+    distance_from_angles,
     head_subspace_angles,
     head_subspaces,
     induction_score,
     mantel_test,
     previous_token_score,
+    principal_angles,
     repeated_random_tokens,
     subspace_null,
 )
@@ -98,6 +100,39 @@ def _tests(distances: dict, pattern: np.ndarray, strata, permutations: int, seed
     return out
 
 
+#: Random pairs of the data-aware null per layer.
+DATA_NULL_SAMPLES = 256
+
+
+def _data_null(moment: np.ndarray, d_head: int, seed: int) -> dict:
+    r"""Distances between random heads that read where the layer's inputs live.
+
+    A random head of this null has :math:`W = S^{1/2}G`, :math:`G` a standard Gaussian :math:`D\times d_h`
+    matrix and :math:`S = \mathbb E\,x^\top x` the second moment of the attention inputs (content tokens): its
+    subspace leans towards the inputs' dominant directions as a head trained on them may, with no other structure.
+    Two independent such heads give the null distance; real heads closer than its 5 % quantile are closer than
+    a shared anisotropy alone explains.
+    """
+    values, vectors = np.linalg.eigh(0.5 * (moment + moment.T))
+    root = (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+    rng = np.random.default_rng([seed, 11])
+    D = moment.shape[0]
+    draws = [root @ rng.standard_normal((DATA_NULL_SAMPLES, D, d_head)) for _ in range(4)]  # Q, K of two heads
+    bases = [np.linalg.qr(W)[0] for W in draws]
+    d_q = distance_from_angles(principal_angles(bases[0], bases[1], orthonormal=True))
+    d_k = distance_from_angles(principal_angles(bases[2], bases[3], orthonormal=True))
+    theta = principal_angles(bases[0], bases[1], orthonormal=True)
+    qk = np.hypot(d_q, d_k)
+    return {
+        "median_angle": float(np.degrees(np.median(theta))),
+        "smallest_angle": float(np.degrees(np.median(theta[:, 0]))),
+        "median_distance": float(np.median(d_q)),
+        "qk_median_distance": float(np.median(qk)),
+        "qk_chance_distance": float(np.quantile(qk, 0.05)),
+        "samples": DATA_NULL_SAMPLES,
+    }
+
+
 def _model_record(model: Transformer, documents, windows: int, max_tokens: int, permutations: int, seed: int, bar):
     geometry = head_geometry(model, seed=seed)
     chosen = list(corpus_windows(documents, model, max_tokens, windows))
@@ -106,10 +141,15 @@ def _model_record(model: Transformer, documents, windows: int, max_tokens: int, 
     L, H = model.n_layers, model.n_heads
     patterns = np.zeros((L, H, H))
     model_pattern = np.zeros((L * H, L * H))
+    moments = np.zeros((L, model.d_model, model.d_model))  # Σ xxᵀ of each layer's attention input, content tokens
+    tokens = 0
     for window in chosen:
         trace = model.trace_ids(window.ids, special=window.special)
         attention = np.asarray(trace.attention, dtype=np.float64)  # [L, H, n, n]
         rows = ~np.asarray(window.special, dtype=bool)
+        inputs = np.asarray(trace.attention_inputs, dtype=np.float64)[:, rows]  # [L, content, D]
+        moments += np.einsum("lia,lib->lab", inputs, inputs)
+        tokens += int(rows.sum())
         patterns += np.stack([attention_pattern_distance(attention[layer], rows=rows) for layer in range(L)])
         model_pattern += attention_pattern_distance(attention.reshape(L * H, *attention.shape[-2:]), rows=rows)
         bar.update(1)
@@ -118,10 +158,14 @@ def _model_record(model: Transformer, documents, windows: int, max_tokens: int, 
     layers = []
     for layer in range(L):
         distances = geometry.layers[layer].distances
+        data_null = _data_null(moments[layer] / tokens, model.d_head, seed + layer)
+        upper = np.triu_indices(H, 1)
         layers.append(
             {
                 "layer": layer,
                 "summary": {name: vars(s).copy() for name, s in geometry.layers[layer].summary.items()},
+                "data_null": data_null
+                | {"qk_closer_than_chance": int(np.sum(distances["QK"][upper] < data_null["qk_chance_distance"]))},
                 "tests": _tests(distances, patterns[layer], None, permutations, seed + layer),
                 "pattern_distance": patterns[layer].tolist(),
                 "qk_distance": distances["QK"].tolist(),
@@ -415,22 +459,25 @@ def head_subspaces_table(result: dict) -> str:
             f"Random null (two independent uniform {record['d_head']}-planes of R^{record['d_model']}): median "
             f"principal angle {null['median_angle']:.1f}°, smallest angle {null['smallest_angle']:.1f}° (median "
             f"over pairs).\n\n"
-            "| layer | median angle Q / K / V / O (°) | smallest angle Q / K (°) | QK pairs closer than chance | "
-            "ρ(QK, attention) | p | ρ(Q) | ρ(K) | ρ(V) | ρ(O) |\n|---|---|---|---|---|---|---|---|---|---|"
+            "| layer | median angle Q / K / V / O (°) | smallest angle Q / K (°) | QK pairs closer than chance: "
+            "uniform / data-aware null | data-aware null: median, smallest angle (°) | ρ(QK, attention) | p | ρ(Q) | "
+            "ρ(K) | ρ(V) | ρ(O) |\n|---|---|---|---|---|---|---|---|---|---|---|"
         )
         for layer in record["layers"]:
             s, t = layer["summary"], layer["tests"]
             medians = " / ".join(f"{s[m]['median_angle']:.1f}" for m in HEAD_MAPS)
             smallest = f"{s['Q']['smallest_angle']:.1f} / {s['K']['smallest_angle']:.1f}"
-            closer = f"{s['QK']['closer_than_chance']}/{s['QK']['pairs']}"
+            data = layer["data_null"]
+            closer = f"{s['QK']['closer_than_chance']} / {data['qk_closer_than_chance']} of {s['QK']['pairs']}"
+            data_angles = f"{data['median_angle']:.1f}, {data['smallest_angle']:.1f}"
             parts.append(
-                f"| {layer['layer']} | {medians} | {smallest} | {closer} | {_r(t['QK']['rho'])} | "
+                f"| {layer['layer']} | {medians} | {smallest} | {closer} | {data_angles} | {_r(t['QK']['rho'])} | "
                 f"{_p(t['QK']['p_value'])} | " + " | ".join(_r(t[m]["rho"]) for m in HEAD_MAPS) + " |"
             )
         for label, key in (("pooled within layers", "pooled_within_layers"), ("model-wide", "model_wide")):
             t = record[key]
             parts.append(
-                f"| {label} | | | | {_r(t['QK']['rho'])} | {_p(t['QK']['p_value'])} | "
+                f"| {label} | | | | | {_r(t['QK']['rho'])} | {_p(t['QK']['p_value'])} | "
                 + " | ".join(_r(t[m]["rho"]) for m in HEAD_MAPS)
                 + " |"
             )
