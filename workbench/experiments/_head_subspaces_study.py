@@ -69,7 +69,7 @@ from workbench.models import (
     head_geometry,
     read_corpus,
 )
-from workbench.validation import check_integer
+from workbench.validation import check_choice, check_integer
 
 __all__ = ["head_subspaces_table", "study_head_subspaces", "study_induction_subspaces"]
 
@@ -301,7 +301,7 @@ def _composition(writers: HeadSubspaces, readers: HeadSubspaces, read: str) -> d
     return {"smallest_angle": np.degrees(smallest).tolist(), "median_angle": np.degrees(median).tolist()}
 
 
-def _induction_record(config, seed: int, out: Path | None, permutations: int, progress: bool) -> dict:
+def _induction_record(config, seed: int, out: Path | None, permutations: int, progress: bool, operator: str) -> dict:
     import dataclasses
 
     import torch
@@ -312,15 +312,15 @@ def _induction_record(config, seed: int, out: Path | None, permutations: int, pr
     config = dataclasses.replace(config, seed=seed)
     run_dir = None if out is None else out / f"induction-seed-{seed}"
     result = run_induction(
-        config, operators=("ATTN",), architectures=("attn-only",), out=run_dir, progress=progress, force=True
+        config, operators=(operator,), architectures=("attn-only",), out=run_dir, progress=progress, force=True
     )
     run = result["runs"][0]
     torch.manual_seed(seed)
     model = InductionTransformer(
-        config.vocab_size, config.sequence_length, config.d_model, config.n_heads, config.n_layers, "ATTN"
+        config.vocab_size, config.sequence_length, config.d_model, config.n_heads, config.n_layers, operator
     )
     if run_dir is not None:
-        model.load_state_dict(torch.load(run_dir / "ATTN-attn-only.pt", weights_only=True))
+        model.load_state_dict(torch.load(run_dir / f"{operator}-attn-only.pt", weights_only=True))
     else:  # without a run directory the trained weights are not kept: train again, same seed, same stream
         raise ValueError("study_induction_subspaces needs out (the trained models are read from the run directory)")
     model = model.double().eval()
@@ -346,6 +346,7 @@ def _induction_record(config, seed: int, out: Path | None, permutations: int, pr
     k_smallest = np.array(composition["K"]["smallest_angle"])
     return {
         "seed": seed,
+        "operator": operator,
         "induction_accuracy": run["induction_accuracy"],
         "shifted_period_accuracy": run["shifted_period_accuracy"],
         "final_repeat_loss": run["final_repeat_loss"],
@@ -386,6 +387,7 @@ def study_induction_subspaces(
     config=None,
     *,
     seeds: Sequence[int] = (0, 1, 2),
+    operator: str = "ATTN",
     permutations: int = 40320,
     out=None,
     progress: bool = True,
@@ -395,8 +397,10 @@ def study_induction_subspaces(
     Parameters
     ----------
     config : InductionConfig, optional
-        Default ``InductionConfig.preset("paper")``; one ATTN attention-only model per seed.
+        Default ``InductionConfig.preset("paper")``; one attention-only model per seed.
     seeds : sequence of int
+    operator : {"ATTN", "DMTN", "DMAP"}
+        The heads' scores (:class:`~workbench.nn.OperatorAttention`); every one reads through W_Q, W_K.
     permutations : int
         Mantel relabellings (the 8 heads of the paper preset have 8! = 40,320: enumerated exactly).
     out : path
@@ -423,11 +427,12 @@ def study_induction_subspaces(
     if not seeds:
         raise ValueError("seeds must name at least one seed, got none")
     permutations = check_integer("permutations", permutations, 99, 10**6)
+    operator = check_choice("operator", operator, ("ATTN", "DMTN", "DMAP"))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     import dataclasses
 
-    records = [_induction_record(config, seed, out, permutations, progress) for seed in seeds]
+    records = [_induction_record(config, seed, out, permutations, progress, operator) for seed in seeds]
     result = strict_json({"study": "head-subspaces-induction", "config": dataclasses.asdict(config), "seeds": records})
     save_json(out / "results.json", result)
     save_text(out / "table.md", head_subspaces_table(result) + "\n")
@@ -487,7 +492,8 @@ def head_subspaces_table(result: dict) -> str:
 
 def _induction_table(result: dict) -> str:
     rows = [
-        "| seed | accuracy (shifted) | prev-token head | induction head | QK distance of the pair (others' median) | "
+        "| operator, seed | accuracy (shifted) | prev-token head | induction head | "
+        "QK distance of the pair (others' median) | "
         "K-composition smallest angle (°) (rank among pairs) | null smallest angle (°): median, 5 % | "
         "ρ(QK, attention) | p |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -495,7 +501,8 @@ def _induction_table(result: dict) -> str:
     for r in result["seeds"]:
         pair, k, null, t = r["pair"]["QK"], r["k_composition"], r["null"], r["tests"]["QK"]
         rows.append(
-            f"| {r['seed']} | {r['induction_accuracy']:.3f} ({r['shifted_period_accuracy']:.3f}) | "
+            f"| {r.get('operator', 'ATTN')} {r['seed']} | "
+            f"{r['induction_accuracy']:.3f} ({r['shifted_period_accuracy']:.3f}) | "
             f"L{r['previous_token_head'][0]}H{r['previous_token_head'][1]} | "
             f"L{r['induction_head'][0]}H{r['induction_head'][1]} | {pair['distance']:.2f} "
             f"({pair['median_other_pairs']:.2f}) | {k['smallest_angle']:.1f} ({k['rank_among_pairs']} of "
