@@ -31,7 +31,15 @@ transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of content tokens), 
 next layer on the same pairs [SEED §B.6], :math:`\lVert A_{\mathrm{eff}}\rVert_F` (all pairs, sinks included),
 the loop inconsistency (scale-free holonomy defect of :math:`O^{\mathrm{eff}}` around triangles of consecutive
 tokens [RECON §B.6]), the diagonal dominance of the mean transport Gram matrix (Connection Laplacian's Figure
-2(b) reading) and the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`.
+2(b) reading), the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`, and Spearman's
+:math:`\rho` between the heads' query–key subspace distance on :math:`\mathrm{Gr}(d_h, D)^2` and their
+attention-pattern distance on this text, with its Mantel p-value (199 relabellings; ISA ML01's claim that heads
+which lie close attend alike, :func:`~workbench.models.pattern_correlation`).
+
+Per model, from the weights alone (:func:`~workbench.models.head_geometry`, read once and cached):
+``Diagnosis.geometry``, every layer's head-by-head distance matrices of the Q, K, V, O subspaces and of the
+query–key pair, summarised against a random-subspace null; ``to_dict()["head_geometry"]`` and the third row of
+:func:`plot_diagnosis`.  A model whose heads span the whole space (:math:`d_h = D`) has no Grassmannian reading.
 
 A value that is undefined for this model or text is ``None`` (``null`` in JSON, never NaN), and the record's
 ``undefined`` field says why, e.g. ``{"eps_rev": "causal: ..."}``.
@@ -39,7 +47,7 @@ A value that is undefined for this model or text is ``None`` (``null`` in JSON, 
 References
 ----------
 Attention Geometry §7, §9 (Table 1); "From Self-Attention to Connection Laplacian" §7 (metrics);
-book/reference.md §A.7, §A.10, §B.6.
+book/reference.md §A.7, §A.10, §B.6, §C.4; ISA ML01.
 """
 
 from __future__ import annotations
