@@ -895,7 +895,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_diagnose.add_argument("--no-progress", action="store_true", help="corpus: no progress bar")
     p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    p_diagnose.add_argument("--plot", help="text: heatmaps of A_eff, the mean transport Gram and the heads' QK subspace distances, here")
+    p_diagnose.add_argument(
+        "--plot", help="text: heatmaps of A_eff, the mean transport Gram and the heads' QK subspace distances, here"
+    )
 
     p_study = sub.add_parser(
         "study", help="a study of real models (connection-walk, head-subspaces), results + figures in a run dir"
