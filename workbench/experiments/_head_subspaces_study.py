@@ -135,7 +135,7 @@ def _data_null(moment: np.ndarray, d_head: int, seed: int) -> dict:
 
 def _model_record(model: Transformer, documents, windows: int, max_tokens: int, permutations: int, seed: int, bar):
     geometry = head_geometry(model, seed=seed)
-    chosen = list(corpus_windows(documents, model, max_tokens, windows))
+    chosen = list(corpus_windows(documents, model, max_tokens, windows, order="interleaved"))
     if not chosen:
         raise ValueError(f"the corpus has no window of {max_tokens} tokens for {model.name}")
     L, H = model.n_layers, model.n_heads
