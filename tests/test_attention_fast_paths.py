@@ -289,7 +289,8 @@ def test_plot_diagnosis_labels_every_heatmap(model):
     fig = plot_diagnosis(diagnose(model, "A cat sat."))
     heatmaps = [ax for ax in fig.axes if ax.images]
     bars = [ax for ax in fig.axes if not ax.images]
-    assert len(heatmaps) == 12 and len(bars) == 12  # one colour bar per heatmap
+    # three rows of six: A_eff, the mean transport Gram, the heads' QK subspace distances; one colour bar each
+    assert len(heatmaps) == 18 and len(bars) == 18
     for ax in heatmaps:
         assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
     labels = {ax.get_ylabel() for ax in bars}

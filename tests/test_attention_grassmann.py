@@ -193,7 +193,7 @@ def test_principal_angles_refusals(rng):
         principal_angles(np.ones((5, 2)), rng.standard_normal((5, 2)))
     with pytest.raises(ValueError, match="B must have linearly independent columns"):
         principal_angles(rng.standard_normal((5, 2)), np.zeros((5, 1)))
-    with pytest.raises(ValueError, match="at least one row and column"):
+    with pytest.raises(ValueError, match="must be a non-empty matrix or stack of matrices"):
         principal_angles(np.zeros((5, 0)), rng.standard_normal((5, 2)))
     with pytest.raises(ValueError, match=r"A must have at least 2 dimensions, got shape \(5,\)"):
         principal_angles(np.ones(5), np.ones((5, 1)))
@@ -464,8 +464,11 @@ def test_subspace_basis_refusals():
         subspace_basis(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="W must be nonzero to span a subspace, got a zero matrix of shape"):
         subspace_basis(np.zeros((4, 2)))
-    for bad in (1.0, -0.1, True, "1e-8"):
-        with pytest.raises(ValueError, match=r"rtol must be a number in \[0, 1\)"):
+    for bad in (1.0, -0.1, np.nan):
+        with pytest.raises(ValueError, match=r"rtol must be in \[0, 1\)"):
+            subspace_basis(np.eye(3), rtol=bad)
+    for bad, kind in ((True, "bool"), ("1e-8", "str")):
+        with pytest.raises(TypeError, match=f"rtol must be a real number, got {kind}"):
             subspace_basis(np.eye(3), rtol=bad)
     with pytest.raises(ValueError, match="W must be a 2-dimensional array"):
         subspace_basis(np.ones((2, 3, 3)))

@@ -86,7 +86,7 @@ def _strict(path):
 def _windows_patterns(model, corpus):
     """Per layer and model-wide attention-pattern distances, averaged over the study's windows, by hand."""
     L, H = model.n_layers, model.n_heads
-    chosen = list(corpus_windows(read_corpus(corpus), model, MAX_TOKENS, WINDOWS))
+    chosen = list(corpus_windows(read_corpus(corpus), model, MAX_TOKENS, WINDOWS, order="interleaved"))
     per_layer, whole = np.zeros((L, H, H)), np.zeros((L * H, L * H))
     for window in chosen:
         trace = model.trace_ids(window.ids, special=window.special)
@@ -246,7 +246,7 @@ def test_induction_heads_and_their_k_composition(induction):
     # the run directory
     assert _strict(out / "results.json") == result
     assert (out / "table.md").read_text(encoding="utf-8") == head_subspaces_table(result) + "\n"
-    assert head_subspaces_table(result).splitlines()[2].startswith("| 0 |")
+    assert head_subspaces_table(result).splitlines()[2].startswith("| ATTN 0 |")
 
 
 def test_study_induction_subspaces_refusals(tmp_path):

@@ -312,7 +312,12 @@ class SubspaceNull:
 
     def fraction_below(self, d) -> np.ndarray:
         r"""The share of random pairs closer than ``d``: :math:`\hat p = (1 + \#\{d_s \le d\})/(1 + S)`."""
-        d = np.asarray(to_numpy(as_array("d", d)), dtype=np.float64)
+        values = np.asarray(to_numpy(d)) if hasattr(d, "shape") else np.asarray(d)
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"d must be real distances, got dtype {values.dtype}")
+        d = values.astype(np.float64)
+        if np.isnan(d).any():
+            raise ValueError("d must not contain NaN (±inf are allowed: shares 1/(1 + S) and 1)")
         counts = np.searchsorted(np.sort(self.distances), d, side="right")
         return (1.0 + counts) / (1.0 + self.samples)
 
