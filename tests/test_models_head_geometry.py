@@ -186,6 +186,16 @@ def test_head_geometry_is_cached_and_its_seed_moves_only_the_null(gpt2_model):
             assert np.array_equal(a.distances[name], b.distances[name])
 
 
+def test_the_same_checkpoint_loaded_again_is_not_read_again(tmp_path):
+    # The fingerprint of the attention weights keys a second cache: a fresh load of the same folder (a new object,
+    # equal weights) gets the very same reading; other weights (another seed) get their own.
+    folder = save(gpt2(seed=24), tmp_path / "a", bpe(bos=False))
+    first, again = load_model(folder), load_model(folder)
+    assert again is not first and head_geometry(again) is head_geometry(first)
+    other = load_model(save(gpt2(seed=25), tmp_path / "b", bpe(bos=False)))
+    assert head_geometry(other) is not head_geometry(first)
+
+
 def test_head_geometry_to_dict_is_strict_json(gpt2_model):
     geometry = head_geometry(gpt2_model)
     document = geometry.to_dict()
