@@ -238,9 +238,7 @@ def principal_angles(A, B, *, orthonormal: bool = False):
     batch = tuple(theta.shape[:-1])
     flat_A = xp.reshape(xp.broadcast_to(A, (*batch, *A.shape[-2:])), (-1, *A.shape[-2:]))
     flat_B = xp.reshape(xp.broadcast_to(B, (*batch, *B.shape[-2:])), (-1, *B.shape[-2:]))
-    flat_M = xp.reshape(
-        M if tuple(M.shape[:-2]) == batch else xp.broadcast_to(M, (*batch, *M.shape[-2:])), (-1, *M.shape[-2:])
-    )
+    flat_M = xp.reshape(M, (-1, *M.shape[-2:]))  # M = AᵀB already has the broadcast batch shape
     flat_theta = xp.reshape(theta, (-1, theta.shape[-1]))
     flat_small = xp.reshape(small, (-1, small.shape[-1]))
     rows = xp.nonzero(xp.any(flat_small, axis=-1))[0]

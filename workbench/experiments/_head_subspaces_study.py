@@ -119,9 +119,9 @@ def _data_null(moment: np.ndarray, d_head: int, seed: int) -> dict:
     D = moment.shape[0]
     draws = [root @ rng.standard_normal((DATA_NULL_SAMPLES, D, d_head)) for _ in range(4)]  # Q, K of two heads
     bases = [np.linalg.qr(W)[0] for W in draws]
-    d_q = distance_from_angles(principal_angles(bases[0], bases[1], orthonormal=True))
-    d_k = distance_from_angles(principal_angles(bases[2], bases[3], orthonormal=True))
     theta = principal_angles(bases[0], bases[1], orthonormal=True)
+    d_q = distance_from_angles(theta)
+    d_k = distance_from_angles(principal_angles(bases[2], bases[3], orthonormal=True))
     qk = np.hypot(d_q, d_k)
     return {
         "median_angle": float(np.degrees(np.median(theta))),
@@ -301,7 +301,7 @@ def _composition(writers: HeadSubspaces, readers: HeadSubspaces, read: str) -> d
     return {"smallest_angle": np.degrees(smallest).tolist(), "median_angle": np.degrees(median).tolist()}
 
 
-def _induction_record(config, seed: int, out: Path | None, permutations: int, progress: bool, operator: str) -> dict:
+def _induction_record(config, seed: int, out: Path, permutations: int, progress: bool, operator: str) -> dict:
     import dataclasses
 
     import torch
@@ -310,19 +310,15 @@ def _induction_record(config, seed: int, out: Path | None, permutations: int, pr
     from workbench.experiments._induction_model import InductionTransformer
 
     config = dataclasses.replace(config, seed=seed)
-    run_dir = None if out is None else out / f"induction-seed-{seed}"
+    run_dir = out / f"induction-seed-{seed}"
     result = run_induction(
         config, operators=(operator,), architectures=("attn-only",), out=run_dir, progress=progress, force=True
     )
     run = result["runs"][0]
-    torch.manual_seed(seed)
     model = InductionTransformer(
         config.vocab_size, config.sequence_length, config.d_model, config.n_heads, config.n_layers, operator
     )
-    if run_dir is not None:
-        model.load_state_dict(torch.load(run_dir / f"{operator}-attn-only.pt", weights_only=True))
-    else:  # without a run directory the trained weights are not kept: train again, same seed, same stream
-        raise ValueError("study_induction_subspaces needs out (the trained models are read from the run directory)")
+    model.load_state_dict(torch.load(run_dir / f"{operator}-attn-only.pt", weights_only=True))  # the trained weights
     model = model.double().eval()
     tokens = repeated_random_tokens(np.random.default_rng([seed, 7]), config.vocab_size, config.half_length, 64)
     with torch.no_grad():
