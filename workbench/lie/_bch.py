@@ -26,7 +26,12 @@ from fractions import Fraction
 from functools import cache
 
 from workbench.lie._budget import check_budget, generic_log_seconds, hausdorff_seconds, increasing_log_seconds
-from workbench.lie._fast import bch_even_degree, increasing_product_log_coefficients, lyndon_coordinates_from_values
+from workbench.lie._fast import (
+    bch_even_degree_unchecked,
+    increasing_product_log_numerators,
+    lyndon_coordinates_from_numerators,
+    lyndon_coordinates_from_values,
+)
 from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
 from workbench.lie._series import LieSeries
 from workbench.lie._words import lyndon_words
@@ -128,13 +133,13 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     coordinates: dict[Word, Fraction] = {}
     for d in range(1, degree + 1):
         if increasing and n_letters == 2 and d % 2 == 0:
-            coordinates.update(bch_even_degree(coordinates, d))
-            continue
-        if increasing:
-            values = increasing_product_log_coefficients(n_letters, d)
+            coordinates.update(bch_even_degree_unchecked(coordinates, d))
+        elif increasing:
+            numerators, denominator = increasing_product_log_numerators(n_letters, d)
+            coordinates.update(lyndon_coordinates_from_numerators(n_letters, d, numerators, denominator))
         else:
             values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
-        coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
+            coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
     return LieSeries(name, n_letters, degree, coordinates)
 
 

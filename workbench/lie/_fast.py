@@ -27,23 +27,33 @@ from fractions import Fraction
 from functools import cache
 
 import numpy as np
-import scipy.sparse
 
 from workbench.lie._budget import EXACT_UP_TO
 from workbench.lie._free import Word, check_element, check_integer
-from workbench.lie._words import lyndon_words, multidegree_blocks
+from workbench.lie._words import lyndon_word_array, lyndon_words, multidegree_blocks
 
 # The public tool is the even-degree relabelling; the three engine steps are package-internal helpers
 # (their arguments are positions in Lyndon order, not Lie elements).
 __all__ = ["bch_even_degree"]
+
+try:  # the compiled kernel (setup.py); without it every solve runs in Python integers (same result)
+    from workbench.lie import _lyndon_kernel as _kernel
+except ImportError:  # pragma: no cover - a source checkout that was never built
+    _kernel = None
+
+#: The kernel's limits: node values are int32 (|(P_v, s)| ≤ 2^(n−1)), and a word is one 64-bit code with
+#: ⌈log₂(letters + 1)⌉ bits per letter.
+KERNEL_MAX_DEGREE = 31
+KERNEL_MAX_LETTERS = {d: min(2 ** (64 // d) - 1, 255) for d in range(1, KERNEL_MAX_DEGREE + 1)}
+MASK64 = 2**64 - 1
 
 CHUNK = 512  # target words per batch: the node values are [nodes, CHUNK] int32 (~27 MB at degree 19)
 
 
 @cache
 def _word_array(n_letters: int, degree: int) -> np.ndarray:
-    words = lyndon_words(n_letters, degree)
-    return np.array(words, dtype=np.int64).reshape(len(words), degree)
+    # int64 copy for the numpy programme of the Python-integer path (the kernel reads the uint8 array)
+    return lyndon_word_array(n_letters, degree).astype(np.int64)
 
 
 @cache
@@ -92,31 +102,53 @@ def increasing_product_log_coefficients(n_letters: int, degree: int) -> list[Fra
     >>> [str(c) for c in increasing_product_log_coefficients(2, 3)]  # AAB, ABB in log(e^A e^B)
     ['1/12', '1/12']
     """
-    words = _word_array(n_letters, degree)
+    numerators, denominator = increasing_product_log_numerators(n_letters, degree)
+    return [Fraction(int(v), denominator) for v in numerators]
+
+
+def increasing_product_log_numerators(n_letters: int, degree: int) -> tuple[np.ndarray, int]:
+    """:func:`increasing_product_log_coefficients` as integer numerators (an object array) over one denominator."""
+    words = lyndon_word_array(n_letters, degree).astype(np.int64)
     m, n = words.shape
-    run_id = np.zeros((m, n), dtype=np.int64)
-    run_id[:, 1:] = np.cumsum(words[:, :-1] > words[:, 1:], axis=1)
-    radix = n + 1  # a run's letter counts, as one mixed-radix integer per (word, run)
+    # A nondecreasing run is determined by its letter counts, and conversely; it is coded by its letters
+    # (letter + 1, base r + 1, first letter least significant), exact in int64 within the package's budget.
+    descent = np.zeros((m, n), dtype=bool)
+    descent[:, 1:] = words[:, :-1] > words[:, 1:]
+    run_id = np.cumsum(descent, axis=1)
+    position = np.arange(n) - np.maximum.accumulate(np.where(descent | (np.arange(n) == 0), np.arange(n), 0), axis=1)
+    base = n_letters + 1
+    if base ** n >= 2**62:  # pragma: no cover - past every budget of the package
+        raise ValueError(f"degree {n} on {n_letters} letters is past the run coding of the engine")
     code = np.zeros(m * n, dtype=np.int64)
-    np.add.at(code, (np.arange(m)[:, None] * n + run_id).ravel(), (radix**words).ravel())
-    sorted_codes = np.sort(code.reshape(m, n), axis=1)
-    groups: dict[bytes, int] = {}
-    inverse = [groups.setdefault(row.tobytes(), len(groups)) for row in sorted_codes]
-    first_row = {}
-    for row_index, k in enumerate(inverse):
-        first_row.setdefault(k, row_index)
+    np.add.at(code, (np.arange(m)[:, None] * n + run_id).ravel(), ((words + 1) * base**position).ravel())
+    # Words with the same multiset of runs form one group: sort each word's run codes, then number the
+    # distinct rows column by column (dense ids keep every combined key inside int64).
+    dense = np.unique(code, return_inverse=True)[1].reshape(m, n)
+    dense.sort(axis=1)
+    group = np.zeros(m, dtype=np.int64)
+    for column in dense.T:
+        group = np.unique(group * (int(dense.max()) + 1) + column, return_inverse=True)[1].ravel()
+    representative = np.zeros(group.max() + 1, dtype=np.int64)
+    representative[group] = np.arange(m)  # any word of the group
     lcm = math.lcm(*range(1, n + 1))
-    by_key = []
-    for key in (sorted_codes[first_row[k]].tolist() for k in range(len(groups))):
+    numerators, denominators = [], []
+    for row in np.sort(code.reshape(m, n)[representative], axis=1).tolist():
         poly, denominator = [1], 1
-        for c in key:
+        for c in row:
             if c:
-                counts = tuple((c // radix**a) % radix for a in range(n_letters))
-                poly = _multiply(poly, _run_polynomial(counts))
+                counts = [0] * n_letters
+                while c:
+                    c, letter = divmod(c, base)
+                    counts[letter - 1] += 1
+                poly = _multiply(poly, _run_polynomial(tuple(counts)))
                 denominator *= math.factorial(sum(counts))
-        numerator = sum((1 if k % 2 else -1) * (lcm // k) * a for k, a in enumerate(poly) if k and a)
-        by_key.append(Fraction(numerator, lcm * denominator))  # Σ_k (−1)^{k+1}/k · [x^k] Π_runs
-    return [by_key[i] for i in inverse]
+        # Σ_k (−1)^{k+1}/k · [x^k] Π_runs, over lcm(1..n) · Π_runs (Σ counts)!
+        numerators.append(sum((1 if k % 2 else -1) * (lcm // k) * a for k, a in enumerate(poly) if k and a))
+        denominators.append(lcm * denominator)
+    common = math.lcm(*denominators)
+    scaled = np.array([a * (common // d) for a, d in zip(numerators, denominators, strict=True)], dtype=object)
+    g = math.gcd(common, *scaled.tolist())
+    return scaled[group] // g, common // g
 
 
 def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Fraction]:
@@ -145,7 +177,11 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
         raise ValueError(
             f"degree must be an even integer in [2, {EXACT_UP_TO}] (odd degrees need the solve), got {degree}"
         )
-    lower = check_element("lower", lower, 2)
+    return bch_even_degree_unchecked(check_element("lower", lower, 2), degree)
+
+
+def bch_even_degree_unchecked(lower: dict[Word, Fraction], degree: int) -> dict[Word, Fraction]:
+    """:func:`bch_even_degree` on coordinates the package built (no boundary checks)."""
     used = [(word, c) for word, c in lower.items() if len(word) < degree and word != (0,)]
     if not used:
         return {}
@@ -231,7 +267,7 @@ def _evaluation_program(n_letters: int, degree: int, core_len: np.ndarray, core_
 
 
 @cache
-def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, scipy.sparse.csr_array], ...]:
+def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, object], ...]:
     r"""``T[u, w] = (P_w, u)`` over the Lyndon words of ``degree``, as its diagonal blocks.
 
     Returns ``(members, block)`` pairs: ``members`` are positions in Lyndon order of the words of one
@@ -254,6 +290,8 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
     >>> lyndon_triangular_blocks(2, 5)[1][1].toarray().tolist()  # rows AAABB, AABAB: (P_AAABB, AABAB) = −2
     [[1, 0], [-2, 1]]
     """
+    from scipy.sparse import csr_array  # only the Python-integer path reads T itself
+
     words = lyndon_words(n_letters, degree)
     n = degree
     targets_all = _word_array(n_letters, degree)
@@ -294,26 +332,18 @@ def lyndon_triangular_blocks(n_letters: int, degree: int) -> tuple[tuple[np.ndar
             cols.append(c)
             data.append(block[r, c])
         shape = (len(members), len(members))
-        matrix = scipy.sparse.csr_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape)
+        matrix = csr_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape)
         result.append((np.array(members), matrix))
     return tuple(result)
-
-
-@cache
-def _solver_blocks(n_letters: int, degree: int) -> tuple[tuple[list[int], np.ndarray, np.ndarray, np.ndarray], ...]:
-    # The triangular blocks in the form the exact solve reads: members, CSR arrays, entries as Python ints.
-    return tuple(
-        (members.tolist(), block.indptr, block.indices, block.data.astype(object))
-        for members, block in lyndon_triangular_blocks(n_letters, degree)
-    )
 
 
 def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fraction]) -> dict[Word, Fraction]:
     """Solve ``T c = z`` exactly for the Lyndon coordinates ``c`` of a Lie polynomial of one degree.
 
     ``values`` are its coefficients on the Lyndon words of ``degree`` (Lyndon order).  Each diagonal
-    block of ``T`` is lower unitriangular, so forward substitution with Python integers over the common
-    denominator is exact.
+    block of ``T`` is lower unitriangular, so forward substitution in integers over the common
+    denominator is exact: in the compiled kernel (128-bit integers, overflow checked) where it is built
+    and the numbers fit, otherwise with Python integers.
 
     Examples
     --------
@@ -321,22 +351,58 @@ def lyndon_coordinates_from_values(n_letters: int, degree: int, values: list[Fra
     >>> lyndon_coordinates_from_values(2, 2, [Fraction(1, 2)])  # ½ AB + … = ½ [A,B]
     {(0, 1): Fraction(1, 2)}
     """
-    words = lyndon_words(n_letters, degree)
     if not any(values):
         return {}
     denominator = math.lcm(*(v.denominator for v in values))
-    scaled = [v.numerator * (denominator // v.denominator) for v in values]
-    coordinates: dict[Word, Fraction] = {}
-    for members, indptr, indices, data in _solver_blocks(n_letters, degree):
-        rhs = [scaled[p] for p in members]
-        first = next((a for a, v in enumerate(rhs) if v), None)
-        if first is None:  # a zero right side has the zero solution (unitriangular block)
+    scaled = np.array([v.numerator * (denominator // v.denominator) for v in values], dtype=object)
+    return lyndon_coordinates_from_numerators(n_letters, degree, scaled, denominator)
+
+
+def lyndon_coordinates_from_numerators(
+    n_letters: int, degree: int, numerators: np.ndarray, denominator: int
+) -> dict[Word, Fraction]:
+    """:func:`lyndon_coordinates_from_values` for values ``numerators / denominator`` (an object array of ints)."""
+    words = lyndon_words(n_letters, degree)
+    solution = np.zeros(len(words), dtype=object)
+    for _, members in multidegree_blocks(n_letters, degree):
+        members = np.asarray(members)
+        rhs = numerators[members]
+        if not rhs.any():  # a zero right side has the zero solution (unitriangular block)
             continue
-        solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
-        for a in range(first, len(members)):  # rows above the first nonzero stay zero
-            lo, hi = indptr[a], indptr[a + 1] - 1  # the last entry of row a is the diagonal 1
-            total = rhs[a] - np.dot(data[lo:hi], solution[indices[lo:hi]]) if hi > lo else rhs[a]
-            solution[a] = total
-            if total:
-                coordinates[words[members[a]]] = Fraction(total, denominator)
-    return coordinates
+        solution[members] = _solve_block(n_letters, degree, members, rhs)
+    return {words[k]: Fraction(int(solution[k]), denominator) for k in np.flatnonzero(solution)}
+
+
+def _solve_block(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    # One multidegree block: the compiled kernel when it is built and the numbers fit in 128 bits (it
+    # reports an overflow instead of wrapping), otherwise exact forward substitution in Python integers.
+    if _kernel is not None and degree <= KERNEL_MAX_DEGREE and n_letters <= KERNEL_MAX_LETTERS.get(degree, 0):
+        if max(abs(int(v)) for v in rhs).bit_length() < 127:
+            words = np.ascontiguousarray(lyndon_word_array(n_letters, degree)[members])
+            hi, lo = (rhs >> 64).astype(np.int64), (rhs & MASK64).astype(np.uint64)
+            out_hi, out_lo = np.empty_like(hi), np.empty_like(lo)
+            status, _ = _kernel.solve_block(degree, n_letters, words, hi, lo, out_hi, out_lo)
+            if status == 1:
+                raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
+            if status == 0:
+                return (out_hi.astype(object) << 64) + out_lo.astype(object)
+            # status 2: a 128-bit overflow; the Python-integer solve below is exact at any size
+    return _solve_block_python(n_letters, degree, members, rhs)
+
+
+def _solve_block_python(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    block = _block_matrix(n_letters, degree, int(members[0]))
+    indptr, indices, data = block.indptr, block.indices, block.data.astype(object)
+    solution = np.zeros(len(members), dtype=object)  # Python integers: exact, unbounded
+    first = int(np.flatnonzero(rhs)[0])
+    for a in range(first, len(members)):  # rows above the first nonzero stay zero
+        lo, hi = indptr[a], indptr[a + 1] - 1  # the last entry of row a is the diagonal 1
+        solution[a] = rhs[a] - np.dot(data[lo:hi], solution[indices[lo:hi]]) if hi > lo else rhs[a]
+    return solution
+
+
+def _block_matrix(n_letters: int, degree: int, first_member: int):
+    for members, block in lyndon_triangular_blocks(n_letters, degree):
+        if members[0] == first_member:
+            return block
+    raise AssertionError(f"no multidegree block starts at {first_member}")  # pragma: no cover

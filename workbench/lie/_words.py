@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from functools import cache
 
+import numpy as np
+
 from workbench.lie._budget import MAX_WITT_BITS, check_budget, lyndon_count, lyndon_words_seconds, witt_bits
-from workbench.lie._free import NAMES, Word, check_integer, check_word, multidegree
+from workbench.lie._free import NAMES, Word, check_integer, check_word
+
+try:  # the compiled kernel generates the words in C (setup.py); Duval's generation in Python otherwise
+    from workbench.lie import _lyndon_kernel as _kernel
+except ImportError:  # pragma: no cover - a source checkout that was never built
+    _kernel = None
 
 __all__ = [
     "format_word",
@@ -100,6 +107,24 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
 
 @cache
 def _lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
+    return tuple(map(tuple, lyndon_word_array(n_letters, degree).tolist()))
+
+
+@cache
+def lyndon_word_array(n_letters: int, degree: int) -> np.ndarray:
+    """The Lyndon words of ``degree`` as a read-only ``uint8`` array ``[count, degree]`` (unchecked; the engine's)."""
+    if _kernel is not None and n_letters <= 255 and degree <= 255:
+        count = lyndon_count(n_letters, degree)
+        words = np.frombuffer(_kernel.lyndon_words(n_letters, degree, count), dtype=np.uint8)
+        return words.reshape(count, degree)
+    words = np.array(_duval_generation(n_letters, degree), dtype=np.uint8 if n_letters <= 256 else np.int64)
+    words = words.reshape(-1, degree)
+    words.flags.writeable = False
+    return words
+
+
+def _duval_generation(n_letters: int, degree: int) -> list[Word]:
+    # Duval's generation: each prenecklace from its predecessor, keeping the words of exact length.
     found = []
     w = [0]
     while w:
@@ -112,7 +137,7 @@ def _lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
             w.pop()
         if w:
             w[-1] += 1
-    return tuple(found)
+    return found
 
 
 def standard_factorization(word: Word) -> tuple[Word, Word]:
@@ -154,10 +179,16 @@ def multidegree_blocks(n_letters: int, degree: int) -> tuple[tuple[tuple[int, ..
     >>> multidegree_blocks(2, 4)  # AAAB | AABB | ABBB
     (((3, 1), (0,)), ((2, 2), (1,)), ((1, 3), (2,)))
     """
-    blocks: dict[tuple[int, ...], list[int]] = {}
-    for k, w in enumerate(lyndon_words(n_letters, degree)):
-        blocks.setdefault(multidegree(w, n_letters), []).append(k)
-    return tuple((key, tuple(members)) for key, members in blocks.items())
+    words = lyndon_word_array(n_letters, degree)
+    counts = np.stack([(words == letter).sum(axis=1) for letter in range(n_letters)], axis=1)
+    keys, first, inverse = np.unique(counts, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    order = np.argsort(inverse, kind="stable")  # positions grouped by block, Lyndon order inside each
+    bounds = np.cumsum(np.bincount(inverse, minlength=len(keys)))
+    groups = np.split(order, bounds[:-1])
+    return tuple(
+        (tuple(keys[g].tolist()), tuple(groups[g].tolist())) for g in np.argsort(first)
+    )  # blocks in the order of their first word
 
 
 def witt_dimension(n_letters: int, degree: int) -> int:

@@ -1,0 +1,382 @@
+/* The exact Lyndon-coordinate solve of one multidegree block, in C.
+ *
+ * Given the Lyndon words u_0 < u_1 < ... < u_{m-1} of one multidegree (length n) and the coefficients z_t of
+ * a homogeneous Lie polynomial on them (integers over a common denominator), find the integers c_t with
+ *
+ *     z_t = sum_{j <= t} (P_{u_j}, u_t) c_j,        (P_{u_t}, u_t) = 1,
+ *
+ * by forward substitution.  P_w is the Lyndon basis element (standard bracketing) and (P, s) the coefficient
+ * of the word s in P; (P_w, u) = 0 unless u >= w (Reutenauer, Free Lie Algebras, Thm 5.1), so the system is
+ * unitriangular and integral: no denominators appear.
+ *
+ * The entries come from the bracket recursion on standard factorisations w = xy (|x| = p, |y| = q):
+ *
+ *     (P_w, s) = (P_x, s[0:p]) (P_y, s[p:n]) - (P_y, s[0:q]) (P_x, s[q:n]),
+ *
+ * run as a straight-line programme over nodes (Lyndon word v, offset o) meaning (P_v, u[o:o+|v|]) for the
+ * current target u.  Two facts keep it small (the ideas follow H. Hofstaetter's program `bch`,
+ * github.com/HaraldHofstaetter/BCH, and its manual arXiv:2102.06570; this code is ours):
+ *   - every word of the block starts with its smallest letter a, and w = a^k y with standard factorisation
+ *     (a, a^{k-1} y) at each step reads (P_w, u) = (P_y, u[k:]) when u starts with a^k, and 0 otherwise; so
+ *     column j is its "core" y_j read at offset k_j;
+ *   - nodes are created depth first in column order, so the nodes column j needs are a prefix of the
+ *     programme, and target t (which needs the columns j <= t only) runs only that prefix.
+ * Eight targets run at once in vector lanes.  Node values are int32: a bracket monomial of degree l has at
+ * most 2^(l-1) words, each with coefficient +-1, so |(P_v, s)| <= 2^(l-1) < 2^31 for l <= 31.  The solution
+ * is accumulated in 128-bit integers with overflow checks; an overflow is reported, never wrapped.
+ *
+ * A word is held as an integer code with `bits` bits per letter, letter l stored as l + 1, first letter most
+ * significant: two words compare lexicographically (a proper prefix first) as their codes shifted to the
+ * same left edge.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LANES 8
+typedef int32_t lanes_t __attribute__((vector_size(4 * LANES)));
+typedef __int128 i128;
+
+enum { OK = 0, NO_MEMORY = 1, OVERFLOW = 2, BAD_INPUT = 3 };
+
+/* ---- words as codes ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    int bits;      /* bits per letter */
+    uint64_t mask; /* one letter */
+} alphabet_t;
+
+static inline uint64_t subword(const alphabet_t *al, uint64_t code, int len, int start, int sublen) {
+    /* letters start .. start+sublen-1 of a word of length len */
+    int shift = (len - start - sublen) * al->bits;
+    uint64_t m = sublen * al->bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (sublen * al->bits)) - 1);
+    return (code >> shift) & m;
+}
+
+static inline int compare_words(const alphabet_t *al, uint64_t a, int la, uint64_t b, int lb) {
+    /* lexicographic order, a proper prefix first; letters are >= 1, so padding with 0 is smaller */
+    int l = la > lb ? la : lb;
+    uint64_t pa = a << ((l - la) * al->bits), pb = b << ((l - lb) * al->bits);
+    if (pa != pb) return pa < pb ? -1 : 1;
+    return la == lb ? 0 : (la < lb ? -1 : 1);
+}
+
+static int right_factor_length(const alphabet_t *al, uint64_t code, int len) {
+    /* The standard factorisation of a Lyndon word w = xy: y is its lexicographically smallest proper suffix. */
+    int best = 1;
+    uint64_t best_code = subword(al, code, len, len - 1, 1);
+    for (int q = 2; q < len; q++) {
+        uint64_t s = subword(al, code, len, len - q, q);
+        if (compare_words(al, s, q, best_code, best) < 0) {
+            best = q;
+            best_code = s;
+        }
+    }
+    return best;
+}
+
+/* ---- the programme: nodes (word, offset) with a hash table ---------------------------------------------- */
+
+typedef struct {
+    int32_t a, b, c, d; /* value = X[a] X[b] - X[c] X[d] */
+} node_t;
+
+typedef struct {
+    uint64_t code;   /* word code; 0 = empty slot */
+    uint32_t lenoff; /* length << 8 | offset */
+    int32_t index;
+} slot_t;
+
+typedef struct {
+    const alphabet_t *al;
+    int n, n_letters;
+    node_t *nodes;
+    int32_t count, capacity;
+    slot_t *table;
+    uint64_t table_size; /* power of two */
+    uint64_t used;
+    int status;
+} programme_t;
+
+static inline uint64_t hash_key(uint64_t code, uint32_t lenoff) {
+    uint64_t h = code * 0x9E3779B97F4A7C15ull ^ ((uint64_t)lenoff * 0xC2B2AE3D27D4EB4Full);
+    return h ^ (h >> 29);
+}
+
+static int table_grow(programme_t *P) {
+    uint64_t size = P->table_size ? 2 * P->table_size : 1 << 16;
+    slot_t *fresh = calloc(size, sizeof(slot_t));
+    if (!fresh) return NO_MEMORY;
+    for (uint64_t i = 0; i < P->table_size; i++) {
+        slot_t *s = &P->table[i];
+        if (!s->code) continue;
+        uint64_t h = hash_key(s->code, s->lenoff) & (size - 1);
+        while (fresh[h].code) h = (h + 1) & (size - 1);
+        fresh[h] = *s;
+    }
+    free(P->table);
+    P->table = fresh;
+    P->table_size = size;
+    return OK;
+}
+
+static int32_t new_node(programme_t *P, node_t node) {
+    if (P->count == P->capacity) {
+        int32_t capacity = P->capacity ? 2 * P->capacity : 1 << 16;
+        node_t *grown = realloc(P->nodes, (size_t)capacity * sizeof(node_t));
+        if (!grown) {
+            P->status = NO_MEMORY;
+            return -1;
+        }
+        P->nodes = grown;
+        P->capacity = capacity;
+    }
+    P->nodes[P->count] = node;
+    return P->count++;
+}
+
+/* The node of (P_v, u[offset : offset + len]) for the Lyndon word v (code, len), created with its children. */
+static int32_t node_of(programme_t *P, uint64_t code, int len, int offset) {
+    if (P->status) return -1;
+    if (len == 1) return (int32_t)((code - 1) * P->n + offset); /* leaves: letter * n + offset */
+    uint32_t lenoff = (uint32_t)len << 8 | (uint32_t)offset;
+    if (2 * (P->used + 1) > P->table_size && (P->status = table_grow(P))) return -1;
+    uint64_t h = hash_key(code, lenoff) & (P->table_size - 1);
+    while (P->table[h].code) {
+        if (P->table[h].code == code && P->table[h].lenoff == lenoff) return P->table[h].index;
+        h = (h + 1) & (P->table_size - 1);
+    }
+    int q = right_factor_length(P->al, code, len), p = len - q;
+    uint64_t x = subword(P->al, code, len, 0, p), y = subword(P->al, code, len, p, q);
+    node_t node;
+    node.a = node_of(P, x, p, offset);
+    node.b = node_of(P, y, q, offset + p);
+    node.c = node_of(P, y, q, offset);
+    node.d = node_of(P, x, p, offset + q);
+    if (P->status) return -1;
+    int32_t index = new_node(P, node);
+    if (index < 0) return -1;
+    /* the recursion may have grown the table: find the slot again */
+    h = hash_key(code, lenoff) & (P->table_size - 1);
+    while (P->table[h].code) h = (h + 1) & (P->table_size - 1);
+    P->table[h].code = code;
+    P->table[h].lenoff = lenoff;
+    P->table[h].index = index;
+    P->used++;
+    return index;
+}
+
+/* ---- evaluation ------------------------------------------------------------------------------------------ */
+
+__attribute__((target_clones("avx2", "default")))
+static void run_programme(lanes_t *X, const node_t *nodes, int32_t first, int32_t stop) {
+    for (int32_t i = first; i < stop; i++) {
+        const node_t *s = &nodes[i];
+        X[i] = X[s->a] * X[s->b] - X[s->c] * X[s->d];
+    }
+}
+
+/* ---- the block solve --------------------------------------------------------------------------------------- */
+
+static int solve_block(int n, int n_letters, int m, const uint8_t *words, const int64_t *rhs_hi,
+                       const uint64_t *rhs_lo, int64_t *out_hi, uint64_t *out_lo, int64_t *n_nodes) {
+    alphabet_t al;
+    al.bits = 1;
+    while ((1 << al.bits) < n_letters + 1) al.bits++;
+    al.mask = ((uint64_t)1 << al.bits) - 1;
+    if (n < 1 || n > 31 || n * al.bits > 64 || m < 1) return BAD_INPUT;
+
+    programme_t P = {0};
+    P.al = &al;
+    P.n = n;
+    P.n_letters = n_letters;
+    int status = OK;
+    int32_t leaves = n_letters * n;
+    int32_t *root = malloc((size_t)m * sizeof(int32_t));
+    int32_t *needed = malloc((size_t)m * sizeof(int32_t)); /* programme length column j needs */
+    int8_t *strip = malloc((size_t)m);
+    int8_t *lead = malloc((size_t)m);
+    i128 *solution = malloc((size_t)m * sizeof(i128));
+    lanes_t *X = NULL;
+    if (!root || !needed || !strip || !lead || !solution) {
+        status = NO_MEMORY;
+        goto done;
+    }
+    /* placeholder nodes for the leaves keep node indices equal to positions in X */
+    for (int32_t i = 0; i < leaves; i++) {
+        node_t leaf = {0, 0, 0, 0};
+        if (new_node(&P, leaf) < 0) {
+            status = NO_MEMORY;
+            goto done;
+        }
+    }
+    int smallest = words[0];
+    for (int j = 0; j < m; j++) {
+        const uint8_t *w = words + (size_t)j * n;
+        if (w[0] != smallest) {
+            status = BAD_INPUT;
+            goto done;
+        }
+        uint64_t code = 0;
+        for (int i = 0; i < n; i++) code = code << al.bits | (uint64_t)(w[i] + 1);
+        int k = 0, len = n;
+        /* strip leading smallest letters while the standard factorisation is (a, rest) */
+        while (len > 1 && right_factor_length(&al, code, len) == len - 1 &&
+               (int)(code >> ((len - 1) * al.bits)) == smallest + 1) {
+            code = subword(&al, code, len, 1, len - 1);
+            len--;
+            k++;
+        }
+        int l = 0;
+        while (l < n && w[l] == smallest) l++;
+        strip[j] = (int8_t)k;
+        lead[j] = (int8_t)l;
+        root[j] = node_of(&P, code, len, k);
+        if (P.status) {
+            status = P.status;
+            goto done;
+        }
+        needed[j] = P.count;
+    }
+    *n_nodes = P.count;
+    X = aligned_alloc(64, ((size_t)P.count * sizeof(lanes_t) + 63) / 64 * 64);
+    if (!X) {
+        status = NO_MEMORY;
+        goto done;
+    }
+    int32_t evaluated = leaves;
+    for (int t0 = 0; t0 < m; t0 += LANES) {
+        int width = m - t0 < LANES ? m - t0 : LANES;
+        for (int l = 0; l < n_letters; l++)
+            for (int o = 0; o < n; o++) {
+                lanes_t v = {0};
+                for (int s = 0; s < width; s++) v[s] = words[(size_t)(t0 + s) * n + o] == l;
+                X[l * n + o] = v;
+            }
+        evaluated = needed[t0 + width - 1];
+        run_programme(X, P.nodes, leaves, evaluated);
+        for (int s = 0; s < width; s++) {
+            int t = t0 + s;
+            i128 acc = 0, term;
+            for (int j = 0; j < t; j++) {
+                if (strip[j] > lead[t]) continue;
+                int32_t entry = X[root[j]][s];
+                if (!entry || !solution[j]) continue;
+                if (__builtin_mul_overflow((i128)entry, solution[j], &term) || __builtin_add_overflow(acc, term, &acc)) {
+                    status = OVERFLOW;
+                    goto done;
+                }
+            }
+            i128 z = ((i128)rhs_hi[t] << 64) | (i128)rhs_lo[t];
+            if (__builtin_sub_overflow(z, acc, &solution[t])) {
+                status = OVERFLOW;
+                goto done;
+            }
+            out_hi[t] = (int64_t)(solution[t] >> 64);
+            out_lo[t] = (uint64_t)solution[t];
+        }
+    }
+done:
+    free(root);
+    free(needed);
+    free(strip);
+    free(lead);
+    free(solution);
+    free(X);
+    free(P.nodes);
+    free(P.table);
+    return status;
+}
+
+/* ---- Lyndon words ------------------------------------------------------------------------------------------ */
+
+/* Duval's generation (each prenecklace from its predecessor), keeping the Lyndon words of exact length n; returns
+ * their number, or -1 when more than `room` would be written. */
+static Py_ssize_t lyndon_words(int n_letters, int n, uint8_t *out, Py_ssize_t room) {
+    uint8_t w[256];
+    int len = 1;
+    Py_ssize_t count = 0;
+    w[0] = 0;
+    while (len > 0) {
+        if (len == n) {
+            if (count == room) return -1;
+            memcpy(out + count * n, w, (size_t)n);
+            count++;
+        }
+        int m = len;
+        while (len < n) {
+            w[len] = w[len - m];
+            len++;
+        }
+        while (len > 0 && w[len - 1] == n_letters - 1) len--;
+        if (len > 0) w[len - 1]++;
+    }
+    return count;
+}
+
+/* ---- Python binding ---------------------------------------------------------------------------------------- */
+
+static PyObject *py_lyndon_words(PyObject *self, PyObject *args) {
+    (void)self;
+    int n_letters, n;
+    Py_ssize_t room;
+    if (!PyArg_ParseTuple(args, "iin", &n_letters, &n, &room)) return NULL;
+    if (n_letters < 1 || n_letters > 255 || n < 1 || n > 255 || room < 0) {
+        PyErr_SetString(PyExc_ValueError, "lyndon_words: n_letters in [1, 255], degree in [1, 255], room >= 0");
+        return NULL;
+    }
+    PyObject *buffer = PyBytes_FromStringAndSize(NULL, room * n);
+    if (!buffer) return NULL;
+    Py_ssize_t count;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(buffer);
+    Py_BEGIN_ALLOW_THREADS
+    count = lyndon_words(n_letters, n, out, room);
+    Py_END_ALLOW_THREADS
+    if (count < 0) {
+        Py_DECREF(buffer);
+        PyErr_SetString(PyExc_ValueError, "lyndon_words: more words than room");
+        return NULL;
+    }
+    if (count < room && _PyBytes_Resize(&buffer, count * n) < 0) return NULL;
+    return buffer;
+}
+
+static PyObject *py_solve_block(PyObject *self, PyObject *args) {
+    (void)self;
+    int n, n_letters;
+    Py_buffer words, rhs_hi, rhs_lo, out_hi, out_lo;
+    if (!PyArg_ParseTuple(args, "iiy*y*y*w*w*", &n, &n_letters, &words, &rhs_hi, &rhs_lo, &out_hi, &out_lo))
+        return NULL;
+    Py_ssize_t m = rhs_hi.len / 8;
+    int64_t n_nodes = 0;
+    int status = BAD_INPUT;
+    if (n > 0 && words.len == m * n && rhs_lo.len == m * 8 && out_hi.len == m * 8 && out_lo.len == m * 8 &&
+        m < INT32_MAX) {
+        Py_BEGIN_ALLOW_THREADS
+        status = solve_block(n, n_letters, (int)m, words.buf, rhs_hi.buf, rhs_lo.buf, out_hi.buf, out_lo.buf,
+                             &n_nodes);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&rhs_hi);
+    PyBuffer_Release(&rhs_lo);
+    PyBuffer_Release(&out_hi);
+    PyBuffer_Release(&out_lo);
+    return Py_BuildValue("iL", status, (long long)n_nodes);
+}
+
+static PyMethodDef methods[] = {
+    {"solve_block", py_solve_block, METH_VARARGS,
+     "solve_block(n, n_letters, words, rhs_hi, rhs_lo, out_hi, out_lo) -> (status, nodes): one block's exact "
+     "forward substitution; status 0 ok, 1 out of memory, 2 a 128-bit overflow, 3 bad input."},
+    {"lyndon_words", py_lyndon_words, METH_VARARGS,
+     "lyndon_words(n_letters, degree, room) -> bytes: the Lyndon words of length degree, in lexicographic order, "
+     "degree bytes (letter indices) each; room is their number (Witt's formula)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lyndon_kernel", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__lyndon_kernel(void) { return PyModule_Create(&module); }
