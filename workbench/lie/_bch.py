@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
 
 from workbench.lie._budget import check_budget, generic_log_seconds, hausdorff_seconds, increasing_log_seconds
 from workbench.lie._fast import (
-    bch_even_degree_unchecked,
+    Level,
+    bch_even_level,
     increasing_product_log_numerators,
-    lyndon_coordinates_from_numerators,
     lyndon_coordinates_from_values,
+    solve_level,
 )
 from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
 from workbench.lie._series import LieSeries
@@ -131,16 +133,32 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     else:
         check_budget("degree", degree, name, generic_log_seconds, n_letters, len(factors))
     coordinates: dict[Word, Fraction] = {}
+    if increasing:
+        for level in increasing_log_levels(n_letters, degree):
+            coordinates.update(level.coordinates(n_letters))
+        return LieSeries(name, n_letters, degree, coordinates)
     for d in range(1, degree + 1):
-        if increasing and n_letters == 2 and d % 2 == 0:
-            coordinates.update(bch_even_degree_unchecked(coordinates, d))
-        elif increasing:
-            numerators, denominator = increasing_product_log_numerators(n_letters, d)
-            coordinates.update(lyndon_coordinates_from_numerators(n_letters, d, numerators, denominator))
-        else:
-            values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
-            coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
+        values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
+        coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
     return LieSeries(name, n_letters, degree, coordinates)
+
+
+def increasing_log_levels(n_letters: int, degree: int) -> Iterator[Level]:
+    r"""The degrees of :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` one at a time, as exact integer levels (unchecked).
+
+    Odd degrees (every degree for three letters or more) are solved from their Goldberg coefficients; for two
+    letters the even degrees are relabelled from the lower ones.  Only the levels are kept, a few bytes per term,
+    so a consumer that writes each level out (the streaming JSON of ``workbench derive``) holds no Fractions.
+    """
+    levels: list[Level] = []
+    for d in range(1, degree + 1):
+        if n_letters == 2 and d % 2 == 0:
+            level = bch_even_level(levels, d)
+        else:
+            level = solve_level(n_letters, d, *increasing_product_log_numerators(n_letters, d))
+        if n_letters == 2:
+            levels.append(level)
+        yield level
 
 
 def bch(degree: int) -> LieSeries:

@@ -23,6 +23,7 @@ formulation here, vectorised over target words with numpy, is ours.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
@@ -117,7 +118,7 @@ def increasing_product_log_numerators(n_letters: int, degree: int) -> tuple[np.n
     run_id = np.cumsum(descent, axis=1)
     position = np.arange(n) - np.maximum.accumulate(np.where(descent | (np.arange(n) == 0), np.arange(n), 0), axis=1)
     base = n_letters + 1
-    if base ** n >= 2**62:  # pragma: no cover - past every budget of the package
+    if base**n >= 2**62:  # pragma: no cover - past every budget of the package
         raise ValueError(f"degree {n} on {n_letters} letters is past the run coding of the engine")
     code = np.zeros(m * n, dtype=np.int64)
     np.add.at(code, (np.arange(m)[:, None] * n + run_id).ravel(), ((words + 1) * base**position).ravel())
@@ -131,20 +132,31 @@ def increasing_product_log_numerators(n_letters: int, degree: int) -> tuple[np.n
     representative = np.zeros(group.max() + 1, dtype=np.int64)
     representative[group] = np.arange(m)  # any word of the group
     lcm = math.lcm(*range(1, n + 1))
-    numerators, denominators = [], []
-    for row in np.sort(code.reshape(m, n)[representative], axis=1).tolist():
-        poly, denominator = [1], 1
-        for c in row:
-            if c:
-                counts = [0] * n_letters
-                while c:
-                    c, letter = divmod(c, base)
-                    counts[letter - 1] += 1
-                poly = _multiply(poly, _run_polynomial(tuple(counts)))
-                denominator *= math.factorial(sum(counts))
+    rows = np.sort(code.reshape(m, n)[representative], axis=1)
+    order = np.lexsort(rows.T[::-1])  # rows in lexicographic order share prefixes of their products
+    numerators, denominators = [None] * len(rows), [None] * len(rows)
+    prefix: list[int] = []  # the run codes of the previous row, and the products of its prefixes
+    products: list[tuple[list[int], int]] = [([1], 1)]
+    for index in order.tolist():
+        row = [c for c in rows[index].tolist() if c]
+        shared = 0
+        while shared < min(len(row), len(prefix)) and row[shared] == prefix[shared]:
+            shared += 1
+        del products[shared + 1 :]
+        for c in row[shared:]:
+            counts = [0] * n_letters
+            while c:
+                c, letter = divmod(c, base)
+                counts[letter - 1] += 1
+            poly, denominator = products[-1]
+            products.append(
+                (_multiply(poly, _run_polynomial(tuple(counts))), denominator * math.factorial(sum(counts)))
+            )
+        prefix = row
+        poly, denominator = products[-1]
         # Σ_k (−1)^{k+1}/k · [x^k] Π_runs, over lcm(1..n) · Π_runs (Σ counts)!
-        numerators.append(sum((1 if k % 2 else -1) * (lcm // k) * a for k, a in enumerate(poly) if k and a))
-        denominators.append(lcm * denominator)
+        numerators[index] = sum((1 if k % 2 else -1) * (lcm // k) * a for k, a in enumerate(poly) if k and a)
+        denominators[index] = lcm * denominator
     common = math.lcm(*denominators)
     scaled = np.array([a * (common // d) for a, d in zip(numerators, denominators, strict=True)], dtype=object)
     g = math.gcd(common, *scaled.tolist())
@@ -182,17 +194,77 @@ def bch_even_degree(lower: dict[Word, Fraction], degree: int) -> dict[Word, Frac
 
 def bch_even_degree_unchecked(lower: dict[Word, Fraction], degree: int) -> dict[Word, Fraction]:
     """:func:`bch_even_degree` on coordinates the package built (no boundary checks)."""
-    used = [(word, c) for word, c in lower.items() if len(word) < degree and word != (0,)]
-    if not used:
-        return {}
-    denominator = math.lcm(*(c.denominator for _, c in used)) * 2 ** (degree - 1) * math.factorial(degree - 1)
-    out: dict[Word, int] = {}
-    for word, c in used:  # exact integer numerators over one common denominator
-        k = degree - len(word)
-        key = (0,) * k + word
-        scale = denominator // (c.denominator * 2**k * math.factorial(k))
-        out[key] = out.get(key, 0) - (-1) ** k * c.numerator * scale
-    return {w: Fraction(v, denominator) for w, v in out.items() if v}
+    levels = [Level.from_coordinates(2, d, lower) for d in range(1, degree)]
+    return bch_even_level(levels, degree).coordinates(2)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One degree of a Lie series in the Lyndon basis, held as exact integers (the engine's working form).
+
+    ``positions`` (int64, increasing) index ``lyndon_words(n_letters, degree)``; the coordinate of the word at
+    ``positions[i]`` is ``numerators[i] / denominator`` (``numerators``: an object array of Python ints, none
+    zero).  A level costs a few bytes per term; :meth:`coordinates` builds the ``{word: Fraction}`` dict.
+    """
+
+    degree: int
+    positions: np.ndarray
+    numerators: np.ndarray
+    denominator: int
+
+    @classmethod
+    def from_solution(cls, degree: int, solution: np.ndarray, denominator: int) -> Level:
+        # solution: a numerator for every Lyndon word of the degree (zeros dropped, the fraction reduced)
+        positions = np.flatnonzero(solution)
+        numerators = solution[positions]
+        g = math.gcd(denominator, *numerators.tolist()) if len(numerators) else denominator
+        return cls(degree, positions, numerators // g, denominator // g)
+
+    @classmethod
+    def from_coordinates(cls, n_letters: int, degree: int, coordinates: dict[Word, Fraction]) -> Level:
+        index = {w: k for k, w in enumerate(lyndon_words(n_letters, degree))}
+        terms = sorted((index[w], c) for w, c in coordinates.items() if len(w) == degree and c)
+        denominator = math.lcm(*(c.denominator for _, c in terms))
+        numerators = np.array([c.numerator * (denominator // c.denominator) for _, c in terms] or [], dtype=object)
+        return cls(degree, np.array([k for k, _ in terms], dtype=np.int64), numerators, denominator)
+
+    def coordinates(self, n_letters: int) -> dict[Word, Fraction]:
+        words = lyndon_words(n_letters, self.degree)
+        d = self.denominator
+        return {
+            words[k]: Fraction(v, d) for k, v in zip(self.positions.tolist(), self.numerators.tolist(), strict=True)
+        }
+
+
+@cache
+def _binary_codes(degree: int) -> np.ndarray:
+    # The Lyndon words of two letters of this length as binary numbers (A = 0 first): increasing, as the words.
+    return lyndon_word_array(2, degree).astype(np.int64) @ (1 << np.arange(degree - 1, -1, -1, dtype=np.int64))
+
+
+def bch_even_level(lower: list[Level], degree: int) -> Level:
+    """:func:`bch_even_degree` on levels: ``lower[d − 1]`` holds :math:`Z_d` for ``d < degree``.
+
+    In binary (``A = 0``) the word ``A^k w`` has the number of ``w``, so the relabelling is a lookup of the
+    lower words' numbers among the Lyndon words of ``degree``; exact integers over one denominator.
+    """
+    used = [level for level in lower if len(level.positions)]
+    parts = []
+    for level in used:
+        k = degree - level.degree
+        keep = np.ones(len(level.positions), dtype=bool)
+        if level.degree == 1:
+            keep = _binary_codes(1)[level.positions] != 0  # ad_A A = 0: the word A is not relabelled
+        scale = 2**k * math.factorial(k)
+        parts.append((k, level.positions[keep], level.numerators[keep], level.denominator * scale))
+    if not parts:
+        return Level(degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), 1)
+    denominator = math.lcm(*(d for *_, d in parts))
+    solution = np.zeros(len(_binary_codes(degree)), dtype=object)
+    for (k, positions, numerators, d), level in zip(parts, used, strict=True):
+        target = np.searchsorted(_binary_codes(degree), _binary_codes(level.degree)[positions])
+        solution[target] -= (-1) ** k * numerators * (denominator // d)  # distinct targets within one level
+    return Level.from_solution(degree, solution, denominator)
 
 
 @cache
@@ -362,15 +434,19 @@ def lyndon_coordinates_from_numerators(
     n_letters: int, degree: int, numerators: np.ndarray, denominator: int
 ) -> dict[Word, Fraction]:
     """:func:`lyndon_coordinates_from_values` for values ``numerators / denominator`` (an object array of ints)."""
-    words = lyndon_words(n_letters, degree)
-    solution = np.zeros(len(words), dtype=object)
-    for _, members in multidegree_blocks(n_letters, degree):
-        members = np.asarray(members)
-        rhs = numerators[members]
-        if not rhs.any():  # a zero right side has the zero solution (unitriangular block)
-            continue
-        solution[members] = _solve_block(n_letters, degree, members, rhs)
-    return {words[k]: Fraction(int(solution[k]), denominator) for k in np.flatnonzero(solution)}
+    return solve_level(n_letters, degree, numerators, denominator).coordinates(n_letters)
+
+
+def solve_level(n_letters: int, degree: int, numerators: np.ndarray, denominator: int) -> Level:
+    """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``."""
+    solution = np.zeros(len(numerators), dtype=object)
+    if numerators.any():
+        for _, members in multidegree_blocks(n_letters, degree):
+            members = np.asarray(members)
+            rhs = numerators[members]
+            if rhs.any():  # a zero right side has the zero solution (unitriangular block)
+                solution[members] = _solve_block(n_letters, degree, members, rhs)
+    return Level.from_solution(degree, solution, denominator)
 
 
 def _solve_block(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
