@@ -26,11 +26,23 @@ from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
 
-from workbench.lie._budget import check_budget, generic_log_seconds, hausdorff_seconds, increasing_log_seconds
+from workbench.lie._budget import (
+    ceiling,
+    check_budget,
+    check_memory_budget,
+    generic_log_seconds,
+    hausdorff_seconds,
+    increasing_log_bytes,
+    increasing_log_seconds,
+    lyndon_words_seconds,
+    python_increasing_log_seconds,
+)
 from workbench.lie._fast import (
+    KERNEL_MAX_DEGREE,
     Level,
     bch_even_level,
     increasing_product_log_numerators,
+    kernel_available,
     lyndon_coordinates_from_values,
     solve_level,
 )
@@ -129,7 +141,7 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     # Fast path: one exponential per generator, in alphabet order, unit scales (BCH, multi-factor BCH).
     increasing = factors == tuple((letter, Fraction(1)) for letter in range(n_letters))
     if increasing:
-        check_budget("degree", degree, name, increasing_log_seconds, n_letters)
+        check_increasing_log(degree, n_letters, name)
     else:
         check_budget("degree", degree, name, generic_log_seconds, n_letters, len(factors))
     coordinates: dict[Word, Fraction] = {}
@@ -141,6 +153,19 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
         values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
         coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
     return LieSeries(name, n_letters, degree, coordinates)
+
+
+def check_increasing_log(degree: int, n_letters: int, name: str) -> int:
+    """The budget of :func:`increasing_log_levels`: memory where the kernel is built, time where it is not.
+
+    With the kernel the ceiling is the largest degree whose peak-memory estimate fits the memory budget
+    (:func:`~workbench.memory.memory_budget`), and at most the Lyndon words' own ceiling
+    (:func:`~workbench.lie.lyndon_words`) and the kernel's :data:`~workbench.lie._fast.KERNEL_MAX_DEGREE`.
+    """
+    if not kernel_available():
+        return check_budget("degree", degree, name, python_increasing_log_seconds, n_letters)
+    top = min(ceiling(lyndon_words_seconds, n_letters), KERNEL_MAX_DEGREE)
+    return check_memory_budget("degree", degree, name, increasing_log_bytes, increasing_log_seconds, n_letters, top=top)
 
 
 def increasing_log_levels(n_letters: int, degree: int) -> Iterator[Level]:

@@ -88,11 +88,48 @@ def _solve_steps(n_letters: int, k: int) -> float:
 
 
 def increasing_log_seconds(n_letters: int, degree: int) -> float:
-    """``log(e^{X_0} ⋯ e^{X_{r-1}})`` by the fast path (BCH, multi-factor BCH, symmetric BCH).
+    """``log(e^{X_0} ⋯ e^{X_{r-1}})`` by the compiled kernel (BCH, multi-factor BCH): CPU seconds, whole process.
+
+    Fitted (relative least squares, within ±16 %) to fresh-process runs on the reference machine, Python
+    start-up included: one term per Lyndon word up to ``degree`` (its Fraction and key), ``r·k`` per Lyndon word
+    of each solved degree ``k`` (Goldberg's run groups), and ``k·Σ_c ℓ(c)²`` per solved degree (the kernel's
+    programme runs and forward substitution).  Measured: bch(20) 0.80 s, bch(22) 3.5 s, bch(24) 35 s;
+    bch_many(3, 14) 7.8 s; bch_many(4, 11) 6.0 s; bch_many(8, 7) 3.7 s; bch_many(26, 4) 2.6 s.
+    """
+    terms = solved_words = solve = 0.0
+    for k in range(1, degree + 1):
+        terms += lyndon_count(n_letters, k)
+        if n_letters == 2 and k % 2 == 0:
+            continue
+        solved_words += n_letters * k * lyndon_count(n_letters, k)
+        solve += k * _solve_steps(n_letters, k)
+    return 0.15 + 2.9e-6 * terms + 1.5e-7 * solved_words + 5.7e-11 * solve
+
+
+def increasing_log_bytes(n_letters: int, degree: int) -> float:
+    """Peak memory (bytes, whole process) of :func:`increasing_log_seconds`'s computation, with a 15 % margin.
+
+    Fitted to the same runs (peak resident set): 37 MB of interpreter and numpy, 112 B per Lyndon word up to
+    ``degree`` and 0.93 B per letter of them (words, keys, Fractions), and 76 B per letter of the largest
+    solved degree (its word arrays and the Goldberg run tables).  Measured: bch(20) 86 MB, bch(22) 245 MB,
+    bch(24) 827 MB; bch_many(3, 14) 457 MB; bch_many(4, 11) 385 MB.
+    """
+    words = letters = largest = 0.0
+    for k in range(1, degree + 1):
+        count = lyndon_count(n_letters, k)
+        words += count
+        letters += k * count
+        if not (n_letters == 2 and k % 2 == 0):
+            largest = max(largest, k * count)
+    return 1.15 * (3.7e7 + 112 * words + 0.93 * letters + 76 * largest)
+
+
+def python_increasing_log_seconds(n_letters: int, degree: int) -> float:
+    """:func:`increasing_log_seconds` where the kernel is not built: the solve in Python integers.
 
     Steps: the triangular solve of every solved degree (for two letters even degrees are a relabelling)
-    plus ``k`` per Lyndon word for the word coefficients.  Measured: bch(19) 3.9 s, bch(20) 4.5 s,
-    bch(21) > 30 s; bch_many(3, 12) 2.7 s, (3, 13) 12.6 s; bch_many(4, 9) 1.8 s, (4, 10) 7.5 s.
+    plus ``k`` per Lyndon word for the word coefficients.  Measured (before the kernel): bch(19) 3.9 s,
+    bch(20) 4.5 s, bch(21) > 30 s; bch_many(3, 12) 2.7 s, (3, 13) 12.6 s; bch_many(4, 9) 1.8 s, (4, 10) 7.5 s.
     """
     steps = 0.0
     for k in range(1, degree + 1):
@@ -114,31 +151,68 @@ def generic_log_seconds(n_letters: int, n_factors: int, degree: int) -> float:
 
 
 def zassenhaus_seconds(degree: int) -> float:
-    """Zassenhaus in the free algebra: truncated products of elements over all ``2^{k+1}`` words.
+    """Zassenhaus by dense word vectors modulo primes, then the exact Lyndon solve of every degree.
 
-    Steps: ``(2^{d+1})²`` word pairs per truncated product, ``d`` products per degree.
-    Measured: degree 8 0.13 s, 9 0.53 s, 10 2.2 s, 11 9.5 s.
+    Steps per prime: multiplying by :math:`e^{C_n}` updates every degree ``m ≥ n`` with ``⌊m/n⌋`` outer
+    products of ``2^m`` entries, :math:`\sum_{n<d}\sum_{n \le m \le d} \lfloor m/n\rfloor 2^m`
+    (``int64`` multiply and reduce, about 11 ns each).  Primes: the proven bound on ``2·D_n·max|C_n|``
+    is about :math:`1.55\log_2 d! + 7` bits (measured from the bounds through degree 40), in primes of
+    31 bits, plus one check prime.  The solve as in the BCH model (fewer distinct denominators here).
+    Measured (fresh interpreter, the call alone; add 0.08 s for the import): degree 12 0.03 s,
+    14 0.08 s, 16 0.24 s, 17 0.47 s, 18 0.98 s, 19 2.5 s, 20 5.7 s, 21 13.3 s.
     """
-    return 5.2e-8 * degree * 4 ** (degree + 1)
+    steps = sum((m // n) * 2**m for n in range(2, degree) for m in range(n, degree + 1))
+    bits = 1.55 * math.lgamma(degree + 1) / math.log(2) + 7
+    primes = math.ceil(bits / 31) + 1
+    solve = sum(_solve_steps(2, k) for k in range(2, degree + 1))
+    return 1.1e-8 * primes * steps + 2.0e-9 * solve
 
 
 @cache
-def _weighted_words(n_terms: int, order: int) -> int:
-    # Words in letters X_0..X_{n-1} of weight wt(X_j) = j + 1 and total weight 1..order.
-    count = [1] + [0] * order
+def _weighted_words(n_terms: int, order: int) -> tuple[int, int]:
+    # Words in letters X_0..X_{n-1} of weight wt(X_j) = j + 1 and total weight 1..order, counted twice:
+    # (i) Σ L² over all of them, L the length (a Lyndon word, about 1/L of them, costs about L³ steps in
+    # the segmentation sum); (ii) Σ L·ℓ(|S|, L) over the letter sets S (≥ 2 letters, weight ≤ order) and
+    # the lengths L they reach: the Lyndon words of |S| letters listed and solved per (S, L).
+    count = [[1]] + [[0] * (w + 1) for w in range(1, order + 1)]  # count[w][L]
     for w in range(1, order + 1):
-        count[w] = sum(count[w - j] for j in range(1, min(n_terms, w) + 1))
-    return sum(count[1:])
+        for j in range(min(n_terms, w)):
+            for length, c in enumerate(count[w - j - 1]):
+                if c:
+                    count[w][length + 1] += c
+    segmentation = sum(c * length**2 for w in range(1, order + 1) for length, c in enumerate(count[w]))
+    # Letter sets by (size, smallest letter, weight), from subsets of the letters above each one.
+    above, sets = {(0, 0): 1}, {}
+    for j in range(n_terms - 1, -1, -1):
+        grown = dict(above)
+        for (size, weight), c in above.items():
+            if weight + j + 1 <= order:
+                if size:
+                    sets[(size + 1, j, weight + j + 1)] = sets.get((size + 1, j, weight + j + 1), 0) + c
+                grown[(size + 1, weight + j + 1)] = grown.get((size + 1, weight + j + 1), 0) + c
+        above = grown
+    engine = 0
+    for (size, smallest, weight), c in sets.items():
+        longest = size + (order - weight) // (smallest + 1)  # the other letters repeated as the smallest
+        engine += c * sum(length * lyndon_count(size, length) for length in range(size, longest + 1))
+    return segmentation, engine
 
 
 def magnus_seconds(n_terms: int, order: int) -> float:
-    """Magnus by the Bernoulli recursion in the free algebra: brackets of elements over ``N`` words.
+    """Magnus from the closed word coefficients of the time-ordered exponential, on Lyndon words only.
 
-    Steps: ``N²`` word pairs, ``N`` the number of words of weight ≤ order, at 2.6 µs × √n_terms per pair
-    (fitted: more letters, longer brackets).  Measured, with the 0.15 s sympy import: (n_terms = 2)
-    order 12 0.91 s, 13 2.1 s, 14 8.2 s, 15 18 s; (n_terms = order) order 8 0.59 s, 9 2.5 s.
+    Two parts (:func:`_weighted_words`): the segmentation sum of ``log Y`` on every Lyndon word of
+    weight ≤ order (``L³`` integer steps for length ``L``), and, for every letter set ``S`` and length
+    ``L`` it reaches, the Lyndon words of ``|S|`` letters and length ``L`` listed and solved by the
+    engine (``L·ℓ(|S|, L)`` steps: all multidegrees of that alphabet, not only the few of weight ≤
+    order, which is what limits three and more letters).  Fitted (relative least squares) on the
+    reference machine; measured (fresh interpreter, the call alone; add 0.08 s for the import):
+    (n_terms = 2) order 12 0.009 s, 16 0.06 s, 20 0.57 s, 22 2.2 s, 24 7.6 s; (n_terms = 3) order 16
+    1.0 s, 17 3.0 s, 18 5.5 s; (n_terms = 4) order 16 2.1 s, 17 3.9 s; (n_terms = order) 12 0.11 s,
+    14 0.38 s, 16 2.5 s, 17 4.2 s, 18 15 s.
     """
-    return 2.6e-6 * math.sqrt(n_terms) * _weighted_words(n_terms, order) ** 2
+    segmentation, engine = _weighted_words(n_terms, order)
+    return 7.0e-8 * segmentation + 3.0e-7 * engine
 
 
 def hausdorff_seconds(degree: int) -> float:
@@ -157,7 +231,7 @@ def basis_change_seconds(basis: str, n_letters: int, degree: int) -> float:
     """
     if basis == "lyndon":
         return 0.0
-    per_step = 1.65e-8 if basis == "hall" else 2.16e-7
+    per_step = 1.65e-8 if basis == "hall" else 1e-9
     return per_step * sum(lyndon_count(n_letters, k) * 2 ** (k - 1) * k for k in range(1, degree + 1))
 
 
@@ -193,6 +267,42 @@ def ceiling(model, *params) -> int:
             break
         best = d
     return best
+
+
+def memory_ceiling(bytes_model, *params, budget: float, top: int = EXACT_UP_TO) -> int:
+    """The largest degree ``d ≤ top`` with ``bytes_model(*params, d)`` within ``budget`` bytes (0: none)."""
+    best = 0
+    for d in range(1, top + 1):
+        if bytes_model(*params, d) > budget:
+            break
+        best = d
+    return best
+
+
+def check_memory_budget(name: str, value: int, what: str, bytes_model, seconds_model, *params, top: int) -> int:
+    """Refuse ``value`` past the memory ceiling of ``bytes_model`` (or past ``top``), naming both estimates.
+
+    The budget is :func:`workbench.memory.memory_budget`: ``memory_limit``, ``WORKBENCH_MAX_MEMORY``, or the
+    memory the kernel reports available.  Time is not limited here: it is reported (``workbench derive`` prints
+    both estimates before it starts).
+    """
+    from workbench.memory import memory_budget
+
+    budget, origin = memory_budget()
+    ceiling_ = top if budget is None else memory_ceiling(bytes_model, *params, budget=budget, top=top)
+    if value <= ceiling_:
+        return value
+    at = min(value, top)
+    gib, seconds = bytes_model(*params, at) / 2**30, seconds_model(*params, at)
+    if ceiling_ == top:
+        reason = f"the engine's largest degree for {what}"
+    else:
+        reason = f"memory budget {budget / 2**30:.3g} GiB, {origin}"
+    bound = "" if at == value else f" already at {name}={at}"
+    raise ValueError(
+        f"{name} must be at most {ceiling_} for {what} ({reason}), got {value!r}: estimated {gib:.3g} GiB and "
+        f"{seconds:.3g} s{bound}"
+    )
 
 
 def check_budget(name: str, value: int, what: str, model, *params) -> int:

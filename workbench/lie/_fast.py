@@ -48,6 +48,12 @@ KERNEL_MAX_DEGREE = 31
 KERNEL_MAX_LETTERS = {d: min(2 ** (64 // d) - 1, 255) for d in range(1, KERNEL_MAX_DEGREE + 1)}
 MASK64 = 2**64 - 1
 
+
+def kernel_available() -> bool:
+    """Whether the compiled kernel is built (``pip install`` builds it; without it the Python path is used)."""
+    return _kernel is not None
+
+
 CHUNK = 512  # target words per batch: the node values are [nodes, CHUNK] int32 (~27 MB at degree 19)
 
 

@@ -167,6 +167,47 @@ def standard_factorization_unchecked(word: Word) -> tuple[Word, Word]:
     return word[:start], word[start:]
 
 
+def word_codes(words: np.ndarray, n_letters: int) -> np.ndarray:
+    """Words of one length (rows of ``words``) as integers, base ``n_letters + 1`` with letter ``l`` as ``l + 1``.
+
+    At one length the codes increase with the words; the caller keeps ``(n_letters + 1)^length < 2^63``.
+    """
+    base = n_letters + 1
+    length = words.shape[1]
+    return (words.astype(np.int64) + 1) @ (base ** np.arange(length - 1, -1, -1, dtype=np.int64))
+
+
+@cache
+def standard_factor_positions(n_letters: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standard factorisations ``w = uv`` of the Lyndon words of ``degree`` (≥ 2), vectorised (unchecked).
+
+    Returns ``(len(u), position of u, position of v)`` per word, positions among the Lyndon words of their own
+    lengths.  ``v`` is the smallest proper suffix: suffixes are compared as codes aligned at the left edge and
+    padded with zeros (letters are coded from 1, so a proper prefix is smaller, as in the word order).
+    """
+    words = lyndon_word_array(n_letters, degree)
+    base = n_letters + 1
+    if base**degree >= 2**62:  # past exact int64 codes: the word-by-word factorisation
+        pairs = [standard_factorization_unchecked(w) for w in lyndon_words(n_letters, degree)]
+        left_len = np.array([len(u) for u, _ in pairs], dtype=np.int64)
+        index = {ell: {w: k for k, w in enumerate(lyndon_words(n_letters, ell))} for ell in range(1, degree)}
+        left = np.array([index[len(u)][u] for u, _ in pairs], dtype=np.int64)
+        right = np.array([index[len(v)][v] for _, v in pairs], dtype=np.int64)
+        return left_len, left, right
+    padded = np.stack(
+        [word_codes(words[:, degree - q :], n_letters) * base ** (degree - q) for q in range(1, degree)], axis=1
+    )
+    right_len = 1 + np.argmin(padded, axis=1)
+    left_len = degree - right_len
+    left, right = np.empty(len(words), dtype=np.int64), np.empty(len(words), dtype=np.int64)
+    for ell in np.unique(left_len).tolist():
+        rows = np.flatnonzero(left_len == ell)
+        for length, cut, out in ((ell, slice(0, ell), left), (degree - ell, slice(ell, degree), right)):
+            codes = word_codes(lyndon_word_array(n_letters, length), n_letters)
+            out[rows] = np.searchsorted(codes, word_codes(words[rows][:, cut], n_letters))
+    return left_len, left, right
+
+
 @cache
 def multidegree_blocks(n_letters: int, degree: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
     """The Lyndon words of ``degree`` grouped by multidegree: ``(multidegree, positions in Lyndon order)``.
