@@ -1,5 +1,6 @@
 """Fuzz suite, ``workbench.lie``: every public callable, one bad argument at a time (harness: ``fuzz.py``)."""
 
+import io
 from fractions import Fraction
 
 import numpy as np
@@ -16,6 +17,11 @@ def _element():
 CASES = [
     Case("workbench.lie.bch", lambda: ((4,), {})),
     Case("workbench.lie.bch_many", lambda: ((3, 3), {})),
+    Case("workbench.lie.bch_cost", lambda: ((12,), {"n_factors": 2})),
+    Case(
+        "workbench.lie.write_series_json",
+        lambda: ((io.StringIO(), {"series": "x", "degree": 1}, iter(['    {"bracket": "A"}'])), {}),
+    ),
     Case("workbench.lie.symmetric_bch", lambda: ((4,), {})),
     Case("workbench.lie.zassenhaus", lambda: ((4,), {})),
     Case("workbench.lie.commutator_log", lambda: ((4,), {})),
@@ -54,6 +60,7 @@ EXEMPT = {
     "workbench.lie.bracket": "takes the library's own FreeElement objects (built only by the library)",
     "workbench.lie.lyndon_coordinates": "takes the library's own FreeElement objects (built only by the library)",
     "workbench.lie.integrate_noncommutative": "takes a sympy expression; sympy validates its own input",
+    "workbench.lie.Cost": "a record (NamedTuple) that bch_cost returns; it holds what it is given by design",
 }
 
 

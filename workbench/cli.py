@@ -184,6 +184,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 # The BCH family computed level by level (letters per name): streamed as JSON without building the series.
 _LEVEL_SERIES = {"bch": 2, "bch3": 3}
+# A run estimated at this many CPU seconds or more says so on stderr before it starts.
+ANNOUNCE_SECONDS = 1.0
 
 
 def _cmd_derive_series(args: argparse.Namespace) -> int:
@@ -222,7 +224,7 @@ def _announce_estimate(name: str, n_letters: int, degree: int) -> None:
 
     check_increasing_log(degree, n_letters, name)
     seconds = increasing_log_seconds(n_letters, degree)
-    if seconds >= 1.0:
+    if seconds >= ANNOUNCE_SECONDS:
         gib = increasing_log_bytes(n_letters, degree) / 2**30
         print(f"{name} through degree {degree}: estimated {seconds:.3g} s CPU, {gib:.3g} GiB peak", file=sys.stderr)
 

@@ -4,8 +4,10 @@ Coefficients are exact fractions throughout (never floats); series evaluate on n
 matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
 
 Work that grows with a degree is estimated before it starts (Witt counts times measured per-step costs)
-and refused past a 10 s budget with a ``ValueError`` naming the parameter, the ceiling and the
-estimate: e.g. ``bch`` through degree 20, ``zassenhaus`` 11, ``magnus`` order 14, Hall coordinates 14.
+and refused past its budget with a ``ValueError`` naming the parameter, the ceiling and the estimate.  The
+BCH family runs on a compiled kernel and is limited by memory: the ceiling is the largest degree whose
+peak-memory estimate fits the memory budget (``bch`` 24 in 0.95 GiB and about 30 s, at most 26); the other
+series by 10 s of estimated work (e.g. Hall coordinates through 14).
 Integer parameters accept Python ints, numpy integer scalars and 0-d integer arrays (never bools).
 
 Words and Lyndon words
@@ -39,6 +41,9 @@ LieSeries               -- a truncated series: terms in any basis, text/LaTeX/JS
 SERIES                  -- the named series of ``workbench derive``: name -> function of the degree
 log_of_exponentials     -- log of any product of exponentials of scaled generators
 bch                     -- log(e^A e^B)
+bch_cost                -- what bch / bch_many will cost (CPU seconds, peak bytes), before any work
+Cost                    -- such an estimate: seconds, bytes
+write_series_json       -- a series as the JSON contract, written term by term as it is computed
 bch_even_degree         -- the even-degree BCH terms from the lower ones, by relabelling (no solve)
 symmetric_bch           -- log(e^{A/2} e^B e^{A/2})
 bch_many                -- log(e^{A_1} ⋯ e^{A_k})
@@ -52,11 +57,21 @@ integrate_noncommutative -- evaluate those integrals once a polynomial A(t) is s
 """
 
 from workbench.lie._bases import BASES, basis_trees, change_of_basis, lyndon_coordinates, lyndon_tree
-from workbench.lie._bch import bch, bch_many, commutator_log, hausdorff, log_of_exponentials, symmetric_bch
+from workbench.lie._bch import (
+    Cost,
+    bch,
+    bch_cost,
+    bch_many,
+    commutator_log,
+    hausdorff,
+    log_of_exponentials,
+    symmetric_bch,
+)
 from workbench.lie._fast import bch_even_degree
 from workbench.lie._free import Tree, bracket, check_degree, expand_tree, tree_degree, tree_to_string
 from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
 from workbench.lie._series import LieSeries
+from workbench.lie._stream import write_series_json
 from workbench.lie._words import (
     format_word,
     is_lyndon,
@@ -87,10 +102,12 @@ SERIES = {
 __all__ = [
     "BASES",
     "SERIES",
+    "Cost",
     "LieSeries",
     "Tree",
     "basis_trees",
     "bch",
+    "bch_cost",
     "bch_even_degree",
     "bch_many",
     "bracket",
@@ -114,5 +131,6 @@ __all__ = [
     "tree_degree",
     "tree_to_string",
     "witt_dimension",
+    "write_series_json",
     "zassenhaus",
 ]

@@ -25,8 +25,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
 from functools import cache
+from typing import NamedTuple
 
 from workbench.lie._budget import (
+    EXACT_UP_TO,
     ceiling,
     check_budget,
     check_memory_budget,
@@ -50,7 +52,7 @@ from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_int
 from workbench.lie._series import LieSeries
 from workbench.lie._words import lyndon_words
 
-__all__ = ["bch", "bch_many", "commutator_log", "hausdorff", "log_of_exponentials", "symmetric_bch"]
+__all__ = ["Cost", "bch", "bch_cost", "bch_many", "commutator_log", "hausdorff", "log_of_exponentials", "symmetric_bch"]
 
 Factor = tuple[int, Fraction]
 
@@ -153,6 +155,33 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
         values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
         coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
     return LieSeries(name, n_letters, degree, coordinates)
+
+
+class Cost(NamedTuple):
+    """An estimate made before a computation starts: CPU seconds and peak memory (bytes) of the whole process."""
+
+    seconds: float
+    bytes: float
+
+
+def bch_cost(degree: int, n_factors: int = 2) -> Cost:
+    """What :func:`bch` (``n_factors = 2``) or :func:`bch_many` will cost, estimated before any work.
+
+    The models are fitted to fresh-process runs on the reference machine (2 cores, Python start-up included;
+    :mod:`workbench.lie._budget`); the ceiling of ``degree`` is the largest whose memory estimate fits the
+    memory budget (:func:`workbench.memory.memory_budget`).  ``workbench derive`` prints this before it starts.
+
+    Examples
+    --------
+    >>> cost = bch_cost(20)
+    >>> 0.2 < cost.seconds < 5 and 50e6 < cost.bytes < 200e6
+    True
+    """
+    degree = check_integer("degree", degree, 1, EXACT_UP_TO)  # the estimates are exact only up to here
+    n_factors = check_integer("n_factors", n_factors, 2, len(NAMES))
+    if kernel_available():
+        return Cost(increasing_log_seconds(n_factors, degree), increasing_log_bytes(n_factors, degree))
+    return Cost(python_increasing_log_seconds(n_factors, degree), increasing_log_bytes(n_factors, degree))
 
 
 def check_increasing_log(degree: int, n_letters: int, name: str) -> int:

@@ -151,21 +151,23 @@ def generic_log_seconds(n_letters: int, n_factors: int, degree: int) -> float:
 
 
 def zassenhaus_seconds(degree: int) -> float:
-    """Zassenhaus by dense word vectors modulo primes, then the exact Lyndon solve of every degree.
+    r"""Zassenhaus by dense word vectors modulo primes, then the exact Lyndon solve of every degree.
 
     Steps per prime: multiplying by :math:`e^{C_n}` updates every degree ``m ≥ n`` with ``⌊m/n⌋`` outer
-    products of ``2^m`` entries, :math:`\sum_{n<d}\sum_{n \le m \le d} \lfloor m/n\rfloor 2^m`
-    (``int64`` multiply and reduce, about 11 ns each).  Primes: the proven bound on ``2·D_n·max|C_n|``
-    is about :math:`1.55\log_2 d! + 7` bits (measured from the bounds through degree 40), in primes of
-    31 bits, plus one check prime.  The solve as in the BCH model (fewer distinct denominators here).
-    Measured (fresh interpreter, the call alone; add 0.08 s for the import): degree 12 0.03 s,
-    14 0.08 s, 16 0.24 s, 17 0.47 s, 18 0.98 s, 19 2.5 s, 20 5.7 s, 21 13.3 s.
+    products of ``2^m`` entries, :math:`\sum_{n<d}\sum_{n \le m \le d} \lfloor m/n \rfloor 2^m`
+    (``int64`` multiply-adds, reduced every seventh term: about 6 ns each).  Primes: the proven bound on
+    ``2·D_n·max|C_n|`` is about :math:`1.55\log_2 d! + 6` bits (this count of primes equals the one the
+    bounds give at every degree through 30, and exceeds it by one at some degrees up to 40), in primes
+    of 30 bits, plus one check prime.  The solve: the entries of the triangular blocks of every degree
+    at 2 ns each.  Measured (fresh interpreter, the call alone; add 0.08 s for the import): degree 14
+    0.08 s, 16 0.15 s, 17 0.35 s, 18 0.72 s, 19 1.4 s, 20 3.6 s (solve 1.0 s), 21 8.3 s (solve 2.9 s);
+    the estimate for 22 is 24 s.
     """
     steps = sum((m // n) * 2**m for n in range(2, degree) for m in range(n, degree + 1))
-    bits = 1.55 * math.lgamma(degree + 1) / math.log(2) + 7
-    primes = math.ceil(bits / 31) + 1
+    bits = 1.55 * math.lgamma(degree + 1) / math.log(2) + 6
+    primes = math.ceil(bits / 30) + 1
     solve = sum(_solve_steps(2, k) for k in range(2, degree + 1))
-    return 1.1e-8 * primes * steps + 2.0e-9 * solve
+    return 6.0e-9 * primes * steps + 2.0e-9 * solve
 
 
 @cache
@@ -231,8 +233,20 @@ def basis_change_seconds(basis: str, n_letters: int, degree: int) -> float:
     """
     if basis == "lyndon":
         return 0.0
-    per_step = 1.65e-8 if basis == "hall" else 1e-9
-    return per_step * sum(lyndon_count(n_letters, k) * 2 ** (k - 1) * k for k in range(1, degree + 1))
+    import numpy as np
+
+    expansion = sum(lyndon_count(n_letters, k) * 2 ** (k - 1) * k for k in range(1, degree + 1))
+    # Σ_c ℓ(c)³ ≈ Σ_c multinomial(k; c)³ / k³ = k!³/k³ [x^k] (Σ_j x^j/j!³)^r, in floating point.
+    base = np.array([math.exp(-3 * math.lgamma(j + 1)) for j in range(degree + 1)])
+    power, factor, r = np.zeros(degree + 1), base, n_letters
+    power[0] = 1.0
+    while r:
+        if r & 1:
+            power = np.convolve(power, factor)[: degree + 1]
+        factor, r = np.convolve(factor, factor)[: degree + 1], r >> 1
+    elimination = sum(power[k] * math.exp(3 * math.lgamma(k + 1)) / k**3 for k in range(2, degree + 1))
+    per_word, per_entry = (1e-12, 1e-12) if basis == "hall" else (1e-12, 1e-12)
+    return per_word * expansion + per_entry * float(elimination)
 
 
 def lyndon_words_seconds(n_letters: int, degree: int) -> float:
@@ -282,6 +296,8 @@ def memory_ceiling(bytes_model, *params, budget: float, top: int = EXACT_UP_TO) 
 def check_memory_budget(name: str, value: int, what: str, bytes_model, seconds_model, *params, top: int) -> int:
     """Refuse ``value`` past the memory ceiling of ``bytes_model`` (or past ``top``), naming both estimates.
 
+    ``top`` is the degree past which the Lyndon word lists themselves exceed the work budget.
+
     The budget is :func:`workbench.memory.memory_budget`: ``memory_limit``, ``WORKBENCH_MAX_MEMORY``, or the
     memory the kernel reports available.  Time is not limited here: it is reported (``workbench derive`` prints
     both estimates before it starts).
@@ -295,7 +311,7 @@ def check_memory_budget(name: str, value: int, what: str, bytes_model, seconds_m
     at = min(value, top)
     gib, seconds = bytes_model(*params, at) / 2**30, seconds_model(*params, at)
     if ceiling_ == top:
-        reason = f"the engine's largest degree for {what}"
+        reason = "past it the Lyndon word lists alone exceed the work budget"
     else:
         reason = f"memory budget {budget / 2**30:.3g} GiB, {origin}"
     bound = "" if at == value else f" already at {name}={at}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import TextIO
 
@@ -19,7 +19,7 @@ from workbench.lie._fast import Level
 from workbench.lie._free import NAMES
 from workbench.lie._words import standard_factor_positions
 
-__all__ = ["level_terms", "lyndon_brackets", "series_terms", "write_series_json"]
+__all__ = ["write_series_json"]
 
 # One term of the "terms" list at json.dumps(indent=2) nesting; brackets (letters, commas, brackets) and
 # coefficients (digits, '-', '/') never need JSON escapes.
@@ -63,12 +63,40 @@ def series_terms(series, basis: str) -> Iterator[str]:
 
 
 def write_series_json(out: TextIO, header: dict, terms: Iterable[str]) -> None:
-    """Write ``{**header, "terms": [...]}`` as ``json.dumps(…, indent=2)`` would, one term at a time."""
-    opening = json.dumps({**header, "terms": []}, indent=2, ensure_ascii=False)
+    r"""Write ``{**header, "terms": [...]}`` as ``json.dumps(…, indent=2)`` would, one term at a time.
+
+    ``terms`` yields each term's JSON text at the list's nesting (:func:`level_terms`, :func:`series_terms`),
+    so a long series is written while it is produced and never held as one document.
+
+    Examples
+    --------
+    >>> import io, json
+    >>> from workbench.lie import bch
+    >>> out = io.StringIO()
+    >>> series = bch(3)
+    >>> header = {k: v for k, v in series.to_json().items() if k != "terms"}
+    >>> write_series_json(out, header, series_terms(series, "lyndon"))
+    >>> out.getvalue() == json.dumps(series.to_json(), indent=2) + "\n"
+    True
+    """
+    if not callable(getattr(out, "write", None)):
+        raise TypeError(f"out must be a writable text stream (with .write), got {type(out).__name__}")
+    if not isinstance(header, Mapping) or not all(isinstance(k, str) for k in header) or "terms" in header:
+        raise TypeError(
+            f"header must be a dict of str keys without 'terms' (the document's other fields), got {header!r}"
+        )
+    if isinstance(terms, str | bytes) or not isinstance(terms, Iterable):
+        raise TypeError(f"terms must be an iterable of JSON texts (one per term), got {type(terms).__name__}")
+    try:
+        opening = json.dumps({**header, "terms": []}, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"header must hold JSON values (strings, numbers, lists), got {header!r}: {error}") from None
     closing = "[]\n}"
     out.write(opening[: -len(closing)])
     first = True
-    for text in terms:
+    for i, text in enumerate(terms):
+        if not isinstance(text, str):
+            raise TypeError(f"terms[{i}] must be a term's JSON text (str), got {type(text).__name__}")
         out.write("[\n" if first else ",\n")
         out.write(text)
         first = False

@@ -167,6 +167,10 @@ def standard_factorization_unchecked(word: Word) -> tuple[Word, Word]:
     return word[:start], word[start:]
 
 
+#: Words are coded as integers (:func:`word_codes`) only while ``(n_letters + 1)^degree`` stays below this.
+CODE_LIMIT = 2**62
+
+
 def word_codes(words: np.ndarray, n_letters: int) -> np.ndarray:
     """Words of one length (rows of ``words``) as integers, base ``n_letters + 1`` with letter ``l`` as ``l + 1``.
 
@@ -187,7 +191,7 @@ def standard_factor_positions(n_letters: int, degree: int) -> tuple[np.ndarray, 
     """
     words = lyndon_word_array(n_letters, degree)
     base = n_letters + 1
-    if base**degree >= 2**62:  # past exact int64 codes: the word-by-word factorisation
+    if base**degree >= CODE_LIMIT:  # past exact int64 codes: the word-by-word factorisation
         pairs = [standard_factorization_unchecked(w) for w in lyndon_words(n_letters, degree)]
         left_len = np.array([len(u) for u, _ in pairs], dtype=np.int64)
         index = {ell: {w: k for k, w in enumerate(lyndon_words(n_letters, ell))} for ell in range(1, degree)}
