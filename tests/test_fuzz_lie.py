@@ -18,10 +18,8 @@ CASES = [
     Case("workbench.lie.bch", lambda: ((4,), {})),
     Case("workbench.lie.bch_many", lambda: ((3, 3), {})),
     Case("workbench.lie.bch_cost", lambda: ((12,), {"n_factors": 2})),
-    Case(
-        "workbench.lie.write_series_json",
-        lambda: ((io.StringIO(), {"series": "x", "degree": 1}, iter(['    {"bracket": "A"}'])), {}),
-    ),
+    Case("workbench.lie.write_series_json", lambda: ((io.StringIO(), lie.bch(3)), {"basis": "lyndon"})),
+    Case("workbench.lie.write_bch_json", lambda: ((io.StringIO(), 4), {"n_factors": 2})),
     Case("workbench.lie.symmetric_bch", lambda: ((4,), {})),
     Case("workbench.lie.zassenhaus", lambda: ((4,), {})),
     Case("workbench.lie.commutator_log", lambda: ((4,), {})),

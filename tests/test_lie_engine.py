@@ -163,12 +163,15 @@ def test_the_memory_ceiling_admits_what_fits():
         assert check_increasing_log(24, 2, "bch") == 24  # the degree 24 in ≤ 4 GiB
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
 def test_the_estimates_bound_a_measured_run():
     # Oracle: a fresh interpreter's CPU time and peak resident set for bch(18) (RSS is the whole process, as the
     # model).  Factor-2 bounds: the model is fitted within ±16 % on the reference machine, other machines differ.
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec from the (large) pytest parent.
     code = (
         "import resource; from workbench.lie import bch; bch(18); r = resource.getrusage(resource.RUSAGE_SELF); "
-        "print(r.ru_maxrss * 1024, r.ru_utime + r.ru_stime)"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]; "
+        "print(int(hwm) * 1024, r.ru_utime + r.ru_stime)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     peak, seconds = float(out[0]), float(out[1])
@@ -208,8 +211,16 @@ def test_streamed_json_is_the_document_byte_for_byte(capsys, argv, series, basis
 
 def test_an_empty_series_streams_an_empty_list():
     out = io.StringIO()
-    lie.write_series_json(out, {"series": "zero", "degree": 3}, iter(()))
-    assert out.getvalue() == json.dumps({"series": "zero", "degree": 3, "terms": []}, indent=2) + "\n"
+    zero = lie.LieSeries("zero", 2, 3, {})
+    lie.write_series_json(out, zero)
+    assert out.getvalue() == _document(zero)
+
+
+def test_write_bch_json_is_the_document():
+    for degree, n_factors in ((1, 2), (9, 2), (5, 3), (4, 4)):
+        out = io.StringIO()
+        lie.write_bch_json(out, degree, n_factors)
+        assert out.getvalue() == _document(lie.bch_many(n_factors, degree))
 
 
 def test_level_terms_and_series_terms_agree():
@@ -219,18 +230,26 @@ def test_level_terms_and_series_terms_agree():
 
 
 @pytest.mark.parametrize(
-    ("args", "error", "pattern"),
+    ("call", "error", "pattern"),
     [
-        ((None, {}, iter(())), TypeError, r"out must be a writable text stream \(with \.write\), got NoneType"),
-        ((io.StringIO(), {"terms": 1}, iter(())), TypeError, r"header must be a dict of str keys without 'terms'"),
-        ((io.StringIO(), {"x": float("nan")}, iter(())), ValueError, r"header must hold JSON values"),
-        ((io.StringIO(), {}, "abc"), TypeError, r"terms must be an iterable of JSON texts \(one per term\), got str"),
-        ((io.StringIO(), {}, iter([3])), TypeError, r"terms\[0\] must be a term's JSON text \(str\), got int"),
+        (lambda: lie.write_series_json(None, lie.bch(2)), TypeError, r"out must be a writable text stream"),
+        (lambda: lie.write_series_json(io.StringIO(), {}), TypeError, r"series must be a LieSeries .*got dict"),
+        (lambda: lie.write_series_json(io.StringIO(), lie.bch(2), "x"), ValueError, r"basis must be one of"),
+        (lambda: lie.write_bch_json(io.StringIO(), 0), ValueError, r"degree must be a positive integer, got 0"),
+        (lambda: lie.write_bch_json(io.StringIO(), 5, 1), ValueError, r"n_factors must be an integer in \[2, 26\]"),
+        (lambda: lie.write_bch_json("out", 5), TypeError, r"out must be a writable text stream .*got str"),
     ],
 )
-def test_write_series_json_refuses_bad_input(args, error, pattern):
+def test_the_writers_refuse_bad_input(call, error, pattern):
     with pytest.raises(error, match=pattern):
-        lie.write_series_json(*args)
+        call()
+
+
+def test_write_bch_json_is_held_to_the_memory_ceiling():
+    out = io.StringIO()
+    with memory_limit("500MiB"), pytest.raises(ValueError, match=r"degree must be at most 22 for bch \(memory"):
+        lie.write_bch_json(out, 23)
+    assert out.getvalue() == ""  # refused before anything is written
 
 
 def test_a_long_run_prints_its_estimate_first(capsys, monkeypatch):

@@ -189,44 +189,31 @@ ANNOUNCE_SECONDS = 1.0
 
 
 def _cmd_derive_series(args: argparse.Namespace) -> int:
-    from workbench.lie import SERIES
-    from workbench.lie._stream import series_terms, write_series_json
+    from workbench.lie import SERIES, bch_cost, write_bch_json, write_series_json
 
     degree = 5 if args.degree is None else args.degree
     if degree < 1:
         raise ValueError(f"--degree must be a positive integer, got {degree}")
-    if args.name in _LEVEL_SERIES:
-        n_letters = _LEVEL_SERIES[args.name]
-        _announce_estimate(args.name, n_letters, degree)
+    if args.name in _LEVEL_SERIES:  # the BCH family says what a long run will cost before it starts
+        n_factors = _LEVEL_SERIES[args.name]
+        cost = bch_cost(min(degree, 64), n_factors)
+        if cost.seconds >= ANNOUNCE_SECONDS:
+            print(
+                f"{args.name} through degree {degree}: estimated {cost.seconds:.3g} s CPU, "
+                f"{cost.bytes / 2**30:.3g} GiB peak",
+                file=sys.stderr,
+            )
         if args.format == "json" and args.basis == "lyndon":
-            from workbench.lie._bch import increasing_log_levels
-            from workbench.lie._stream import level_terms
-
-            header = {"series": args.name, "degree": degree, "basis": "lyndon", "generators": list("ABC"[:n_letters])}
-            levels = increasing_log_levels(n_letters, degree)
-            write_series_json(sys.stdout, header, (text for level in levels for text in level_terms(n_letters, level)))
+            write_bch_json(sys.stdout, degree, n_factors)
             return 0
     series = SERIES[args.name](degree)
     if args.format == "json":
-        header = {k: v for k, v in series.to_json("lyndon").items() if k != "terms"} | {"basis": args.basis}
-        write_series_json(sys.stdout, header, series_terms(series, args.basis))
+        write_series_json(sys.stdout, series, args.basis)
     elif args.format == "latex":
         print(series.to_latex(args.basis))
     else:
         print(series.to_text(args.basis))
     return 0
-
-
-def _announce_estimate(name: str, n_letters: int, degree: int) -> None:
-    """Check the BCH family's memory ceiling, and say on stderr what a run of a second or more will cost."""
-    from workbench.lie._bch import check_increasing_log
-    from workbench.lie._budget import increasing_log_bytes, increasing_log_seconds
-
-    check_increasing_log(degree, n_letters, name)
-    seconds = increasing_log_seconds(n_letters, degree)
-    if seconds >= ANNOUNCE_SECONDS:
-        gib = increasing_log_bytes(n_letters, degree) / 2**30
-        print(f"{name} through degree {degree}: estimated {seconds:.3g} s CPU, {gib:.3g} GiB peak", file=sys.stderr)
 
 
 def _cmd_derive(args: argparse.Namespace) -> int:

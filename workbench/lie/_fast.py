@@ -37,10 +37,7 @@ from workbench.lie._words import lyndon_word_array, lyndon_words, multidegree_bl
 # (their arguments are positions in Lyndon order, not Lie elements).
 __all__ = ["bch_even_degree"]
 
-try:  # the compiled kernel (setup.py); without it every solve runs in Python integers (same result)
-    from workbench.lie import _lyndon_kernel as _kernel
-except ImportError:  # pragma: no cover - a source checkout that was never built
-    _kernel = None
+from workbench.lie._kernel import kernel as _kernel  # None: every solve in Python integers (same result)
 
 #: The kernel's limits: node values are int32 (|(P_v, s)| ≤ 2^(n−1)), and a word is one 64-bit code with
 #: ⌈log₂(letters + 1)⌉ bits per letter.

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import TextIO
 
+from workbench.lie._bases import BASES
+from workbench.lie._bch import check_increasing_log, increasing_log_levels
 from workbench.lie._fast import Level
-from workbench.lie._free import NAMES
+from workbench.lie._free import NAMES, check_degree, check_integer
+from workbench.lie._series import LieSeries
 from workbench.lie._words import standard_factor_positions
 
-__all__ = ["write_series_json"]
+__all__ = ["write_bch_json", "write_series_json"]
 
 # One term of the "terms" list at json.dumps(indent=2) nesting; brackets (letters, commas, brackets) and
 # coefficients (digits, '-', '/') never need JSON escapes.
@@ -62,41 +65,66 @@ def series_terms(series, basis: str) -> Iterator[str]:
         yield _TERM % (term["bracket"], term["coefficient"], term["degree"], extra)
 
 
-def write_series_json(out: TextIO, header: dict, terms: Iterable[str]) -> None:
-    r"""Write ``{**header, "terms": [...]}`` as ``json.dumps(…, indent=2)`` would, one term at a time.
-
-    ``terms`` yields each term's JSON text at the list's nesting (:func:`level_terms`, :func:`series_terms`),
-    so a long series is written while it is produced and never held as one document.
+def write_series_json(out: TextIO, series: LieSeries, basis: str = "lyndon") -> None:
+    r"""Write a computed series as ``json.dumps(series.to_json(basis), indent=2)`` (plus a newline), term by term.
 
     Examples
     --------
     >>> import io, json
     >>> from workbench.lie import bch
     >>> out = io.StringIO()
-    >>> series = bch(3)
-    >>> header = {k: v for k, v in series.to_json().items() if k != "terms"}
-    >>> write_series_json(out, header, series_terms(series, "lyndon"))
-    >>> out.getvalue() == json.dumps(series.to_json(), indent=2) + "\n"
+    >>> write_series_json(out, bch(3))
+    >>> out.getvalue() == json.dumps(bch(3).to_json(), indent=2) + "\n"
     True
     """
+    _check_stream(out)
+    if not isinstance(series, LieSeries):
+        raise TypeError(f"series must be a LieSeries (bch(5), zassenhaus(6), …), got {type(series).__name__}")
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    header = {k: v for k, v in series.to_json("lyndon").items() if k != "terms"} | {"basis": basis}
+    write_document(out, header, series_terms(series, basis))
+
+
+def write_bch_json(out: TextIO, degree: int, n_factors: int = 2) -> None:
+    r"""Write :math:`\log(e^{A_1}\cdots e^{A_k})` (``bch(degree)``, or ``bch_many(n_factors, degree)``) as JSON.
+
+    The document is ``json.dumps(bch(degree).to_json(), indent=2)`` (Lyndon basis), written while the engine
+    computes it: one integer level per degree, never the series' ``{word: Fraction}`` dict, so the cost is the
+    engine's alone (``workbench derive bch --format json``).  The degree is held to the same memory ceiling as
+    :func:`~workbench.lie.bch` (see :func:`~workbench.lie.bch_cost`).
+
+    Examples
+    --------
+    >>> import io, json
+    >>> from workbench.lie import bch_many
+    >>> out = io.StringIO()
+    >>> write_bch_json(out, 4, n_factors=3)
+    >>> json.loads(out.getvalue()) == bch_many(3, 4).to_json()
+    True
+    """
+    _check_stream(out)
+    degree = check_degree(degree)
+    n_factors = check_integer("n_factors", n_factors, 2, len(NAMES))
+    name = "bch" if n_factors == 2 else f"bch{n_factors}"
+    check_increasing_log(degree, n_factors, name)
+    header = {"series": name, "degree": degree, "basis": "lyndon", "generators": list(NAMES[:n_factors])}
+    levels = increasing_log_levels(n_factors, degree)
+    write_document(out, header, (text for level in levels for text in level_terms(n_factors, level)))
+
+
+def _check_stream(out) -> None:
     if not callable(getattr(out, "write", None)):
         raise TypeError(f"out must be a writable text stream (with .write), got {type(out).__name__}")
-    if not isinstance(header, Mapping) or not all(isinstance(k, str) for k in header) or "terms" in header:
-        raise TypeError(
-            f"header must be a dict of str keys without 'terms' (the document's other fields), got {header!r}"
-        )
-    if isinstance(terms, str | bytes) or not isinstance(terms, Iterable):
-        raise TypeError(f"terms must be an iterable of JSON texts (one per term), got {type(terms).__name__}")
-    try:
-        opening = json.dumps({**header, "terms": []}, indent=2, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"header must hold JSON values (strings, numbers, lists), got {header!r}: {error}") from None
+
+
+def write_document(out: TextIO, header: dict, terms: Iterable[str]) -> None:
+    """Write ``{**header, "terms": [...]}`` as ``json.dumps(…, indent=2)`` would, one term's text at a time."""
+    opening = json.dumps({**header, "terms": []}, indent=2, ensure_ascii=False)
     closing = "[]\n}"
     out.write(opening[: -len(closing)])
     first = True
-    for i, text in enumerate(terms):
-        if not isinstance(text, str):
-            raise TypeError(f"terms[{i}] must be a term's JSON text (str), got {type(text).__name__}")
+    for text in terms:
         out.write("[\n" if first else ",\n")
         out.write(text)
         first = False

@@ -13,11 +13,7 @@ import numpy as np
 
 from workbench.lie._budget import MAX_WITT_BITS, check_budget, lyndon_count, lyndon_words_seconds, witt_bits
 from workbench.lie._free import NAMES, Word, check_integer, check_word
-
-try:  # the compiled kernel generates the words in C (setup.py); Duval's generation in Python otherwise
-    from workbench.lie import _lyndon_kernel as _kernel
-except ImportError:  # pragma: no cover - a source checkout that was never built
-    _kernel = None
+from workbench.lie._kernel import kernel as _kernel  # None: Duval's generation in Python
 
 __all__ = [
     "format_word",
