@@ -43,7 +43,8 @@ log_of_exponentials     -- log of any product of exponentials of scaled generato
 bch                     -- log(e^A e^B)
 bch_cost                -- what bch / bch_many will cost (CPU seconds, peak bytes), before any work
 Cost                    -- such an estimate: seconds, bytes
-write_series_json       -- a series as the JSON contract, written term by term as it is computed
+write_series_json       -- a computed series as the JSON contract, written term by term
+write_bch_json          -- bch / bch_many as that JSON, written while the engine computes it
 bch_even_degree         -- the even-degree BCH terms from the lower ones, by relabelling (no solve)
 symmetric_bch           -- log(e^{A/2} e^B e^{A/2})
 bch_many                -- log(e^{A_1} ⋯ e^{A_k})
@@ -71,7 +72,7 @@ from workbench.lie._fast import bch_even_degree
 from workbench.lie._free import Tree, bracket, check_degree, expand_tree, tree_degree, tree_to_string
 from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
 from workbench.lie._series import LieSeries
-from workbench.lie._stream import write_series_json
+from workbench.lie._stream import write_bch_json, write_series_json
 from workbench.lie._words import (
     format_word,
     is_lyndon,
@@ -131,6 +132,7 @@ __all__ = [
     "tree_degree",
     "tree_to_string",
     "witt_dimension",
+    "write_bch_json",
     "write_series_json",
     "zassenhaus",
 ]
