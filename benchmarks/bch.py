@@ -1,110 +1,154 @@
-"""BCH in the Lyndon basis: the exact engine against a naive sympy expansion of log(e^A e^B).
+"""BCH in the Lyndon basis: the workbench's engine beside H. Hofstätter's C program ``bch`` (the fastest known).
 
-Baseline: what a user would write in sympy — noncommutative symbols, the truncated series
-log(1 + X) = Σ (−1)^{k+1} X^k / k with X = e^A e^B − 1, expanded degree by degree (this yields word
-coefficients only; projecting them onto a Lie basis would cost more on top).  Each measurement runs in
-a fresh interpreter; the baseline is abandoned past its time limit.  Both sides are checked to agree
-(the engine's series expanded to words equals sympy's, compared by fingerprint) wherever the baseline
-finishes; the engine is timed on ``bch(degree)`` alone, the expansion for the check is not counted.
+Every measurement is a whole process started fresh and measured from outside by GNU ``time`` (CPU = user +
+system seconds, peak = maximum resident set), Python start-up and imports included, so the C program and the
+Python package are measured the same way; rows alternate between the programs and each cell is the median of
+``runs`` runs.  Columns:
+
+- **workbench**: ``python -c "from workbench.lie import bch; bch(d)"``;
+- **CLI**: ``workbench derive bch --degree d --format json`` to ``/dev/null`` (the streamed JSON document), as a
+  ratio to the Python call (issue target ≤ 1.1×);
+- **without kernel**: the same call with ``WORKBENCH_LIE_KERNEL=0`` (the numpy programme and Python-integer solve,
+  the previous version's algorithm for the solve), through degree 20;
+- **Hofstätter**: ``$WORKBENCH_BCH_PROGRAM N=d`` when that variable names a built copy of
+  github.com/HaraldHofstaetter/BCH (``make``, gcc -O3); otherwise the figures measured on this machine class for
+  issue 20 are shown instead, marked "issue".
+
+Correctness is checked in the same run: at degree 20 the series' SHA-256 over its sorted (word, coefficient) pairs
+must equal the one of the previous engine, which equalled Hofstätter's program term for term.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 import platform
-
-from benchmarks._timing import timed_in_fresh_process
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
 
 #: The ``run`` keywords ``workbench bench bch`` accepts (``--max-degree``).
 OPTIONS = ("max_degree",)
 
-#: Highest degree ``run`` accepts.  RESULTS.md measures degree 20 at ~5 s and ~0.3 GB, and every two degrees
-#: cost ~5x more time and memory, so degree 24 is already minutes and gigabytes per measurement.
+#: The degrees of the table (those ≤ ``max_degree``); a smaller ``max_degree`` measures that degree alone.
+DEGREES = (16, 18, 20, 22, 24)
 MAX_DEGREE = 24
 
+#: The environment variable naming a built copy of Hofstätter's ``bch`` program.
+PROGRAM_VARIABLE = "WORKBENCH_BCH_PROGRAM"
 
-def _fingerprint(words: dict[str, str]) -> str:
-    return hashlib.sha256(repr(sorted(words.items())).encode()).hexdigest()
+#: Issue 20's measurements on this machine class (2 cores; three alternating runs, medians): CPU s, peak MB.
+ISSUE_HOFSTATTER = {16: (0.033, 2.5), 18: (0.082, 4.1), 20: (0.47, 9.3), 22: (4.4, 27), 24: (63, 98)}
+ISSUE_PREVIOUS = {16: (0.63, 65 * 1.048576), 18: (1.02, 112 * 1.048576), 20: (4.0, 381 * 1.048576)}
+ISSUE_PREVIOUS_22 = (34.0, 2436 * 1.048576)
 
+#: SHA-256 of bch(20)'s sorted (word, coefficient) pairs: the previous engine, equal to Hofstätter's program.
+BCH20_SHA256 = "11097a14efaf82462d6232492927c73a3dcf256ab3a01eb04374f666b7678550"
 
-def engine(degree: int, expand: bool) -> dict:
-    import resource
-    import time
-
-    from workbench.lie import bch
-
-    start = time.perf_counter()
-    series = bch(degree)
-    out = {
-        "seconds": time.perf_counter() - start,
-        "nonzero": sum(series.nonzero_per_degree()),
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # whole interpreter, Linux KiB
-    }
-    if expand:  # only where the baseline can be compared: word expansion is not part of the timing target
-        out["words"] = _fingerprint({"".join("AB"[i] for i in w): str(c) for w, c in series.to_words().items()})
-    return out
+_FINGERPRINT = (
+    "import hashlib; from workbench.lie import bch; s = bch(20); "
+    "items = sorted((''.join('AB'[i] for i in w), str(c)) for w, c in s.coordinates.items()); "
+    "print(hashlib.sha256(repr(items).encode()).hexdigest())"
+)
 
 
-def naive_sympy(degree: int) -> dict:
-    import sympy as sp
-
-    a, b = sp.symbols("A B", commutative=False)
-    t = sp.Symbol("t")
-
-    def t_power(term):
-        return sp.degree(sp.Mul(*term.args_cnc()[0]), t)
-
-    def truncate(expr):
-        return sp.Add(*[term for term in sp.Add.make_args(sp.expand(expr)) if t_power(term) <= degree])
-
-    exp_a = sum((a**p * t**p / sp.factorial(p) for p in range(degree + 1)), sp.Integer(0))
-    exp_b = sum((b**q * t**q / sp.factorial(q) for q in range(degree + 1)), sp.Integer(0))
-    x = truncate(exp_a * exp_b) - 1
-    total, power = sp.Integer(0), sp.Integer(1)
-    for k in range(1, degree + 1):
-        power = truncate(power * x)
-        total += sp.Rational((-1) ** (k + 1), k) * power
-    total = sp.expand(total.subs(t, 1))
-    words = {}
-    for term in sp.Add.make_args(total):
-        coefficient, factors = term.args_cnc()
-        word = "".join(str(f.as_base_exp()[0]) * int(f.as_base_exp()[1]) for f in factors)
-        words[word] = str(sp.Mul(*coefficient))
-    return {"words": _fingerprint(words)}
+def measure(argv: list[str], env: dict | None = None, limit: float = 1200.0) -> tuple[float, float] | None:
+    """CPU seconds (user + system) and peak resident MB of one fresh process, by GNU time; ``None`` past ``limit``."""
+    timer = shutil.which("time") or "/usr/bin/time"
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        try:
+            subprocess.run(
+                [timer, "-f", "%U %S %M", "-o", report.name, *argv],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=limit,
+                check=True,
+            )
+        except subprocess.TimeoutExpired:
+            return None
+        user, system, kib = report.read().split()[-3:]
+    return float(user) + float(system), float(kib) / 1024
 
 
-def run(max_degree: int = 12, baseline_limit: float = 60.0, engine_limit: float = 600.0) -> dict:
+def _environment(**extra) -> dict:
+    # BLAS capped at one thread; the kernel switch only where a row asks for it.
+    env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_LIE_KERNEL"}
+    return env | {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"} | extra
+
+
+def _median(values: list) -> tuple[float, float] | None:
+    if any(v is None for v in values):
+        return None
+    return statistics.median(v[0] for v in values), statistics.median(v[1] for v in values)
+
+
+def _cell(value: tuple[float, float] | None) -> str:
+    return "> limit" if value is None else f"{value[0]:.3g} / {value[1]:.0f}"
+
+
+def run(max_degree: int = 22, runs: int = 3, limit: float = 1200.0) -> dict:
     if isinstance(max_degree, bool) or not isinstance(max_degree, int) or not 2 <= max_degree <= MAX_DEGREE:
         raise ValueError(f"max_degree must be an integer in [2, {MAX_DEGREE}], got {max_degree!r}")
+    if shutil.which("time") is None and not os.path.exists("/usr/bin/time"):
+        raise RuntimeError("the bch benchmark measures whole processes with GNU time (Debian package `time`)")
+    program = os.environ.get(PROGRAM_VARIABLE, "").strip() or None
+    if program is not None and not os.access(program, os.X_OK):
+        raise ValueError(f"{PROGRAM_VARIABLE} must name an executable built copy of Hofstätter's bch, got {program!r}")
+    degrees = [d for d in DEGREES if d <= max_degree] or [max_degree]
+    python = sys.executable
+    script = shutil.which("workbench")  # the console script users run; `python -m workbench` where it is absent
+    workbench = [script] if script else [python, "-m", "workbench"]
     rows = []
-    baseline_alive = True
-    for degree in range(2, max_degree + 1):
-        ours = timed_in_fresh_process(engine, (degree, baseline_alive), engine_limit)
-        if ours is None:
-            rows.append([degree, "> limit", "—", "—", "—", "—"])
-            break
-        _, result = ours
-        seconds = result["seconds"]
-        base_seconds, agree = None, "—"
-        if baseline_alive:
-            base = timed_in_fresh_process(naive_sympy, (degree,), baseline_limit)
-            if base is None:
-                baseline_alive = False
-            else:
-                base_seconds = base[0]
-                agree = "yes" if base[1]["words"] == result["words"] else "NO"
-        ratio = f"{base_seconds / seconds:.0f}×" if base_seconds else "—"
+    for degree in degrees:
+        ours, cli, previous, theirs = [], [], [], []
+        call = [python, "-c", f"from workbench.lie import bch; bch({degree})"]
+        derive = [*workbench, "derive", "bch", "--degree", str(degree), "--format", "json"]
+        for _ in range(runs):  # alternating, so that a slow spell of the machine is shared
+            ours.append(measure(call, _environment(), limit))
+            cli.append(measure(derive, _environment(), limit))
+            if degree <= 20:
+                previous.append(measure(call, _environment(WORKBENCH_LIE_KERNEL="0"), limit))
+            if program is not None:
+                theirs.append(measure([program, f"N={degree}"], _environment(), limit))
+        ours_m, cli_m = _median(ours), _median(cli)
+        previous_m = _median(previous) if previous else ISSUE_PREVIOUS.get(degree)
+        reference = _median(theirs) if program else ISSUE_HOFSTATTER.get(degree)
+        source = "measured" if program else "issue"
+        ratio = f"{ours_m[0] / reference[0]:.2f}×" if ours_m and reference and reference[0] > 0 else "—"
+        mem_ratio = f"{ours_m[1] / reference[1]:.1f}×" if ours_m and reference and reference[1] > 0 else "—"
+        cli_ratio = f"{cli_m[0] / ours_m[0]:.2f}×" if ours_m and cli_m else "—"
+        prev_label = _cell(previous_m) + ("" if previous else " (issue)" if previous_m else "")
+        if degree == 22 and not previous:
+            prev_label = _cell(ISSUE_PREVIOUS_22) + " (issue)"
         rows.append([
             degree,
-            f"{seconds:.3f}",
-            f"{result['peak_mb']:.0f}",
-            f"{base_seconds:.2f}" if base_seconds else f"> {baseline_limit:g}",
+            _cell(ours_m),
+            f"{_cell(reference)} ({source})" if reference else "—",
             ratio,
-            f"{result['nonzero']} nonzero; agree: {agree}",
+            mem_ratio,
+            f"{_cell(cli_m)} = {cli_ratio}",
+            prev_label,
         ])  # fmt: skip
+    check = "not run (degree 20 not in the table)"
+    if 20 in degrees:
+        digest = subprocess.run([python, "-c", _FINGERPRINT], capture_output=True, text=True, check=True).stdout
+        check = "equal" if digest.strip() == BCH20_SHA256 else f"DIFFERENT ({digest.strip()[:16]}…)"
     return {
-        "title": "BCH log(e^A e^B), Lyndon basis: exact engine vs naive sympy expansion",
-        "columns": ["degree", "engine s", "engine peak MB", "sympy s", "sympy/engine", "check"],
+        "title": "BCH log(e^A e^B), Lyndon basis, whole process: workbench vs Hofstätter's bch (CPU s / peak MB)",
+        "columns": [
+            "degree",
+            "workbench",
+            "Hofstätter bch",
+            "CPU ratio",
+            "memory ratio",
+            "CLI json (÷ Python call)",
+            "without kernel",
+        ],
         "rows": rows,
-        "notes": f"{platform.machine()}, fresh interpreter per measurement; sympy abandoned past {baseline_limit:g} s",
+        "notes": (
+            f"{platform.machine()}, {os.cpu_count()} cores; medians of {runs} alternating runs, GNU time; "
+            f"bch(20) against the pinned table: {check}"
+        ),
     }

@@ -125,12 +125,26 @@ def test_console_script_and_module_agree():
     assert out.returncode == 0 and out.stdout.startswith("workbench 0.")
 
 
-def test_bench_bch_small_json():
-    out = run("bench", "bch", "--max-degree", "3", "--json")
+def test_bench_bch_small_json(tmp_path, monkeypatch):
+    # A degree below the table measures that degree alone; without WORKBENCH_BCH_PROGRAM the C program's column
+    # shows issue 20's figures (none at degree 8), with it the program is run (here a stand-in script).
+    out = run("bench", "bch", "--max-degree", "8", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert [row[0] for row in report["rows"]] == [2, 3]
-    assert all(row[-1].endswith("agree: yes") for row in report["rows"])
+    assert [row[0] for row in report["rows"]] == [8]
+    assert report["columns"][2] == "Hofstätter bch" and report["rows"][0][2] == "—"
+    assert "not run (degree 20 not in the table)" in report["notes"]
+    stand_in = tmp_path / "bch"
+    stand_in.write_text("#!/bin/sh\nexit 0\n")
+    stand_in.chmod(0o755)
+    from benchmarks import bch as bench
+
+    monkeypatch.setenv("WORKBENCH_BCH_PROGRAM", str(stand_in))
+    row = bench.run(max_degree=6, runs=1)["rows"][0]
+    assert row[0] == 6 and row[2].endswith("(measured)")
+    stand_in.chmod(0o644)
+    with pytest.raises(ValueError, match="WORKBENCH_BCH_PROGRAM must name an executable built copy"):
+        bench.run(max_degree=6, runs=1)
 
 
 def test_bench_unknown_name(capsys):

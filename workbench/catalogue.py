@@ -27,7 +27,6 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
@@ -221,6 +220,8 @@ def discover(group: str = ENTRY_POINT_GROUP) -> list[Identity]:
     >>> "markov.dirichlet_form.gauss" in names
     True
     """
+    from importlib.metadata import entry_points  # here, not at import: `workbench derive` never needs it
+
     identities: dict[str, Identity] = {}
     for entry in sorted(entry_points(group=group), key=lambda e: e.name):
         origin = f"entry point {entry.name!r} ({entry.value}) in group {group!r}"

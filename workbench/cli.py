@@ -20,11 +20,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from workbench import __version__
 from workbench.backend import available_backends
@@ -34,8 +30,30 @@ from workbench.memory import MAX_MEMORY_VARIABLE, parse_size
 __all__ = ["main"]
 
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+# rich is imported where a table or progress bar is drawn: a command that prints JSON (derive, bench --json)
+# does not pay for it.
+
+
+def _table(**kwargs) -> Table:
+    from rich.table import Table
+
+    return Table(**kwargs)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def _console(stderr: bool = False) -> Console:
     # Off a terminal rich falls back to 80 columns and folds every cell; tables read better wide.
+    from rich.console import Console
+
     width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
     return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
 
@@ -88,11 +106,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([i.describe() for i in identities])
         return 0
-    table = Table(title=f"workbench catalogue — {len(identities)} identities")
+    table = _table(title=f"workbench catalogue — {len(identities)} identities")
     for column in ("name", "area", "source", "statement"):
         table.add_column(column, overflow="fold")
     for identity in identities:
-        table.add_row(*(escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
+        table.add_row(*(_escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
     _console().print(table)
     return 0
 
@@ -113,6 +131,8 @@ def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
     )
     if quiet:
         return run_checks(identities, **kwargs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -130,7 +150,7 @@ def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
 
 def _results_table(results: list[Result], args) -> Table:
     passed = sum(r.passed for r in results)
-    table = Table(title=f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})")
+    table = _table(title=f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})")
     table.add_column("identity", overflow="fold")
     table.add_column("backend")
     table.add_column("sizes", overflow="fold")
@@ -143,7 +163,7 @@ def _results_table(results: list[Result], args) -> Table:
         rate = "—" if r.rate is None else f"{r.rate:.3f} ({r.expected_rate:g})"
         status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
         table.add_row(
-            escape(r.name),
+            _escape(r.name),
             r.backend,
             _format_sizes(r.sizes),
             _format_number(r.residual),
@@ -178,7 +198,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     console.print(_results_table(results, args))
     for r in failed:
         why = r.error or (f"residual {_format_number(r.residual)} exceeds tolerance {_format_number(r.tolerance)}")
-        console.print(f"[bold red]FAIL[/bold red] {escape(f'{r.name} [{r.backend}]: {why}')}")
+        console.print(f"[bold red]FAIL[/bold red] {_escape(f'{r.name} [{r.backend}]: {why}')}")
     return 1 if failed else 0
 
 
@@ -311,13 +331,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     # A report is one main table; a benchmark with several views adds them under "tables".
     for part in [report, *report.get("tables", [])]:
         if not part["columns"]:  # e.g. a benchmark skipped by its environment toggle
-            _console().print(escape(part["title"]) + ("\n" + escape(part["notes"]) if part.get("notes") else ""))
+            _console().print(_escape(part["title"]) + ("\n" + _escape(part["notes"]) if part.get("notes") else ""))
             continue
-        table = Table(title=part["title"], caption=part.get("notes"))
+        table = _table(title=part["title"], caption=part.get("notes"))
         for column in part["columns"]:
             table.add_column(column, justify="right")
         for row in part["rows"]:
-            table.add_row(*(escape(str(x)) for x in row))
+            table.add_row(*(_escape(str(x)) for x in row))
         _console().print(table)
     return 0
 
@@ -633,10 +653,10 @@ def _print_diagnosis(report, args: argparse.Namespace) -> None:
         return
     console = _console()
     console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
-    layers = Table(title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)")
+    layers = _table(title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)")
     _add_columns(layers, _LAYER_COLUMNS, report.layers)
     console.print(layers)
-    heads = Table(
+    heads = _table(
         title="per head (inertia +/−/0 of the bias-augmented bond: generically (d_h, d_h, ·) when W_Q ≠ W_K, "
         "so read the negative mass)"
     )
