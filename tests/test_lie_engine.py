@@ -52,6 +52,25 @@ def test_kernel_solve_equals_the_python_integer_solve(monkeypatch, n_letters, de
         assert fast == reference, (n_letters, degree)
 
 
+def test_blocks_on_threads_equal_blocks_in_turn(monkeypatch):
+    # The kernel releases the GIL and degrees of ≥ PARALLEL_FROM words solve their blocks on threads; the result
+    # must not depend on it.  Exact: equality.
+    rng = random.Random(5)
+    values = _random_values(rng, 2, 13)
+    monkeypatch.setattr(_fast, "solver_threads", lambda: 1)
+    serial = _fast.lyndon_coordinates_from_values(2, 13, values)
+    monkeypatch.setattr(_fast, "solver_threads", lambda: 3)
+    monkeypatch.setattr(_fast, "PARALLEL_FROM", 0)
+    assert _fast.lyndon_coordinates_from_values(2, 13, values) == serial
+
+
+def test_solver_threads_respect_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert _fast.solver_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "lots")  # not a count: the CPUs this process may use
+    assert _fast.solver_threads() >= 1
+
+
 def test_a_128_bit_overflow_falls_back_to_python_integers(monkeypatch):
     # Right sides near 2^125 overflow the kernel's accumulator (status 2) or do not fit at all (≥ 2^127); both
     # must give the exact Python-integer result, never a wrapped one.

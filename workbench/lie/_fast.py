@@ -23,6 +23,8 @@ formulation here, vectorised over target words with numpy, is ours.
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
@@ -444,12 +446,33 @@ def solve_level(n_letters: int, degree: int, numerators: np.ndarray, denominator
     """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``."""
     solution = np.zeros(len(numerators), dtype=object)
     if numerators.any():
-        for _, members in multidegree_blocks(n_letters, degree):
-            members = np.asarray(members)
-            rhs = numerators[members]
-            if rhs.any():  # a zero right side has the zero solution (unitriangular block)
-                solution[members] = _solve_block(n_letters, degree, members, rhs)
+        blocks = [np.asarray(members) for _, members in multidegree_blocks(n_letters, degree)]
+        blocks = [m for m in blocks if numerators[m].any()]  # a zero right side has the zero solution
+        workers = min(solver_threads(), len(blocks)) if _kernel is not None and len(numerators) >= PARALLEL_FROM else 1
+        if workers > 1:  # the kernel releases the GIL: blocks are independent, largest first
+            blocks.sort(key=len, reverse=True)
+            with ThreadPoolExecutor(workers) as pool:
+                solved = pool.map(lambda m: _solve_block(n_letters, degree, m, numerators[m]), blocks)
+                for members, values in zip(blocks, solved, strict=True):
+                    solution[members] = values
+        else:
+            for members in blocks:
+                solution[members] = _solve_block(n_letters, degree, members, numerators[members])
     return Level.from_solution(degree, solution, denominator)
+
+
+#: Degrees with at least this many Lyndon words solve their multidegree blocks on several threads.
+PARALLEL_FROM = 20_000
+
+
+def solver_threads() -> int:
+    """Threads the kernel's blocks may use: the CPUs this process may run on, at most ``OMP_NUM_THREADS``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    cap = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return max(1, min(cpus, int(cap))) if cap.isdigit() and int(cap) > 0 else cpus
 
 
 def _solve_block(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
