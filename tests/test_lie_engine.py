@@ -100,6 +100,8 @@ def test_the_kernel_refuses_inconsistent_buffers():
     hi, lo = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.uint64)
     assert _lyndon_kernel.solve_block(4, 2, words, hi, lo, hi.copy(), lo.copy())[0] == 3  # 2×3 words, degree 4
     assert _lyndon_kernel.solve_block(40, 2, words, hi, lo, hi.copy(), lo.copy())[0] == 3  # past int32 values
+    letters = np.array([[0, 0, 5], [0, 1, 1]], dtype=np.uint8)  # a letter past n_letters
+    assert _lyndon_kernel.solve_block(3, 2, letters, hi, lo, hi.copy(), lo.copy())[0] == 3
     with pytest.raises(ValueError, match="more words than room"):
         _lyndon_kernel.lyndon_words(2, 10, 5)
     with pytest.raises(ValueError, match=r"n_letters in \[1, 255\]"):

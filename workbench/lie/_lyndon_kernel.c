@@ -220,7 +220,13 @@ static int solve_block(int n, int n_letters, int m, const uint8_t *words, const 
             goto done;
         }
         uint64_t code = 0;
-        for (int i = 0; i < n; i++) code = code << al.bits | (uint64_t)(w[i] + 1);
+        for (int i = 0; i < n; i++) {
+            if (w[i] >= n_letters) {
+                status = BAD_INPUT;
+                goto done;
+            }
+            code = code << al.bits | (uint64_t)(w[i] + 1);
+        }
         int k = 0, len = n;
         /* strip leading smallest letters while the standard factorisation is (a, rest) */
         while (len > 1 && right_factor_length(&al, code, len) == len - 1 &&
