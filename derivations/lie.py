@@ -495,13 +495,13 @@ def _derive_bases() -> list[Step]:
             sp.Matrix([len(basis_trees(basis, 2, d)) for d in range(1, 9)]),
             sp.Matrix(OEIS_A001037[:8]),
             statement=r"\#\{\text{basis brackets of degree } d\} = \dim\mathcal L_d(2) = \frac1d\sum_{e\mid d}\mu(e)\,2^{d/e} = 2, 1, 2, 3, 6, 9, 18, 30",
-            because="Lyndon, Hall and right-normed bases are all bases of the free Lie algebra on two letters, whose dimensions Witt's formula gives",
+            because="Lyndon, classical Hall and Chibrikov's right-normed bases are all bases of the free Lie algebra on two letters, whose dimensions Witt's formula gives",
         )
-        for basis in BASES
+        for basis in ("lyndon", "hall", "chibrikov")
     ]
     series = bch(6)
     words = series.to_words()
-    for basis in ("hall", "right-normed"):
+    for basis in ("hall", "chibrikov"):
         expanded: dict = {}
         for tree, c in change_of_basis(series.coordinates, basis, 2):
             for u, a in expand_tree(tree):

@@ -94,8 +94,9 @@ print(bch(5).to_text())
 # Dynkin–Specht–Wever says every homogeneous term of the BCH series is a Lie polynomial, so it has
 # coordinates in a basis of the free Lie algebra ({cite:t}`reutenauer1993free`).  One basis is
 # indexed by **Lyndon words** — words strictly smaller than all their rotations — bracketed by
-# their standard factorisation; Hall's basis ({cite:t}`hall1950basis`) and the right-normed
-# brackets are others.  The number of basis elements per degree is Witt's formula,
+# their standard factorisation; the classical Hall basis ({cite:t}`hall1950basis`, in the order and
+# orientation of the published tables of {cite:t}`casas2009efficient`) and Chibrikov's right-normed basis
+# ({cite:t}`chibrikov2006right`) are others.  The number of basis elements per degree is Witt's formula,
 # $\dim = \frac1n\sum_{d\mid n}\mu(d)\,2^{n/d}$ on two letters:
 
 # %%
@@ -104,7 +105,7 @@ for n in range(1, 7):
     print(n, witt_dimension(2, n), words[:6])
 print([tree_to_string(t) for t in basis_trees("lyndon", 2, 4)])
 print([tree_to_string(t) for t in basis_trees("hall", 2, 4)])
-print([tree_to_string(t) for t in basis_trees("right-normed", 2, 4)])
+print([tree_to_string(t) for t in basis_trees("chibrikov", 2, 4)])
 
 # %% [markdown]
 # Because each Lyndon basis element $P_w$ expands to $w$ plus *larger* words, the Lyndon-basis
@@ -228,7 +229,7 @@ for order in (2, 4, 6):
 # * By hand, $\log(e^Ae^B) = A + B + \tfrac12[A,B] + \dots$: the squares cancel and only commutators
 #   survive (sympy's noncommutative expansion is the oracle at degree 2).
 # * The BCH series lives in the free Lie algebra; the engine computes its exact rational
-#   coordinates in the Lyndon, Hall or right-normed basis (`workbench derive bch --degree 8 --basis hall`),
+#   coordinates in the Lyndon, Hall or Chibrikov basis (`workbench derive bch --degree 8 --basis hall`),
 #   and the coefficients of $\operatorname{ad}_A^{n-1}B$ match $B_{n-1}/(n-1)!$.
 # * Even degrees follow from odd ones by a relabelling (the symmetric series has no even terms);
 #   the relabelled $Z_8$ equals the engine's exactly.

@@ -153,7 +153,10 @@ def test_every_basis_has_witt_many_elements_and_round_trips(basis):
 def test_hall_and_right_normed_low_degrees():
     assert [tree_to_string(t) for t in basis_trees("hall", 2, 3)] == ["[[B,A],A]", "[[B,A],B]"]
     assert [tree_to_string(t) for t in basis_trees("right-normed", 2, 4)] == [
-        "[A,[A,[A,B]]]", "[A,[B,[A,B]]]", "[B,[B,[A,B]]]"]  # fmt: skip
+        "[A,[A,[B,A]]]",
+        "[B,[A,[B,A]]]",
+        "[B,[B,[B,A]]]",
+    ]  # fmt: skip  (Chibrikov's basis)
 
 
 PUBLISHED_BCH_5 = (
@@ -251,7 +254,9 @@ def test_bad_input():
         bch(0)
     with pytest.raises(ValueError, match=r"degree must be a positive integer, got 2.5"):
         zassenhaus(2.5)
-    with pytest.raises(ValueError, match=r"basis must be one of 'lyndon', 'hall', 'right-normed', got 'foo'"):
+    with pytest.raises(
+        ValueError, match=r"basis must be one of 'lyndon', 'hall', 'chibrikov', 'right-normed', got 'foo'"
+    ):
         bch(2).terms("foo")
     with pytest.raises(ValueError, match=r"n_factors must be an integer in \[2, 26\], got 1"):
         bch_many(1, 3)
@@ -288,7 +293,7 @@ def test_cli_series_in_other_bases(capsys):
     assert main(["derive", "zassenhaus", "--degree", "3", "--basis", "hall"]) == 0
     assert capsys.readouterr().out.strip() == "A + B + 1/2 [B,A] + 1/6 [[B,A],A] + 1/3 [[B,A],B]"
     assert main(["derive", "bch3", "--degree", "2", "--basis", "right-normed"]) == 0
-    assert capsys.readouterr().out.strip() == "A + B + C + 1/2 [A,B] + 1/2 [A,C] + 1/2 [B,C]"
+    assert capsys.readouterr().out.strip() == "A + B + C - 1/2 [B,A] - 1/2 [C,A] - 1/2 [C,B]"
 
 
 def test_cli_series_bad_degree(capsys):

@@ -891,7 +891,12 @@ def _parser() -> argparse.ArgumentParser:
         "name", help="bch, symmetric-bch, bch3, commutator, zassenhaus, hausdorff, or a catalogue identity"
     )
     p_derive.add_argument("--degree", type=int, help="series: truncation degree (default 5)")
-    p_derive.add_argument("--basis", choices=("lyndon", "hall", "right-normed"), default="lyndon")
+    p_derive.add_argument(
+        "--basis",
+        choices=("lyndon", "hall", "chibrikov", "right-normed"),
+        default="lyndon",
+        help="lyndon; hall: the classical Hall basis of Casas–Murua's tables; chibrikov (= right-normed)",
+    )
     p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
     p_derive.add_argument(
         "--expand", action="store_true", help="identity: also print each step's symbolic instance in full"

@@ -1,4 +1,4 @@
-"""Exact free Lie algebra: words, Lyndon/Hall/right-normed bases, and Lie series.
+"""Exact free Lie algebra: words, the Lyndon, classical Hall and Chibrikov right-normed bases, and Lie series.
 
 Coefficients are exact fractions throughout (never floats); series evaluate on numpy or torch
 matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
@@ -29,9 +29,9 @@ tree_to_string          -- a bracket tree rendered '[A,[A,B]]' (the JSON contrac
 
 Bases
 -----
-BASES                   -- the basis names: 'lyndon', 'hall', 'right-normed'
+BASES                   -- the basis names: 'lyndon', 'hall', 'chibrikov', 'right-normed' (= 'chibrikov')
 lyndon_tree             -- the standard bracketing P_w of a Lyndon word
-basis_trees             -- basis elements ('lyndon', 'hall', 'right-normed') as bracket trees
+basis_trees             -- basis elements ('lyndon', 'hall', 'chibrikov') as bracket trees
 lyndon_coordinates      -- decompose a Lie polynomial (given by its words) in the Lyndon basis
 change_of_basis         -- Lyndon coordinates -> coordinates in another basis, exactly
 

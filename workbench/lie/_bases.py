@@ -1,20 +1,50 @@
-"""Three bases of the free Lie algebra, built from bracket trees, and exact change of basis.
+r"""Three bases of the free Lie algebra, built from bracket trees, and exact change of basis.
 
 Elements of the free associative algebra are dicts ``{word: Fraction}`` and Lie monomials are bracket
-trees (:mod:`workbench.lie._free`).  Three bases of the free Lie algebra are built from trees:
+trees (:mod:`workbench.lie._free`).  Letters are ordered ``A < B < …``.  The bases, by name
+(:data:`BASES`):
 
-* **Lyndon** — ``P_w`` for Lyndon words ``w``, bracketed by the standard factorisation
-  (``AAB -> [A,[A,B]]``, ``ABB -> [[A,B],B]``).  ``P_w = w + (lexicographically larger words)``, so
-  any Lie polynomial is decomposed by repeatedly removing its smallest word (Reutenauer,
-  *Free Lie Algebras*, §5.1; Melançon–Reutenauer).
-* **Hall** — the classical basic commutators of M. Hall (1950): letters, then ``[t1, t2]`` with
-  ``t1 > t2`` and, if ``t1 = [u, v]``, ``v ≤ t2``; ordered by degree, then by construction
-  (``[B,A]``, ``[[B,A],A]``, ``[[B,A],B]``, …).
-* **right-normed** — monomials ``[x1,[x2,[…,[x_{n-1},x_n]]]]``: right-normed monomials span the free
-  Lie algebra, and in each multidegree we keep the lexicographically first words ``x1…xn`` whose
-  monomials are linearly independent (exact elimination in Lyndon coordinates) until the block is
-  spanned (``[A,[A,B]]``, ``[B,[A,B]]``, ``[A,[B,[A,B]]]``, …).  The choice is canonical and a basis by
-  construction.
+* ``"lyndon"`` — ``P_w`` for the Lyndon words ``w``, bracketed by the standard factorisation
+  (``AAB -> [A,[A,B]]``, ``ABB -> [[A,B],B]``), in Lyndon order within each degree.
+  ``P_w = w + (lexicographically larger words)``, so any Lie polynomial is decomposed by repeatedly
+  removing its smallest word (Reutenauer, *Free Lie Algebras* (1993), §5.1).
+* ``"hall"`` — the classical Hall basis of basic commutators (M. Hall, 1950) in the ordering and
+  orientation of the published tables (Casas–Murua (2009), the numbering ``E1 = A``, ``E2 = B``,
+  ``E3 = [B,A]``, ``E4 = [[B,A],A]``, ``E5 = [[B,A],B]``, ``E6 = [E4,A]``, …; H. Hofstätter's ``bch``
+  program, ``basis=2``).  The elements are built degree by degree and numbered in that order: the
+  letters first, then the elements of degree ``n`` are the ``[t1, t2]`` of total degree ``n`` with
+  ``t1 > t2`` in the numbering so far and, if ``t1 = [u, v]``, ``v ≤ t2``; within a degree they are
+  numbered by the index of the *right* factor ``t2`` first, then by that of ``t1``.
+* ``"chibrikov"`` — the right-normed basis of E. S. Chibrikov (2006): every Lyndon word ``w`` is
+  mapped to a right-normed monomial ``[x1,[x2,[…,[x_{n−1},x_n]]]]`` whose letters ``x1…xn`` are a
+  rearrangement of ``w``, and these monomials, listed in the Lyndon order of their words, form a basis
+  (``AB -> [B,A]``, ``AAB -> [A,[B,A]]``, ``AABB -> [B,[A,[B,A]]]``; ``basis=1`` of Hofstätter's
+  ``bch``).  The map, as we implement it: let ``a`` be the smallest letter of ``w``.  If ``a``
+  occurs once, ``w = a u`` and the monomial is ``w`` reversed, ``[u_m,[…,[u_1,a]]]``.  Otherwise let
+  ``v`` be the (possibly empty) word between the first two ``a`` of ``w``, and cut ``w`` into pieces,
+  each starting at an ``a``: from the current ``a`` take the repeats ``a v`` as long as another ``a``
+  follows each of them, then the next ``a`` and the shortest prefix of the ``a``-free run after it that
+  is lexicographically larger than ``v``; that is one new letter, and the rest of the run stays as old
+  letters.  The new letters, ordered lexicographically as words, make ``w`` a Lyndon word ``w'`` with
+  fewer copies of its smallest letter; map ``w'`` recursively, replace each of its letters by its word
+  except the last one, which is the first piece ``a v z`` and is written ``z · reverse(v) · a``.  The
+  monomials' matrix of coefficients on the Lyndon words has an integer LU factorisation with ``±1``
+  pivots (Hofstätter (2021), the ``bch`` manual), so the change of basis is two exact triangular solves.
+* ``"right-normed"`` — another name for ``"chibrikov"``: it is the right-normed basis of the
+  literature and of the ``bch`` program.  The package's earlier right-normed basis (in each
+  multidegree, the lexicographically first independent right-normed monomials) is dropped: it is no
+  published basis, it depended on an enumeration order of our choosing, its construction needed a dense
+  elimination, and nothing in the package relied on its particular elements.
+
+Change of basis (:func:`change_of_basis`), per multidegree block: the coefficients ``z`` of the element
+on the Lyndon words come from its Lyndon coordinates through the engine's unitriangular matrix
+``T[u, w] = (P_w, u)``; the basis monomials' coefficients on the same words form an integer matrix ``M``
+(their expansions, as vectorised integer word codes); and the coordinates solve ``M x = z``.  Both bases
+are bases of the free Lie ring over the integers (Hall (1950); for Chibrikov's, the ``±1`` pivots show
+it), so ``det M = ±1``; ``M`` is factorised once, ``P M Q = L U`` with integer triangular factors and
+``±1`` pivots (row and column exchanges are needed for the Hall matrices only, and only when a diagonal
+entry is not ``±1``), and every change is two exact substitutions in Python integers over the common
+denominator of ``z``.
 """
 
 from __future__ import annotations
@@ -24,11 +54,12 @@ from collections import defaultdict
 from fractions import Fraction
 from functools import cache
 
+import numpy as np
+
 from workbench.lie._budget import EXACT_UP_TO, basis_change_seconds, check_budget
-from workbench.lie._fast import lyndon_coordinates_from_values
+from workbench.lie._fast import lyndon_triangular_blocks
 from workbench.lie._free import (
     MAX_EXPAND_DEGREE,
-    ZERO,
     FreeElement,
     Tree,
     Word,
@@ -37,8 +68,6 @@ from workbench.lie._free import (
     check_integer,
     check_word,
     expand_tree_unchecked,
-    multidegree,
-    tree_degree,
     tree_letters,
 )
 from workbench.lie._words import (
@@ -49,9 +78,12 @@ from workbench.lie._words import (
     standard_factorization_unchecked,
 )
 
+# chibrikov_word is imported from this module (the package re-exports the names listed here).
 __all__ = ["BASES", "basis_trees", "change_of_basis", "lyndon_coordinates", "lyndon_tree"]
 
-BASES = ("lyndon", "hall", "right-normed")
+#: Every accepted basis name; ``"right-normed"`` is another name for ``"chibrikov"``.
+BASES = ("lyndon", "hall", "chibrikov", "right-normed")
+_ALIASES = {"right-normed": "chibrikov"}
 
 
 def lyndon_tree(word: Word) -> Tree:
@@ -119,44 +151,78 @@ def lyndon_coordinates_unchecked(remaining: dict[Word, Fraction]) -> dict[Word, 
     return coordinates
 
 
-def _tree_coordinates(tree: Tree, n_letters: int) -> dict[Word, Fraction]:
-    # Lyndon coordinates of a bracket monomial: its word coefficients on the Lyndon words of its degree,
-    # then the engine's exact triangular solve (a tree is a Lie polynomial by construction).
-    degree = tree_degree(tree)
-    index = _lyndon_index(n_letters, degree)
-    values = [ZERO] * len(index)
-    for word, c in expand_tree_unchecked(tree):
-        position = index.get(word)
-        if position is not None:
-            values[position] = Fraction(c)
-    return lyndon_coordinates_from_values(n_letters, degree, values)
-
-
 @cache
 def _lyndon_index(n_letters: int, degree: int) -> dict[Word, int]:
     return {w: k for k, w in enumerate(lyndon_words(n_letters, degree))}
 
 
 @cache
-def _hall_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
-    # Hall set up to `degree`, in Hall order (degree first, then construction order).
-    ordered: list[Tree] = list(range(n_letters))
-    by_degree: dict[int, list[Tree]] = {1: list(range(n_letters))}
-    for n in range(2, degree + 1):
-        position = {t: i for i, t in enumerate(ordered)}
-        found = []
-        for d1 in range(n - 1, 0, -1):
-            for t1 in by_degree[d1]:
-                for t2 in by_degree[n - d1]:
-                    if position[t1] <= position[t2]:
-                        continue
-                    if not isinstance(t1, int) and position[t1[1]] > position[t2]:
-                        continue
+def _hall_levels(n_letters: int, degree: int) -> tuple[tuple[Tree, ...], ...]:
+    # The classical Hall set by degree: levels[k - 1] holds the elements of degree k, in Hall order.
+    if degree == 1:
+        return (tuple(range(n_letters)),)
+    levels = _hall_levels(n_letters, degree - 1)
+    position = {t: i for i, t in enumerate(t for level in levels for t in level)}
+    found = []
+    for d2 in range(1, degree // 2 + 1):  # t1 > t2 forces deg t1 ≥ deg t2
+        for t2 in levels[d2 - 1]:
+            for t1 in levels[degree - d2 - 1]:
+                if position[t1] > position[t2] and (isinstance(t1, int) or position[t1[1]] <= position[t2]):
                     found.append((t1, t2))
-        found.sort(key=lambda t: (position[t[0]], position[t[1]]))
-        by_degree[n] = found
-        ordered.extend(found)
-    return tuple(ordered)
+    found.sort(key=lambda t: (position[t[1]], position[t[0]]))  # the right factor first
+    return (*levels, tuple(found))
+
+
+def chibrikov_word(word: Word) -> Word:
+    """The letters ``x1…xn`` of Chibrikov's right-normed monomial ``[x1,[x2,[…,x_n]]]`` for a Lyndon word.
+
+    The map is described in the module docstring (E. S. Chibrikov (2006); Hofstätter's ``bch``,
+    ``basis=1``); the result is a rearrangement of ``word`` ending with its smallest letter.
+
+    Examples
+    --------
+    >>> from workbench.lie import format_word
+    >>> [format_word(chibrikov_word(w)) for w in [(0, 1), (0, 0, 1, 1), (0, 0, 0, 1, 1), (0, 0, 1, 0, 1)]]
+    ['BA', 'BABA', 'BAABA', 'ABABA']
+    """
+    word = check_word("word", word)
+    if not 1 <= len(word) <= EXACT_UP_TO or not is_lyndon(word):
+        raise ValueError(f"word must be a Lyndon word of length 1 to {EXACT_UP_TO}, got {word!r}")
+    return _chibrikov_word(word)
+
+
+@cache
+def _chibrikov_word(word: tuple[int, ...]) -> tuple[int, ...]:
+    # `word` is Lyndon over integer letters (ranks); see the module docstring for the construction.
+    a = word[0]
+    if word.count(a) == 1:
+        return word[::-1]
+    n = len(word)
+    second = word.index(a, 1)
+    v = word[1:second]
+    period = (a, *v)
+    pieces: list[tuple[int, ...]] = []  # the new word: new letters and single old letters, as words
+    pos = 0
+    while pos < n:
+        start = pos
+        while pos + len(period) < n and word[pos + len(period)] == a and word[pos : pos + len(period)] == period:
+            pos += len(period)
+        end = pos + 1
+        while end < n and word[end] != a:
+            end += 1
+        run = word[pos + 1 : end]
+        cut = next((j for j in range(1, len(run) + 1) if run[:j] > v), None)
+        if cut is None:  # pragma: no cover - impossible for a Lyndon word
+            raise AssertionError(f"no prefix of the run after position {pos} exceeds v in {word!r}")
+        pieces.append(word[start : pos + 1 + cut])
+        pieces.extend((x,) for x in run[cut:])
+        pos = end
+    letters = sorted(set(pieces))  # the new alphabet, ordered lexicographically as words
+    rank = {piece: i for i, piece in enumerate(letters)}
+    inner = _chibrikov_word(tuple(rank[p] for p in pieces))
+    first = letters[inner[-1]]  # the first piece, a v z
+    head = tuple(x for i in inner[:-1] for x in letters[i])
+    return head + first[len(period) :] + v[::-1] + (a,)
 
 
 def _right_normed(letters: Word) -> Tree:
@@ -166,55 +232,22 @@ def _right_normed(letters: Word) -> Tree:
     return tree
 
 
-def _reduce(pivots: dict[Word, dict[Word, Fraction]], vector: dict[Word, Fraction]) -> dict[Word, Fraction]:
-    # Gaussian elimination against rows keyed by their smallest (pivot) Lyndon word.
-    vector = dict(vector)
-    while vector:
-        lead = min(vector)
-        row = pivots.get(lead)
-        if row is None:
-            return vector
-        add_scaled(vector, row.items(), -(vector[lead] / row[lead]))
-    return vector
-
-
-@cache
-def _right_normed_trees(n_letters: int, degree: int) -> tuple[Tree, ...]:
-    # For each multidegree, the lexicographically first right-normed monomials that are linearly
-    # independent (exact elimination in Lyndon coordinates), until the block is spanned.
-    from sympy.utilities.iterables import multiset_permutations
-
-    blocks = {key: len(members) for key, members in multidegree_blocks(n_letters, degree)}
-    chosen: list[Tree] = []
-    for block in sorted(blocks, reverse=True):  # (n-1, 1) first: A-heavy blocks lead, as for Lyndon words
-        letters = [letter for letter, count in enumerate(block) for _ in range(count)]
-        pivots: dict[Word, dict[Word, Fraction]] = {}
-        for candidate in multiset_permutations(letters):
-            tree = _right_normed(tuple(candidate))
-            reduced = _reduce(pivots, _tree_coordinates(tree, n_letters))
-            if reduced:
-                pivots[min(reduced)] = reduced
-                chosen.append(tree)
-                if len(pivots) == blocks[block]:
-                    break
-        if len(pivots) != blocks[block]:  # pragma: no cover - right-normed monomials always span
-            raise AssertionError(f"right-normed monomials do not span the block {block}")
-    return tuple(chosen)
-
-
 def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     """The basis elements of exact ``degree`` as bracket trees, in the basis order.
+
+    ``basis`` is one of :data:`BASES` (the module docstring defines them).
 
     Examples
     --------
     >>> from workbench.lie import tree_to_string
-    >>> [tree_to_string(t) for t in basis_trees("hall", 2, 3)]
-    ['[[B,A],A]', '[[B,A],B]']
-    >>> [tree_to_string(t) for t in basis_trees("right-normed", 2, 3)]
-    ['[A,[A,B]]', '[B,[A,B]]']
+    >>> [tree_to_string(t) for t in basis_trees("hall", 2, 4)]
+    ['[[[B,A],A],A]', '[[[B,A],A],B]', '[[[B,A],B],B]']
+    >>> [tree_to_string(t) for t in basis_trees("chibrikov", 2, 4)]
+    ['[A,[A,[B,A]]]', '[B,[A,[B,A]]]', '[B,[B,[B,A]]]']
 
-    The work is estimated first and refused past the package's budget: Hall ``degree ≤ 14`` and
-    right-normed ``degree ≤ 13`` for two letters (11 and 10 for three), Lyndon as :func:`lyndon_words`.
+    The work is estimated first and refused past the package's budget: Hall ``degree ≤ 15`` and
+    Chibrikov ``degree ≤ 16`` for two letters (10 and 11 for three letters, 8 and 9 for four), Lyndon
+    as :func:`lyndon_words`.
     """
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
@@ -223,7 +256,7 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     check_budget(
         "degree", degree, f"the {basis} basis on n_letters={n_letters} letters", basis_change_seconds, basis, n_letters
     )
-    return _basis_trees(basis, n_letters, degree)
+    return _basis_trees(_ALIASES.get(basis, basis), n_letters, degree)
 
 
 @cache
@@ -231,30 +264,209 @@ def _basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     if basis == "lyndon":
         return tuple(_lyndon_tree(w) for w in lyndon_words(n_letters, degree))
     if basis == "hall":
-        return tuple(t for t in _hall_trees(n_letters, degree) if tree_degree(t) == degree)
-    return _right_normed_trees(n_letters, degree)
+        return _hall_levels(n_letters, degree)[-1]
+    return tuple(_right_normed(_chibrikov_word(w)) for w in lyndon_words(n_letters, degree))
 
 
-@cache
-def _coordinate_matrix(basis: str, n_letters: int, degree: int):
-    # Per multidegree: (Lyndon words of the block, basis trees of the block, QQ matrix whose column i
-    # holds the Lyndon coordinates of basis tree i).
+# --- change of basis: the monomials' word coefficients on the Lyndon words, then an exact solve ----------
+#
+# In one multidegree block let z_u be the coefficient of the Lyndon word u in a Lie element and
+# M[u, b] = (b, u) that of u in the basis monomial b.  The Lyndon words index a basis of the block's dual
+# (Reutenauer (1993), Theorem 5.1: T[u, w] = (P_w, u) is unitriangular), so the coordinates x of the
+# element in the basis solve M x = z, and z = T λ from its Lyndon coordinates λ.
+
+# Expansion codes held at once: a monomial of degree n has 2^(n-1) signed words.
+_EXPANSION_CHUNK = 1 << 22
+# int64 elimination is used while every updated entry provably stays below this bound.
+_INT64_SAFE = 1 << 62
+
+
+def _word_codes(words: np.ndarray, base: int) -> np.ndarray:
+    # Words of one length as base-`base` integers: lexicographic order = numeric order.
+    codes = np.zeros(len(words), dtype=np.int64)
+    for column in words.T:
+        codes = codes * base + column
+    return codes
+
+
+def _accumulate(out: np.ndarray, codes: np.ndarray, signs: np.ndarray, columns: np.ndarray, targets: np.ndarray):
+    # out[i, j] += Σ signs over the expansion words of column j equal to targets[i] (targets sorted).
+    rows, width = out.shape
+    where = np.minimum(np.searchsorted(targets, codes), rows - 1)
+    hit = targets[where] == codes
+    out += (
+        np.bincount(where[hit] * width + columns[hit], weights=signs[hit], minlength=rows * width)
+        .astype(np.int64)
+        .reshape(rows, width)
+    )
+
+
+def _right_normed_coefficients(letters: np.ndarray, targets: np.ndarray, base: int) -> np.ndarray:
+    """``M[i, j]`` = coefficient of the word coded ``targets[i]`` in ``[x1,[…,x_n]]``, ``x = letters[j]``.
+
+    ``[x1, R] = x1 R − R x1``: the expansion words are built from ``x_n`` outwards, each letter put in
+    front (sign +) or at the back (sign −), as integer codes, for a batch of monomials at once.
+    """
+    m, n = letters.shape
+    out = np.zeros((len(targets), m), dtype=np.int64)
+    step = max(1, _EXPANSION_CHUNK >> (n - 1))
+    for lo in range(0, m, step):
+        chunk = letters[lo : lo + step].astype(np.int64)
+        codes, signs = chunk[:, n - 1 :], np.ones((len(chunk), 1), dtype=np.int64)
+        for i in range(n - 2, -1, -1):
+            x = chunk[:, i : i + 1]
+            codes = np.concatenate([x * base ** (n - 1 - i) + codes, codes * base + x], axis=1)
+            signs = np.concatenate([signs, -signs], axis=1)
+        columns = np.repeat(np.arange(lo, lo + len(chunk)), codes.shape[1])
+        _accumulate(out, codes.ravel(), signs.ravel(), columns, targets)
+    return out
+
+
+def _tree_codes(tree: Tree, base: int) -> tuple[np.ndarray, np.ndarray, int]:
+    # All signed expansion words of a bracket tree as codes: [x, y] = xy − yx.  (codes, signs, degree)
+    if isinstance(tree, int):
+        return np.array([tree], dtype=np.int64), np.ones(1, dtype=np.int64), 1
+    left, left_signs, p = _tree_codes(tree[0], base)
+    right, right_signs, q = _tree_codes(tree[1], base)
+    front = (left[:, None] * base**q + right[None, :]).ravel()
+    back = (right[:, None] * base**p + left[None, :]).ravel()
+    signs = np.outer(left_signs, right_signs).ravel()
+    return np.concatenate([front, back]), np.concatenate([signs, -signs]), p + q
+
+
+def _tree_coefficients(trees: tuple[Tree, ...], targets: np.ndarray, base: int) -> np.ndarray:
+    # As _right_normed_coefficients, for arbitrary trees (one expansion per tree).
+    out = np.zeros((len(targets), len(trees)), dtype=np.int64)
+    for j, tree in enumerate(trees):
+        codes, signs, _ = _tree_codes(tree, base)
+        _accumulate(out, codes, signs, np.full(len(codes), j), targets)
+    return out
+
+
+def _unimodular_lu(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``M[rows][:, cols] = L U`` with every pivot ``±1``: ``(rows, cols, packed factors)``.
+
+    The factors are packed (unit ``L`` below the diagonal, ``U`` on and above) and integral; ``None``
+    when no ``±1`` is left to pivot on.  Rows and columns are exchanged only when the diagonal entry is
+    not ``±1`` (the Chibrikov matrices never need one: Hofstätter (2021)).  The elimination runs in
+    int64 while a running bound on the updated entries stays below 2^62, then in Python integers.
+    """
+    a = matrix.astype(np.int64)
+    m = len(a)
+    rows, cols = np.arange(m), np.arange(m)
+    bound = int(np.abs(a).max(initial=0))  # bounds every entry not yet final
+    for k in range(m):
+        if abs(int(a[k, k])) != 1:
+            units = np.argwhere(np.abs(a[k:, k:]) == 1)
+            if not len(units):
+                return None
+            r, c = k + int(units[0][0]), k + int(units[0][1])
+            a[[k, r]] = a[[r, k]]
+            a[:, [k, c]] = a[:, [c, k]]
+            rows[[k, r]] = rows[[r, k]]
+            cols[[k, c]] = cols[[c, k]]
+        pivot = int(a[k, k])
+        if k + 1 == m:
+            break
+        a[k + 1 :, k] *= pivot  # the multipliers a_ik / pivot
+        column, row = a[k + 1 :, k], a[k, k + 1 :]
+        if a.dtype != object:
+            step = int(np.abs(column).max()) * int(np.abs(row).max())
+            bound += step
+            if bound >= _INT64_SAFE:  # recompute the bound exactly before giving up on int64
+                bound = int(np.abs(a[k + 1 :, k + 1 :]).max()) + step
+            if bound >= _INT64_SAFE:
+                a = a.astype(object)
+                column, row = a[k + 1 :, k], a[k, k + 1 :]
+        a[k + 1 :, k + 1 :] -= np.multiply.outer(column, row)
+    return rows, cols, a.astype(object)
+
+
+def _lu_solve(factors: tuple[np.ndarray, np.ndarray, np.ndarray], rhs: np.ndarray) -> np.ndarray:
+    # Exact forward and back substitution (Python integers); the pivots are ±1, so no division.
+    rows, cols, lu = factors
+    m = len(lu)
+    y = rhs[rows].astype(object)
+    for i in range(1, m):
+        y[i] -= lu[i, :i].dot(y[:i])
+    for i in range(m - 1, -1, -1):
+        y[i] = (y[i] - lu[i, i + 1 :].dot(y[i + 1 :])) * lu[i, i]
+    x = np.empty(m, dtype=object)
+    x[cols] = y
+    return x
+
+
+def _dense_solve(matrix: np.ndarray, rhs: np.ndarray) -> list[Fraction]:
+    # The fallback for a block without ±1 pivots: fraction-free solve over ZZ (sympy), M X = den·b.
     from sympy import ZZ
     from sympy.polys.matrices import DomainMatrix
 
+    m = len(matrix)
+    a = DomainMatrix([[ZZ(int(v)) for v in row] for row in matrix], (m, m), ZZ)
+    b = DomainMatrix([[ZZ(int(v))] for v in rhs], (m, 1), ZZ)
+    numerators, den = a.solve_den(b)
+    return [Fraction(int(v), int(den)) for v in numerators.to_Matrix()]
+
+
+@cache
+def _basis_blocks(basis: str, n_letters: int, degree: int):
+    # Per multidegree block, in the order of multidegree_blocks: (basis order of each element, trees,
+    # solver) with solver ("lu", the ±1-pivot factors of M) or ("dense", M).
+    from workbench.lie._words import lyndon_word_array
+
+    words = np.asarray(lyndon_word_array(n_letters, degree), dtype=np.int64)
     lyndon = lyndon_words(n_letters, degree)
-    blocks: dict[tuple[int, ...], tuple[list[Word], list[Tree]]] = {
-        key: ([lyndon[k] for k in members], []) for key, members in multidegree_blocks(n_letters, degree)
-    }
-    for tree in _basis_trees(basis, n_letters, degree):
-        blocks[multidegree(tree_letters(tree), n_letters)][1].append(tree)
-    out = {}
-    for key, (words, trees) in blocks.items():
-        columns = [_tree_coordinates(t, n_letters) for t in trees]
-        # Integer entries: a bracket monomial has integer Lyndon coordinates (T is integral, unitriangular).
-        rows = [[ZZ(int(col.get(w, 0))) for col in columns] for w in words]
-        out[key] = (words, trees, DomainMatrix(rows, (len(words), len(trees)), ZZ))
-    return out
+    blocks = multidegree_blocks(n_letters, degree)
+    if basis == "hall":
+        slot = {key: i for i, (key, _) in enumerate(blocks)}
+        grouped: list[list[tuple[int, Tree]]] = [[] for _ in blocks]
+        for order, tree in enumerate(_basis_trees("hall", n_letters, degree)):
+            letters = tree_letters(tree)
+            grouped[slot[tuple(letters.count(x) for x in range(n_letters))]].append((order, tree))
+    out = []
+    for i, (_, members) in enumerate(blocks):
+        members = np.asarray(members)
+        targets = _word_codes(words[members], n_letters)
+        if basis == "chibrikov":
+            rearranged = np.array([_chibrikov_word(lyndon[k]) for k in members], dtype=np.int64)
+            orders = tuple(int(k) for k in members)
+            trees = tuple(_right_normed(tuple(int(x) for x in row)) for row in rearranged)
+            matrix = _right_normed_coefficients(rearranged, targets, n_letters)
+        else:
+            orders, trees = (tuple(column) for column in zip(*grouped[i], strict=True))
+            matrix = _tree_coefficients(trees, targets, n_letters)
+        lu = _unimodular_lu(matrix)
+        solver = ("lu", lu) if lu is not None else ("dense", matrix)  # no block met so far needs "dense"
+        out.append((orders, trees, solver))
+    return tuple(out)
+
+
+def _change_in_degree(
+    coordinates: dict[Word, Fraction], basis: str, n_letters: int, degree: int
+) -> list[tuple[Tree, Fraction]]:
+    # z = T λ per block (T: the engine's unitriangular blocks, exact in Python integers), then M x = z.
+    import scipy.sparse
+
+    index = _lyndon_index(n_letters, degree)
+    common = math.lcm(*(c.denominator for c in coordinates.values()))
+    numerators = np.zeros(len(index), dtype=object)
+    for w, c in coordinates.items():
+        numerators[index[w]] = c.numerator * (common // c.denominator)
+    found: list[tuple[int, Tree, Fraction]] = []
+    triangular = lyndon_triangular_blocks(n_letters, degree)
+    for (members, t_block), (orders, trees, (kind, solver)) in zip(
+        triangular, _basis_blocks(basis, n_letters, degree), strict=True
+    ):
+        lam = numerators[members]
+        if not lam.any():
+            continue
+        t_block = scipy.sparse.csr_array(t_block)
+        z = np.add.reduceat(t_block.data.astype(object) * lam[t_block.indices], t_block.indptr[:-1])
+        x = _lu_solve(solver, z) if kind == "lu" else _dense_solve(solver, z)
+        for order, tree, value in zip(orders, trees, x, strict=True):
+            if value:
+                found.append((order, tree, Fraction(value) / common))
+    return [(tree, c) for _, tree, c in sorted(found, key=lambda item: item[0])]
 
 
 def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: int) -> list[tuple[Tree, Fraction]]:
@@ -269,6 +481,8 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
     >>> from workbench.lie import tree_to_string
     >>> [(tree_to_string(t), c) for t, c in change_of_basis({(0, 1): Fraction(1)}, "hall", 2)]
     [('[B,A]', Fraction(-1, 1))]
+    >>> [(tree_to_string(t), c) for t, c in change_of_basis({(0, 0, 1): Fraction(1)}, "chibrikov", 2)]
+    [('[A,[B,A]]', Fraction(-1, 1))]
 
     The keys must be Lyndon words over ``n_letters`` letters; their longest length is the degree that
     the basis change is budgeted for (as :func:`basis_trees`).
@@ -290,29 +504,14 @@ def change_of_basis_unchecked(coordinates: dict[Word, Fraction], basis: str, n_l
         check_budget(
             "degree", top, f"the {basis} basis on n_letters={n_letters} letters", basis_change_seconds, basis, n_letters
         )
+    basis = _ALIASES.get(basis, basis)
     if basis == "lyndon":
         return [(_lyndon_tree(w), c) for w, c in sorted(coordinates.items(), key=lambda x: (len(x[0]), x[0])) if c]
-    from sympy import ZZ
-    from sympy.polys.matrices import DomainMatrix
-
     by_degree: dict[int, dict[Word, Fraction]] = defaultdict(dict)
     for w, c in coordinates.items():
         if c:
             by_degree[len(w)][w] = c
     result: list[tuple[Tree, Fraction]] = []
     for degree in sorted(by_degree):
-        order = {t: i for i, t in enumerate(_basis_trees(basis, n_letters, degree))}
-        found: list[tuple[Tree, Fraction]] = []
-        for words, trees, matrix in _coordinate_matrix(basis, n_letters, degree).values():
-            target = [by_degree[degree].get(w, Fraction(0)) for w in words]
-            if not any(target):
-                continue
-            # Fraction-free solve over ZZ (much faster than LU over QQ): M X = den·b with b = D·target.
-            common = math.lcm(*(c.denominator for c in target))
-            rhs = DomainMatrix([[ZZ(int(c * common))] for c in target], (len(words), 1), ZZ)
-            numerators, den = matrix.solve_den(rhs)
-            for tree, value in zip(trees, numerators.to_Matrix(), strict=True):
-                if value:
-                    found.append((tree, Fraction(int(value), int(den) * common)))
-        result.extend(sorted(found, key=lambda x: order[x[0]]))
+        result.extend(_change_in_degree(by_degree[degree], basis, n_letters, degree))
     return result

@@ -81,8 +81,8 @@ class LieSeries:
     def terms(self, basis: str = "lyndon") -> list[tuple[Tree, Fraction]]:
         """``(bracket tree, coefficient)`` pairs in ``basis``, by degree, zero terms omitted.
 
-        A change to the Hall or right-normed basis is budgeted as :func:`~workbench.lie.basis_trees`
-        (for two letters: Hall through degree 14, right-normed through 13).
+        A change to the Hall or Chibrikov (right-normed) basis is budgeted as :func:`~workbench.lie.basis_trees`
+        (for two letters: Hall through degree 15, Chibrikov through 16).
         """
         if basis not in BASES:
             raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
