@@ -234,11 +234,10 @@ class Level:
         return cls(degree, np.array([k for k, _ in terms], dtype=np.int64), numerators, denominator)
 
     def coordinates(self, n_letters: int) -> dict[Word, Fraction]:
-        words = lyndon_words(n_letters, self.degree)
+        # keys only for the nonzero terms (about half the words of an even BCH degree are zero)
+        keys = map(tuple, lyndon_word_array(n_letters, self.degree)[self.positions].tolist())
         d = self.denominator
-        return {
-            words[k]: Fraction(v, d) for k, v in zip(self.positions.tolist(), self.numerators.tolist(), strict=True)
-        }
+        return {w: Fraction(v, d) for w, v in zip(keys, self.numerators.tolist(), strict=True)}
 
 
 @cache
