@@ -6,8 +6,9 @@ matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
 Work that grows with a degree is estimated before it starts (Witt counts times measured per-step costs)
 and refused past its budget with a ``ValueError`` naming the parameter, the ceiling and the estimate.  The
 BCH family runs on a compiled kernel and is limited by memory: the ceiling is the largest degree whose
-peak-memory estimate fits the memory budget (``bch`` 24 in 0.95 GiB and about 30 s, at most 26); the other
-series by 10 s of estimated work (e.g. Hall coordinates through 14).
+peak-memory estimate fits the memory budget (``bch`` 24 in 0.83 GB and about 35 s, at most 26); the other
+series by 10 s of estimated work (``zassenhaus`` through 21, ``magnus`` order 24 with two terms and 17 with
+any number, Hall coordinates through 15, Chibrikov through 16).
 Integer parameters accept Python ints, numpy integer scalars and 0-d integer arrays (never bools).
 
 Words and Lyndon words

@@ -150,7 +150,7 @@ def generic_log_seconds(n_letters: int, n_factors: int, degree: int) -> float:
     return 4.4e-8 * steps + 4.0e-8 * solve
 
 
-def zassenhaus_seconds(degree: int) -> float:
+def zassenhaus_seconds(degree: int, kernel: bool = True) -> float:
     r"""Zassenhaus by dense word vectors modulo primes, then the exact Lyndon solve of every degree.
 
     Steps per prime: multiplying by :math:`e^{C_n}` updates every degree ``m ≥ n`` with ``⌊m/n⌋`` outer
@@ -158,16 +158,21 @@ def zassenhaus_seconds(degree: int) -> float:
     (``int64`` multiply-adds, reduced every seventh term: about 6 ns each).  Primes: the proven bound on
     ``2·D_n·max|C_n|`` is about :math:`1.55\log_2 d! + 6` bits (this count of primes equals the one the
     bounds give at every degree through 30, and exceeds it by one at some degrees up to 40), in primes
-    of 30 bits, plus one check prime.  The solve: the entries of the triangular blocks of every degree
-    at 2 ns each.  Measured (fresh interpreter, the call alone; add 0.08 s for the import): degree 14
-    0.08 s, 16 0.15 s, 17 0.35 s, 18 0.72 s, 19 1.4 s, 20 3.6 s (solve 1.0 s), 21 8.3 s (solve 2.9 s);
-    the estimate for 22 is 24 s.
+    of 30 bits, plus one check prime.  The solve: the entries of the triangular blocks of every degree,
+    2 ns each in the compiled kernel; without it (``kernel=False``) 12 ns each plus 2.5 µs per letter of
+    the Lyndon words (the Python programme that builds the blocks).  Measured (fresh interpreter, the
+    call alone; add 0.08 s for the import; the machine shared, so ±40 %): with the kernel degree 14
+    0.07 s, 16 0.15–0.18 s, 18 0.6–0.7 s, 20 3.4–5.0 s (solve 1.0–1.2 s), 21 8.2–8.4 s (solve 2.8 s),
+    estimate for 22 24 s; without it 16 0.58 s, 18 2.1 s, 19 5.3 s, 20 15.8 s.
     """
     steps = sum((m // n) * 2**m for n in range(2, degree) for m in range(n, degree + 1))
     bits = 1.55 * math.lgamma(degree + 1) / math.log(2) + 6
     primes = math.ceil(bits / 30) + 1
     solve = sum(_solve_steps(2, k) for k in range(2, degree + 1))
-    return 6.0e-9 * primes * steps + 2.0e-9 * solve
+    if kernel:
+        return 6.0e-9 * primes * steps + 2.0e-9 * solve
+    letters = sum(k * lyndon_count(2, k) for k in range(2, degree + 1))
+    return 6.0e-9 * primes * steps + 1.2e-8 * solve + 2.5e-6 * letters
 
 
 @cache
@@ -200,21 +205,36 @@ def _weighted_words(n_terms: int, order: int) -> tuple[int, int]:
     return segmentation, engine
 
 
-def magnus_seconds(n_terms: int, order: int) -> float:
+def magnus_seconds(n_terms: int, order: int, kernel: bool = True) -> float:
     """Magnus from the closed word coefficients of the time-ordered exponential, on Lyndon words only.
 
     Two parts (:func:`_weighted_words`): the segmentation sum of ``log Y`` on every Lyndon word of
-    weight ≤ order (``L³`` integer steps for length ``L``), and, for every letter set ``S`` and length
-    ``L`` it reaches, the Lyndon words of ``|S|`` letters and length ``L`` listed and solved by the
-    engine (``L·ℓ(|S|, L)`` steps: all multidegrees of that alphabet, not only the few of weight ≤
-    order, which is what limits three and more letters).  Fitted (relative least squares) on the
-    reference machine; measured (fresh interpreter, the call alone; add 0.08 s for the import):
-    (n_terms = 2) order 12 0.009 s, 16 0.06 s, 20 0.57 s, 22 2.2 s, 24 7.6 s; (n_terms = 3) order 16
-    1.0 s, 17 3.0 s, 18 5.5 s; (n_terms = 4) order 16 2.1 s, 17 3.9 s; (n_terms = order) 12 0.11 s,
-    14 0.38 s, 16 2.5 s, 17 4.2 s, 18 15 s.
+    weight ≤ order (``L³`` integer steps for length ``L``, 70 ns each), and, for every letter set ``S``
+    and length ``L`` it reaches, the Lyndon words of ``|S|`` letters and length ``L`` listed and handed
+    to the engine's solve (``L·ℓ(|S|, L)`` steps at 0.3 µs: all multidegrees of that alphabet, not only
+    the few of weight ≤ order, which is what limits three and more letters).  Without the compiled
+    kernel (``kernel=False``) the engine also builds every triangular block of each ``(|S|, L)``
+    reached, as the fallback of :func:`zassenhaus_seconds` (12 ns per entry of Σ_c ℓ(c)² there is
+    30 ns here, for alphabets of 2 to 5 letters, plus 2.5 µs per letter; conservative for two letters).
+    Fitted (relative least squares) on the reference machine; measured (fresh interpreter, the call
+    alone; add 0.08 s for the import; the machine shared, so up to ±50 %): with the kernel
+    (n_terms = 2) order 12 0.01 s, 16 0.06 s, 20 0.43–0.57 s, 22 1.8–2.2 s, 24 7.6–8.0 s;
+    (n_terms = 3) order 16 1.0 s, 17 2.5–3.0 s, 18 5.5–8.4 s; (n_terms = 4) order 16 1.9–2.1 s,
+    17 3.9–6.3 s; (n_terms = order) 12 0.11 s, 14 0.38 s, 16 2.2–2.5 s, 17 4.2–7.0 s, 18 15 s.
+    Without it: (n_terms = order) 12 0.75 s, 14 1.7 s, 15 5.4 s; (n_terms = 2) 20 1.9 s, 22 12 s;
+    (n_terms = 3) 14 1.1 s, 16 18 s.
     """
     segmentation, engine = _weighted_words(n_terms, order)
-    return 7.0e-8 * segmentation + 3.0e-7 * engine
+    seconds = 7.0e-8 * segmentation + 3.0e-7 * engine
+    if not kernel:  # (a sum past 10⁶ s is not refined further: it only has to exceed the budget)
+        for size in range(2, n_terms + 1):
+            if size * (size + 1) // 2 > order or seconds > 1e6:
+                break
+            for length in range(size, order - size * (size - 1) // 2 + 1):  # letters 0..size-1, the rest A
+                seconds += 3.0e-8 * _solve_steps(size, length) + 2.5e-6 * length * lyndon_count(size, length)
+                if seconds > 1e6:
+                    break
+    return seconds
 
 
 def hausdorff_seconds(degree: int) -> float:
@@ -226,27 +246,43 @@ def hausdorff_seconds(degree: int) -> float:
 
 
 def basis_change_seconds(basis: str, n_letters: int, degree: int) -> float:
-    """Hall or right-normed coordinates through ``degree``: every basis tree expanded (``2^{k-1}`` words).
+    r"""Hall or Chibrikov coordinates through ``degree``: the monomials' word coefficients, then the solve.
 
-    Measured (``bch(d).terms(basis)``): Hall 12 0.46 s, 14 2.5 s, 15 11.9 s; right-normed 10 0.81 s,
-    12 3.2 s, 13 9.2 s.  The Lyndon basis needs no change and is free.
+    Steps, summed over the degrees ``k ≤ degree``: one per basis element (its tree and its coefficient,
+    in Python), ``k·2^{k−1}`` per element (its expansion into integer word codes), and
+    :math:`\sum_c \ell(c)^3` for the ``±1``-pivot LU of the multidegree blocks, with
+    :math:`\ell(c) \approx \binom{k}{c}/k` as in the module docstring, in floating point.  Measured
+    (``bch(d).terms(basis)``, fresh interpreter, ``OMP_NUM_THREADS=1``, CPU time of the call; the wall
+    time on the shared machine was up to about 1.5× more): Chibrikov 10 0.19 s, 12 0.28 s, 13 0.45 s,
+    14 0.83 s, 15 2.3 s, 16 7.8 s, three letters (``bch_many``) 10 1.2 s, 11 7.2 s, four letters 8 1.2 s,
+    9 7.0 s; Hall 10 0.18 s, 12 0.31 s, 13 0.46 s, 14 0.93 s, 15 2.7 s, 16 9.8 s, three letters 9 1.1 s,
+    10 3.8 s, four letters 8 2.5 s (Hall 16 is estimated at 10.5 s and refused: 13 s of wall time there).
+    ``"right-normed"`` is Chibrikov's basis; the Lyndon basis needs no change and is free.
     """
     if basis == "lyndon":
         return 0.0
     import numpy as np
 
-    expansion = sum(lyndon_count(n_letters, k) * 2 ** (k - 1) * k for k in range(1, degree + 1))
-    # Σ_c ℓ(c)³ ≈ Σ_c multinomial(k; c)³ / k³ = k!³/k³ [x^k] (Σ_j x^j/j!³)^r, in floating point.
-    base = np.array([math.exp(-3 * math.lgamma(j + 1)) for j in range(degree + 1)])
-    power, factor, r = np.zeros(degree + 1), base, n_letters
-    power[0] = 1.0
-    while r:
-        if r & 1:
-            power = np.convolve(power, factor)[: degree + 1]
-        factor, r = np.convolve(factor, factor)[: degree + 1], r >> 1
-    elimination = sum(power[k] * math.exp(3 * math.lgamma(k + 1)) / k**3 for k in range(2, degree + 1))
-    per_word, per_entry = (1e-12, 1e-12) if basis == "hall" else (1e-12, 1e-12)
-    return per_word * expansion + per_entry * float(elimination)
+    def real(count: int) -> float:  # counts past the float range make the estimate infinite
+        return float(count) if count < 10**300 else math.inf
+
+    elements = real(sum(lyndon_count(n_letters, k) for k in range(1, degree + 1)))
+    expansion = real(sum(lyndon_count(n_letters, k) * 2 ** (k - 1) * k for k in range(1, degree + 1)))
+    # Σ_c multinomial(k; c)³ / k³ = k!³/k³ [x^k] (Σ_j x^j/j!³)^r, by repeated squaring of the series.
+    with np.errstate(over="ignore", invalid="ignore"):
+        base = np.array([math.exp(-3 * math.lgamma(j + 1)) for j in range(degree + 1)])
+        power, factor, r = np.zeros(degree + 1), base, n_letters
+        power[0] = 1.0
+        while r:
+            if r & 1:
+                power = np.convolve(power, factor)[: degree + 1]
+            factor, r = np.convolve(factor, factor)[: degree + 1], r >> 1
+        cubes = [power[k] * math.exp(3 * math.lgamma(k + 1) - 3 * math.log(k)) for k in range(2, degree + 1)]
+    elimination = float(sum(cubes))
+    if math.isnan(elimination):
+        elimination = math.inf
+    per_element, per_word, per_entry = (2.6e-4, 1.6e-9, 2.0e-9) if basis == "hall" else (1.2e-4, 2.6e-9, 5.0e-10)
+    return per_element * elements + per_word * expansion + per_entry * elimination
 
 
 def lyndon_words_seconds(n_letters: int, degree: int) -> float:
