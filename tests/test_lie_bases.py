@@ -18,6 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy as sp
 from sympy import ZZ
 from sympy.polys.matrices import DomainMatrix
 
@@ -83,18 +84,6 @@ def test_chibrikov_words_of_the_published_table():
 # --- oracle 3: Witt dimension per multidegree and exact independence ------------------------------------
 
 
-def mobius(n: int) -> int:
-    result, p = 1, 2
-    while p * p <= n:
-        if n % p == 0:
-            n //= p
-            if n % p == 0:
-                return 0
-            result = -result
-        p += 1
-    return -result if n > 1 else result
-
-
 def witt_by_content(content: tuple[int, ...]) -> int:
     # Lyndon words (= free Lie algebra dimension) with a given letter content: (1/k) Σ_{g | gcd} μ(g) multinomial.
     k = sum(content)
@@ -102,7 +91,7 @@ def witt_by_content(content: tuple[int, ...]) -> int:
     for g in range(1, math.gcd(*content) + 1):
         if math.gcd(*content) % g == 0:
             parts = [c // g for c in content]
-            total += mobius(g) * math.factorial(k // g) // math.prod(math.factorial(c) for c in parts)
+            total += int(sp.mobius(g)) * math.factorial(k // g) // math.prod(math.factorial(c) for c in parts)
     return total // k
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 import scipy.integrate
 import scipy.linalg
+from free_algebra_reference import exp, log, product
 
 from workbench.lie import _budget, expand_tree, magnus, magnus_omega, zassenhaus
 from workbench.lie._bases import lyndon_coordinates_unchecked
@@ -35,50 +36,21 @@ from workbench.lie._fast import kernel_available
 # --- the previous algorithms, as reference copies ---------------------------------------------------
 
 
-def _product(x: dict, y: dict, degree: int) -> dict:
-    out: dict = defaultdict(Fraction)
-    for u, a in x.items():
-        for v, b in y.items():
-            if len(u) + len(v) <= degree:
-                out[u + v] += a * b
-    return {w: c for w, c in out.items() if c}
-
-
-def _exp(x: dict, degree: int) -> dict:
-    total, power = {(): Fraction(1)}, {(): Fraction(1)}
-    for k in range(1, degree + 1):
-        power = {w: c / k for w, c in _product(power, x, degree).items()}
-        for w, c in power.items():
-            total[w] = total.get(w, Fraction(0)) + c
-    return {w: c for w, c in total.items() if c}
-
-
-def _log(y: dict, degree: int) -> dict:
-    z = {w: c for w, c in y.items() if w}
-    total: dict = defaultdict(Fraction)
-    power = {(): Fraction(1)}
-    for k in range(1, degree + 1):
-        power = _product(power, z, degree)
-        for w, c in power.items():
-            total[w] += Fraction((-1) ** (k + 1), k) * c
-    return {w: c for w, c in total.items() if c}
-
-
 def reference_zassenhaus(degree: int) -> dict:
     # R_1 = log(e^{-B} e^{-A} e^{A+B}), C_n = (R_{n-1})_n, R_n = log(e^{-C_n} e^{R_{n-1}}), over all words.
-    product = _product(
-        _product(_exp({(1,): Fraction(-1)}, degree), _exp({(0,): Fraction(-1)}, degree), degree),
-        _exp({(0,): Fraction(1), (1,): Fraction(1)}, degree),
+    total = product(
+        product(exp({(1,): Fraction(-1)}, degree), exp({(0,): Fraction(-1)}, degree), degree),
+        exp({(0,): Fraction(1), (1,): Fraction(1)}, degree),
         degree,
     )
-    remainder = _log(product, degree)
+    remainder = log(total, degree)
     coordinates = {(0,): Fraction(1), (1,): Fraction(1)}
     for n in range(2, degree + 1):
         c_n = {w: c for w, c in remainder.items() if len(w) == n}
         coordinates.update(lyndon_coordinates_unchecked(dict(c_n)))
         if n < degree:
             negative = {w: -c for w, c in c_n.items()}
-            remainder = _log(_product(_exp(negative, degree), _exp(remainder, degree), degree), degree)
+            remainder = log(product(exp(negative, degree), exp(remainder, degree), degree), degree)
     return {w: c for w, c in coordinates.items() if c}
 
 

@@ -308,25 +308,25 @@ def witt_bits(n_letters: int, degree: int) -> float:
 # --- ceilings ---------------------------------------------------------------------------------------
 
 
-@cache
-def ceiling(model, *params) -> int:
-    """The largest degree ``d ≤ EXACT_UP_TO`` with ``model(*params, d)`` within :data:`BUDGET_SECONDS` (0: none)."""
+def _largest_within(model, params: tuple, limit: float, top: int) -> int:
+    # Every estimate grows with the degree: count up and stop at the first degree past the limit.
     best = 0
-    for d in range(1, EXACT_UP_TO + 1):
-        if model(*params, d) > BUDGET_SECONDS:
+    for d in range(1, top + 1):
+        if model(*params, d) > limit:
             break
         best = d
     return best
+
+
+@cache
+def ceiling(model, *params) -> int:
+    """The largest degree ``d ≤ EXACT_UP_TO`` with ``model(*params, d)`` within :data:`BUDGET_SECONDS` (0: none)."""
+    return _largest_within(model, params, BUDGET_SECONDS, EXACT_UP_TO)
 
 
 def memory_ceiling(bytes_model, *params, budget: float, top: int = EXACT_UP_TO) -> int:
     """The largest degree ``d ≤ top`` with ``bytes_model(*params, d)`` within ``budget`` bytes (0: none)."""
-    best = 0
-    for d in range(1, top + 1):
-        if bytes_model(*params, d) > budget:
-            break
-        best = d
-    return best
+    return _largest_within(bytes_model, params, budget, top)
 
 
 def check_memory_budget(name: str, value: int, what: str, bytes_model, seconds_model, *params, top: int) -> int:

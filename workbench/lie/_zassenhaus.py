@@ -20,15 +20,13 @@ the factors by a recursion in the free Lie algebra; their low-degree factors are
 tests.  The word-vector recursion above is the elementary one (degree by degree from the product),
 organised here for exact modular arithmetic.
 
-The sparse free-algebra helpers :func:`_truncated_product`, :func:`_truncated_exp` and
-:func:`_truncated_log` (exact ``Fraction`` elements over all words) are kept as an independent
-reference for the tests of the Lie engine; :func:`zassenhaus` does not use them.
+The previous algorithm (truncated exp and log of exact elements over all words) is the tests' reference
+(``tests/free_algebra_reference.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from fractions import Fraction
 from functools import cache, partial
 
@@ -44,41 +42,6 @@ __all__ = ["zassenhaus"]
 
 # The budget where the engine's compiled kernel is not built (its Python-integer solve is slower).
 _PYTHON_BUDGET = partial(zassenhaus_seconds, kernel=False)
-
-
-# --- the sparse reference (all words, exact Fractions) ---------------------------------------------
-
-
-def _truncated_product(x: dict, y: dict, degree: int) -> dict:
-    out: dict[Word, Fraction] = defaultdict(Fraction)
-    for u, a in x.items():
-        room = degree - len(u)
-        for v, b in y.items():
-            if len(v) <= room:
-                out[u + v] += a * b
-    return {w: c for w, c in out.items() if c}
-
-
-def _truncated_exp(x: dict, degree: int) -> dict:
-    # x has no constant term, so x^k starts at degree k.
-    total = {(): Fraction(1)}
-    power = {(): Fraction(1)}
-    for k in range(1, degree + 1):
-        power = {w: c / k for w, c in _truncated_product(power, x, degree).items()}
-        for w, c in power.items():
-            total[w] = total.get(w, Fraction(0)) + c
-    return {w: c for w, c in total.items() if c}
-
-
-def _truncated_log(y: dict, degree: int) -> dict:
-    z = {w: c for w, c in y.items() if w}  # y = 1 + z
-    total: dict[Word, Fraction] = defaultdict(Fraction)
-    power = {(): Fraction(1)}
-    for k in range(1, degree + 1):
-        power = _truncated_product(power, z, degree)
-        for w, c in power.items():
-            total[w] += Fraction((-1) ** (k + 1), k) * c
-    return {w: c for w, c in total.items() if c}
 
 
 # --- exact bounds and primes -------------------------------------------------------------------------
