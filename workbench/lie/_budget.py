@@ -2,7 +2,9 @@ r"""Work budgets of the exact engine: cost estimates per series and the degree c
 
 Every entry point whose work grows with a degree estimates that work before it starts and refuses, with
 a ``ValueError`` naming the parameter, the ceiling and the estimate, past :data:`BUDGET_SECONDS` of
-estimated work on the reference machine.  Each estimate is a count of the engine's elementary steps
+estimated work on the reference machine, or, for the BCH family on the compiled kernel, past the memory
+budget (:func:`increasing_log_bytes` against :func:`workbench.memory.memory_budget`; its time is estimated
+and reported, not limited).  Each estimate is a count of the engine's elementary steps
 (from Witt's formula and its refinement by multidegree) times a per-step cost measured on the reference
 machine (2026-12-01, AMD EPYC, 2 cores, fresh interpreter, ``OMP_NUM_THREADS=1``); the measured
 wall times are listed at each model.  The ceiling of a series is the largest degree whose estimate fits

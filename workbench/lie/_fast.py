@@ -1,23 +1,29 @@
-r"""Exact kernels for the Lie-series engine (Python integers and numpy integer arithmetic).
+r"""The exact engine of the Lie series: word coefficients on Lyndon words, then the unitriangular solve.
 
 Three steps give :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` in the Lyndon basis, one degree at a time:
 
 1. **Word coefficients** on the Lyndon words (Goldberg's segmentation sum).  Blocks of a segmentation
    never cross a descent, so the sum factorises over the maximal nondecreasing runs of the word and
    depends only on the multiset of their letter counts: one product of small integer polynomials per
-   multiset (:func:`increasing_product_log_coefficients`).
-2. **The unitriangular matrix** :math:`T_{uw} = (P_w, u)` over Lyndon words of one multidegree, by
-   the bracket recursion on standard factorisations,
+   multiset, shared along sorted prefixes, as integers over one denominator
+   (:func:`increasing_product_log_numerators`).
+2. **The unitriangular system** :math:`z_u = \sum_w (P_w, u)\,c_w` over the Lyndon words of one multidegree,
+   its entries by the bracket recursion on standard factorisations,
    :math:`(P_{xy}, s) = (P_x, s_{<|x|})(P_y, s_{\ge|x|}) - (P_y, s_{<|y|})(P_x, s_{\ge|y|})`, run as one
-   shared straight-line programme over the reachable ``(word, offset)`` nodes for a batch of target
-   words (:func:`lyndon_triangular_blocks`).  Entries are integers; the blocks are stored sparse.
-3. **Exact forward substitution** with Python integers over a common denominator
-   (:func:`lyndon_coordinates_from_values`).
+   shared straight-line programme over the reachable ``(word, offset)`` nodes.
+3. **Exact forward substitution** over the common denominator (:func:`solve_level`).
 
-For two letters the even BCH degrees need none of this (:func:`bch_even_degree`).  The ideas (a
-programme shared per multidegree, columns ``A^k y`` read as ``y`` at offset ``k``, even degrees from
-the symmetric series) follow H. Hofstätter's ``bch`` program (github.com/HaraldHofstaetter/BCH); the
-formulation here, vectorised over target words with numpy, is ours.
+Steps 2 and 3 run in the compiled kernel (``_lyndon_kernel.c``): per target word only the prefix of the
+programme its columns need, eight targets per vector, 128-bit integers with overflow checks, the blocks of a
+degree on threads.  Where the kernel is not built (or reports an overflow) the same system is solved here:
+the programme vectorised over targets with numpy (:func:`lyndon_triangular_blocks`, also the tests' oracle for
+the kernel) and forward substitution in Python integers.  A degree is carried as a :class:`Level` (positions,
+integer numerators, one denominator), a few bytes per term; Fractions are made only for the caller.
+
+For two letters the even BCH degrees need none of this (:func:`bch_even_level`).  The ideas (a programme
+shared per multidegree, columns ``A^k y`` read as ``y`` at offset ``k``, the prefix each target needs, even
+degrees from the symmetric series, integer arithmetic over a common denominator) follow H. Hofstätter's ``bch``
+program (github.com/HaraldHofstaetter/BCH; user manual arXiv:2102.06570); the code, in numpy and in C, is ours.
 """
 
 from __future__ import annotations
