@@ -49,6 +49,7 @@ from workbench.catalogue import fit_rate
 from workbench.lie import (
     basis_trees,
     bch,
+    bch_cost,
     bch_even_degree,
     format_word,
     lyndon_words,
@@ -59,6 +60,7 @@ from workbench.lie import (
     witt_dimension,
     zassenhaus,
 )
+from workbench.memory import memory_limit
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
@@ -147,6 +149,50 @@ big = bch(16)
 print(f"bch(16): {sum(big.nonzero_per_degree())} nonzero coefficients in {time.perf_counter() - start:.2f} s")
 
 # %% [markdown]
+# ## The published tables, and what a degree costs
+#
+# Published tables of the series use the classical Hall basis, in the order and orientation of
+# {cite:t}`casas2009efficient` (generators first, then $[B,A]$, $[[B,A],A]$, $[[B,A],B]$, …: each element
+# $[t_1, t_2]$ with $t_1$ later than $t_2$, listed by its right factor), or Chibrikov's right-normed basis
+# {cite:p}`chibrikov2006right`, brackets $[x_1,[x_2,[\dots,[x_{n-1},x_n]]]]$.  Hofstätter's user manual
+# {cite:p}`hofstatter2020bch` prints the series to degree 5 in both; the engine's terms are those, in that order:
+
+# %%
+HALL_5 = [  # Hofstätter's manual, basis=2: (bracket, coefficient), in basis order
+    ("A", "1"), ("B", "1"), ("[B,A]", "-1/2"), ("[[B,A],A]", "1/12"), ("[[B,A],B]", "-1/12"),
+    ("[[[B,A],A],B]", "1/24"), ("[[[[B,A],A],A],A]", "-1/720"), ("[[[[B,A],A],A],B]", "-1/180"),
+    ("[[[[B,A],A],B],B]", "1/180"), ("[[[[B,A],B],B],B]", "1/720"), ("[[[B,A],A],[B,A]]", "-1/120"),
+    ("[[[B,A],B],[B,A]]", "-1/360"),
+]  # fmt: skip
+CHIBRIKOV_5 = [  # basis=1
+    ("A", "1"), ("B", "1"), ("[B,A]", "-1/2"), ("[A,[B,A]]", "-1/12"), ("[B,[B,A]]", "1/12"),
+    ("[B,[A,[B,A]]]", "1/24"), ("[A,[A,[A,[B,A]]]]", "1/720"), ("[B,[A,[A,[B,A]]]]", "-1/360"),
+    ("[A,[B,[A,[B,A]]]]", "1/120"), ("[B,[B,[A,[B,A]]]]", "-1/120"), ("[A,[B,[B,[B,A]]]]", "1/360"),
+    ("[B,[B,[B,[B,A]]]]", "-1/720"),
+]  # fmt: skip
+for basis, table in (("hall", HALL_5), ("chibrikov", CHIBRIKOV_5)):
+    terms = [(tree_to_string(t), str(c)) for t, c in bch(5).terms(basis)]
+    print(f"{basis:9s} equals the printed table: {terms == table}")
+    assert terms == table
+
+# %% [markdown]
+# Past degree 20 the work is in the Lyndon solve: for each multidegree the engine's compiled kernel evaluates
+# the integer entries $(P_w, u)$ by the bracket recursion and substitutes forward in 128-bit integers.  What
+# limits a run is memory (every coefficient becomes an exact Fraction), so the degree ceiling is the largest
+# degree whose estimated peak fits the memory budget; `bch_cost` gives both estimates before any work, and
+# `workbench derive bch --degree 24` prints them before it starts.
+
+# %%
+for degree in (20, 22, 24, 26):
+    cost = bch_cost(degree)
+    print(f"bch({degree}): about {cost.seconds:7.1f} s CPU and {cost.bytes / 2**30:5.2f} GiB peak")
+with memory_limit("500MiB"):  # a smaller machine, or a budget set with WORKBENCH_MAX_MEMORY / --max-memory
+    try:
+        bch(23)
+    except ValueError as refusal:
+        print("refused before any work:", refusal)
+
+# %% [markdown]
 # ## Truncation error as a rate
 #
 # Truncated at degree $N$ and evaluated on matrices of size ε, the error against
@@ -233,6 +279,8 @@ for order in (2, 4, 6):
 #   and the coefficients of $\operatorname{ad}_A^{n-1}B$ match $B_{n-1}/(n-1)!$.
 # * Even degrees follow from odd ones by a relabelling (the symmetric series has no even terms);
 #   the relabelled $Z_8$ equals the engine's exactly.
+# * In the classical Hall and Chibrikov bases the degree-5 terms equal the published tables term for term;
+#   a degree's cost (time, peak memory) is estimated before it starts, and memory sets the ceiling.
 # * Every series is checked against a dense oracle as a **rate**: truncation at degree $N$ leaves
 #   an $\varepsilon^{N+1}$ error against `logm(expm(A) @ expm(B))` (fitted slopes within 0.2).
 # * Zassenhaus, the symmetric BCH and Magnus use the same machinery; the Magnus exponent of order
