@@ -48,6 +48,7 @@ holonomy                     -- H = R_{b<-a} C^{-1}: a segment's transport again
 Operator attention
 ==================
 OperatorAttention            -- multi-head self-attention whose logits are DMAP, DMTN, ATAP or ATTN (family_logits)
+project_attention            -- every OperatorAttention of a model projected onto a corner, weights kept (§10)
 
 Names load on first use (PEP 562), so ``import workbench.nn`` works without torch; the layers need torch.
 """
@@ -79,6 +80,6 @@ _MODULES = {
     "workbench.nn._double_exponential": ("conjugated_generator", "double_exponential", "multiscale_generator"),
     "workbench.nn._twist": ("bch_conjugation_error", "twist_generator", "twisted_generator"),
     "workbench.nn._curvature": ("curvature", "holonomy"),
-    "workbench.nn._operator_attention": ("OperatorAttention",),
+    "workbench.nn._operator_attention": ("OperatorAttention", "project_attention"),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

@@ -36,7 +36,7 @@ from workbench.attention import CORNERS, OPERATORS, family_logits_unchecked, ope
 from workbench.nn._primitives import check_finite_result, check_layer_input, check_width
 from workbench.validation import check_choice, check_finite, check_integer
 
-__all__ = ["OperatorAttention"]
+__all__ = ["OperatorAttention", "project_attention"]
 
 
 class OperatorAttention(nn.Module):
@@ -149,3 +149,55 @@ class OperatorAttention(nn.Module):
         Exactly 0 for DMAP and ATAP (their link is exact, so the effective form has no skew part).
         """
         return np.array([operator_skew_ratio(wq, wk, self.operator) for wq, wk in self.head_weights()])
+
+
+def project_attention(module: nn.Module, operator: str) -> int:
+    r"""Project every :class:`OperatorAttention` in ``module`` onto a corner of the family, in place.
+
+    The weights are kept and each head's logits become ``operator``'s: the weight-preserving substitution of
+    Attention Geometry §10 (ATTN → DMTN by :math:`\mathcal W^{\mathrm{DMTN}} = M + \tfrac12W_NW_N^\top`, DMTN
+    → DMAP by folding onto :math:`W_M`), head by head the projection
+    :func:`workbench.attention.project_head` of its :meth:`OperatorAttention.head_weights`.  Nothing else in
+    ``module`` changes, so a model can be projected, adapted and projected again (Attention Geometry §11,
+    Table 3: ATTN → DMTN → ATTN → DMTN).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A model holding one or more :class:`OperatorAttention` layers.
+    operator : {'DMAP', 'DMTN', 'ATAP', 'ATTN'}
+
+    Returns
+    -------
+    int
+        How many attention layers were projected (a module with none is refused).
+
+    References
+    ----------
+    Attention Geometry §10, §11 [SEED]; book/reference.md §A.7 "The four parameterisations" [CODE].
+
+    Examples
+    --------
+    >>> import torch
+    >>> from workbench.attention import project_head
+    >>> torch.manual_seed(0) and None
+    >>> layer = OperatorAttention(6, 2, "ATTN").double()
+    >>> x = torch.randn(1, 4, 6, dtype=torch.float64)
+    >>> project_attention(layer, "DMTN"), layer.operator
+    (1, 'DMTN')
+    >>> W_Q, W_K = layer.head_weights()[0]
+    >>> oracle = project_head(W_Q, W_K, "DMTN").operator(x[0].numpy(), beta=1 / 3**0.5)
+    >>> bool(torch.allclose(layer.attention(x)[0, 0], torch.from_numpy(oracle), atol=1e-12))
+    True
+    """
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+    operator = check_choice("operator", operator, OPERATORS)
+    layers = [m for m in module.modules() if isinstance(m, OperatorAttention)]
+    if not layers:
+        raise ValueError(
+            f"module must hold at least one OperatorAttention layer, got a {type(module).__name__} with none"
+        )
+    for layer in layers:
+        layer.operator = operator
+    return len(layers)
