@@ -17,7 +17,10 @@ from workbench.cli import main
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["experiment", "mnist"], "name must be one of swiss-sit, induction, got 'mnist'"),
+        (["experiment", "mnist"], "name must be one of swiss-sit, induction, sit-transfer, lm, transfer, got 'mnist'"),
+        (["experiment", "lm", "--preset", "huge"], "--preset must be one of quick, paper, gpu, got 'huge'"),
+        (["experiment", "transfer", "--steps", "3"], "--steps does not apply to this experiment (no steps field)"),
+        (["experiment", "lm", "--set", "operator=SOFTMAX"], "operator must be one of 'DMAP', 'DMTN', 'ATAP', 'ATTN'"),
         (["experiment", "induction", "--order", "ffn-mhsa"], "--order does not apply to the induction experiment"),
         (["experiment", "swiss-sit", "--operator", "SOFTMAX"], "--operator must be one of DMAP, DMTN, ATAP, ATTN"),
         (["experiment", "induction", "--operator", "ATAP"], "--operator must be one of ATTN, DMTN, DMAP, got 'ATAP'"),
@@ -56,7 +59,7 @@ def test_induction_tiny_run_prints_the_table(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["swiss-sit", "induction"])
+@pytest.mark.parametrize("name", ["swiss-sit", "induction", "sit-transfer", "lm", "transfer"])
 def test_quick_presets_run_end_to_end(name, tmp_path, capsys):
     out = Path(tmp_path) / name
     assert main(["experiment", name, "--preset", "quick", "--out", str(out), "--json"]) == 0

@@ -20,7 +20,7 @@ from workbench.experiments import (
     swiss_roll_points,
 )
 from workbench.experiments import swiss_sit_table as format_table
-from workbench.experiments._swiss_sit import EPS_REV_TOLERANCE, _train_condition
+from workbench.experiments._swiss_sit import EPS_REV_TOLERANCE, train_condition
 
 # A tiny configuration for the default (fast) tests: a few steps, 2 contexts of 16 points.
 TINY = SwissSiTConfig.preset("quick", n_train=300, context=16, steps=8, batch=4, n_generate=32, euler_steps=5)
@@ -165,13 +165,13 @@ def test_ema_is_the_exponential_average_of_the_weights():
     init = SwissSiT("ATTN", "mhsa-ffn", cfg.d_model, cfg.n_heads, cfg.ffn_mult).state_dict()
     train_t = torch.as_tensor(swiss_roll_points(cfg.n_train, cfg.seed, cfg.noise), dtype=torch.float32)
     with progress(1, "ema", enabled=False) as bar:
-        model, ema, _ = _train_condition("ATTN", "mhsa-ffn", cfg, train_t, bar)
+        model, ema, _ = train_condition("ATTN", "mhsa-ffn", cfg, train_t, bar)
     for name, p in model.state_dict().items():
         expected = 0.9 * init[name] + 0.1 * p
         torch.testing.assert_close(ema.state_dict()[name], expected, rtol=0, atol=1e-6)
     # ema = 0: the EMA copy is the trained model itself.
     with progress(1, "ema", enabled=False) as bar:
-        model, ema, _ = _train_condition("ATTN", "mhsa-ffn", dataclasses.replace(cfg, ema=0.0), train_t, bar)
+        model, ema, _ = train_condition("ATTN", "mhsa-ffn", dataclasses.replace(cfg, ema=0.0), train_t, bar)
     for name, p in model.state_dict().items():
         torch.testing.assert_close(ema.state_dict()[name], p, rtol=0, atol=0)
 

@@ -95,6 +95,7 @@ CASES = [
     Case("workbench.nn.holonomy", lambda: ((_randn(4, 3, 3, scale=0.2), 1, 3), {"second": _randn(4, 3, 3, seed=3)})),
     # operator attention
     Case("workbench.nn.OperatorAttention", lambda: ((4, 2, "DMTN"), {"causal": True})),
+    Case("workbench.nn.project_attention", lambda: ((wnn.OperatorAttention(4, 2), "DMAP"), {})),
 ]
 
 

@@ -677,7 +677,12 @@ def _notebook_dir(requested: str | None) -> Path:
     return path
 
 
-_AXIS_OPTIONS = {"operators": "--operator", "orders": "--order", "architectures": "--architecture"}
+_AXIS_OPTIONS = {
+    "operators": "--operator",
+    "orders": "--order",
+    "architectures": "--architecture",
+    "targets": "--targets",
+}
 
 
 def _experiment_config(args: argparse.Namespace, base):
@@ -687,6 +692,9 @@ def _experiment_config(args: argparse.Namespace, base):
     overrides = {key: getattr(args, key) for key in ("steps", "seed") if getattr(args, key) is not None}
     sources = {key: f"--{key} {value}" for key, value in overrides.items()}
     fields = {f.name for f in dataclasses.fields(base)}
+    for key in overrides:
+        if key not in fields:
+            raise ValueError(f"--{key} does not apply to this experiment (no {key} field); use --set FIELD=VALUE")
     for item in args.set or ():
         key, sep, text = item.partition("=")
         if not sep or key not in fields:
@@ -772,6 +780,8 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     if args.name not in EXPERIMENTS:
         raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
     experiment = EXPERIMENTS[args.name]
+    if args.preset is not None and args.preset not in experiment.config.PRESETS:
+        raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {args.preset!r}")
     if args.resume is not None:
         config, selection = _resumed_run(args, experiment)
     else:
@@ -827,6 +837,126 @@ def _check_passed(check) -> bool:
     if isinstance(check, dict):
         return check.get("passed") is not False or check.get("meaningful") is False
     return check is not False
+
+
+def _grid_values(text: str) -> list:
+    """``V1,V2,...`` of ``--grid FIELD=V1,V2,...`` as values, each read as ``--set`` reads its value.
+
+    The whole text is read as one JSON list first (so ``[0.1,0.5],[0.2]`` gives two lists); failing that, each
+    comma-separated part is JSON (numbers, null) or else a string.  Lists become tuples, as in ``config.json``.
+    """
+    try:
+        values = json.loads(f"[{text}]")
+    except json.JSONDecodeError:
+        values = []
+        for part in text.split(","):
+            try:
+                values.append(json.loads(part))
+            except json.JSONDecodeError:
+                values.append(part)
+    return [tuple(v) if isinstance(v, list) else v for v in values]
+
+
+def _sweep_grid(items: Sequence[str], config_class) -> dict:
+    """The ``--grid FIELD=V1,V2,...`` options as a grid dict (field → values), fields checked by name."""
+    import dataclasses
+
+    fields = [f.name for f in dataclasses.fields(config_class)]
+    grid: dict[str, list] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if key == "seed":
+            raise ValueError("--grid seed=... does not apply: --seeds sets the seeds of a sweep")
+        if not sep or key not in fields or not text:
+            raise ValueError(
+                f"--grid must be FIELD=V1,V2,... with FIELD one of {', '.join(sorted(fields))}, got {item!r}"
+            )
+        if key in grid:
+            raise ValueError(f"--grid must name each field once, got {key} twice")
+        grid[key] = _grid_values(text)
+    return grid
+
+
+def _interrupted_sweep(out: Path) -> str:
+    """One line: what the interrupted sweep kept in ``out`` and how to continue it."""
+    try:
+        tasks = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["tasks"]
+        done = sum(task["status"] == "complete" for task in tasks)
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"the sweep directory {out} keeps nothing (the sweep had not started)"
+    return (
+        f"the sweep directory {out} keeps {done} of {len(tasks)} tasks complete (each a run directory); continue "
+        f"it by running the same command with --out {out}"
+    )
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    try:
+        from workbench.experiments import EXPERIMENTS
+    except ImportError as exc:  # torch missing: say what to install
+        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+    from workbench.experiments import run_directory, run_sweep, sweep_table
+
+    if args.name not in EXPERIMENTS:
+        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
+    experiment = EXPERIMENTS[args.name]
+    preset = args.preset or "quick"
+    if preset not in experiment.config.PRESETS:
+        raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {preset!r}")
+    config, sources = _experiment_config(args, experiment.config.preset(preset))
+    if "seed" in sources:
+        raise ValueError(f"{sources['seed']} does not apply: --seeds sets the seeds of a sweep")
+    overrides = {key: getattr(config, key) for key in sources}
+    grid = _sweep_grid(args.grid or (), experiment.config)
+    seeds = _seed_list(args.seeds)
+    selection = _experiment_selection(args, experiment)
+    _positive(args.threads, "--threads")
+    if args.workers is not None:
+        _positive(args.workers, "--workers")
+        if args.scheduler is not None:
+            raise ValueError("--workers does not apply with --scheduler, whose cluster has its own workers")
+    if args.retries < 0:
+        raise ValueError(f"--retries must be an integer >= 0, got {args.retries}")
+    created = args.out is None
+    out = run_directory(f"sweep-{args.name}", preset) if created else Path(args.out)
+    try:
+        result = run_sweep(
+            args.name,
+            preset=preset,
+            grid=grid,
+            seeds=seeds,
+            overrides=overrides,
+            selection=selection,
+            out=out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            retries=args.retries,
+            progress=not args.no_progress and not args.json,
+            threads=args.threads,
+        )
+    except (ImportError, ValueError, TypeError) as exc:  # refused before any task ran: no empty default folder
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        if isinstance(exc, ImportError):
+            raise ValueError(str(exc)) from None
+        raise
+    except KeyboardInterrupt:
+        raise _Interrupted(_interrupted_sweep(out)) from None
+    if args.json:
+        _print_json(result, indent=1)
+    else:
+        print(sweep_table(result))
+        print(f"\nsweep directory: {out}")
+    if result["status"] == "failed":
+        failed = [task for task in result["tasks"] if task["status"] == "failed"]
+        listed = "; ".join(f"{task['id']} ({task['error']})" for task in failed)
+        print(
+            f"workbench sweep: {len(failed)} of {len(result['tasks'])} tasks failed after {args.retries} retries: "
+            f"{listed}; run the same command again to retry them",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def _cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -977,12 +1107,17 @@ def _parser() -> argparse.ArgumentParser:
     p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
-    p_experiment.add_argument("name", help="swiss-sit or induction")
-    p_experiment.add_argument("--preset", choices=("quick", "paper"), help="sizes (default quick)")
+    p_experiment.add_argument("name", help="swiss-sit, sit-transfer, induction, lm or transfer")
+    p_experiment.add_argument(
+        "--preset", help="sizes: quick (default) or paper; lm also gpu (a larger model for a GPU)"
+    )
     p_experiment.add_argument("--operator", dest="operators", action="append", help="only this operator (repeatable)")
     p_experiment.add_argument("--order", dest="orders", action="append", help="swiss-sit: ffn-mhsa or mhsa-ffn")
     p_experiment.add_argument(
         "--architecture", dest="architectures", action="append", help="induction: attn-only or mlp"
+    )
+    p_experiment.add_argument(
+        "--targets", dest="targets", action="append", help="sit-transfer: DMTN or DMAP (repeatable; default both)"
     )
     p_experiment.add_argument("--steps", type=int, help="training steps (overrides the preset)")
     p_experiment.add_argument("--seed", type=_seed, help="random seed, an integer >= 0 (overrides the preset)")
@@ -1014,6 +1149,45 @@ def _parser() -> argparse.ArgumentParser:
         default=1,
         help="torch intra-op threads (default 1: fastest for these small models and safe on a shared machine)",
     )
+
+    p_sweep = sub.add_parser(
+        "sweep", help="an experiment over a grid of settings × seeds, as tasks on Dask (resumable)"
+    )
+    p_sweep.add_argument("name", help="an experiment of `workbench experiment` (swiss-sit, induction, ...)")
+    p_sweep.add_argument("--preset", help="the preset every task starts from: quick (default), paper, ...")
+    p_sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="FIELD=V1,V2",
+        help="vary a config field over these values (repeatable: the cells are every combination; values as --set)",
+    )
+    p_sweep.add_argument("--seeds", default="0", help="the seeds of every cell: 0,2,5 or a range 0-4 (default 0)")
+    p_sweep.add_argument(
+        "--set", action="append", metavar="FIELD=VALUE", help="a config field for every task (repeatable; JSON values)"
+    )
+    for axis, option in _AXIS_OPTIONS.items():
+        names = dict.fromkeys((option, f"--{axis}"))  # --operator and --operators alike
+        p_sweep.add_argument(
+            *names, dest=axis, action="append", metavar="NAME", help=f"only this value of {axis} (repeatable)"
+        )
+    p_sweep.add_argument(
+        "--out",
+        help="the sweep directory (default experiments/runs/sweep-NAME-PRESET-TIMESTAMP); the same sweep again on "
+        "the same --out keeps complete tasks, continues unfinished ones and retries failed ones",
+    )
+    p_sweep.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="send the tasks to this running Dask scheduler (default: a local cluster of --workers processes)",
+    )
+    p_sweep.add_argument("--workers", type=int, help="worker processes of the local cluster (default: one per CPU)")
+    p_sweep.add_argument(
+        "--retries", type=int, default=2, help="times a failing task is run again before it counts as failed"
+    )
+    p_sweep.add_argument("--threads", type=int, default=1, help="torch and BLAS threads of each task (default 1)")
+    p_sweep.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sweep.set_defaults(steps=None, seed=None)  # _experiment_config reads them; a sweep sets them with --set/--seeds
 
     p_lab = sub.add_parser(
         "lab",
@@ -1059,6 +1233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_diagnose(args)
         if args.command == "experiment":
             return _cmd_experiment(args)
+        if args.command == "sweep":
+            return _cmd_sweep(args)
         if args.command == "study":
             return _cmd_study(args)
         if args.command == "book":

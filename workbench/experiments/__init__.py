@@ -2,6 +2,12 @@
 
 swiss-sit   -- Attention Geometry §9, Table 1: a one-layer flow transformer on the Swiss roll under each of
                the four operators and both block orders, read with the attention diagnostics
+sit-transfer -- Attention Geometry §10: that flow transformer trained with ATTN, moved into DMTN and DMAP with
+               its weights kept (no training), then adapted; every state sampled and read
+lm          -- Attention Geometry §11, Table 2: byte-level causal language models on Shakespeare trained from
+               scratch under ATTN, DMTN or DMAP scores; held-out bits per byte and the induction probe
+transfer    -- Attention Geometry §11, Table 3: one model carried ATTN → DMTN → ATTN → DMTN, adapted 3 : 1 : 1,
+               measured right after each projection and after each adaptation (language model or induction task)
 induction   -- Attention Geometry §11: two-layer transformers on repeated random tokens under ATTN, DMTN
                and DMAP scores; the induction phase transition and the heads' entropy collapse
 bch-fusion  -- Lie-Exponential Roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
@@ -35,6 +41,9 @@ save_text               -- write a text file, atomically
 jsonable                -- a value with numpy scalars/arrays, dataclasses, tuples, paths as JSON types
 restore_floats          -- a record read back from JSON with "nan"/"inf"/"-inf" as floats again
 progress                -- a tqdm progress bar (or a no-op bar with the same interface)
+run_sweep               -- `workbench sweep`: an experiment over a grid of settings × seeds, one run directory per
+                           task on Dask distributed (LocalCluster or a scheduler), resumable; mean ± sd per cell
+sweep_table             -- the Markdown table of a sweep, one row per cell and condition
 
 Swiss SiT (Attention Geometry §9, Table 1)
 ------------------------------------------
@@ -44,7 +53,17 @@ swiss_roll_points       -- n points of the noisy 2-D Swiss roll, standardised
 SwissSiT                -- one-block flow transformer on sets of 2-D points, one operator's attention
 run_swiss_sit           -- train, sample and diagnose the model for each (operator, order) condition
 swiss_sit_table         -- Markdown table of a run in the layout of the paper's Table 1
+swiss_sit_rows          -- one flat row per (operator, order) condition (for a sweep)
 PAPER_TABLE1             -- Attention Geometry's Table 1, keyed by (operator, order)
+
+SiT transfer (Attention Geometry §10)
+-------------------------------------
+SitTransferConfig       -- settings of the transfer: the Swiss SiT fields, block order, adaptation budgets
+SIT_TRANSFER_TARGETS    -- the operators a pretrained ATTN model is moved into, DMTN then DMAP
+project_model           -- a copy of a model with every head read at one corner of the family, weights kept
+run_sit_transfer        -- pretrain ATTN, project into DMTN and DMAP (no training), adapt; read every state
+sit_transfer_table      -- Markdown table of the states beside the paper's §10 FIDs (directions, not values)
+PAPER_SECTION10         -- Attention Geometry's §10 FIDs and readings, keyed by (target, state)
 
 Induction heads (Attention Geometry §11)
 ----------------------------------------
@@ -58,7 +77,29 @@ PhaseTransition         -- what detect_phase_transition found (step, window, hea
 shifted_period_accuracy -- top-1 accuracy on periods other than the training one (the positional-shortcut probe)
 run_induction           -- train one model per (operator, architecture) with matched budgets and read them
 induction_table         -- Markdown table of the runs beside the paper's §11 accuracies
+induction_rows          -- one flat row per (operator, architecture) run (for a sweep)
 PAPER_INDUCTION          -- Attention Geometry's §11 depth-32 sequence (stage, operator, induction accuracy)
+
+Language models from scratch and the sequential transfer (Attention Geometry §11, Tables 2 and 3)
+-------------------------------------------------------------------------------------------------
+ByteCorpus              -- training and held-out text as bytes, split by work
+shakespeare_bytes       -- the Shakespeare corpus as bytes, every k-th work held out
+bits_per_byte           -- summed nats over predicted bytes → bits per byte
+LanguageModelConfig     -- settings of one byte-level causal LM under one operator (presets quick, paper, gpu)
+run_language_model      -- train one LM and score it: held-out bpb, the byte induction probe, ρ_skew
+held_out_bpb            -- bits per byte on the first held-out bytes, each predicted once
+byte_induction_probe    -- repeated random letters: accuracy on the repeat, each head's induction score
+language_model_table    -- Markdown table of one run beside the paper's Table 2
+language_model_rows     -- one flat row per trained model (for a sweep)
+language_model_sweep_table -- Table 2 over seeds: bpb mean ± sd, paired differences to ATTN with 95% intervals
+PAPER_TABLE2            -- Attention Geometry's Table 2 (held-out bpb per operator)
+TransferConfig          -- settings of one ATTN → DMTN → ATTN → DMTN transfer (task shakespeare or induction)
+TRANSFER_TASKS          -- the tasks a transfer runs on
+run_transfer            -- carry one model through the four states, measured after each projection and adaptation
+transfer_table          -- Markdown table of one transfer's states beside the paper's Table 3
+transfer_rows           -- one flat row per state (for a sweep)
+transfer_sweep_table    -- Table 3 over seeds: each state's measurements as mean ± sd
+PAPER_TABLE3            -- Attention Geometry's Table 3 (operator, bpb, induction accuracy per state)
 
 A corpus at a time (numpy)
 --------------------------
@@ -126,7 +167,7 @@ _MODULES = {
         "variable_period_tokens",
     ),
     "workbench.experiments._induction_model": ("InductionTransformer",),
-    "workbench.experiments._induction_report": ("PAPER_INDUCTION", "induction_table"),
+    "workbench.experiments._induction_report": ("PAPER_INDUCTION", "induction_rows", "induction_table"),
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
@@ -142,9 +183,32 @@ _MODULES = {
         "save_json",
         "save_text",
     ),
+    "workbench.experiments._sit_transfer": ("project_model", "run_sit_transfer", "sit_transfer_table"),
+    "workbench.experiments._sit_transfer_config": ("PAPER_SECTION10", "SIT_TRANSFER_TARGETS", "SitTransferConfig"),
+    "workbench.experiments._sweep": ("run_sweep", "sweep_table"),
     "workbench.experiments._swiss_sit": ("run_swiss_sit",),
+    "workbench.experiments._text_corpus": ("ByteCorpus", "bits_per_byte", "shakespeare_bytes"),
+    "workbench.experiments._language_model": (
+        "LanguageModelConfig",
+        "byte_induction_probe",
+        "held_out_bpb",
+        "run_language_model",
+    ),
+    "workbench.experiments._language_model_report": (
+        "PAPER_TABLE2",
+        "language_model_rows",
+        "language_model_sweep_table",
+        "language_model_table",
+    ),
+    "workbench.experiments._transfer": ("TRANSFER_TASKS", "TransferConfig", "run_transfer"),
+    "workbench.experiments._transfer_report": (
+        "PAPER_TABLE3",
+        "transfer_rows",
+        "transfer_sweep_table",
+        "transfer_table",
+    ),
     "workbench.experiments._swiss_sit_config": ("SWISS_SIT_ORDERS", "SwissSiTConfig", "swiss_roll_points"),
     "workbench.experiments._swiss_sit_model": ("SwissSiT",),
-    "workbench.experiments._swiss_sit_report": ("PAPER_TABLE1", "swiss_sit_table"),
+    "workbench.experiments._swiss_sit_report": ("PAPER_TABLE1", "swiss_sit_rows", "swiss_sit_table"),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from workbench.experiments._runs import atomic_write
+from workbench.experiments._runs import atomic_write, restore_floats
 
-__all__ = ["PAPER_INDUCTION", "induction_table"]
+__all__ = ["PAPER_INDUCTION", "induction_rows", "induction_table"]
 
 #: Attention Geometry's §11 depth-32 sequence (Tables 2–3): (stage, operator, induction accuracy).  [SEED]
 PAPER_INDUCTION = (("A0", "ATTN", 0.8081), ("M1", "DMTN", 0.5735), ("A1", "ATTN", 0.8334), ("M2", "DMTN", 0.4676))
@@ -67,6 +67,54 @@ def induction_table(results: dict) -> str:
         "Workbench scale differs by orders of magnitude; compare orderings, not values."
     )
     return "\n".join(lines)
+
+
+def _measurement(value) -> float | None:
+    """A run's number as a float (``None`` stays ``None``; JSON's ``"nan"``/``"inf"`` spellings become floats)."""
+    return None if value is None else float(restore_floats(value))
+
+
+def induction_rows(results: dict) -> list[dict]:
+    """One flat dict per (operator, architecture) run of a :func:`run_induction` result, for ``workbench sweep``.
+
+    The keys are ``operator`` and ``architecture`` (strings); the measurements are the final repeated-half loss,
+    the induction accuracy (top-1 on the repeated half), the shifted-period probe's accuracy (``None`` in results
+    written before the probe existed), the step of the detected phase transition (``transition_step``, ``None``
+    when :func:`detect_phase_transition` found none), the best head's final induction score
+    (``best_head_induction_score``) and the wall-clock ``seconds`` of the run.  A result read back from
+    ``results.json`` gives the same floats as the one returned.
+
+    References
+    ----------
+    Attention Geometry §11, Tables 2–3 [SEED] (the induction accuracy); Olsson et al. (2022) (the transition).
+
+    Examples
+    --------
+    >>> run = {"operator": "DMTN", "architecture": "mlp", "final_repeat_loss": 0.5, "induction_accuracy": 0.9,
+    ...        "shifted_period_accuracy": 0.1, "transition": {"detected": False, "step": None},
+    ...        "best_head": {"layer": 1, "head": 0, "induction_score": 0.8}, "seconds": 12.0}
+    >>> flat = induction_rows({"runs": [run]})[0]
+    >>> flat["operator"], flat["architecture"], flat["transition_step"], flat["best_head_induction_score"]
+    ('DMTN', 'mlp', None, 0.8)
+    """
+    if not isinstance(results, dict) or not isinstance(results.get("runs"), list):
+        raise TypeError("results must be the dict returned by run_induction (with a 'runs' list)")
+    rows = []
+    for run in results["runs"]:
+        transition = run.get("transition") or {}
+        rows.append(
+            {
+                "operator": run["operator"],
+                "architecture": run["architecture"],
+                "final_repeat_loss": _measurement(run["final_repeat_loss"]),
+                "induction_accuracy": _measurement(run["induction_accuracy"]),
+                "shifted_period_accuracy": _measurement(run.get("shifted_period_accuracy")),
+                "transition_step": _measurement(transition.get("step")) if transition.get("detected") else None,
+                "best_head_induction_score": _measurement(run["best_head"]["induction_score"]),
+                "seconds": _measurement(run.get("seconds")),
+            }
+        )
+    return rows
 
 
 def save_figures(result: dict, path: Path) -> None:

@@ -8,10 +8,16 @@ from typing import Any
 
 from workbench.experiments._induction import run_induction
 from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPERATORS, InductionConfig
-from workbench.experiments._induction_report import induction_table
+from workbench.experiments._induction_report import induction_rows, induction_table
+from workbench.experiments._language_model import LanguageModelConfig, run_language_model
+from workbench.experiments._language_model_report import language_model_rows, language_model_table
+from workbench.experiments._sit_transfer import run_sit_transfer, sit_transfer_rows, sit_transfer_table
+from workbench.experiments._sit_transfer_config import SIT_TRANSFER_TARGETS, SitTransferConfig
 from workbench.experiments._swiss_sit import run_swiss_sit
 from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig
-from workbench.experiments._swiss_sit_report import swiss_sit_table
+from workbench.experiments._swiss_sit_report import swiss_sit_rows, swiss_sit_table
+from workbench.experiments._transfer import TransferConfig, run_transfer
+from workbench.experiments._transfer_report import transfer_rows, transfer_table
 
 __all__ = ["EXPERIMENTS", "Experiment"]
 
@@ -20,13 +26,17 @@ __all__ = ["EXPERIMENTS", "Experiment"]
 class Experiment:
     """A registered experiment: its config class, runner, table formatter and the run's selection axes.
 
-    ``axes`` maps a keyword of ``run`` (e.g. ``"orders"``) to the values it accepts.
+    ``axes`` maps a keyword of ``run`` (e.g. ``"orders"``) to the values it accepts.  ``rows`` flattens a
+    run's result into one flat dict per condition, for ``workbench sweep``: string values are the condition's
+    keys (e.g. ``{"operator": "DMTN"}``), numbers its measurements (``None`` where a run defines none); a sweep
+    gathers each measurement over seeds into mean ± sd per grid cell and key.
     """
 
     config: type
     run: Callable[..., dict]
     table: Callable[[dict], str]
     axes: dict[str, tuple[str, ...]]
+    rows: Callable[[dict], list[dict]]
 
 
 #: The experiments ``workbench experiment NAME`` runs.
@@ -36,11 +46,22 @@ EXPERIMENTS: dict[str, Any] = {
         run_swiss_sit,
         swiss_sit_table,
         {"operators": ("DMAP", "DMTN", "ATAP", "ATTN"), "orders": SWISS_SIT_ORDERS},
+        rows=swiss_sit_rows,
     ),
     "induction": Experiment(
         InductionConfig,
         run_induction,
         induction_table,
         {"operators": INDUCTION_OPERATORS, "architectures": ARCHITECTURES},
+        rows=induction_rows,
     ),
+    "sit-transfer": Experiment(
+        SitTransferConfig,
+        run_sit_transfer,
+        sit_transfer_table,
+        {"targets": SIT_TRANSFER_TARGETS},
+        rows=sit_transfer_rows,
+    ),
+    "lm": Experiment(LanguageModelConfig, run_language_model, language_model_table, {}, rows=language_model_rows),
+    "transfer": Experiment(TransferConfig, run_transfer, transfer_table, {}, rows=transfer_rows),
 }

@@ -95,8 +95,22 @@ def _grid_index(times: tuple[float, ...], euler_steps: int) -> list[int]:
 
 
 @torch.no_grad()
-def _sample(model: SwissSiT, config: SwissSiTConfig, snapshot_times: tuple[float, ...], generator) -> dict:
-    """Euler sampling in float64; snapshots and recorded operators at the nearest grid times."""
+def sample(model: SwissSiT, config: SwissSiTConfig, snapshot_times: tuple[float, ...], generator) -> dict:
+    r"""Euler sampling of the flow in float64, with snapshots and the operators recorded along the way.
+
+    From :math:`x_{\tau=1} \sim \mathcal N(0, I)` on ``n_generate / context`` contexts, the Euler steps
+    :math:`x_{\tau - \Delta\tau} = x_\tau - \Delta\tau\, v(x_\tau, \tau)`, :math:`\Delta\tau = 1/`
+    ``euler_steps``, of a float64 copy of ``model`` (``model`` itself is left as it is); the attention operators
+    are recorded at the grid times nearest to ``config.diagnostic_times`` and the points at those nearest to
+    ``snapshot_times``.  ``config`` is a :class:`SwissSiTConfig` or any config with its sampling fields
+    (``n_generate``, ``context``, ``euler_steps``, ``diagnostic_times``).
+
+    Returns
+    -------
+    dict
+        ``samples`` ``[n_generate, 2]``, ``snapshots`` (grid time → points), ``operators``
+        ``[times, contexts, heads, N, N]`` (float64) and ``diagnostic_times_used``.
+    """
     model64 = copy.deepcopy(model).double().eval()
     n_ctx = config.n_generate // config.context
     x = torch.randn(n_ctx, config.context, 2, generator=generator, dtype=torch.float64)
@@ -129,14 +143,59 @@ def _sample(model: SwissSiT, config: SwissSiTConfig, snapshot_times: tuple[float
     }
 
 
-def _train_condition(operator, order, config, train_t, bar) -> tuple[SwissSiT, SwissSiT, list[float]]:
+def train_condition(operator, order, config, train_t, bar) -> tuple[SwissSiT, SwissSiT, list[float]]:
+    """Train one condition from its seed: ``(model, EMA model, per-step losses)``.
+
+    A fresh :class:`SwissSiT` initialised after ``torch.manual_seed(config.seed)``, trained by :func:`train_flow`
+    for ``config.steps`` steps with the batch generator seeded by ``config.seed``.
+    """
     torch.manual_seed(config.seed)
     model = SwissSiT(operator, order, config.d_model, config.n_heads, config.ffn_mult)
+    return train_flow(model, config, train_t, bar)
+
+
+def train_flow(model, config, train_t, bar, *, steps=None, seed=None) -> tuple[SwissSiT, SwissSiT, list[float]]:
+    r"""Flow matching of ``model`` from its present weights, with AdamW and an EMA of the weights.
+
+    Each step draws ``config.batch`` contexts of ``config.context`` points of ``train_t`` (without replacement
+    within a context), :math:`\tau \sim U(0, 1)` per context and :math:`\varepsilon \sim \mathcal N(0, I)`,
+    and takes an AdamW step (``config.lr``, ``config.weight_decay``, fresh moments) on the mean squared error
+
+    .. math::
+
+        \mathcal L = \operatorname{mean}\lVert v_\theta(x_\tau, \tau) - (\varepsilon - x_0)\rVert^2,
+        \qquad x_\tau = (1 - \tau)\,x_0 + \tau\,\varepsilon ;
+
+    the EMA copy starts at the present weights and follows
+    :math:`\bar\theta \leftarrow \text{ema}\,\bar\theta + (1 - \text{ema})\,\theta` after every step.
+    ``model`` is trained in place.
+
+    Parameters
+    ----------
+    model : SwissSiT
+        The starting point: a fresh model (training) or a trained one (adaptation).
+    config : SwissSiTConfig
+        Or any config with its training fields (``batch``, ``n_train``, ``context``, ``lr``, ``weight_decay``,
+        ``ema``, ``log_every``, ``steps``, ``seed``).
+    train_t : torch.Tensor, shape=[n_train, 2]
+    bar : tqdm bar
+        Advanced by one per step (:func:`workbench.experiments.progress`).
+    steps : int, optional
+        Number of steps; default ``config.steps``.
+    seed : int, optional
+        Seed of the batch generator (contexts, :math:`\tau`, :math:`\varepsilon`); default ``config.seed``.
+
+    Returns
+    -------
+    tuple
+        ``(model, EMA model, per-step losses)``.
+    """
+    steps = config.steps if steps is None else steps
     ema = copy.deepcopy(model).requires_grad_(False)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    gen = torch.Generator().manual_seed(config.seed)
+    gen = torch.Generator().manual_seed(config.seed if seed is None else seed)
     losses = []
-    for step in range(config.steps):
+    for step in range(steps):
         idx = torch.rand(config.batch, config.n_train, generator=gen).topk(config.context, dim=1).indices
         x0 = train_t[idx]  # [B, N, 2]; without replacement within a context
         eps = torch.randn(x0.shape, generator=gen)
@@ -156,7 +215,13 @@ def _train_condition(operator, order, config, train_t, bar) -> tuple[SwissSiT, S
     return model, ema, losses
 
 
-def _diagnose(ema: SwissSiT, sampled: dict, train: np.ndarray, spacing: float) -> dict:
+def diagnose(ema: SwissSiT, sampled: dict, train: np.ndarray, spacing: float) -> dict:
+    r"""The Table 1 diagnostics of a sampled model, as a row of :func:`run_swiss_sit`.
+
+    :math:`d_{\mathrm{NN}}` of ``sampled["samples"]`` to ``train`` and its ratio to ``spacing``;
+    :math:`e^{\bar H}` and :math:`\varepsilon_{\mathrm{rev}}` (mean, max) over the operators ``sampled`` recorded
+    (:func:`sample`); the mean over ``ema``'s heads of :math:`\rho_{\mathrm{skew}}`.
+    """
     P = sampled["operators"]  # float64
     eps = np.asarray(reversibility_residual(P), dtype=float)
     d_nn = nearest_target_distance(sampled["samples"], train)
@@ -314,7 +379,7 @@ def run_swiss_sit(
             else:  # kept by an earlier session: its EMA weights and the sampling seed give the same samples
                 ema = SwissSiT(op, order, config.d_model, config.n_heads, config.ffn_mult).requires_grad_(False)
                 ema.load_state_dict(torch.load(log.state_path(name), weights_only=True))
-                sampled = _sample(ema, config, snapshot_times, torch.Generator().manual_seed(config.seed + 1))
+                sampled = sample(ema, config, snapshot_times, torch.Generator().manual_seed(config.seed + 1))
             rows.append(row)
             conditions.append((op, order, sampled))
         results = _results(config, spacing, rows)
@@ -330,11 +395,11 @@ def _run_condition(op, order, config, train, train_t, spacing, snapshot_times, p
     """Train one condition from its own seed, sample with its EMA model, diagnose: (row, EMA model, samples)."""
     start = time.perf_counter()
     with _progress_bar(config.steps, f"{op} {order}", progress) as bar:
-        model, ema, losses = _train_condition(op, order, config, train_t, bar)
+        model, ema, losses = train_condition(op, order, config, train_t, bar)
     train_seconds = time.perf_counter() - start
     gen = torch.Generator().manual_seed(config.seed + 1)
-    sampled = _sample(ema, config, snapshot_times, gen)
-    row = {"operator": op, "order": order, **_diagnose(ema, sampled, train, spacing)}
+    sampled = sample(ema, config, snapshot_times, gen)
+    row = {"operator": op, "order": order, **diagnose(ema, sampled, train, spacing)}
     tail = max(1, config.steps // 10)
     row.update(
         loss=float(np.mean(losses[-tail:])),

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.experiments._runs import atomic_write
+from workbench.experiments._runs import atomic_write, restore_floats
 
-__all__ = ["PAPER_TABLE1", "swiss_sit_table"]
+__all__ = ["PAPER_TABLE1", "swiss_sit_rows", "swiss_sit_table"]
 
 #: Table 1 of Attention Geometry §9 (Swiss roll, seed 123), transcribed from book/reference.md §A.12
 #: [SEED]; keyed by ``(operator, order)``.
@@ -92,6 +92,45 @@ def swiss_sit_table(results: dict) -> str:
         "(paper: d_NN 0.0494–0.0512, 'close to the native spacing')."
     )
     return "\n".join(lines) + "\n"
+
+
+#: The measurements :func:`swiss_sit_rows` reads from each row of a run, in the order of its dicts.
+_ROW_MEASUREMENTS = ("d_nn", "d_nn_ratio", "eff_neighbours", "eps_rev", "eps_rev_max", "rho_skew", "loss", "seconds")
+
+
+def _measurement(value) -> float | None:
+    """A row's number as a float (``None`` stays ``None``; JSON's ``"nan"``/``"inf"`` spellings become floats)."""
+    return None if value is None else float(restore_floats(value))
+
+
+def swiss_sit_rows(results: dict) -> list[dict]:
+    r"""One flat dict per (operator, order) condition of a :func:`run_swiss_sit` result, for ``workbench sweep``.
+
+    The keys are ``operator`` and ``order`` (strings); the measurements are the diagnostics of the sampled model,
+    :math:`d_{\mathrm{NN}}` and its ratio to the native spacing, :math:`e^{\bar H}` (``eff_neighbours``), the
+    reversibility residual :math:`\varepsilon_{\mathrm{rev}}` averaged over the diagnostic operators and its
+    maximum (``eps_rev``, ``eps_rev_max``), :math:`\rho_{\mathrm{skew}}`, the training loss (mean of the last
+    tenth of the steps) and the wall-clock ``seconds`` of the condition.  A result read back from
+    ``results.json`` (non-finite numbers spelled ``"nan"``, ``"inf"``) gives the same floats as the one returned.
+
+    References
+    ----------
+    Attention Geometry §9, Table 1 [SEED] (the diagnostics).
+
+    Examples
+    --------
+    >>> row = dict(operator="DMAP", order="mhsa-ffn", d_nn=0.02, d_nn_ratio=1.2, eff_neighbours=1.5, eps_rev=0.0,
+    ...            eps_rev_max="nan", rho_skew=0.0, loss=0.7, seconds=3.5, parameters=1234)
+    >>> flat = swiss_sit_rows({"rows": [row]})[0]
+    >>> flat["operator"], flat["order"], flat["d_nn_ratio"], flat["eps_rev_max"], "parameters" in flat
+    ('DMAP', 'mhsa-ffn', 1.2, nan, False)
+    """
+    if not isinstance(results, dict) or not isinstance(results.get("rows"), list):
+        raise TypeError("results must be the dict returned by run_swiss_sit (with a 'rows' list)")
+    return [
+        {"operator": r["operator"], "order": r["order"], **{k: _measurement(r.get(k)) for k in _ROW_MEASUREMENTS}}
+        for r in results["rows"]
+    ]
 
 
 def save_figures(path: Path, train: np.ndarray, conditions: list[tuple[str, str, dict]]) -> None:
