@@ -18,6 +18,7 @@ are); book/reference.md §A.11 [RECON] (the protocols).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -37,6 +38,25 @@ def integer_check(low: int, high: int | None = None) -> Check:
 def range_check(low: float, high: float | None = None, **inclusive: bool) -> Check:
     """The check ``check_in_range(name, value, low, high, **inclusive)`` of one field."""
     return lambda config, name, value: check_in_range(name, value, low, high, **inclusive)
+
+
+def name_check(config, name: str, value) -> None:
+    """The check of a config's ``name`` field (the preset it came from): a string."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
+def device_check(config, name: str, value) -> None:
+    """The check of a ``device`` field: ``"cpu"`` or ``"cuda"``/``"cuda:N"`` (torch's device strings)."""
+    if not isinstance(value, str) or not (value == "cpu" or re.fullmatch(r"cuda(:\d+)?", value)):
+        raise ValueError(f"{name} must be 'cpu' or 'cuda[:N]', got {value!r}")
+
+
+def even_context_check(config, name: str, value) -> None:
+    """The check of a language model's ``context``: an even integer >= 4 (the induction probe repeats half)."""
+    check_integer(name, value, 4)
+    if value % 2:
+        raise ValueError(f"{name} must be even (the induction probe repeats context / 2 bytes), got {value}")
 
 
 def _check_heads(config, name: str, value) -> None:

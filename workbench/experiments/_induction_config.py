@@ -23,6 +23,7 @@ from workbench.experiments._config import (
     Check,
     ExperimentConfig,
     integer_check,
+    name_check,
     range_check,
 )
 from workbench.experiments._phase_transition import check_smooth
@@ -51,11 +52,6 @@ _PRESETS: dict[str, dict[str, Any]] = {
 def _check_min_period(config, name: str, value) -> None:
     if value is not None:
         check_integer(name, value, 1, config.half_length)
-
-
-def _check_name(config, name: str, value) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
 
 
 @dataclass(frozen=True)
@@ -136,7 +132,7 @@ class InductionConfig(ExperimentConfig):
         "drop_fraction": range_check(0.0, 1.0, low_inclusive=False),
         "window_fraction": range_check(0.0, 1.0, low_inclusive=False),
         "min_period": _check_min_period,
-        "name": _check_name,
+        "name": name_check,
     }
 
     seed: int = 0

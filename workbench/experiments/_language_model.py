@@ -41,7 +41,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from workbench.attention import OPERATORS, induction_score
-from workbench.experiments._config import TRAINING_CHECKS, Check, ExperimentConfig, integer_check, range_check
+from workbench.experiments._config import (
+    TRAINING_CHECKS,
+    Check,
+    ExperimentConfig,
+    device_check,
+    even_context_check,
+    integer_check,
+    name_check,
+    range_check,
+)
 from workbench.experiments._induction_model import InductionTransformer
 from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
@@ -67,26 +76,10 @@ def _check_operator(config, name: str, value) -> None:
     check_choice(name, value, OPERATORS)
 
 
-def _check_context(config, name: str, value) -> None:
-    integer_check(4)(config, name, value)
-    if value % 2:
-        raise ValueError(f"context must be even (the induction probe repeats context / 2 bytes), got {value}")
-
-
 def _check_eval_bytes(config, name: str, value) -> None:
     integer_check(1)(config, name, value)
     if value < config.context:
         raise ValueError(f"eval_bytes must be at least context={config.context}, got {value}")
-
-
-def _check_device(config, name: str, value) -> None:
-    if not isinstance(value, str) or not (value == "cpu" or value.startswith("cuda")):
-        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {value!r}")
-
-
-def _check_name(config, name: str, value) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"name must be a str, got {type(value).__name__}")
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -175,14 +168,14 @@ class LanguageModelConfig(ExperimentConfig):
     CHECKS: ClassVar[dict[str, Check]] = {
         **TRAINING_CHECKS,
         "operator": _check_operator,
-        "context": _check_context,
+        "context": even_context_check,
         "n_layers": integer_check(1),
         "warmup": integer_check(0),
         "grad_clip": range_check(0.0, low_inclusive=False),
         "eval_bytes": _check_eval_bytes,
         "held_out_every": integer_check(2),
-        "device": _check_device,
-        "name": _check_name,
+        "device": device_check,
+        "name": name_check,
     }
 
     seed: int = 0

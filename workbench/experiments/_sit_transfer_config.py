@@ -45,22 +45,7 @@ PAPER_SECTION10: dict[tuple[str, str], dict[str, Any]] = {
 
 _PRESETS: dict[str, dict[str, Any]] = {
     # The Swiss SiT quick preset, with short adaptations and a small held-out batch: seconds on one core.
-    "quick": dict(
-        n_train=4000,
-        context=32,
-        d_model=16,
-        n_heads=2,
-        ffn_mult=2,
-        steps=120,
-        batch=8,
-        lr=3e-3,
-        ema=0.95,
-        euler_steps=20,
-        n_generate=128,
-        log_every=50,
-        adapt_steps=60,
-        heldout_contexts=8,
-    ),
+    "quick": {**SwissSiTConfig.PRESETS["quick"], "adapt_steps": 60, "heldout_contexts": 8},
     "paper": {},
 }
 

@@ -42,7 +42,16 @@ from torch import nn
 from torch.nn import functional as F
 
 from workbench.attention import induction_score, repeated_random_tokens
-from workbench.experiments._config import TRAINING_CHECKS, Check, ExperimentConfig, integer_check, range_check
+from workbench.experiments._config import (
+    TRAINING_CHECKS,
+    Check,
+    ExperimentConfig,
+    device_check,
+    even_context_check,
+    integer_check,
+    name_check,
+    range_check,
+)
 from workbench.experiments._induction import shifted_period_accuracy
 from workbench.experiments._induction_config import InductionConfig, variable_period_tokens
 from workbench.experiments._induction_model import InductionTransformer
@@ -77,21 +86,10 @@ def _check_adapt_steps(config, name: str, value) -> None:
         integer_check(1)(config, name, v)
 
 
-def _check_context(config, name: str, value) -> None:
-    integer_check(4)(config, name, value)
-    if value % 2:
-        raise ValueError(f"context must be even (the induction probe repeats context / 2 bytes), got {value}")
-
-
 def _check_min_period(config, name: str, value) -> None:
     integer_check(1)(config, name, value)
     if value > config.half_length:
         raise ValueError(f"min_period must be at most half_length={config.half_length}, got {value}")
-
-
-def _check_name(config, name: str, value) -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"name must be a str, got {type(value).__name__}")
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -178,15 +176,15 @@ class TransferConfig(ExperimentConfig):
         "weight_decay": TRAINING_CHECKS["weight_decay"],
         "grad_clip": range_check(0.0, low_inclusive=False),
         "log_every": TRAINING_CHECKS["log_every"],
-        "context": _check_context,
+        "context": even_context_check,
         "eval_bytes": integer_check(1),
         "held_out_every": integer_check(2),
         "vocab_size": integer_check(2),
         "half_length": integer_check(2),
         "min_period": _check_min_period,
         "eval_batch": integer_check(1),
-        "device": lambda c, n, v: _check_device(n, v),
-        "name": _check_name,
+        "device": device_check,
+        "name": name_check,
     }
 
     seed: int = 0
@@ -249,11 +247,6 @@ def _check_heads(config, name, value) -> None:
     integer_check(1)(config, name, value)
     if config.width % value:
         raise ValueError(config.HEADS_MESSAGE.format(d_model=config.width, n_heads=value))
-
-
-def _check_device(name, value) -> None:
-    if not isinstance(value, str) or not (value == "cpu" or value.startswith("cuda")):
-        raise ValueError(f"device must be 'cpu' or 'cuda[:N]', got {value!r}")
 
 
 # ---- the two tasks ----------------------------------------------------------------------------------------

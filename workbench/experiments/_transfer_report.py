@@ -81,13 +81,16 @@ def transfer_sweep_table(sweep: dict) -> str:
     --------
     >>> rows = lambda b: [{"state": "A0", "operator": "ATTN", "steps": 5, "bpb": b, "induction_accuracy": 0.5,
     ...                    "best_induction_score": 0.25, "rho_skew": 1.0}]
-    >>> sweep = {"tasks": [{"seed": 0, "rows": rows(3.0)}, {"seed": 1, "rows": rows(3.2)}],
-    ...          "task": "shakespeare"}
+    >>> config = {"task": "shakespeare"}
+    >>> sweep = {"tasks": [{"seed": 0, "config": config, "rows": rows(3.0)},
+    ...                    {"seed": 1, "config": config, "rows": rows(3.2)}]}
     >>> transfer_sweep_table(sweep).splitlines()[2].split(" | ")[:5]
     ['| A0', 'ATTN', '5', '3.1000 ± 0.1414 (2)', '0.500 ± 0.000 (2)']
     """
-    task = sweep["task"]
-    fields = _FIELDS[task]
+    tasks = {t["config"]["task"] for t in sweep["tasks"]}
+    if len(tasks) != 1:
+        raise ValueError(f"sweep must hold transfers of one task, got tasks {sorted(tasks)}")
+    fields = _FIELDS[tasks.pop()]
     by_state: dict[str, list[dict]] = {}
     for t in sweep["tasks"]:
         for row in t.get("rows") or ():
