@@ -216,3 +216,24 @@ def test_a_resumed_transfer_equals_the_uninterrupted_one(tmp_path):
                 assert b[key] == a[key]
             else:
                 np.testing.assert_allclose(b[key], a[key], rtol=1e-12, atol=0)
+
+
+def test_a_pretrained_lm_run_is_the_transfers_a0(tmp_path):
+    # Oracle: the transfer that trains its own A0.  The lm run with the same settings is the same computation
+    # (same seed, windows and schedule), so every state of the transfer that loads it agrees to 1e-12.
+    lm = LanguageModelConfig.preset("quick", operator="ATTN", steps=6, log_every=3)
+    run_language_model(lm, out=tmp_path / "lm-0", progress=False)
+    settings = dict(pretrain_steps=6, adapt_steps=(2, 1, 1), warmup=5, log_every=3)
+    own = run_transfer(TransferConfig.preset("quick", **settings), progress=False)
+    loaded = run_transfer(
+        TransferConfig.preset("quick", pretrained=str(tmp_path / "lm-{seed}"), **settings), progress=False
+    )
+    assert loaded["states"][0]["pretrained"] == str(tmp_path / "lm-0")
+    for a, b in zip(own["states"], loaded["states"], strict=True):
+        assert a["state"] == b["state"]
+        np.testing.assert_allclose(b["bpb"], a["bpb"], rtol=1e-12, atol=0)
+        np.testing.assert_allclose(b["induction_scores"], a["induction_scores"], rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="pretrained must be trained as this transfer's A0, got .* with steps=6"):
+        run_transfer(TransferConfig.preset("quick", pretrained=str(tmp_path / "lm-{seed}")), progress=False)
+    with pytest.raises(ValueError, match="pretrained applies to the shakespeare task only"):
+        TransferConfig(task="induction", pretrained="x")

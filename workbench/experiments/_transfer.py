@@ -31,6 +31,7 @@ book/reference.md §A.7 [CODE], §A.12 (Table 3 numbers); Olsson et al. (2022).
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -86,6 +87,15 @@ def _check_adapt_steps(config, name: str, value) -> None:
         integer_check(1)(config, name, v)
 
 
+def _check_pretrained(config, name: str, value) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"pretrained must be a run directory (a str), got {value!r}")
+    if config.task != "shakespeare":
+        raise ValueError(f"pretrained applies to the shakespeare task only, got task={config.task!r}")
+
+
 def _check_min_period(config, name: str, value) -> None:
     integer_check(1)(config, name, value)
     if value > config.half_length:
@@ -131,6 +141,12 @@ class TransferConfig(ExperimentConfig):
     pretrain_steps : int
         Steps of :math:`A_0` (ATTN from scratch).  ``None`` takes the task's default: 400 (shakespeare, the
         Table-2 budget) or 4,000 (induction).
+    pretrained : str, optional
+        Shakespeare task: the run directory of a finished ``workbench experiment lm`` ATTN run (for example a
+        task of the Table-2 sweep) whose model is :math:`A_0`, instead of training it here; ``{seed}`` in it is
+        replaced by ``seed``.  Its settings must be this transfer's (seed, widths, ``pretrain_steps``, batch,
+        learning rate, warm-up, …): then it is the very model :math:`A_0` would be, and the adaptations read the
+        training windows after the ones it read.
     adapt_steps : tuple of int
         Adaptation steps of :math:`M_1, A_1, M_2` (the paper's ratio is 3 : 1 : 1).  ``None``: (240, 80, 80)
         for shakespeare, (1500, 500, 500) for induction.
@@ -166,6 +182,7 @@ class TransferConfig(ExperimentConfig):
         "task": _check_choice_of(TRANSFER_TASKS),
         "target": _check_choice_of(("DMTN", "DMAP")),
         "pretrain_steps": lambda c, n, v: v is None or integer_check(1)(c, n, v),
+        "pretrained": _check_pretrained,
         "adapt_steps": lambda c, n, v: v is None or _check_adapt_steps(c, n, v),
         "d_model": lambda c, n, v: v is None or integer_check(1)(c, n, v),
         "n_heads": lambda c, n, v: _check_heads(c, n, v),
@@ -191,6 +208,7 @@ class TransferConfig(ExperimentConfig):
     task: str = "shakespeare"
     target: str = "DMTN"
     pretrain_steps: int | None = None
+    pretrained: str | None = None
     adapt_steps: tuple | None = None
     d_model: int | None = None
     n_heads: int = 4
@@ -278,14 +296,16 @@ class _ShakespeareTask:
     def model(self) -> InductionTransformer:
         return new_model(self.settings, "ATTN")
 
-    def train(self, model, steps: int, label: str, progress: bool) -> dict:
+    def train(self, model, steps: int, label: str, progress: bool, first: bool) -> dict:
         return train_bytes(
             model,
             self.corpus,
             self.settings,
             steps,
             self.data,
-            warmup=min(self.config.warmup, steps // 10),
+            # A0 warms up as the lm experiment does (so a pretrained lm run is the same model); the adaptations
+            # warm up for at most a tenth of their steps.
+            warmup=self.config.warmup if first else min(self.config.warmup, steps // 10),
             label=label,
             progress=progress,
             curve_bytes=max(self.config.context, self.config.eval_bytes // 8),
@@ -331,7 +351,7 @@ class _InductionTask:
             c.vocab_size, 2 * c.half_length, c.width, c.n_heads, c.depth, "ATTN", "attn-only"
         ).to(c.device)
 
-    def train(self, model, steps: int, label: str, progress: bool) -> dict:
+    def train(self, model, steps: int, label: str, progress: bool, first: bool) -> dict:
         c = self.config
         model.train()
         optimizer = torch.optim.AdamW(model.parameters(), lr=c.peak_lr, weight_decay=c.weight_decay)
@@ -439,7 +459,15 @@ def run_transfer(
             steps = config.steps_of(stage)
             if stage != "A0":
                 project_attention(model, config.corner(stage))
-            if kept is not None:
+            if kept is None and stage == "A0" and config.pretrained is not None:
+                # A0 is the Table-2 model of this seed: the same model this loop would train (checked settings).
+                model.load_state_dict(_pretrained_state(config))
+                _advance(task, config, steps)
+                record = _state(task, model, config, stage, stage, steps, 0.0)
+                record["pretrained"] = config.pretrained.format(seed=config.seed)
+                log.keep(stage, {"states": [record]}, model.state_dict())
+                states.append(record)
+            elif kept is not None:
                 # The stage's records, and its adapted weights to continue from (the data stream is advanced
                 # by the steps it took, so the later stages read the windows an uninterrupted run reads).
                 model.load_state_dict(torch.load(log.state_path(stage), weights_only=True, map_location=config.device))
@@ -450,7 +478,7 @@ def run_transfer(
                 record = []
                 if stage != "A0":
                     record.append(_state(task, model, config, f"{stage}:projected", stage, steps_so_far, 0.0))
-                curve = task.train(model, steps, f"transfer {stage} {config.corner(stage)}", progress)
+                curve = task.train(model, steps, f"transfer {stage} {config.corner(stage)}", progress, stage == "A0")
                 record.append(
                     _state(task, model, config, stage, stage, steps_so_far + steps, time.perf_counter() - start)
                 )
@@ -473,6 +501,48 @@ def run_transfer(
             save_text(log.path / "table.md", transfer_table(result) + "\n")
             result["out"] = str(log.path)
     return result
+
+
+#: The settings of an lm run that must equal a transfer's for its ATTN model to be the transfer's A0.
+_PRETRAINED_FIELDS = {
+    "seed": lambda c: c.seed,
+    "operator": lambda c: "ATTN",
+    "context": lambda c: c.context,
+    "d_model": lambda c: c.width,
+    "n_heads": lambda c: c.n_heads,
+    "n_layers": lambda c: c.depth,
+    "steps": lambda c: c.steps_of("A0"),
+    "batch": lambda c: c.batch,
+    "lr": lambda c: c.peak_lr,
+    "warmup": lambda c: c.warmup,
+    "weight_decay": lambda c: c.weight_decay,
+    "grad_clip": lambda c: c.grad_clip,
+    "held_out_every": lambda c: c.held_out_every,
+}
+
+
+def _pretrained_state(config: TransferConfig) -> dict:
+    """The state dict of the finished lm run ``config.pretrained``, after checking its settings are A0's."""
+    folder = Path(config.pretrained.format(seed=config.seed))
+    try:
+        record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(
+            f"pretrained must be the run directory of a finished lm run, got {str(folder)!r} ({exc})"
+        ) from None
+    if record.get("experiment") != "lm" or record.get("status") != "complete" or record.get("done") != ["ATTN"]:
+        raise ValueError(
+            f"pretrained must be the run directory of a finished lm run of ATTN, got {str(folder)!r}: a "
+            f"{record.get('status')} run of {record.get('experiment')} with {record.get('done')} done"
+        )
+    recorded = record["config"]
+    for field, wanted in _PRETRAINED_FIELDS.items():
+        if recorded.get(field) != wanted(config):
+            raise ValueError(
+                f"pretrained must be trained as this transfer's A0, got {str(folder)!r} with {field}="
+                f"{recorded.get(field)!r} where the transfer has {wanted(config)!r}"
+            )
+    return torch.load(folder / "ATTN.pt", weights_only=True, map_location=config.device)
 
 
 def _advance(task, config: TransferConfig, steps: int) -> None:
