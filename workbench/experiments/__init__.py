@@ -92,6 +92,7 @@ byte_induction_probe    -- repeated random letters: accuracy on the repeat, each
 language_model_table    -- Markdown table of one run beside the paper's Table 2
 language_model_rows     -- one flat row per trained model (for a sweep)
 language_model_sweep_table -- Table 2 over seeds: bpb mean ± sd, paired differences to ATTN with 95% intervals
+language_model_sweep_figure -- Table 2 as a figure: bpb per seed and operator, the mean training curves
 PAPER_TABLE2            -- Attention Geometry's Table 2 (held-out bpb per operator)
 TransferConfig          -- settings of one ATTN → DMTN → ATTN → DMTN transfer (task shakespeare or induction)
 TRANSFER_TASKS          -- the tasks a transfer runs on
@@ -99,6 +100,7 @@ run_transfer            -- carry one model through the four states, measured aft
 transfer_table          -- Markdown table of one transfer's states beside the paper's Table 3
 transfer_rows           -- one flat row per state (for a sweep)
 transfer_sweep_table    -- Table 3 over seeds: each state's measurements as mean ± sd
+transfer_sweep_figure   -- Table 3 as a figure: each measurement across the states, a line per seed
 PAPER_TABLE3            -- Attention Geometry's Table 3 (operator, bpb, induction accuracy per state)
 
 A corpus at a time (numpy)
@@ -197,6 +199,7 @@ _MODULES = {
     "workbench.experiments._language_model_report": (
         "PAPER_TABLE2",
         "language_model_rows",
+        "language_model_sweep_figure",
         "language_model_sweep_table",
         "language_model_table",
     ),
@@ -204,6 +207,7 @@ _MODULES = {
     "workbench.experiments._transfer_report": (
         "PAPER_TABLE3",
         "transfer_rows",
+        "transfer_sweep_figure",
         "transfer_sweep_table",
         "transfer_table",
     ),

@@ -11,7 +11,13 @@ import math
 
 import numpy as np
 
-__all__ = ["PAPER_TABLE2", "language_model_rows", "language_model_sweep_table", "language_model_table"]
+__all__ = [
+    "PAPER_TABLE2",
+    "language_model_rows",
+    "language_model_sweep_figure",
+    "language_model_sweep_table",
+    "language_model_table",
+]
 
 #: Attention Geometry's Table 2: held-out bits per byte of depth-12 (~200M) models, one seed each.
 PAPER_TABLE2 = {"ATTN": 0.8471, "DMTN": 0.8492, "DMAP": 0.8621}
@@ -124,3 +130,37 @@ def language_model_sweep_table(sweep: dict) -> str:
             f"| {paper if paper is not None else '—'} | {paper_delta} |"
         )
     return "\n".join(lines)
+
+
+def language_model_sweep_figure(sweep: dict, runs: dict[tuple[str, int], dict] | None = None):
+    """Table 2 as a figure: held-out bpb per seed and operator (seeds joined: the pairing), and the mean curves.
+
+    ``runs`` maps (operator, seed) to a run's ``results.json`` record (for the held-out bpb curves); without it
+    only the left panel is drawn.  Returns the matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    bpb = _by_seed(sweep, "bpb")
+    operators = [o for o in ("ATTN", "DMTN", "DMAP", "ATAP") if o in bpb]
+    seeds = sorted({s for values in bpb.values() for s in values})
+    fig, axes = plt.subplots(1, 2 if runs else 1, figsize=(11 if runs else 5.5, 4), squeeze=False)
+    ax = axes[0, 0]
+    for s in seeds:
+        ax.plot(range(len(operators)), [bpb[o].get(s, math.nan) for o in operators], "o-", alpha=0.6, label=f"seed {s}")
+    ax.set_xticks(range(len(operators)), operators)
+    ax.set_ylabel("held-out bits per byte")
+    ax.set_title("Table 2 at workbench scale: one line per seed")
+    ax.legend(fontsize=8)
+    if runs:
+        ax = axes[0, 1]
+        for op in operators:
+            curves = [runs[(op, s)]["runs"][0]["curve"] for s in seeds if (op, s) in runs]
+            steps = curves[0]["steps"]
+            mean = np.mean([c["held_out_bpb"] for c in curves], axis=0)
+            ax.plot(steps, mean, label=f"{op} (mean of {len(curves)} seeds)")
+        ax.set_xlabel("step")
+        ax.set_ylabel("held-out bpb (first eighth of the scored bytes)")
+        ax.set_title("training curves")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PAPER_TABLE3", "transfer_rows", "transfer_sweep_table", "transfer_table"]
+__all__ = ["PAPER_TABLE3", "transfer_rows", "transfer_sweep_figure", "transfer_sweep_table", "transfer_table"]
 
 #: Attention Geometry's Table 3 (depth-32, ~1.9B, one model): (operator, held-out bpb, induction accuracy).
 PAPER_TABLE3 = {
@@ -109,3 +109,23 @@ def transfer_sweep_table(sweep: dict) -> str:
             f"| {state} | {rows[0]['operator']} | {rows[0]['steps']} | {' | '.join(cells)} | {_paper(state)} |"
         )
     return "\n".join(lines)
+
+
+def transfer_sweep_figure(sweep: dict):
+    """Table 3 as a figure: each measurement across the seven states, one line per seed.  Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    task = {t["config"]["task"] for t in sweep["tasks"]}.pop()
+    fields = [f for f in _FIELDS[task] if f[0] != "rho_skew"]
+    fig, axes = plt.subplots(1, len(fields), figsize=(4.2 * len(fields), 3.8), squeeze=False)
+    for ax, (field, heading, _) in zip(axes[0], fields, strict=True):
+        for t in sorted(sweep["tasks"], key=lambda t: t["seed"]):
+            rows = t.get("rows") or []
+            ax.plot(range(len(rows)), [r[field] for r in rows], "o-", alpha=0.7, label=f"seed {t['seed']}")
+        states = [r["state"].replace(":projected", "\nproj.") for r in (sweep["tasks"][0].get("rows") or [])]
+        ax.set_xticks(range(len(states)), states, fontsize=7)
+        ax.set_title(heading, fontsize=9)
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"Table 3 at workbench scale ({task}): ATTN → {sweep['tasks'][0]['config']['target']} → ATTN → …")
+    fig.tight_layout()
+    return fig
