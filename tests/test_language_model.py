@@ -233,7 +233,7 @@ def test_a_pretrained_lm_run_is_the_transfers_a0(tmp_path):
         assert a["state"] == b["state"]
         np.testing.assert_allclose(b["bpb"], a["bpb"], rtol=1e-12, atol=0)
         np.testing.assert_allclose(b["induction_scores"], a["induction_scores"], rtol=1e-12, atol=0)
-    with pytest.raises(ValueError, match="pretrained must be trained as this transfer's A0, got .* with steps=6"):
+    with pytest.raises(ValueError, match=r"pretrained must be trained as this transfer's A0, got .* with steps=6"):
         run_transfer(TransferConfig.preset("quick", pretrained=str(tmp_path / "lm-{seed}")), progress=False)
     with pytest.raises(ValueError, match="pretrained applies to the shakespeare task only"):
         TransferConfig(task="induction", pretrained="x")
