@@ -93,6 +93,7 @@ language_model_table    -- Markdown table of one run beside the paper's Table 2
 language_model_rows     -- one flat row per trained model (for a sweep)
 language_model_sweep_table -- Table 2 over seeds: bpb mean ± sd, paired differences to ATTN with 95% intervals
 language_model_sweep_figure -- Table 2 as a figure: bpb per seed and operator, the mean training curves
+paired_difference       -- mean and Student-t interval of paired differences over seeds
 PAPER_TABLE2            -- Attention Geometry's Table 2 (held-out bpb per operator)
 TransferConfig          -- settings of one ATTN → DMTN → ATTN → DMTN transfer (task shakespeare or induction)
 TRANSFER_TASKS          -- the tasks a transfer runs on
@@ -202,6 +203,7 @@ _MODULES = {
         "language_model_sweep_figure",
         "language_model_sweep_table",
         "language_model_table",
+        "paired_difference",
     ),
     "workbench.experiments._transfer": ("TRANSFER_TASKS", "TransferConfig", "run_transfer"),
     "workbench.experiments._transfer_report": (

@@ -17,6 +17,7 @@ __all__ = [
     "language_model_sweep_figure",
     "language_model_sweep_table",
     "language_model_table",
+    "paired_difference",
 ]
 
 #: Attention Geometry's Table 2: held-out bits per byte of depth-12 (~200M) models, one seed each.
