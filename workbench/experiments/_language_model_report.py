@@ -121,7 +121,8 @@ def language_model_sweep_table(sweep: dict) -> str:
             delta = "—"
         else:
             d = paired_difference(bpb[op], bpb["ATTN"])
-            delta = f"{d['mean']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]"
+            interval = f"[{d['low']:+.4f}, {d['high']:+.4f}]" if d["n"] >= 2 else f"(no interval: {d['n']} paired seed)"
+            delta = f"{d['mean']:+.4f} {interval}"
         acc = np.array(list(accuracy.get(op, {}).values()) or [math.nan])
         acc_sd = f"{acc.std(ddof=1):.3f}" if len(acc) > 1 else "—"
         paper = PAPER_TABLE2.get(op)

@@ -1,0 +1,326 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 13 — Training under each geometry: seeds, intervals and transfers
+#
+# Notebook 12 reran the experiments of {cite:t}`candanedo2026attention` whose claims are about *structure*: which
+# walks are reversible, when an induction head forms.  This notebook reruns the three whose claims are about
+# *quality*, and each stands on one seed in the paper:
+#
+# 1. **Table 2.**  Language models trained from scratch with ATTN, DMTN and DMAP scores at a matched budget; the
+#    paper reports held-out bits per byte 0.8471 / 0.8492 / 0.8621 at about 200M parameters.
+# 2. **Table 3.**  One model carried ATTN → DMTN → ATTN → DMTN with 3 : 1 : 1 adaptation; the paper reads that
+#    induction (0.81 → 0.57 → 0.83 → 0.47) is more sensitive to the score geometry than the loss.
+# 3. **§10.**  A trained ATTN flow transformer moved into DMTN, then DMAP, *with its weights kept*: a mess without
+#    training, clean again after adaptation, and DMAP worse than DMTN.
+#
+# The runs are small (a 0.87 M-parameter byte model on the Shakespeare corpus, the two-layer induction model, the
+# Swiss SiT), every condition has three to five seeds, and every difference comes with an interval.  They were made
+# by `workbench sweep` (tasks on Dask {cite:p}`rocklin2015dask`) on a two-core machine and are committed in
+# `experiments/results/` (the commands and wall times are in each folder's README).  The last section reruns a
+# transfer live at the quick preset.
+#
+# **Objectives.**  After this notebook you can
+#
+# * compute bits per byte exactly from a model's summed loss, and read it against the baselines a byte model must
+#   beat (8 bits for a uniform guess, the unigram entropy);
+# * state a paired difference between two training recipes with a Student-$t$ interval over seeds, and say when an
+#   interval decides a claim and when it cannot;
+# * explain why projecting a trained head onto another corner of the family keeps its weights and changes only its
+#   logits, and measure what the projection costs before and after adaptation;
+# * say, claim by claim, which of the paper's findings the small-scale runs support, contradict, or leave undecided.
+#
+# **Prerequisites.**  Notebook 09 (the four corners DMAP, DMTN, ATAP, ATTN) and notebook 12 (the experiments'
+# diagnostics; the induction probe).  Maths: cross-entropy and logarithms in two bases, the Student-$t$
+# distribution, paired versus unpaired comparisons.
+#
+# **Time.**  About 50 minutes in class; the code runs in under 30 seconds (the sweeps are read from disk).
+
+# %%
+import json
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from workbench.experiments import (
+    PAPER_TABLE2,
+    PAPER_TABLE3,
+    TransferConfig,
+    language_model_sweep_figure,
+    language_model_sweep_table,
+    paired_difference,
+    run_transfer,
+    shakespeare_bytes,
+    sweep_table,
+    transfer_sweep_figure,
+    transfer_sweep_table,
+)
+
+SCALE = os.environ.get("WORKBENCH_SCALE", "small")
+if SCALE not in ("small", "large"):
+    raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
+SMALL = SCALE == "small"
+torch.set_num_threads(1)
+RESULTS = Path("..") / "experiments" / "results"
+
+
+def sweep(name: str) -> dict:
+    """A committed sweep's record: settings, every task's rows, the cells' mean ± sd."""
+    return json.loads((RESULTS / name / "sweep.json").read_text())
+
+
+# %% [markdown]
+# ## 1. Bits per byte, and what a byte model must beat
+#
+# A byte-level model predicts each byte $x_t$ of the held-out text from the bytes before it.  Its summed loss in
+# nats, divided by the number of predicted bytes and by $\ln 2$, is its **bits per byte** {cite:p}`shannon1951prediction`:
+# $$\mathrm{bpb} = \frac{\sum_t -\ln p_\theta(x_t\mid x_{<t})}{N_{\mathrm{bytes}}\ln 2}.$$
+# With a tokenizer, $N_{\mathrm{tokens}} \neq N_{\mathrm{bytes}}$ and the loss per token must be rescaled by
+# tokens per byte (Exercise 13.2); here tokens *are* bytes.  Two baselines frame the numbers: a uniform guess over
+# 256 bytes costs exactly 8 bits, and a model that ignores context and predicts the training text's byte frequencies
+# $q$ costs the cross-entropy $-\sum_b p_b\log_2 q_b$ of the held-out frequencies $p$ against $q$.  The held-out text
+# is whole works (every tenth play or poem by name), never seen in training.
+
+# %%
+corpus = shakespeare_bytes()
+q = np.bincount(corpus.train, minlength=256) + 1.0  # add-one: every byte gets a probability
+q /= q.sum()
+p = np.bincount(corpus.held_out, minlength=256) / len(corpus.held_out)
+unigram_bpb = float(-(p * np.log2(q)).sum())
+entropy_bpb = float(-(p[p > 0] * np.log2(p[p > 0])).sum())
+print(f"held-out works: {', '.join(corpus.held_out_works)}")
+print(f"train {len(corpus.train):,} bytes, held-out {len(corpus.held_out):,} bytes")
+print(f"uniform: 8 bpb;  unigram of the training text: {unigram_bpb:.3f} bpb;  held-out byte entropy {entropy_bpb:.3f}")
+assert entropy_bpb <= unigram_bpb < 8.0  # Gibbs: cross-entropy ≥ entropy
+
+# %% [markdown]
+# ## 2. Table 2 over seeds
+#
+# Three models per seed, one per operator, share everything but the logits: the initial weights (same shapes, same
+# seed), the training windows in the same order, the learning-rate schedule, and the held-out bytes they are scored on
+# (the first 131,072).  So at one seed the difference of two operators' bpb is a **paired** measurement, and the
+# seed-to-seed spread of the models cancels in it.  Over $n$ seeds the paired differences $d_s$ give the interval
+# $$\bar d \pm t_{0.975,\,n-1}\,s_d/\sqrt n .$$
+
+# %%
+lm = sweep("lm-table2")
+print(language_model_sweep_table(lm))
+runs = {
+    (t["grid"]["operator"], t["seed"]): json.loads((RESULTS / "lm-table2" / t["id"] / "results.json").read_text())
+    for t in lm["tasks"]
+    if t["status"] == "complete"  # the committed runs (a sweep lists its pending tasks too)
+}
+language_model_sweep_figure(lm, runs)
+plt.show()
+
+# %% [markdown]
+# How to read it.  An interval that excludes 0 detects a difference at this scale; one that contains 0 does not
+# decide it.  The paper's two claims are an ordering (ATTN ≤ DMTN ≤ DMAP in bpb) and a size (DMTN within about
+# 0.002 of ATTN, DMAP 0.015 behind).  The next cell states, from the committed numbers, which of them the seeds
+# decide.  Remember the scale: these byte models are far from converged (compare the bpb with the unigram baseline of
+# section 1 and the paper's 0.85), so the differences measured here are those of early training.
+
+# %%
+
+per_seed: dict[str, dict[int, float]] = {}
+for t in lm["tasks"]:
+    for row in t.get("rows") or ():
+        per_seed.setdefault(row["operator"], {})[t["seed"]] = row["bpb"]
+for a, b in (("DMTN", "ATTN"), ("DMAP", "ATTN"), ("DMAP", "DMTN")):
+    d = paired_difference(per_seed.get(a, {}), per_seed.get(b, {}))
+    if d["n"] < 2:  # an interval needs two paired seeds
+        print(f"{a} − {b}: {d['n']} paired seed(s) committed, no interval")
+        continue
+    verdict = (
+        "cannot decide the sign"
+        if d["low"] <= 0 <= d["high"]
+        else f"{a} is {'worse' if d['mean'] > 0 else 'better'} than {b}"
+    )
+    paper = PAPER_TABLE2[a] - PAPER_TABLE2[b]
+    print(
+        f"{a} − {b}: {d['mean']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}] over {d['n']} seeds → {verdict}"
+        f"  (paper {paper:+.4f})"
+    )
+
+# %% [markdown]
+# ## 3. Table 3: one model through ATTN → DMTN → ATTN → DMTN
+#
+# The paper's sequence is not an ablation: one model is projected and adapted four times.  The projection keeps every
+# weight and changes the logits only (`workbench.nn.project_attention`; for a head it is
+# `workbench.attention.project_head`): ATTN's bond $\tfrac12\langle m_i, m_j\rangle - \tfrac12\langle n_i, n_j\rangle$
+# loses its negative sector, and its free link stays.  Each state is measured twice: right after the projection, and
+# after the adaptation (3 : 1 : 1 as in the paper).  The committed sweep runs it on the varying-period induction task,
+# where an induction circuit forms at this size (notebook 12); `workbench experiment transfer --preset paper` runs the
+# same sequence on the byte model of Table 2 (with `--set pretrained=DIR` its $A_0$ is the Table-2 ATTN model).
+
+# %%
+induction_transfer = sweep("transfer-induction")
+print(transfer_sweep_table(induction_transfer))
+transfer_sweep_figure(induction_transfer)
+plt.show()
+print("paper:", {state: values for state, values in PAPER_TABLE3.items()})
+
+# %% [markdown]
+# How to read it.  The paper's claim is a contrast between two columns: across the four states the loss barely moves
+# while induction drops at every DMTN state and recovers at every ATTN state.  The next cell measures both, per seed,
+# as the change from each state to the next, and right after each projection.
+
+
+# %%
+def swings(result: dict, field: str) -> dict[str, float]:
+    """Mean over seeds of field(state) − field(A0) for each state after A0."""
+    rows = [t["rows"] for t in result["tasks"] if t.get("rows")]
+    states = [r["state"] for r in rows[0]]
+    return {s: float(np.mean([r[i][field] - r[0][field] for r in rows])) for i, s in enumerate(states) if i}
+
+
+for field in ("repeat_loss", "induction_accuracy", "shifted_period_accuracy", "best_induction_score"):
+    print(f"{field:>24} − A0:", {s: round(v, 3) for s, v in swings(induction_transfer, field).items()})
+
+# %% [markdown]
+# ## 4. §10: a trained flow transformer moved into DMTN and DMAP
+#
+# The Swiss SiT of notebook 12, trained with ATTN, is projected into DMTN and sampled with no training, then adapted;
+# the adapted DMTN is folded into DMAP (its logits read $W_M = (W_Q + W_K)/\sqrt2$ only: half the query–key weights)
+# and adapted twice as long, as in the paper.  The paper measures FID on ImageNet; here the measurements are
+# $d_{\mathrm{NN}}$ against the native spacing, the flow-matching loss on a fixed held-out batch, and the transport
+# diagnostics.  They compare in direction, not in value.
+
+# %%
+sit = sweep("sit-transfer")
+print(sweep_table(sit))
+
+# %% [markdown]
+# How to read it: per target, the held-out flow-matching loss and $d_{\mathrm{NN}}$ ratio right after the projection
+# ("a mess" in the paper) and after adaptation ("clean again"), against the pretrained ATTN model of the same seed.
+
+# %%
+sit_rows = [t["rows"] for t in sit["tasks"] if t.get("rows")]
+for target in ("DMTN", "DMAP"):
+    for field in ("heldout_loss", "d_nn_ratio"):
+        base = [next(r[field] for r in rows if r["target"] == "ATTN") for rows in sit_rows]
+        moved = {
+            state: np.mean(
+                [
+                    next(r[field] for r in rows if (r["target"], r["state"]) == (target, state)) - b
+                    for rows, b in zip(sit_rows, base, strict=True)
+                ]
+            )
+            for state in ("projected", "adapted")
+        }
+        print(
+            f"{target} {field:>12} − ATTN: projected {moved['projected']:+.4f}, adapted {moved['adapted']:+.4f}"
+            f"  ({len(sit_rows)} seeds)"
+        )
+
+# %% [markdown]
+# ## 5. A transfer live, and the exact facts behind it
+#
+# A quick transfer on the induction task runs in seconds.  Whatever it learns, two facts hold exactly: the DMAP
+# states have $\rho_{\mathrm{skew}} = 0$ (the exact link has no skew part, notebook 09), and a projection changes no
+# weight, so projecting ATTN → DMTN → ATTN with no training in between gives back the ATTN model.
+
+# %%
+quick = TransferConfig.preset("quick", task="induction", target="DMAP", pretrain_steps=300 if SMALL else 1500)
+live = run_transfer(quick, progress=False)
+for s in live["states"]:
+    print(f"{s['state']:>13}  {s['operator']}  repeat loss {s['repeat_loss']:.3f}  ρ_skew {s['rho_skew']:.3f}")
+assert all(s["rho_skew"] == 0.0 for s in live["states"] if s["operator"] == "DMAP")
+assert live["checks"]["all"]
+before, after = live["states"][0], live["states"][1]
+print(f"projection cost on the repeat loss: {after['repeat_loss'] - before['repeat_loss']:+.3f} nats")
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.plot([s["repeat_loss"] for s in live["states"]], "o-")
+ax.set_xticks(range(len(live["states"])), [s["state"].replace(":projected", "\nproj.") for s in live["states"]])
+ax.set_ylabel("repeat-half loss")
+plt.show()
+
+# %% [markdown]
+# ## Recap
+#
+# * Bits per byte are exact for a byte model: summed nats over the predicted bytes, divided by $N\ln 2$.  The
+#   held-out Shakespeare text costs 8 bits uniform and 4.70 bits under the training text's byte frequencies; the
+#   0.87 M-parameter models reach about 3.3 after 400 steps, far from the paper's 0.85: early training.
+# * Table 2: over five paired seeds DMTN − ATTN is +0.038 bpb with a 95% interval of about [−0.03, +0.10] — the
+#   seeds cannot decide the sign, which is consistent with the paper's +0.002 and with a difference twenty times
+#   larger.  DMAP's row holds the seeds committed so far; its first seed is 0.21 bpb behind ATTN, the paper's
+#   direction.
+# * Table 3 on the induction task: a projection alone wrecks the model (repeat loss +2.5 to +3 nats, induction
+#   accuracy −0.5) — here the loss moves with induction, not apart from it.  After the short adaptations the loss
+#   is back within 0.1–0.2 nats, and what stays behind at the DMTN states is content-based copying: the
+#   shifted-period probe is 0.13–0.19 below A0 at M1 and M2 and back at A1, the paper's "induction is more sensitive
+#   than the loss", in direction.
+# * §10: projecting the trained Swiss SiT into DMTN or DMAP without training raises the held-out flow-matching loss by
+#   4–6% and $d_{\mathrm{NN}}$ by 1.6–2 native spacings — visibly distorted samples, not the paper's unusable ones —
+#   and adaptation repairs both.  DMAP, with half the query–key weights and twice the steps, ends no worse than
+#   DMTN: the paper's "DMAP worse" is not reproduced at this scale.
+# * Projections keep weights: the DMAP states have $\rho_{\mathrm{skew}} = 0$ exactly, and a round trip
+#   ATTN → DMTN → ATTN returns the model unchanged.
+
+# %% [markdown]
+# ## Exercises
+#
+# Use the committed sweeps in `experiments/results/` (read as in the notebook), `held_out_bpb`, `ByteCorpus`,
+# `shakespeare_bytes` and `run_transfer` from `workbench.experiments`, and `project_attention` from `workbench.nn`.
+
+# %% [markdown]
+# ### Exercise 13.1 (compute)
+#
+# **Paired or not.**  From `experiments/results/lm-table2/sweep.json` collect each seed's held-out bpb of ATTN and of
+# DMAP.  Compute (a) the paired Student-$t$ 95% interval of DMAP − ATTN, (b) the unpaired Welch interval of the
+# difference of means, (c) a paired bootstrap percentile interval (10,000 resamples of the seeds).  Then do the same
+# for DMTN − ATTN.
+#
+# *What a correct answer shows:* (a) equals the interval in the table of section 2 (to the printed digits) and
+# `scipy.stats.ttest_rel(...).confidence_interval()`; (b) is wider whenever the seeds' bpb move together across
+# operators (the shared initialisation and data); (c) is close to (a) but, with a handful of seeds, can only take a few
+# distinct values.  Which of the paper's two differences does each interval decide?
+
+# %%
+# your code here
+
+# %% [markdown]
+# ### Exercise 13.2 (derive)
+#
+# **Bits per byte when tokens are not bytes.**  A model with a tokenizer reports a mean loss $\bar\ell$ in nats per
+# token over $N_{\mathrm{tok}}$ tokens covering $N_{\mathrm{bytes}}$ bytes.  Show that
+# $\mathrm{bpb} = \bar\ell\, N_{\mathrm{tok}} / (N_{\mathrm{bytes}} \ln 2)$, that a model predicting every byte
+# with the fixed distribution $q$ has $\mathrm{bpb} = -\frac1N\sum_t \log_2 q(x_t)$, and that this is at least the
+# empirical entropy of the bytes it predicts (Gibbs' inequality).  Check the second statement numerically with
+# `held_out_bpb` on a model whose logits are $\log q$ everywhere, on the first 65,536 held-out bytes.
+#
+# *What a correct answer shows:* `held_out_bpb` of the constant model equals the numpy value of
+# $-\frac1N\sum_t\log_2 q(x_t)$ over exactly the predicted bytes to $10^{-12}$, and lies above their empirical
+# entropy; the unigram baseline of section 1 is the same number computed from byte counts.
+
+# %%
+# your code here
+
+# %% [markdown]
+# ### Exercise 13.3 (explore)
+#
+# **What a projection costs.**  Train the quick induction transfer (`TransferConfig.preset("quick",
+# task="induction", pretrain_steps=...)`) for target DMTN and for target DMAP, for a few seeds and two pretraining
+# budgets.  Record the jump of the repeat-half loss right after the first projection ($M_1$:projected − $A_0$) and
+# what is left after the adaptation ($M_1 - A_0$).  Then check, with `project_attention` on a trained model, that
+# ATTN → DMTN → ATTN with no training in between returns outputs equal to the original, bit for bit.
+#
+# *What a correct answer shows:* the round trip is exact (the projection changes logits, never weights); the jump is
+# larger for DMAP than for DMTN (DMAP also drops the free link, so more of what ATTN learned is lost) and much of it is
+# recovered by the short adaptation.  Does a longer pretraining make the jump larger or smaller?
+
+# %%
+# your code here
