@@ -273,6 +273,31 @@ def test_causal_exp_markov_attention():
     assert float((y[:, 6:] - y2[:, 6:]).abs().max()) > 1e-3  # the change does reach later positions
 
 
+def test_one_time_per_layer_is_the_per_head_layer_with_equal_times():
+    """Oracle: a per-head layer with the same weights and every τ_h equal to the shared τ (a second
+    construction of the same operator).  The forward is the same arithmetic on the same numbers: equal exactly.
+    The shared τ's gradient is the sum of the per-head τ_h gradients (chain rule through the expansion): 1e-14
+    relative, the rounding of a sum of two float64 numbers taken in another order."""
+    torch.manual_seed(5)
+    shared = ExpMarkovAttention(8, 2, causal=True, t_init=0.7, time_per="layer").double()
+    per_head = ExpMarkovAttention(8, 2, causal=True, t_init=0.7).double()
+    state = {k: v for k, v in shared.state_dict().items() if k != "raw_time"}
+    per_head.load_state_dict({**state, "raw_time": shared.raw_time.detach().expand(2).clone()})
+    assert tuple(shared.raw_time.shape) == (1,) and tuple(per_head.raw_time.shape) == (2,)
+    assert shared.time_per == "layer" and per_head.time_per == "head"
+    times = shared.times.detach()
+    assert tuple(times.shape) == (2,) and float(times[0]) == float(times[1])
+    x = torch.randn(2, 7, 8, generator=gen_torch(30), dtype=F64)
+    y_shared, y_head = shared(x), per_head(x)
+    assert torch.equal(y_shared, y_head)
+    y_shared.square().sum().backward()
+    y_head.square().sum().backward()
+    expected = per_head.raw_time.grad.sum()
+    assert abs(float(shared.raw_time.grad[0] - expected)) <= 1e-14 * abs(float(expected))
+    with pytest.raises(ValueError, match=r"time_per must be one of 'head', 'layer', got 'token'"):
+        ExpMarkovAttention(8, 2, time_per="token")
+
+
 @pytest.mark.parametrize("fast", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_gradcheck_exp_markov_layer_parameters(fast):
     """Oracle: gradcheck on every parameter and the input of a tiny layer (d=4, H=2, n=4, float64).  The

@@ -10,6 +10,10 @@ transfer    -- Attention Geometry §11, Table 3: one model carried ATTN → DMTN
                measured right after each projection and after each adaptation (language model or induction task)
 induction   -- Attention Geometry §11: two-layer transformers on repeated random tokens under ATTN, DMTN
                and DMAP scores; the induction phase transition and the heads' entropy collapse
+long-context -- Lie-Exponential Roadmap: banded exp-Markov attention (t learned per layer) against fused softmax
+               on byte LMs at contexts 256–4096: held-out bpb, tokens/s ratios and crossover, saved activations
+spd-certified -- Lie-Exponential Roadmap: SPD-MLPs e^{S} with Lipschitz caps on scikit-learn's digits; certified
+               ℓ2 radius against accuracy beside a dense MLP certified post hoc, checked by attacks
 bch-fusion  -- Lie-Exponential Roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
                error against commutator norms, a `safe` flag, latency of a fused residual stack
                (numpy; run by ``workbench bench bch-fusion``)
@@ -132,6 +136,30 @@ ResidualStack           -- L linear residual layers sampling A(t) = Σ_j t^j X_j
 residual_stack          -- a random ResidualStack with unit-norm coefficients
 FUSION_METHODS          -- the fusion routes of a stack, bch and magnus
 magnus_stack_table      -- error of each fused stack against the exact stack and the continuous flow
+
+Long-context exp-Markov attention (Lie-Exponential Roadmap)
+-----------------------------------------------------------
+LongContextConfig       -- settings of the long-context comparison (presets quick, paper, gpu)
+LONG_CONTEXT_MIXERS     -- the mixers compared, softmax and exp-markov
+LongContextLM           -- pre-LN byte transformer whose mixer is softmax or banded exp-Markov attention
+CausalSoftmaxAttention  -- causal softmax attention by the fused kernel (explicit n×n form on request)
+run_long_context        -- train both mixers at each context; time, weigh and check their mixers
+saved_tensor_bytes      -- bytes autograd saves for backward during a call, each storage once
+crossover_context       -- the context where a banded/dense time ratio drops below 1 for good (log-log)
+long_context_table      -- Markdown table per context: bpb, speed ratios, saved MiB, learned t; crossovers
+long_context_rows       -- one flat row per (context, mixer) and per crossover (for a sweep)
+long_context_figure     -- time vs context (log-log), bpb vs context, saved MiB vs context
+
+SPD-MLPs with Lipschitz caps (Lie-Exponential Roadmap)
+------------------------------------------------------
+SPDCertifiedConfig      -- settings: SPD caps, ε grid, attack budget, optional Lipschitz-margin training
+digits_split            -- scikit-learn's digits, fixed stratified split (1,347 / 450), features / 16
+CertifiableMLP          -- two ReLU layers (SPD e^{S} or dense) and a read-out, with certified layer norms
+certified_radius        -- min_j (f_y − f_j) / (‖v_y − v_j‖ Λ): the ℓ2 radius the Lipschitz bound certifies
+l2_attack               -- targeted ℓ2 PGD with restarts: which predictions a perturbation in the ball changes
+run_spd_certified       -- train capped SPD-MLPs and a dense baseline; certified vs attacked accuracy per ε
+spd_certified_table     -- Markdown table of a run (accuracy, radii, bounds, certified/attacked per ε)
+spd_certified_rows      -- one flat row per model (for a sweep)
 """
 
 from __future__ import annotations
@@ -171,6 +199,20 @@ _MODULES = {
     ),
     "workbench.experiments._induction_model": ("InductionTransformer",),
     "workbench.experiments._induction_report": ("PAPER_INDUCTION", "induction_rows", "induction_table"),
+    "workbench.experiments._long_context": (
+        "CausalSoftmaxAttention",
+        "LONG_CONTEXT_MIXERS",
+        "LongContextConfig",
+        "LongContextLM",
+        "run_long_context",
+        "saved_tensor_bytes",
+    ),
+    "workbench.experiments._long_context_report": (
+        "crossover_context",
+        "long_context_figure",
+        "long_context_rows",
+        "long_context_table",
+    ),
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments._registry": ("EXPERIMENTS", "Experiment"),
@@ -188,6 +230,10 @@ _MODULES = {
     ),
     "workbench.experiments._sit_transfer": ("project_model", "run_sit_transfer", "sit_transfer_table"),
     "workbench.experiments._sit_transfer_config": ("PAPER_SECTION10", "SIT_TRANSFER_TARGETS", "SitTransferConfig"),
+    "workbench.experiments._spd_certified": ("run_spd_certified",),
+    "workbench.experiments._spd_certified_config": ("SPDCertifiedConfig", "digits_split"),
+    "workbench.experiments._spd_certified_model": ("CertifiableMLP", "certified_radius", "l2_attack"),
+    "workbench.experiments._spd_certified_report": ("spd_certified_rows", "spd_certified_table"),
     "workbench.experiments._sweep": ("run_sweep", "sweep_table"),
     "workbench.experiments._swiss_sit": ("run_swiss_sit",),
     "workbench.experiments._text_corpus": ("ByteCorpus", "bits_per_byte", "shakespeare_bytes"),

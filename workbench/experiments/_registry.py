@@ -11,8 +11,13 @@ from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPE
 from workbench.experiments._induction_report import induction_rows, induction_table
 from workbench.experiments._language_model import LanguageModelConfig, run_language_model
 from workbench.experiments._language_model_report import language_model_rows, language_model_table
+from workbench.experiments._long_context import LongContextConfig, run_long_context
+from workbench.experiments._long_context_report import long_context_rows, long_context_table
 from workbench.experiments._sit_transfer import run_sit_transfer, sit_transfer_rows, sit_transfer_table
 from workbench.experiments._sit_transfer_config import SIT_TRANSFER_TARGETS, SitTransferConfig
+from workbench.experiments._spd_certified import run_spd_certified
+from workbench.experiments._spd_certified_config import SPDCertifiedConfig
+from workbench.experiments._spd_certified_report import spd_certified_rows, spd_certified_table
 from workbench.experiments._swiss_sit import run_swiss_sit
 from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig
 from workbench.experiments._swiss_sit_report import swiss_sit_rows, swiss_sit_table
@@ -64,4 +69,8 @@ EXPERIMENTS: dict[str, Any] = {
     ),
     "lm": Experiment(LanguageModelConfig, run_language_model, language_model_table, {}, rows=language_model_rows),
     "transfer": Experiment(TransferConfig, run_transfer, transfer_table, {}, rows=transfer_rows),
+    "long-context": Experiment(LongContextConfig, run_long_context, long_context_table, {}, rows=long_context_rows),
+    "spd-certified": Experiment(
+        SPDCertifiedConfig, run_spd_certified, spd_certified_table, {}, rows=spd_certified_rows
+    ),
 }

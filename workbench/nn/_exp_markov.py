@@ -11,7 +11,7 @@ The exponential is applied by uniformization in differentiable torch operations
 (:func:`~workbench.nn._uniformization.uniformized_action`) to a content-dependent banded generator
 (:class:`~workbench.nn._banded_generator.BandedGenerator`).
 
-ExpMarkovAttention   -- per head: content-dependent banded Q, learnable t, output e^{tQ}V
+ExpMarkovAttention   -- per head: content-dependent banded Q, learnable t (per head or per layer), output e^{tQ}V
 HeatKernelAttention  -- per head: symmetric banded Laplacian, several t, outputs mixed or concatenated
 
 References
@@ -107,7 +107,10 @@ class ExpMarkovAttention(nn.Module):
         (Q_h)_{ii} = -\sum_\delta (Q_h)_{i,\,i+\delta}, \qquad
         Y = \big[\,e^{t_1Q_1}V_1 \,\big|\, \cdots \,\big|\, e^{t_HQ_H}V_H\,\big]W_O,
 
-    with :math:`t_h = \operatorname{softplus}(\tau_h) > 0` learnable.  Each :math:`e^{t_hQ_h}` is row-stochastic
+    with :math:`t_h = \operatorname{softplus}(\tau_h) > 0` learnable (``time_per="head"``, the default), or
+    one time :math:`t_h = t = \operatorname{softplus}(\tau)` shared by the layer's heads (``time_per="layer"``:
+    one reach per layer, the heads differing only through their generators).  Each :math:`e^{t_hQ_h}` is
+    row-stochastic
     and nonnegative by construction (no softmax), its reach set by :math:`t_h`; the band costs
     :math:`O(n\,|\delta|\,d_h)` per uniformization power.  :math:`\phi_\delta(c) = \operatorname{softplus}(a_\delta c
     + b_\delta)` is the roadmap's "small learned" :math:`\phi_\delta`, here affine-then-softplus [RECON], with no
@@ -132,6 +135,9 @@ class ExpMarkovAttention(nn.Module):
         uniformization needs one :math:`P = I + Q/\lambda` shared by all rows.
     t_init : float
         Initial time of every head, :math:`> 0`.
+    time_per : {'head', 'layer'}
+        One learned time per head (``raw_time`` of shape ``[n_heads]``) or one per layer, shared by its heads
+        (``raw_time`` of shape ``[1]``).  :attr:`times` has shape ``[n_heads]`` either way.
     bias : bool
         Biases in the four projections.
     tol : float, optional
@@ -156,6 +162,12 @@ class ExpMarkovAttention(nn.Module):
     ((3, 5, 8), (3, 2, 5, 5))
     >>> bool((P >= 0).all()), bool(torch.allclose(P.sum(-1), torch.ones(3, 2, 5, dtype=torch.float64), atol=1e-14))
     (True, True)
+
+    One time for the whole layer: a single parameter, read by every head.
+
+    >>> shared = ExpMarkovAttention(8, 2, causal=True, t_init=0.5, time_per="layer")
+    >>> tuple(shared.raw_time.shape), [round(float(t), 6) for t in shared.times.detach()]
+    ((1,), [0.5, 0.5])
     """
 
     def __init__(
@@ -166,12 +178,14 @@ class ExpMarkovAttention(nn.Module):
         causal=False,
         t_init=1.0,
         *,
+        time_per="head",
         bias=True,
         tol=None,
         max_terms=DEFAULT_MAX_TERMS,
     ):
         super().__init__()
         self.d_model, self.n_heads = _check_heads(d_model, n_heads)
+        self.time_per = check_choice("time_per", time_per, ("head", "layer"))
         self.causal = bool(causal)
         if offsets is None:
             offsets = multiscale_offsets(2, causal=self.causal)
@@ -188,12 +202,17 @@ class ExpMarkovAttention(nn.Module):
         m = len(self.offsets)
         self.offset_scale = nn.Parameter(torch.ones(self.n_heads, m))  # a_{h,δ}
         self.offset_bias = nn.Parameter(torch.zeros(self.n_heads, m))  # b_{h,δ}
-        self.raw_time = nn.Parameter(torch.full((self.n_heads,), _inverse_softplus(t_init)))  # τ_h
+        times = self.n_heads if self.time_per == "head" else 1
+        self.raw_time = nn.Parameter(torch.full((times,), _inverse_softplus(t_init)))  # τ_h, or one τ per layer
 
     @property
     def times(self):
-        r"""The per-head times :math:`t_h = \operatorname{softplus}(\tau_h)`, shape ``[n_heads]``."""
-        return F.softplus(self.raw_time)
+        r"""The per-head times :math:`t_h = \operatorname{softplus}(\tau_h)`, shape ``[n_heads]``.
+
+        With ``time_per="layer"`` every entry is the layer's one time (an expanded view: gradients of all heads
+        reach the single parameter).
+        """
+        return F.softplus(self.raw_time).expand(self.n_heads)
 
     def generator(self, x) -> BandedGenerator:
         r"""The content-dependent generators :math:`Q_h(x)`: rates of shape ``[B, n_heads, len(offsets), n]``."""
