@@ -12,6 +12,9 @@ induction   -- Attention Geometry §11: two-layer transformers on repeated rando
                and DMAP scores; the induction phase transition and the heads' entropy collapse
 long-context -- Lie-Exponential Roadmap: banded exp-Markov attention (t learned per layer) against fused softmax
                on byte LMs at contexts 256–4096: held-out bpb, tokens/s ratios and crossover, saved activations
+magnus-fusion -- Lie-Exponential Roadmap, MagnusBlock: a byte-level LM whose blocks carry r linear generator
+               sublayers e^{A_i}, trained with and without a commutator budget; each block's sublayers fused into
+               one matmul (BCH orders 1–4, the exact product); Δbpb, logits error, wall clock and Amdahl bound
 spd-certified -- Lie-Exponential Roadmap: SPD-MLPs e^{S} with Lipschitz caps on scikit-learn's digits; certified
                ℓ2 radius against accuracy beside a dense MLP certified post hoc, checked by attacks
 bch-fusion  -- Lie-Exponential Roadmap: fuse a product of exponentials into one exponential by BCH/Magnus;
@@ -150,6 +153,21 @@ long_context_table      -- Markdown table per context: bpb, speed ratios, saved 
 long_context_rows       -- one flat row per (context, mixer) and per crossover (for a sweep)
 long_context_figure     -- time vs context (log-log), bpb vs context, saved MiB vs context
 
+MagnusBlock fusion of a trained model (Lie-Exponential Roadmap)
+---------------------------------------------------------------
+MagnusFusionConfig      -- settings: model, budgets τ (None = no budget), orders, timing sizes (presets quick, paper)
+run_magnus_fusion       -- train one model per budget, fuse each block's sublayers at every order, score and time them
+GeneratorLM             -- byte-level causal LM: attention, r generator sublayers x ↦ x e^{A_i}, GELU MLP a block
+commutator_sum          -- C = Σ_{i<j} ‖[A_i, A_j]‖_F of a stack of generators (differentiable)
+commutator_penalty      -- the budget's hinge penalty μ Σ_b max(0, C_b − τ)
+budget_schedule         -- the annealed budget τ_t = τ κ^{max(0, 1 − t/(aS))}
+fused_matrix            -- one matrix for e^{A_1}⋯e^{A_r}: exp(Ω_N), the exact product, or I
+fusion_wall_clock       -- wall clock unfused / fused / skipped: paired speed-ups and the Amdahl bound
+decode_flop_share       -- multiply-adds of a decoding step: the share fusion removes at a cache length
+magnus_fusion_table     -- Markdown: budget × fusion quality and speed-up; per-budget commutators; timing
+magnus_fusion_rows      -- one flat row per budget × fusion (for a sweep)
+magnus_fusion_figure    -- |Δbpb| and logits error against the order per budget (log y); the speed-ups
+
 SPD-MLPs with Lipschitz caps (Lie-Exponential Roadmap)
 ------------------------------------------------------
 SPDCertifiedConfig      -- settings: SPD caps, ε grid, attack budget, optional Lipschitz-margin training
@@ -212,6 +230,21 @@ _MODULES = {
         "long_context_figure",
         "long_context_rows",
         "long_context_table",
+    ),
+    "workbench.experiments._magnus_fusion": ("MagnusFusionConfig", "run_magnus_fusion"),
+    "workbench.experiments._magnus_fusion_model": (
+        "GeneratorLM",
+        "budget_schedule",
+        "commutator_penalty",
+        "commutator_sum",
+        "decode_flop_share",
+        "fused_matrix",
+        "fusion_wall_clock",
+    ),
+    "workbench.experiments._magnus_fusion_report": (
+        "magnus_fusion_figure",
+        "magnus_fusion_rows",
+        "magnus_fusion_table",
     ),
     "workbench.experiments._magnus_stack": ("FUSION_METHODS", "ResidualStack", "magnus_stack_table", "residual_stack"),
     "workbench.experiments._phase_transition": ("PhaseTransition", "detect_phase_transition"),

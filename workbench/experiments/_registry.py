@@ -13,6 +13,8 @@ from workbench.experiments._language_model import LanguageModelConfig, run_langu
 from workbench.experiments._language_model_report import language_model_rows, language_model_table
 from workbench.experiments._long_context import LongContextConfig, run_long_context
 from workbench.experiments._long_context_report import long_context_rows, long_context_table
+from workbench.experiments._magnus_fusion import MagnusFusionConfig, run_magnus_fusion
+from workbench.experiments._magnus_fusion_report import magnus_fusion_rows, magnus_fusion_table
 from workbench.experiments._sit_transfer import run_sit_transfer, sit_transfer_rows, sit_transfer_table
 from workbench.experiments._sit_transfer_config import SIT_TRANSFER_TARGETS, SitTransferConfig
 from workbench.experiments._spd_certified import run_spd_certified
@@ -70,6 +72,9 @@ EXPERIMENTS: dict[str, Any] = {
     "lm": Experiment(LanguageModelConfig, run_language_model, language_model_table, {}, rows=language_model_rows),
     "transfer": Experiment(TransferConfig, run_transfer, transfer_table, {}, rows=transfer_rows),
     "long-context": Experiment(LongContextConfig, run_long_context, long_context_table, {}, rows=long_context_rows),
+    "magnus-fusion": Experiment(
+        MagnusFusionConfig, run_magnus_fusion, magnus_fusion_table, {}, rows=magnus_fusion_rows
+    ),
     "spd-certified": Experiment(
         SPDCertifiedConfig, run_spd_certified, spd_certified_table, {}, rows=spd_certified_rows
     ),
