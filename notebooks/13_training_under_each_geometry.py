@@ -256,8 +256,8 @@ plt.show()
 #   0.87 M-parameter models reach about 3.3 after 400 steps, far from the paper's 0.85: early training.
 # * Table 2: over five paired seeds DMTN − ATTN is +0.038 bpb with a 95% interval of about [−0.03, +0.10] — the
 #   seeds cannot decide the sign, which is consistent with the paper's +0.002 and with a difference twenty times
-#   larger.  DMAP's row holds the three seeds committed so far: 0.23 bpb behind ATTN, interval [+0.18, +0.28] — the
-#   paper's direction, at about fifteen times its size.
+#   larger.  DMAP over the same five seeds: 0.24 bpb behind ATTN, interval [+0.21, +0.26] — the paper's direction,
+#   at about fifteen times its size.
 # * Table 3 on the induction task: a projection alone wrecks the model (repeat loss +2.5 to +3 nats, induction
 #   accuracy −0.5) — here the loss moves with induction, not apart from it.  After the short adaptations the loss
 #   is back within 0.1–0.2 nats, and what stays behind at the DMTN states is content-based copying: the
