@@ -10,6 +10,9 @@ transfer    -- Attention Geometry §11, Table 3: one model carried ATTN → DMTN
                measured right after each projection and after each adaptation (language model or induction task)
 induction   -- Attention Geometry §11: two-layer transformers on repeated random tokens under ATTN, DMTN
                and DMAP scores; the induction phase transition and the heads' entropy collapse
+givens-mixer -- Lie-Exponential Roadmap: a bidirectional byte transformer on masked Shakespeare whose token mixing is a
+               GivensFlowMixer (no LayerNorm, or behind one), softmax attention or a learned n×n matrix; masked bpb,
+               divergence, spikes, gradient norms over a learning-rate × warm-up grid
 long-context -- Lie-Exponential Roadmap: banded exp-Markov attention (t learned per layer) against fused softmax
                on byte LMs at contexts 256–4096: held-out bpb, tokens/s ratios and crossover, saved activations
 magnus-fusion -- Lie-Exponential Roadmap, MagnusBlock: a byte-level LM whose blocks carry r linear generator
@@ -140,6 +143,24 @@ residual_stack          -- a random ResidualStack with unit-norm coefficients
 FUSION_METHODS          -- the fusion routes of a stack, bch and magnus
 magnus_stack_table      -- error of each fused stack against the exact stack and the continuous flow
 
+GivensFlowMixer as a token mixer (Lie-Exponential Roadmap)
+-----------------------------------------------------------
+GivensMixerConfig       -- settings (presets quick, paper): conditions, lrs, warmups, mixer_init, mask_fraction, ...
+GIVENS_MIXER_CONDITIONS -- the branches: givens, givens-ln, attention, linear
+MIXER_INITS             -- how the Givens/linear mixers start: identity, uniform
+MASK_ID                 -- the input id of a masked byte (256)
+MaskedBytes             -- windows of bytes with their masks (inputs, targets, mask)
+mask_bytes              -- mask round(f n) positions of each window with MASK_ID
+training_stream         -- every training batch of a run, drawn once from the seed (shared by all conditions)
+masked_eval_set         -- the held-out windows and masks every condition is scored on
+masked_bpb              -- bits per masked byte
+count_spikes            -- steps whose loss exceeds c × the median of the previous k
+MaskedByteTransformer   -- the model, with one of the four token-mixing branches
+run_givens_mixer        -- train every (condition, lr, warm-up), score and check the runs
+givens_mixer_table      -- Markdown: every run (best lr in bold) and the per-condition stability summary
+givens_mixer_rows       -- one flat row per (condition, lr, warm-up) (for a sweep)
+givens_mixer_figures    -- bpb against lr per condition; curves at the largest lr
+
 Long-context exp-Markov attention (Lie-Exponential Roadmap)
 -----------------------------------------------------------
 LongContextConfig       -- settings of the long-context comparison (presets quick, paper, gpu)
@@ -202,6 +223,23 @@ _MODULES = {
         "read_records",
         "run_corpus",
         "strict_json",
+    ),
+    "workbench.experiments._givens_mixer": ("run_givens_mixer",),
+    "workbench.experiments._givens_mixer_config": ("GIVENS_MIXER_CONDITIONS", "MIXER_INITS", "GivensMixerConfig"),
+    "workbench.experiments._givens_mixer_model": (
+        "MASK_ID",
+        "MaskedByteTransformer",
+        "MaskedBytes",
+        "count_spikes",
+        "mask_bytes",
+        "masked_bpb",
+        "masked_eval_set",
+        "training_stream",
+    ),
+    "workbench.experiments._givens_mixer_report": (
+        "givens_mixer_figures",
+        "givens_mixer_rows",
+        "givens_mixer_table",
     ),
     "workbench.experiments._head_subspaces_study": (
         "head_subspaces_table",

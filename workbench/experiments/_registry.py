@@ -6,6 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.experiments._givens_mixer import run_givens_mixer
+from workbench.experiments._givens_mixer_config import GivensMixerConfig
+from workbench.experiments._givens_mixer_report import givens_mixer_rows, givens_mixer_table
 from workbench.experiments._induction import run_induction
 from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPERATORS, InductionConfig
 from workbench.experiments._induction_report import induction_rows, induction_table
@@ -71,6 +74,7 @@ EXPERIMENTS: dict[str, Any] = {
     ),
     "lm": Experiment(LanguageModelConfig, run_language_model, language_model_table, {}, rows=language_model_rows),
     "transfer": Experiment(TransferConfig, run_transfer, transfer_table, {}, rows=transfer_rows),
+    "givens-mixer": Experiment(GivensMixerConfig, run_givens_mixer, givens_mixer_table, {}, rows=givens_mixer_rows),
     "long-context": Experiment(LongContextConfig, run_long_context, long_context_table, {}, rows=long_context_rows),
     "magnus-fusion": Experiment(
         MagnusFusionConfig, run_magnus_fusion, magnus_fusion_table, {}, rows=magnus_fusion_rows
