@@ -59,7 +59,13 @@ def test_induction_tiny_run_prints_the_table(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["swiss-sit", "induction", "sit-transfer", "lm", "transfer"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        *("swiss-sit", "induction", "sit-transfer", "lm", "transfer"),
+        *("long-context", "givens-mixer", "magnus-fusion", "spd-certified", "log-lens"),
+    ],
+)
 def test_quick_presets_run_end_to_end(name, tmp_path, capsys):
     out = Path(tmp_path) / name
     assert main(["experiment", name, "--preset", "quick", "--out", str(out), "--json"]) == 0

@@ -1108,9 +1108,13 @@ def _parser() -> argparse.ArgumentParser:
     p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
 
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
-    p_experiment.add_argument("name", help="swiss-sit, sit-transfer, induction, lm or transfer")
     p_experiment.add_argument(
-        "--preset", help="sizes: quick (default) or paper; lm also gpu (a larger model for a GPU)"
+        "name",
+        help="swiss-sit, sit-transfer, induction, lm, transfer (the seed's tables); long-context, givens-mixer, "
+        "magnus-fusion, spd-certified, log-lens (the roadmap's predictions)",
+    )
+    p_experiment.add_argument(
+        "--preset", help="sizes: quick (default) or paper; lm and long-context also gpu (sized for a GPU)"
     )
     p_experiment.add_argument("--operator", dest="operators", action="append", help="only this operator (repeatable)")
     p_experiment.add_argument("--order", dest="orders", action="append", help="swiss-sit: ffn-mhsa or mhsa-ffn")

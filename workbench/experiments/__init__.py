@@ -13,6 +13,8 @@ induction   -- Attention Geometry §11: two-layer transformers on repeated rando
 givens-mixer -- Lie-Exponential Roadmap: a bidirectional byte transformer on masked Shakespeare whose token mixing is a
                GivensFlowMixer (no LayerNorm, or behind one), softmax attention or a learned n×n matrix; masked bpb,
                divergence, spikes, gradient norms over a learning-rate × warm-up grid
+log-lens    -- Lie-Exponential Roadmap: log-lens dashboards; commutator maps of S_h = log(I + W_OV^h) beside the
+               heads' circuits on the induction task, and their change at the induction transition
 long-context -- Lie-Exponential Roadmap: banded exp-Markov attention (t learned per layer) against fused softmax
                on byte LMs at contexts 256–4096: held-out bpb, tokens/s ratios and crossover, saved activations
 magnus-fusion -- Lie-Exponential Roadmap, MagnusBlock: a byte-level LM whose blocks carry r linear generator
@@ -161,6 +163,20 @@ givens_mixer_table      -- Markdown: every run (best lr in bold) and the per-con
 givens_mixer_rows       -- one flat row per (condition, lr, warm-up) (for a sweep)
 givens_mixer_figures    -- bpb against lr per condition; curves at the largest lr
 
+Log-lens dashboards (Lie-Exponential Roadmap)
+---------------------------------------------
+LogLensConfig           -- settings: varying-period induction task, two-layer models, snapshot schedule
+LOG_LENS_OPERATORS      -- the score geometries read, ATTN and DMTN (logits bilinear in the tokens)
+run_log_lens            -- train with snapshots; commutator maps of the heads beside their known circuits
+head_circuits           -- every head's LayerNorm-folded W_OV and W_QK
+composition_scores      -- K-, Q- and V-composition of every (writer, reader) head pair
+rank_correlation        -- Spearman's ρ (ranks with ties averaged, then Pearson)
+alignment_test          -- ρ between two head-pair matrices, p-value from relabelling the heads
+change_statistics       -- steepest change, peak, and the share of a curve's change inside a window
+log_lens_table          -- Markdown table: the circuit pair, ρ(commutator, composition), ranks, spikes
+log_lens_rows           -- one flat row per (operator, architecture) model, for a sweep
+save_dashboards         -- the dashboard figure of every model of a run
+
 Long-context exp-Markov attention (Lie-Exponential Roadmap)
 -----------------------------------------------------------
 LongContextConfig       -- settings of the long-context comparison (presets quick, paper, gpu)
@@ -255,6 +271,16 @@ _MODULES = {
     ),
     "workbench.experiments._induction_model": ("InductionTransformer",),
     "workbench.experiments._induction_report": ("PAPER_INDUCTION", "induction_rows", "induction_table"),
+    "workbench.experiments._log_lens_circuits": (
+        "alignment_test",
+        "change_statistics",
+        "composition_scores",
+        "head_circuits",
+        "rank_correlation",
+    ),
+    "workbench.experiments._log_lens_config": ("LOG_LENS_OPERATORS", "LogLensConfig"),
+    "workbench.experiments._log_lens_report": ("log_lens_rows", "log_lens_table", "save_dashboards"),
+    "workbench.experiments._log_lens_study": ("run_log_lens",),
     "workbench.experiments._long_context": (
         "CausalSoftmaxAttention",
         "LONG_CONTEXT_MIXERS",

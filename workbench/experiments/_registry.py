@@ -14,6 +14,9 @@ from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPE
 from workbench.experiments._induction_report import induction_rows, induction_table
 from workbench.experiments._language_model import LanguageModelConfig, run_language_model
 from workbench.experiments._language_model_report import language_model_rows, language_model_table
+from workbench.experiments._log_lens_config import LOG_LENS_OPERATORS, LogLensConfig
+from workbench.experiments._log_lens_report import log_lens_rows, log_lens_table
+from workbench.experiments._log_lens_study import run_log_lens
 from workbench.experiments._long_context import LongContextConfig, run_long_context
 from workbench.experiments._long_context_report import long_context_rows, long_context_table
 from workbench.experiments._magnus_fusion import MagnusFusionConfig, run_magnus_fusion
@@ -75,6 +78,13 @@ EXPERIMENTS: dict[str, Any] = {
     "lm": Experiment(LanguageModelConfig, run_language_model, language_model_table, {}, rows=language_model_rows),
     "transfer": Experiment(TransferConfig, run_transfer, transfer_table, {}, rows=transfer_rows),
     "givens-mixer": Experiment(GivensMixerConfig, run_givens_mixer, givens_mixer_table, {}, rows=givens_mixer_rows),
+    "log-lens": Experiment(
+        LogLensConfig,
+        run_log_lens,
+        log_lens_table,
+        {"operators": LOG_LENS_OPERATORS, "architectures": ARCHITECTURES},
+        rows=log_lens_rows,
+    ),
     "long-context": Experiment(LongContextConfig, run_long_context, long_context_table, {}, rows=long_context_rows),
     "magnus-fusion": Experiment(
         MagnusFusionConfig, run_magnus_fusion, magnus_fusion_table, {}, rows=magnus_fusion_rows
