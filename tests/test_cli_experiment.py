@@ -17,7 +17,11 @@ from workbench.cli import main
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["experiment", "mnist"], "name must be one of swiss-sit, induction, sit-transfer, lm, transfer, got 'mnist'"),
+        (
+            ["experiment", "mnist"],
+            "name must be one of swiss-sit, induction, sit-transfer, lm, transfer, givens-mixer, log-lens, "
+            "long-context, magnus-fusion, spd-certified, got 'mnist'",
+        ),
         (["experiment", "lm", "--preset", "huge"], "--preset must be one of quick, paper, gpu, got 'huge'"),
         (["experiment", "transfer", "--steps", "3"], "--steps does not apply to this experiment (no steps field)"),
         (["experiment", "lm", "--set", "operator=SOFTMAX"], "operator must be one of 'DMAP', 'DMTN', 'ATAP', 'ATTN'"),
