@@ -258,11 +258,11 @@ plt.show()
 #   seeds cannot decide the sign, which is consistent with the paper's +0.002 and with a difference twenty times
 #   larger.  DMAP over the same five seeds: 0.24 bpb behind ATTN, interval [+0.21, +0.26] — the paper's direction,
 #   at about fifteen times its size.
-# * Table 3 on the induction task: a projection alone wrecks the model (repeat loss +2.5 to +3 nats, induction
-#   accuracy −0.5) — here the loss moves with induction, not apart from it.  After the short adaptations the loss
-#   is back within 0.1–0.2 nats, and what stays behind at the DMTN states is content-based copying: the
-#   shifted-period probe is 0.13–0.19 below A0 at M1 and M2 and back at A1, the paper's "induction is more sensitive
-#   than the loss", in direction.
+# * Table 3 on the induction task (three seeds): a projection alone wrecks the model (repeat loss +2.6 to +3.0
+#   nats, induction accuracy −0.5) — here the loss moves with induction, not apart from it.  After the short
+#   adaptations the loss is back within 0.1–0.15 nats, and what stays behind at the DMTN states is content-based
+#   copying: the shifted-period probe is 0.11–0.14 below A0 at M1 and M2 and back at A1, the paper's "induction is
+#   more sensitive than the loss", in direction.
 # * §10: projecting the trained Swiss SiT into DMTN or DMAP without training raises the held-out flow-matching loss by
 #   4–6% and $d_{\mathrm{NN}}$ by 1.6–2 native spacings — visibly distorted samples, not the paper's unusable ones —
 #   and adaptation repairs both.  DMAP, with half the query–key weights and twice the steps, ends no worse than
