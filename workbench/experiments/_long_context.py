@@ -142,9 +142,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
         timing_repeats=3,
         explicit_max_context=64,
     ),
-    # Ten models (5 contexts x 2 mixers; 0.13 M parameters + a 64 n position table), 4096 bytes a step.  Steps
-    # measured at 0.3-1.0 s on one core of a busy 2-core machine: about 25-35 min in all (training ~26 min,
-    # measurements ~3 min, scoring ~1 min); less on a quiet core.
+    # Ten models (5 contexts x 2 mixers; 0.13 M parameters + a 64 n position table), 4096 bytes a step.  Measured
+    # at n = 256 (2026-12-02, a 2-core machine shared with three other runs): the softmax model trained in 75 s, the
+    # exp-Markov model in 960 s (the trained layers use K = 26-28 uniformization terms), so expect about an hour of
+    # one quiet core in all, most of it the exp-Markov training.
     "paper": dict(
         contexts=(256, 512, 1024, 2048, 4096),
         d_model=64,
