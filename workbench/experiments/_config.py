@@ -59,6 +59,13 @@ def even_context_check(config, name: str, value) -> None:
         raise ValueError(f"{name} must be even (the induction probe repeats context / 2 bytes), got {value}")
 
 
+def eval_bytes_check(config, name: str, value) -> None:
+    """The check of a language model's ``eval_bytes``: an integer covering at least one window of ``context``."""
+    integer_check(1)(config, name, value)
+    if value < config.context:
+        raise ValueError(f"{name} must be at least context={config.context}, got {value}")
+
+
 def _check_heads(config, name: str, value) -> None:
     check_integer(name, value, 1)
     if config.d_model % value:

@@ -46,6 +46,7 @@ from workbench.experiments._config import (
     Check,
     ExperimentConfig,
     device_check,
+    eval_bytes_check,
     even_context_check,
     integer_check,
     name_check,
@@ -74,12 +75,6 @@ _LETTERS = np.frombuffer(b"abcdefghijklmnopqrstuvwxyz", dtype=np.uint8).astype(n
 
 def _check_operator(config, name: str, value) -> None:
     check_choice(name, value, OPERATORS)
-
-
-def _check_eval_bytes(config, name: str, value) -> None:
-    integer_check(1)(config, name, value)
-    if value < config.context:
-        raise ValueError(f"eval_bytes must be at least context={config.context}, got {value}")
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -172,7 +167,7 @@ class LanguageModelConfig(ExperimentConfig):
         "n_layers": integer_check(1),
         "warmup": integer_check(0),
         "grad_clip": range_check(0.0, low_inclusive=False),
-        "eval_bytes": _check_eval_bytes,
+        "eval_bytes": eval_bytes_check,
         "held_out_every": integer_check(2),
         "device": device_check,
         "name": name_check,

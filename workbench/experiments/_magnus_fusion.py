@@ -64,6 +64,7 @@ from workbench.experiments._config import (
     Check,
     ExperimentConfig,
     device_check,
+    eval_bytes_check,
     integer_check,
     name_check,
     range_check,
@@ -122,12 +123,6 @@ def _check_even_width(config, name: str, value) -> None:
     integer_check(2)(config, name, value)
     if value % 2:
         raise ValueError(f"{name} must be even (the sinusoidal position encoding pairs sin and cos), got {value}")
-
-
-def _check_eval_bytes(config, name: str, value) -> None:
-    integer_check(1)(config, name, value)
-    if value < config.context:
-        raise ValueError(f"{name} must be at least context={config.context}, got {value}")
 
 
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -215,7 +210,7 @@ class MagnusFusionConfig(ExperimentConfig):
         "init_scale": range_check(0.0, 1.0, low_inclusive=False),
         "warmup": integer_check(0),
         "grad_clip": range_check(0.0, low_inclusive=False),
-        "eval_bytes": _check_eval_bytes,
+        "eval_bytes": eval_bytes_check,
         "error_windows": integer_check(1),
         "held_out_every": integer_check(2),
         "budgets": _check_budgets,
