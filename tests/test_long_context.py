@@ -18,14 +18,14 @@ import scipy.linalg
 
 torch = pytest.importorskip("torch")
 
-from workbench.experiments._long_context import (  # noqa: E402
+from workbench.experiments import (  # noqa: E402
     CausalSoftmaxAttention,
     LongContextConfig,
     LongContextLM,
-    new_models,
     run_long_context,
     saved_tensor_bytes,
 )
+from workbench.experiments._long_context import new_models  # noqa: E402
 from workbench.experiments._long_context_report import (  # noqa: E402
     crossover_context,
     long_context_figure,

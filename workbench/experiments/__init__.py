@@ -281,12 +281,11 @@ _MODULES = {
     "workbench.experiments._log_lens_config": ("LOG_LENS_OPERATORS", "LogLensConfig"),
     "workbench.experiments._log_lens_report": ("log_lens_rows", "log_lens_table", "save_dashboards"),
     "workbench.experiments._log_lens_study": ("run_log_lens",),
-    "workbench.experiments._long_context": (
+    "workbench.experiments._long_context": ("LongContextConfig", "run_long_context"),
+    "workbench.experiments._long_context_model": (
         "CausalSoftmaxAttention",
         "LONG_CONTEXT_MIXERS",
-        "LongContextConfig",
         "LongContextLM",
-        "run_long_context",
         "saved_tensor_bytes",
     ),
     "workbench.experiments._long_context_report": (
