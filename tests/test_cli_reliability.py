@@ -307,12 +307,14 @@ def test_repro7_save_json_replaces_atomically(tmp_path, monkeypatch):
 
 def test_repro3_interrupt_outside_a_guarded_loop_is_one_line(monkeypatch, capsys):
     # Oracle: exit 130 and one stderr line, for a SIGINT (KeyboardInterrupt) raised where no command guards it.
+    # `list` looks discover up in the module of the catalogue commands, so that is where it is replaced.
     import workbench.cli as cli
+    from workbench.cli import _catalogue
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "discover", interrupted)
+    monkeypatch.setattr(_catalogue, "discover", interrupted)
     assert cli.main(["list"]) == 130
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["workbench list: interrupted before any result was written"]
@@ -320,11 +322,12 @@ def test_repro3_interrupt_outside_a_guarded_loop_is_one_line(monkeypatch, capsys
 
 def test_repro1_unforeseen_file_system_error_is_one_line_exit_one(monkeypatch, capsys):
     import workbench.cli as cli
+    from workbench.cli import _catalogue
 
     def refused(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/somewhere")
 
-    monkeypatch.setattr(cli, "discover", refused)
+    monkeypatch.setattr(_catalogue, "discover", refused)
     assert cli.main(["list"]) == 1
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["workbench list: error: [Errno 13] Permission denied: '/somewhere'"]

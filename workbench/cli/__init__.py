@@ -1,0 +1,106 @@
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, study, experiment, sweep, lab, book.
+
+The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md; tests drive
+:func:`main` directly and through a subprocess.  This package parses and checks the options and prints the
+results; each command's work lives in the library module it calls.
+
+main          -- run the command line on ``argv``; return the exit status (0, 1, 2 or 130)
+entry         -- the ``workbench`` console script and ``python -m workbench``: :func:`main`, then exit
+
+Where each command lives
+========================
+_parser       -- the argparse parser: every command and option, the whole contract in one place
+_catalogue    -- list, check, derive, bench: the catalogue, the Lie series and the benchmarks
+_models       -- diagnose, study: real models (one text or a corpus run; connection-walk, head-subspaces)
+_experiments  -- experiment, sweep: config overrides (--steps, --seed, --set), --resume checks, --grid parsing
+_course       -- lab, book: JupyterLab on the course notebooks, and the course as a static site
+_common       -- what the commands share: rich tables and console (imported only when drawn), strict JSON,
+                 number formats, option checks, the interrupt a command raises on SIGINT
+
+Imports run one way: ``_common`` imports no other module of the package, each command module imports only
+``_common``, and ``_parser`` and this index import the command modules.  Heavy modules (rich, torch, the
+models, the experiments) are imported inside the command that needs them: ``import workbench.cli`` stays
+light, and a command that prints JSON does not import rich.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+from workbench.catalogue import CatalogueError
+from workbench.cli._catalogue import cmd_bench, cmd_check, cmd_derive, cmd_list
+from workbench.cli._common import Interrupted
+from workbench.cli._course import cmd_book, cmd_lab
+from workbench.cli._experiments import cmd_experiment, cmd_sweep
+from workbench.cli._models import cmd_diagnose, cmd_study
+from workbench.cli._parser import build_parser
+from workbench.memory import MAX_MEMORY_VARIABLE, parse_size
+
+__all__ = ["entry", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    0 ok, 1 a check failed (or a file could not be written), 2 bad usage, 130 interrupted (SIGINT); every
+    error and an interrupt are one line on stderr, never a traceback.
+    """
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "lab":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        if args.max_memory is not None:
+            parse_size("--max-memory", args.max_memory)
+            os.environ[MAX_MEMORY_VARIABLE] = args.max_memory  # inherited by kernels and subprocesses too
+        if args.command == "list":
+            return cmd_list(args)
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "derive":
+            return cmd_derive(args)
+        if args.command == "bench":
+            return cmd_bench(args)
+        if args.command == "diagnose":
+            return cmd_diagnose(args)
+        if args.command == "experiment":
+            return cmd_experiment(args)
+        if args.command == "sweep":
+            return cmd_sweep(args)
+        if args.command == "study":
+            return cmd_study(args)
+        if args.command == "book":
+            return cmd_book(args)
+        return cmd_lab(args, extra)
+    except (ValueError, TypeError, CatalogueError) as exc:
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        sys.stderr.close()
+        return 0
+    except Interrupted as exc:
+        print(f"workbench {args.command}: interrupted; {exc}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print(f"workbench {args.command}: interrupted before any result was written", file=sys.stderr)
+        return 130
+    except OSError as exc:  # the file system refused something the checks above could not foresee
+        print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def entry() -> None:
+    """The ``workbench`` console script and ``python -m workbench``: :func:`main`, then exit with its status.
+
+    An interrupted command leaves through ``os._exit(130)`` after flushing: CPython remembers a
+    KeyboardInterrupt that once crossed a nested evaluation frame (torch runs some), and at exit kills
+    itself with SIGINT even though :func:`main` handled it, so the status would read −2 instead of 130.
+    """
+    code = main()
+    if code == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    sys.exit(code)

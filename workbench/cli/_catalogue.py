@@ -1,0 +1,267 @@
+"""The catalogue commands: ``list``, ``check``, ``derive`` (a Lie series or an identity's steps) and ``bench``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from workbench.backend import available_backends
+from workbench.catalogue import Result, discover, run_checks, select
+from workbench.cli._common import Interrupted, format_number, print_json, rich_console, rich_escape, rich_table
+
+__all__ = []  # package-internal: the command line's index dispatches to cmd_list, cmd_check, cmd_derive, cmd_bench
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    identities = select(discover(), area=args.area)
+    if args.json:
+        print_json([i.describe() for i in identities])
+        return 0
+    table = rich_table(title=f"workbench catalogue — {len(identities)} identities")
+    for column in ("name", "area", "source", "statement"):
+        table.add_column(column, overflow="fold")
+    for identity in identities:
+        table.add_row(*(rich_escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
+    rich_console().print(table)
+    return 0
+
+
+def _backends_for(device: str) -> list[str]:
+    found = available_backends()
+    if device == "cuda":
+        if "torch:cuda" not in found:
+            raise ValueError("--device cuda needs torch with a visible CUDA device; none was found")
+        return ["torch:cuda"]
+    return [b for b in found if b != "torch:cuda"]
+
+
+def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
+    kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
+    total = sum(
+        (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends) for i in identities
+    )
+    if quiet:
+        return run_checks(identities, **kwargs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=rich_console(stderr=True), transient=True) as bar:
+        task = bar.add_task("checking", total=total)
+        return run_checks(
+            identities,
+            progress=lambda label: bar.update(task, advance=1, description=label),
+            **kwargs,
+        )
+
+
+def _format_sizes(sizes: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def _results_table(results: list[Result], args) -> Table:
+    passed = sum(r.passed for r in results)
+    table = rich_table(title=f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})")
+    table.add_column("identity", overflow="fold")
+    table.add_column("backend")
+    table.add_column("sizes", overflow="fold")
+    table.add_column("residual", justify="right")
+    table.add_column("tolerance", justify="right")
+    table.add_column("rate (expected)", justify="right")
+    table.add_column("s", justify="right")
+    table.add_column("status")
+    for r in results:
+        rate = "—" if r.rate is None else f"{r.rate:.3f} ({r.expected_rate:g})"
+        status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
+        table.add_row(
+            rich_escape(r.name),
+            r.backend,
+            _format_sizes(r.sizes),
+            format_number(r.residual),
+            format_number(r.tolerance),
+            rate,
+            f"{r.seconds:.2f}",
+            status,
+        )
+    return table
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    identities = select(discover(), name=args.name, area=args.area)
+    backends = _backends_for(args.device)
+    try:
+        results = _run_with_progress(identities, args, backends, quiet=args.json)
+    except KeyboardInterrupt:
+        raise Interrupted("no results were kept (check writes no files)") from None
+    failed = [r for r in results if not r.passed]
+    if args.json:
+        document = {
+            "seed": args.seed,
+            "scale": args.scale,
+            "backends": ["sympy", *backends] if not args.numeric_only else backends,
+            "passed": not failed,
+            "summary": {"total": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
+            "results": [r.to_dict() for r in results],
+        }
+        print_json(document)
+        return 1 if failed else 0
+    console = rich_console()
+    console.print(_results_table(results, args))
+    for r in failed:
+        why = r.error or (f"residual {format_number(r.residual)} exceeds tolerance {format_number(r.tolerance)}")
+        console.print(f"[bold red]FAIL[/bold red] {rich_escape(f'{r.name} [{r.backend}]: {why}')}")
+    return 1 if failed else 0
+
+
+# The BCH family computed level by level (letters per name): streamed as JSON without building the series.
+_LEVEL_SERIES = {"bch": 2, "bch3": 3}
+# A run estimated at this many CPU seconds or more says so on stderr before it starts.
+ANNOUNCE_SECONDS = 1.0
+
+
+def _cmd_derive_series(args: argparse.Namespace) -> int:
+    from workbench.lie import SERIES, bch_cost, write_bch_json, write_series_json
+
+    degree = 5 if args.degree is None else args.degree
+    if degree < 1:
+        raise ValueError(f"--degree must be a positive integer, got {degree}")
+    if args.name in _LEVEL_SERIES:  # the BCH family says what a long run will cost before it starts
+        n_factors = _LEVEL_SERIES[args.name]
+        cost = bch_cost(min(degree, 64), n_factors)
+        if cost.seconds >= ANNOUNCE_SECONDS:
+            print(
+                f"{args.name} through degree {degree}: estimated {cost.seconds:.3g} s CPU, "
+                f"{cost.bytes / 2**30:.3g} GiB peak",
+                file=sys.stderr,
+            )
+        if args.format == "json" and args.basis == "lyndon":
+            write_bch_json(sys.stdout, degree, n_factors)
+            return 0
+    series = SERIES[args.name](degree)
+    if args.format == "json":
+        write_series_json(sys.stdout, series, args.basis)
+    elif args.format == "latex":
+        print(series.to_latex(args.basis))
+    else:
+        print(series.to_text(args.basis))
+    return 0
+
+
+def cmd_derive(args: argparse.Namespace) -> int:
+    from workbench.lie import SERIES
+
+    if args.name in SERIES:
+        if args.expand:
+            raise ValueError("--expand applies to catalogue identities, not to series")
+        return _cmd_derive_series(args)
+    matches = [i for i in discover() if i.name == args.name]
+    if not matches:
+        raise ValueError(
+            f"name must be a series ({', '.join(SERIES)}) or a catalogue identity, got {args.name!r}; "
+            "`workbench list` shows the catalogue"
+        )
+    if args.format == "json" or args.degree is not None or args.basis != "lyndon":
+        raise ValueError("--format json, --degree and --basis apply to series, not to catalogue identities")
+    if args.expand and args.format == "latex":
+        raise ValueError("--expand applies to --format text; --format latex always prints the instance")
+    identity = matches[0]
+    steps = identity.derive()
+    out = [f"{identity.name}  —  {identity.source}"]
+    if args.format == "latex":
+        out.append(f"\\[ {identity.statement} \\]")
+        for number, step in enumerate(steps, 1):
+            out.extend(_derive_step_latex(number, step))
+    else:
+        out.append(f"statement: {identity.statement}")
+        for number, step in enumerate(steps, 1):
+            out.extend(_derive_step_text(number, step, args.expand))
+    print("\n".join(out))
+    return 0 if all(s.holds is not False for s in steps) else 1
+
+
+def _derive_step_text(number: int, step, expand: bool) -> list[str]:
+    """One step of ``workbench derive`` as text: statement, reason, and what sympy checked it on."""
+    import sympy as sp
+
+    from workbench.symbolic import describe_instance
+
+    lines = [f"\n{step.mark} {number}. {step.text}"]
+    if step.statement is None:  # an undocumented step: the expression is all there is to show
+        return [*lines, _indent(sp.pretty(step.expr, use_unicode=True))]
+    lines.append(f"   statement: {step.statement}")
+    if step.because:
+        lines.append(f"   because:   {step.because}")
+    instance = describe_instance(step)
+    if step.holds is None:
+        lines.append(f"   {instance.replace('checked on', 'computed on')}" + ("" if expand else "; --expand shows it"))
+    else:
+        lines.append(f"   {instance}: {step.mark}")
+    return [*lines, _indent(sp.pretty(step.expr, use_unicode=True))] if expand else lines
+
+
+def _derive_step_latex(number: int, step) -> list[str]:
+    import sympy as sp
+
+    from workbench.symbolic import describe_instance
+
+    mark = {None: r"$\cdot$", True: r"$\checkmark$", False: r"$\times$"}[step.holds]
+    lines = [f"\n{mark} {number}. {step.text}"]
+    if step.statement is not None:
+        lines.append(f"\\[ {step.statement} \\]")
+    if step.because:
+        lines.append(f"because: {step.because}")
+    lines.append(f"{describe_instance(step)}:" if step.statement is not None else "")
+    lines.append(f"\\[ {sp.latex(step.expr)} \\]")
+    return [line for line in lines if line]
+
+
+def _indent(block: str, prefix: str = "   ") -> str:
+    return "\n".join(prefix + line for line in block.splitlines())
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from importlib.metadata import entry_points
+
+    found = {e.name: e for e in entry_points(group="workbench.benchmarks")}
+    if args.name not in found:
+        raise ValueError(f"name must be one of {', '.join(sorted(found))}, got {args.name!r}")
+    given = {key: getattr(args, key) for key in _BENCH_OPTIONS if getattr(args, key) is not None}
+    module = found[args.name].load()
+    declared = tuple(getattr(module, "OPTIONS", ()))  # the run() keywords this benchmark takes
+    for key in given:
+        if key not in declared:
+            takes = ", ".join(_BENCH_OPTIONS.get(k, k) for k in declared) or "no options"
+            raise ValueError(f"{_BENCH_OPTIONS[key]} does not apply to the {args.name} benchmark (it takes {takes})")
+    try:
+        report = module.run(**given)
+    except KeyboardInterrupt:
+        raise Interrupted("no results were kept (bench writes no files)") from None
+    if args.json:
+        print_json(report)
+        return 0
+    # A report is one main table; a benchmark with several views adds them under "tables".
+    for part in [report, *report.get("tables", [])]:
+        if not part["columns"]:  # e.g. a benchmark skipped by its environment toggle
+            rich_console().print(
+                rich_escape(part["title"]) + ("\n" + rich_escape(part["notes"]) if part.get("notes") else "")
+            )
+            continue
+        table = rich_table(title=part["title"], caption=part.get("notes"))
+        for column in part["columns"]:
+            table.add_column(column, justify="right")
+        for row in part["rows"]:
+            table.add_row(*(rich_escape(str(x)) for x in row))
+        rich_console().print(table)
+    return 0
+
+
+#: The bench options of the command line: run() keyword -> flag.  A benchmark declares those it takes in OPTIONS.
+_BENCH_OPTIONS = {"max_degree": "--max-degree", "windows": "--windows"}

@@ -1,0 +1,295 @@
+"""The ``experiment`` and ``sweep`` commands: config overrides, ``--resume`` checks and ``--grid`` parsing.
+
+A config starts from a preset; ``--steps``, ``--seed`` and ``--set FIELD=VALUE`` change its fields, and the
+axis options (``--operator``, ``--order``, ...) select conditions.  ``--resume`` continues a run with the
+settings it recorded and refuses an option that would change them; a sweep crosses ``--grid`` values with
+``--seeds`` and runs each cell as a task (:func:`workbench.experiments.run_sweep`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from workbench.cli._common import Interrupted, positive, print_json, seed_list
+
+__all__ = []  # package-internal: the index dispatches to cmd_experiment, cmd_sweep; the parser reads AXIS_OPTIONS
+
+
+AXIS_OPTIONS = {
+    "operators": "--operator",
+    "orders": "--order",
+    "architectures": "--architecture",
+    "targets": "--targets",
+}
+
+
+def _experiment_config(args: argparse.Namespace, base):
+    """The config the options ask for, from ``base`` (a config), and the option that set each changed field."""
+    import dataclasses
+
+    overrides = {key: getattr(args, key) for key in ("steps", "seed") if getattr(args, key) is not None}
+    sources = {key: f"--{key} {value}" for key, value in overrides.items()}
+    fields = {f.name for f in dataclasses.fields(base)}
+    for key in overrides:
+        if key not in fields:
+            raise ValueError(f"--{key} does not apply to this experiment (no {key} field); use --set FIELD=VALUE")
+    for item in args.set or ():
+        key, sep, text = item.partition("=")
+        if not sep or key not in fields:
+            raise ValueError(f"--set must be FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}, got {item!r}")
+        try:
+            overrides[key] = json.loads(text)  # numbers, null, lists; anything else stays a string
+        except json.JSONDecodeError:
+            overrides[key] = text
+        if isinstance(overrides[key], list):
+            overrides[key] = tuple(overrides[key])
+        sources[key] = f"--set {item}"
+    return (dataclasses.replace(base, **overrides) if overrides else base), sources
+
+
+def _experiment_selection(args: argparse.Namespace, experiment) -> dict:
+    selection = {}
+    for axis, option in AXIS_OPTIONS.items():
+        chosen = getattr(args, axis)
+        if not chosen:
+            continue
+        if axis not in experiment.axes:
+            raise ValueError(f"{option} does not apply to the {args.name} experiment")
+        allowed = experiment.axes[axis]
+        for value in chosen:
+            if value not in allowed:
+                raise ValueError(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
+        selection[axis] = tuple(dict.fromkeys(chosen))
+    return selection
+
+
+def _resumed_run(args: argparse.Namespace, experiment):
+    """The config and selection of the run ``--resume DIR`` continues; options may repeat them, not change them."""
+    from workbench.experiments import resumable_run
+
+    for option, given in (("--out", args.out), ("--force", args.force)):
+        if given:
+            raise ValueError(f"{option} does not apply with --resume, which continues the run in its own directory")
+    record = resumable_run(args.resume, "--resume")
+    where = f"the run in {args.resume!r}"
+    if record["experiment"] != args.name:
+        raise ValueError(f"name must be the experiment of {where}, {record['experiment']}, got {args.name!r}")
+    recorded = experiment.config.from_json(record["config"])
+    base = experiment.config.preset(args.preset) if args.preset is not None else recorded
+    requested, sources = _experiment_config(args, base)
+    changed = [k for k in record["config"] if getattr(requested, k) != getattr(recorded, k)]
+    if changed:
+        option = sources.get(changed[0], f"--preset {args.preset}")
+        fields = ", ".join(f"{k}={getattr(recorded, k)!r}" for k in changed[:3]) + (", ..." if changed[3:] else "")
+        raise ValueError(
+            f"{option} conflicts with {where}, recorded with {fields}; --resume continues a run with its own "
+            "settings (drop the option, or start a new run)"
+        )
+    selection = {axis: tuple(values) for axis, values in record["selection"].items()}
+    for axis, chosen in _experiment_selection(args, experiment).items():
+        if chosen != selection.get(axis):
+            raise ValueError(
+                f"{AXIS_OPTIONS[axis]} {' '.join(chosen)} conflicts with {where}, which runs {axis} "
+                f"{', '.join(selection.get(axis, ()))}; --resume continues a run with its own selection"
+            )
+    return recorded, selection
+
+
+def _interrupted_run(out: Path, name: str) -> str:
+    """One line: what the interrupted run kept in ``out`` and how to continue it."""
+    try:
+        record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        done, planned, status = record["done"], record["conditions"], record["status"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"the run directory {out} keeps nothing (the run had not started)"
+    return (
+        f"the run directory {out} keeps {len(done)} of {len(planned)} conditions"
+        + (f" ({', '.join(done)}: each a .pt state dict and a .json row)" if done else "")
+        + f" and is marked {status} in run.json; continue it with: workbench experiment {name} --resume {out}"
+    )
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    try:
+        from workbench.experiments import EXPERIMENTS
+    except ImportError as exc:  # torch missing: say what to install
+        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+
+    if args.name not in EXPERIMENTS:
+        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
+    experiment = EXPERIMENTS[args.name]
+    if args.preset is not None and args.preset not in experiment.config.PRESETS:
+        raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {args.preset!r}")
+    if args.resume is not None:
+        config, selection = _resumed_run(args, experiment)
+    else:
+        config, _ = _experiment_config(args, experiment.config.preset(args.preset or "quick"))
+        selection = _experiment_selection(args, experiment)
+    from workbench.experiments import jsonable, run_directory
+
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(positive(args.threads, "--threads"))
+    if args.resume is not None:
+        out = Path(args.resume)
+    elif args.out is not None:
+        out = Path(args.out)  # the runner creates it, or refuses it if it holds files and --force is not given
+    else:
+        out = run_directory(args.name, args.preset or "quick")
+    try:
+        results = experiment.run(
+            config,
+            out=out,
+            progress=not args.no_progress and not args.json,
+            force=args.force,
+            resume=args.resume is not None,
+            **selection,
+        )
+    except KeyboardInterrupt:
+        raise Interrupted(_interrupted_run(out, args.name)) from None
+    if args.json:
+        print_json(jsonable(results), indent=1)
+    else:
+        print(experiment.table(results))
+        print(f"\nrun directory: {out}")
+    failed = [name for name, check in results.get("checks", {}).items() if not _check_passed(check)]
+    if failed:
+        print(f"workbench experiment: structural checks failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _check_passed(check) -> bool:
+    """A check is a bool, or a dict with a boolean ``passed``.
+
+    Informational entries (``passed: None``, or ``meaningful: False`` such as the fidelity band of a barely
+    trained quick-preset model) never fail the run.
+    """
+    if isinstance(check, dict):
+        return check.get("passed") is not False or check.get("meaningful") is False
+    return check is not False
+
+
+def _grid_values(text: str) -> list:
+    """``V1,V2,...`` of ``--grid FIELD=V1,V2,...`` as values, each read as ``--set`` reads its value.
+
+    The whole text is read as one JSON list first (so ``[0.1,0.5],[0.2]`` gives two lists); failing that, each
+    comma-separated part is JSON (numbers, null) or else a string.  Lists become tuples, as in ``config.json``.
+    """
+    try:
+        values = json.loads(f"[{text}]")
+    except json.JSONDecodeError:
+        values = []
+        for part in text.split(","):
+            try:
+                values.append(json.loads(part))
+            except json.JSONDecodeError:
+                values.append(part)
+    return [tuple(v) if isinstance(v, list) else v for v in values]
+
+
+def _sweep_grid(items: Sequence[str], config_class) -> dict:
+    """The ``--grid FIELD=V1,V2,...`` options as a grid dict (field → values), fields checked by name."""
+    import dataclasses
+
+    fields = [f.name for f in dataclasses.fields(config_class)]
+    grid: dict[str, list] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if key == "seed":
+            raise ValueError("--grid seed=... does not apply: --seeds sets the seeds of a sweep")
+        if not sep or key not in fields or not text:
+            raise ValueError(
+                f"--grid must be FIELD=V1,V2,... with FIELD one of {', '.join(sorted(fields))}, got {item!r}"
+            )
+        if key in grid:
+            raise ValueError(f"--grid must name each field once, got {key} twice")
+        grid[key] = _grid_values(text)
+    return grid
+
+
+def _interrupted_sweep(out: Path) -> str:
+    """One line: what the interrupted sweep kept in ``out`` and how to continue it."""
+    try:
+        tasks = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["tasks"]
+        done = sum(task["status"] == "complete" for task in tasks)
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"the sweep directory {out} keeps nothing (the sweep had not started)"
+    return (
+        f"the sweep directory {out} keeps {done} of {len(tasks)} tasks complete (each a run directory); continue "
+        f"it by running the same command with --out {out}"
+    )
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    try:
+        from workbench.experiments import EXPERIMENTS
+    except ImportError as exc:  # torch missing: say what to install
+        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+    from workbench.experiments import run_directory, run_sweep, sweep_table
+
+    if args.name not in EXPERIMENTS:
+        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
+    experiment = EXPERIMENTS[args.name]
+    preset = args.preset or "quick"
+    if preset not in experiment.config.PRESETS:
+        raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {preset!r}")
+    config, sources = _experiment_config(args, experiment.config.preset(preset))
+    if "seed" in sources:
+        raise ValueError(f"{sources['seed']} does not apply: --seeds sets the seeds of a sweep")
+    overrides = {key: getattr(config, key) for key in sources}
+    grid = _sweep_grid(args.grid or (), experiment.config)
+    seeds = seed_list(args.seeds)
+    selection = _experiment_selection(args, experiment)
+    positive(args.threads, "--threads")
+    if args.workers is not None:
+        positive(args.workers, "--workers")
+        if args.scheduler is not None:
+            raise ValueError("--workers does not apply with --scheduler, whose cluster has its own workers")
+    if args.retries < 0:
+        raise ValueError(f"--retries must be an integer >= 0, got {args.retries}")
+    created = args.out is None
+    out = run_directory(f"sweep-{args.name}", preset) if created else Path(args.out)
+    try:
+        result = run_sweep(
+            args.name,
+            preset=preset,
+            grid=grid,
+            seeds=seeds,
+            overrides=overrides,
+            selection=selection,
+            out=out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            retries=args.retries,
+            progress=not args.no_progress and not args.json,
+            threads=args.threads,
+        )
+    except (ImportError, ValueError, TypeError) as exc:  # refused before any task ran: no empty default folder
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        if isinstance(exc, ImportError):
+            raise ValueError(str(exc)) from None
+        raise
+    except KeyboardInterrupt:
+        raise Interrupted(_interrupted_sweep(out)) from None
+    if args.json:
+        print_json(result, indent=1)
+    else:
+        print(sweep_table(result))
+        print(f"\nsweep directory: {out}")
+    if result["status"] == "failed":
+        failed = [task for task in result["tasks"] if task["status"] == "failed"]
+        listed = "; ".join(f"{task['id']} ({task['error']})" for task in failed)
+        print(
+            f"workbench sweep: {len(failed)} of {len(result['tasks'])} tasks failed after {args.retries} retries: "
+            f"{listed}; run the same command again to retry them",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

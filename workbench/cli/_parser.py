@@ -1,0 +1,250 @@
+"""The argparse parser of ``workbench``: every command and option, the whole command-line contract in one place."""
+
+from __future__ import annotations
+
+import argparse
+
+from workbench import __version__
+from workbench.catalogue import SCALES
+from workbench.cli._experiments import AXIS_OPTIONS
+
+__all__ = []  # package-internal: main() parses with build_parser()
+
+
+def _seed(text: str) -> int:
+    """The argparse type of ``--seed``: numpy seeds are non-negative integers."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``workbench`` and its ten commands (:func:`workbench.cli.main` parses with it)."""
+    parser = argparse.ArgumentParser(
+        prog="workbench",
+        description="Attention Geometry Workbench: derive identities symbolically, check them numerically.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="the memory budget of every estimate (e.g. 4GiB, 512MB; default: the available memory): work "
+        "estimated to need more is refused before it starts (sets WORKBENCH_MAX_MEMORY for the command)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_list = sub.add_parser("list", help="the identity catalogue")
+    p_list.add_argument("--area", help="only this area")
+    p_list.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+    p_check = sub.add_parser("check", help="run the verifications; exit 1 if any fails")
+    p_check.add_argument("name", nargs="?", help="an identity name or dotted prefix")
+    p_check.add_argument("--area", help="only this area")
+    p_check.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_check.add_argument("--seed", type=_seed, default=0, help="random seed, an integer >= 0 (default 0)")
+    p_check.add_argument("--scale", choices=SCALES, default="small", help="problem sizes")
+    p_check.add_argument(
+        "--device",
+        choices=("cpu", "cuda"),
+        default="cpu",
+        help="cpu: numpy (+ torch on CPU when installed); cuda: torch on the GPU",
+    )
+    p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
+
+    p_derive = sub.add_parser("derive", help="a Lie series to a degree, or the symbolic steps of an identity")
+    p_derive.add_argument(
+        "name", help="bch, symmetric-bch, bch3, commutator, zassenhaus, hausdorff, or a catalogue identity"
+    )
+    p_derive.add_argument("--degree", type=int, help="series: truncation degree (default 5)")
+    p_derive.add_argument(
+        "--basis",
+        choices=("lyndon", "hall", "chibrikov", "right-normed"),
+        default="lyndon",
+        help="lyndon; hall: the classical Hall basis of Casas–Murua's tables; chibrikov (= right-normed)",
+    )
+    p_derive.add_argument("--format", choices=("text", "latex", "json"), default="text")
+    p_derive.add_argument(
+        "--expand", action="store_true", help="identity: also print each step's symbolic instance in full"
+    )
+
+    p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
+    p_bench.add_argument(
+        "name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram, diagnose"
+    )
+    p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
+    p_bench.add_argument("--windows", type=int, help="diagnose: corpus windows through MiniLM (default 1024)")
+
+    p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
+    p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")
+    p_diagnose.add_argument(
+        "--model-dir", help="a checkpoint folder (config.json, *.safetensors, tokenizer.json): BERT, GPT-2, Llama"
+    )
+    p_diagnose.add_argument("--text", help="one text to run the model on")
+    p_diagnose.add_argument("--corpus", help="a text file (one text per line), a folder of .txt files, or shakespeare")
+    p_diagnose.add_argument(
+        "--max-tokens", type=int, help="corpus: tokens per window (default 64); text: cut longer input (default all)"
+    )
+    p_diagnose.add_argument("--limit", type=int, help="corpus: stop after this many windows")
+    p_diagnose.add_argument(
+        "--order",
+        choices=("interleaved", "sequential"),
+        default="interleaved",
+        help="corpus: windows across the documents in turn (default), or document after document",
+    )
+    p_diagnose.add_argument("--out", help="corpus: the run directory (default experiments/runs/diagnose-…)")
+    p_diagnose.add_argument("--resume", metavar="RUN", help="corpus: continue the interrupted run in RUN")
+    p_diagnose.add_argument("--force", action="store_true", help="corpus: replace the run files in --out")
+    p_diagnose.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_diagnose.add_argument(
+        "--workers", type=int, default=1, help="corpus: processes diagnosing windows in parallel (default 1)"
+    )
+    p_diagnose.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="where the forward pass runs (cuda: torch, float64)"
+    )
+    p_diagnose.add_argument("--no-progress", action="store_true", help="corpus: no progress bar")
+    p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_diagnose.add_argument(
+        "--plot", help="text: heatmaps of A_eff, the mean transport Gram and the heads' QK subspace distances, here"
+    )
+
+    p_study = sub.add_parser(
+        "study", help="a study of real models (connection-walk, head-subspaces), results + figures in a run dir"
+    )
+    p_study.add_argument("name", help="connection-walk or head-subspaces")
+    p_study.add_argument(
+        "--model-dir", dest="model_dirs", action="append", help="a checkpoint folder (repeatable; default MiniLM)"
+    )
+    p_study.add_argument("--corpus", default="shakespeare", help="a text file, a folder of .txt files, or shakespeare")
+    p_study.add_argument("--windows", type=int, default=64, help="windows for the layer curves (default 64)")
+    p_study.add_argument("--max-tokens", type=int, default=64, help="tokens per window (default 64)")
+    p_study.add_argument(
+        "--lengths",
+        default="16,32,64,128,256,512,1024",
+        help="context lengths of the sweep (as far as positions allow)",
+    )
+    p_study.add_argument("--sweep-windows", type=int, default=8, help="windows per sweep length (default 8)")
+    p_study.add_argument("--seed", type=_seed, default=0, help="seed of the null model's maps")
+    p_study.add_argument("--out", help="the run directory (default experiments/runs/connection-walk-…)")
+    p_study.add_argument("--resume", metavar="RUN", help="continue the interrupted run in RUN")
+    p_study.add_argument("--force", action="store_true", help="replace the run files in --out")
+    p_study.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    p_study.add_argument(
+        "--permutations", type=int, default=9999, help="head-subspaces: Mantel relabellings per test (default 9999)"
+    )
+    p_study.add_argument(
+        "--induction",
+        choices=("quick", "paper"),
+        help="head-subspaces: train ATTN induction models at this preset instead of reading --model-dir",
+    )
+    p_study.add_argument("--seeds", default="0-2", help="head-subspaces --induction: seeds, 0,1,2 or 0-4 (default 0-2)")
+    p_study.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+    p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
+    p_experiment.add_argument(
+        "name",
+        help="swiss-sit, sit-transfer, induction, lm, transfer (the seed's tables); long-context, givens-mixer, "
+        "magnus-fusion, spd-certified, log-lens (the roadmap's predictions)",
+    )
+    p_experiment.add_argument(
+        "--preset", help="sizes: quick (default) or paper; lm and long-context also gpu (sized for a GPU)"
+    )
+    p_experiment.add_argument("--operator", dest="operators", action="append", help="only this operator (repeatable)")
+    p_experiment.add_argument("--order", dest="orders", action="append", help="swiss-sit: ffn-mhsa or mhsa-ffn")
+    p_experiment.add_argument(
+        "--architecture", dest="architectures", action="append", help="induction: attn-only or mlp"
+    )
+    p_experiment.add_argument(
+        "--targets", dest="targets", action="append", help="sit-transfer: DMTN or DMAP (repeatable; default both)"
+    )
+    p_experiment.add_argument("--steps", type=int, help="training steps (overrides the preset)")
+    p_experiment.add_argument("--seed", type=_seed, help="random seed, an integer >= 0 (overrides the preset)")
+    p_experiment.add_argument(
+        "--set", action="append", metavar="FIELD=VALUE", help="override any config field (repeatable; JSON values)"
+    )
+    p_experiment.add_argument(
+        "--out",
+        help="run directory (default experiments/runs/NAME-PRESET-TIMESTAMP); an existing one must be empty",
+    )
+    p_experiment.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run in a non-empty --out: the files a run writes (run.json, config.json, results.json, "
+        "table.md, figures, CONDITION.pt/.json) are removed first; other files are left as they are",
+    )
+    p_experiment.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the unfinished run in DIR (its run.json says interrupted, failed or running): finished "
+        "conditions are kept, the rest run with the settings in DIR/config.json; the results equal an "
+        "uninterrupted run's (wall-clock seconds aside)",
+    )
+    p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p_experiment.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads (default 1: fastest for these small models and safe on a shared machine)",
+    )
+
+    p_sweep = sub.add_parser(
+        "sweep", help="an experiment over a grid of settings × seeds, as tasks on Dask (resumable)"
+    )
+    p_sweep.add_argument("name", help="an experiment of `workbench experiment` (swiss-sit, induction, ...)")
+    p_sweep.add_argument("--preset", help="the preset every task starts from: quick (default), paper, ...")
+    p_sweep.add_argument(
+        "--grid",
+        action="append",
+        metavar="FIELD=V1,V2",
+        help="vary a config field over these values (repeatable: the cells are every combination; values as --set)",
+    )
+    p_sweep.add_argument("--seeds", default="0", help="the seeds of every cell: 0,2,5 or a range 0-4 (default 0)")
+    p_sweep.add_argument(
+        "--set", action="append", metavar="FIELD=VALUE", help="a config field for every task (repeatable; JSON values)"
+    )
+    for axis, option in AXIS_OPTIONS.items():
+        names = dict.fromkeys((option, f"--{axis}"))  # --operator and --operators alike
+        p_sweep.add_argument(
+            *names, dest=axis, action="append", metavar="NAME", help=f"only this value of {axis} (repeatable)"
+        )
+    p_sweep.add_argument(
+        "--out",
+        help="the sweep directory (default experiments/runs/sweep-NAME-PRESET-TIMESTAMP); the same sweep again on "
+        "the same --out keeps complete tasks, continues unfinished ones and retries failed ones",
+    )
+    p_sweep.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="send the tasks to this running Dask scheduler (default: a local cluster of --workers processes)",
+    )
+    p_sweep.add_argument("--workers", type=int, help="worker processes of the local cluster (default: one per CPU)")
+    p_sweep.add_argument(
+        "--retries", type=int, default=2, help="times a failing task is run again before it counts as failed"
+    )
+    p_sweep.add_argument("--threads", type=int, default=1, help="torch and BLAS threads of each task (default 1)")
+    p_sweep.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_sweep.set_defaults(steps=None, seed=None)  # _experiment_config reads them; a sweep sets them with --set/--seeds
+
+    p_lab = sub.add_parser(
+        "lab",
+        help="JupyterLab on the course notebooks: a double-click opens a .py percent script as a notebook and "
+        "saving writes the .py (no .ipynb twin); extra args go to jupyter lab (--allow-root is added as root)",
+    )
+    p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
+
+    p_book = sub.add_parser("book", help="the course as a static HTML site (Sphinx + myst-nb, offline)")
+    book_sub = p_book.add_subparsers(dest="action", required=True)
+    p_build = book_sub.add_parser("build", help="execute the notebooks and build the site (warnings are errors)")
+    p_build.add_argument("--out", help="the output folder (default book/_build/html)")
+    p_build.add_argument("--without-solutions", action="store_true", help="leave the Solutions part out")
+    p_serve = book_sub.add_parser("serve", help="serve the built site on 127.0.0.1")
+    p_serve.add_argument("--out", help="the built site (default book/_build/html)")
+    p_serve.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    return parser
