@@ -113,7 +113,8 @@ def _interrupted_run(out: Path, name: str) -> str:
     )
 
 
-def cmd_experiment(args: argparse.Namespace) -> int:
+def _experiment(args: argparse.Namespace):
+    """The experiment ``NAME`` of ``workbench experiment`` and ``workbench sweep``, its ``--preset`` checked."""
     try:
         from workbench.experiments import EXPERIMENTS
     except ImportError as exc:  # torch missing: say what to install
@@ -124,6 +125,11 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     experiment = EXPERIMENTS[args.name]
     if args.preset is not None and args.preset not in experiment.config.PRESETS:
         raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {args.preset!r}")
+    return experiment
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    experiment = _experiment(args)
     if args.resume is not None:
         config, selection = _resumed_run(args, experiment)
     else:
@@ -227,18 +233,10 @@ def _interrupted_sweep(out: Path) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    try:
-        from workbench.experiments import EXPERIMENTS
-    except ImportError as exc:  # torch missing: say what to install
-        raise ValueError(f"experiments need torch (pip install 'torch==2.13.0'): {exc}") from exc
+    experiment = _experiment(args)
     from workbench.experiments import run_directory, run_sweep, sweep_table
 
-    if args.name not in EXPERIMENTS:
-        raise ValueError(f"name must be one of {', '.join(EXPERIMENTS)}, got {args.name!r}")
-    experiment = EXPERIMENTS[args.name]
     preset = args.preset or "quick"
-    if preset not in experiment.config.PRESETS:
-        raise ValueError(f"--preset must be one of {', '.join(experiment.config.PRESETS)}, got {preset!r}")
     config, sources = _experiment_config(args, experiment.config.preset(preset))
     if "seed" in sources:
         raise ValueError(f"{sources['seed']} does not apply: --seeds sets the seeds of a sweep")
