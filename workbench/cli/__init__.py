@@ -40,6 +40,18 @@ from workbench.memory import MAX_MEMORY_VARIABLE, parse_size
 
 __all__ = ["entry", "main"]
 
+_COMMANDS = {
+    "list": cmd_list,
+    "check": cmd_check,
+    "derive": cmd_derive,
+    "bench": cmd_bench,
+    "diagnose": cmd_diagnose,
+    "study": cmd_study,
+    "experiment": cmd_experiment,
+    "sweep": cmd_sweep,
+    "book": cmd_book,
+}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status.
@@ -55,25 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.max_memory is not None:
             parse_size("--max-memory", args.max_memory)
             os.environ[MAX_MEMORY_VARIABLE] = args.max_memory  # inherited by kernels and subprocesses too
-        if args.command == "list":
-            return cmd_list(args)
-        if args.command == "check":
-            return cmd_check(args)
-        if args.command == "derive":
-            return cmd_derive(args)
-        if args.command == "bench":
-            return cmd_bench(args)
-        if args.command == "diagnose":
-            return cmd_diagnose(args)
-        if args.command == "experiment":
-            return cmd_experiment(args)
-        if args.command == "sweep":
-            return cmd_sweep(args)
-        if args.command == "study":
-            return cmd_study(args)
-        if args.command == "book":
-            return cmd_book(args)
-        return cmd_lab(args, extra)
+        if args.command == "lab":
+            return cmd_lab(args, extra)  # the one command that passes unknown options on (to JupyterLab)
+        return _COMMANDS[args.command](args)
     except (ValueError, TypeError, CatalogueError) as exc:
         print(f"workbench {args.command}: error: {exc}", file=sys.stderr)
         return 2
