@@ -190,8 +190,12 @@ if long0 is not None:
         for row in result["contexts"]:
             bpb, ratio = row["bpb"], row["speed_ratio"]
             paired.setdefault(row["context"], []).append(
-                (bpb["exp-markov"] - bpb["softmax"], ratio["forward"], ratio["forward_backward"],
-                 max(layer["powers"] for layer in row["layers"]))
+                (
+                    bpb["exp-markov"] - bpb["softmax"],
+                    ratio["forward"],
+                    ratio["forward_backward"],
+                    max(layer["powers"] for layer in row["layers"]),
+                )
             )
     print("context | Δ bpb (exp-Markov − softmax) | fwd speed ratio | fwd+bwd speed ratio | K   (mean ± sd over seeds)")
     for n, values in paired.items():
