@@ -168,6 +168,29 @@ def test_a_rerun_keeps_complete_tasks_and_resumes_only_the_interrupted_one(clust
         }
 
 
+def test_a_complete_task_is_kept_when_an_open_axis_defaults_to_fewer_names_than_it_accepts(cluster, tmp_path):
+    # log-lens accepts architectures attn-only and mlp but trains attn-only unless asked: a sweep that leaves the
+    # axis open must recognise its own complete run on a rerun (it used to compare with both names and fail).
+    # Oracle: the first sweep's rows, equal apart from the wall-clock seconds (a seeded single-threaded run).
+    tiny = {
+        "vocab_size": 8,
+        "half_length": 4,
+        "min_period": 4,
+        "d_model": 8,
+        "n_heads": 2,
+        "steps": 4,
+        "batch": 4,
+        "log_every": 2,
+        "eval_batch": 4,
+    }
+    settings = dict(seeds=[0], overrides=tiny, selection={"operators": ("ATTN",)}, progress=False)
+    first = run_sweep("log-lens", **settings, out=tmp_path, scheduler=cluster.scheduler_address)
+    again = run_sweep("log-lens", **settings, out=tmp_path, scheduler=cluster.scheduler_address)
+    assert first["status"] == again["status"] == "complete"
+    assert [t["source"] for t in again["tasks"]] == ["kept"]
+    assert _without_seconds(again["tasks"][0]["rows"]) == _without_seconds(first["tasks"][0]["rows"])
+
+
 def test_a_sweep_directory_refuses_other_settings_and_other_files(first_sweep, tmp_path):
     out, _ = first_sweep
     with pytest.raises(ValueError, match=r"grid must be the one recorded in .*sweep\.json.* to continue that sweep"):

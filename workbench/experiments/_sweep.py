@@ -42,6 +42,7 @@ measures.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
 import json
 import math
@@ -259,10 +260,24 @@ def _task_state(folder: Path) -> str:
     return "complete" if status == "complete" else "unfinished"
 
 
+def _runner_default(parameters, axis: str, values: tuple[str, ...]) -> tuple[str, ...]:
+    """The names a run selects on ``axis`` when not told (a str default is one name); the axis's values if none."""
+    default = parameters[axis].default if axis in parameters else inspect.Parameter.empty
+    if default is inspect.Parameter.empty or default is None:
+        return values
+    return (default,) if isinstance(default, str) else tuple(default)
+
+
 def _complete_rows(experiment, name: str, folder: Path, config: dict, selection: dict) -> list[dict]:
     """The rows of the complete run in ``folder``, after checking it is the run the task asks for."""
     record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    chosen = {axis: list(selection.get(axis, values)) for axis, values in experiment.axes.items()}
+    # An axis the sweep leaves open is run with the runner's own default, which need not be every value the axis
+    # accepts (log-lens trains attn-only blocks unless asked for mlp ones): compare with what a new run records.
+    defaults = inspect.signature(experiment.run).parameters
+    chosen = {
+        axis: list(selection[axis] if axis in selection else _runner_default(defaults, axis, values))
+        for axis, values in experiment.axes.items()
+    }
     recorded = record.get("selection", {})
     if (
         record.get("experiment") != name
