@@ -196,9 +196,7 @@ def givens_mixer_figures(result: dict) -> tuple:
 
 def save_figures(result: dict, path: Path) -> None:
     """Write ``lr_sweep.png`` and ``curves.png`` of a :func:`run_givens_mixer` result into ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # No backend is forced: headless, pyplot falls back to Agg itself; in a notebook the figure stays inline.
     import matplotlib.pyplot as plt
 
     for fig, name in zip(givens_mixer_figures(result), ("lr_sweep.png", "curves.png"), strict=True):

@@ -119,9 +119,7 @@ def induction_rows(results: dict) -> list[dict]:
 
 def save_figures(result: dict, path: Path) -> None:
     """Write ``loss_curves.png`` and ``induction_heads.png`` of a :func:`run_induction` result into ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # No backend is forced: headless, pyplot falls back to Agg itself; in a notebook the figure stays inline.
     import matplotlib.pyplot as plt
 
     runs = result["runs"]

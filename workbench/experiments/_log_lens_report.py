@@ -176,9 +176,7 @@ def _mark_transition(ax, transition: dict) -> None:
 
 
 def _dashboard_figure(run: dict):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # No backend is forced: headless, pyplot falls back to Agg itself; in a notebook the figure stays inline.
     import matplotlib.pyplot as plt
 
     from workbench.lens import plot_commutator_heatmap

@@ -223,9 +223,7 @@ def long_context_figure(result: dict, path=None):
     >>> [ax.get_title() for ax in fig.axes]
     ['wall clock, 1 thread(s)', 'quality at a matched budget', 'activation memory']
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # No backend is forced: headless, pyplot falls back to Agg itself; in a notebook the figure stays inline.
     import matplotlib.pyplot as plt
 
     rows = result["contexts"]

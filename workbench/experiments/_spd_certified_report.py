@@ -116,9 +116,7 @@ def spd_certified_table(result: dict) -> str:
 
 def save_figure(result: dict, path: Path) -> None:
     """Write ``certified_radius.png``: certified accuracy against ε per model, and accuracy against median radius."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
+    # No backend is forced: headless, pyplot falls back to Agg itself; in a notebook the figure stays inline.
     import matplotlib.pyplot as plt
 
     result = restore_floats(result)
