@@ -183,6 +183,21 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]<>()#+!|$~])", r"\\\1", text)
 
 
+def _hypotheses_block(identity) -> list[str]:
+    """The identity's hypotheses as a list, each with its outside case (where the statement fails)."""
+    if not identity.hypotheses:
+        return ["**Hypotheses.** None: it holds for every input of the types its statement names.", ""]
+    lines = ["**Hypotheses** (each with a case outside it where the statement fails, run by the tests):", ""]
+    for hypothesis in identity.hypotheses:
+        tail = (
+            f" *Outside:* {_escape(hypothesis.case)}."
+            if hypothesis.outside is not None
+            else f" *No outside case:* {_escape(hypothesis.reason)}"
+        )
+        lines.append(f"- {_escape(hypothesis.text)}.{tail}")
+    return [*lines, ""]
+
+
 def catalogue_page(identities=None) -> str:
     """The catalogue page: every identity (name, area, source, statement as display maths), by area."""
     identities = list(discover() if identities is None else identities)
@@ -194,7 +209,7 @@ def catalogue_page(identities=None) -> str:
         "",
         f"The {len(identities)} identities the workbench derives and checks, by area: the content of "
         "`workbench list`.  Each is checked by `workbench check NAME` and its derivation is printed by "
-        "`workbench derive NAME`.",
+        "`workbench derive NAME`, which lists its hypotheses too.",
         "",
     ]
     for area in sorted(areas):
@@ -209,6 +224,7 @@ def catalogue_page(identities=None) -> str:
                 identity.statement.strip(),
                 "```",
                 "",
+                *_hypotheses_block(identity),
             ]
     return "\n".join(lines)
 

@@ -41,6 +41,7 @@ __all__ = [
     "SCALES",
     "CatalogueError",
     "Derivation",
+    "Hypothesis",
     "Identity",
     "Result",
     "Step",
@@ -105,6 +106,57 @@ class Verification:
         return cls(residual, float(tolerance), bool(residual <= tolerance), sizes, rate, expected)
 
 
+@dataclass(frozen=True)
+class Hypothesis:
+    """One hypothesis of an identity, with a case outside it where the statement fails.
+
+    A hypothesis is tested, not decoration: ``outside(rng)`` measures the identity's own statement on
+    a case that violates this hypothesis (and only this one) and returns the :class:`Verification`,
+    which must *fail* — its residual above its tolerance.  The test suite runs every outside case and
+    asserts exactly that, so a hypothesis that is not needed shows up as an outside case that passes.
+
+    Parameters
+    ----------
+    text : str
+        The hypothesis in words and unicode maths, e.g. ``"the nodes sample a density q > 0 (any q)"``.
+    case : str
+        The outside case in words, e.g. ``"C₄: the cycle on 4 vertices (n < 5)"``.  Empty when there is
+        none (then ``reason`` says why).
+    outside : callable or None
+        ``outside(rng) -> Verification`` on the outside case; ``None`` when the hypothesis only fixes
+        what the statement's symbols mean (a type, a definition), so that no outside case can be posed.
+    reason : str
+        Why there is no outside case; required when ``outside`` is ``None``.
+
+    Examples
+    --------
+    >>> h = Hypothesis("n ≥ 5", "C₄ (n = 4)", lambda rng: Verification.from_residual(2.0, 1e-12, n=4))
+    >>> outcome = h.outside(None)
+    >>> outcome.passed, outcome.residual > outcome.tolerance
+    (False, True)
+    """
+
+    text: str
+    case: str = ""
+    outside: Callable[[np.random.Generator], Verification] | None = None
+    reason: str = ""
+
+    def __post_init__(self):
+        """Refuse a hypothesis with neither an outside case nor a reason for having none."""
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise CatalogueError(f"Hypothesis text must be a non-empty string, got {self.text!r}")
+        if self.outside is None and not self.reason.strip():
+            raise CatalogueError(f"hypothesis {self.text!r} has no outside case: give `outside` or a `reason`")
+        if self.outside is not None and not self.case.strip():
+            raise CatalogueError(f"hypothesis {self.text!r} has an outside check: describe it in `case`")
+
+    def describe(self) -> dict[str, str]:
+        """The JSON-ready form shown by ``workbench list --json``."""
+        out = {"text": self.text}
+        out.update({"outside": self.case} if self.outside is not None else {"no_outside_case": self.reason})
+        return out
+
+
 def _as_derivation(derive: Callable[[], list[Step]], name: str) -> Derivation:
     steps = derive()
     return Derivation(steps, title=steps.title if isinstance(steps, Derivation) and steps.title else name)
@@ -134,6 +186,10 @@ class Identity:
         Numeric backend families it supports: ``"numpy"`` and/or ``"torch"``.
     asymptotic : bool
         Whether ``verify`` checks a rate rather than a residual.
+    hypotheses : tuple of Hypothesis
+        What the statement assumes (sampling law, metric, reversibility, sizes, bandwidth regime,
+        convergence radius, …), each with a case outside it where the statement fails.  Empty only
+        for an identity that holds for every input of the types its statement names.
     """
 
     name: str
@@ -144,9 +200,16 @@ class Identity:
     verify: Callable[[np.random.Generator, str, str], Verification]
     backends: tuple[str, ...] = ("numpy", "torch")
     asymptotic: bool = False
+    hypotheses: tuple[Hypothesis, ...] = ()
 
     def __post_init__(self):
-        """Wrap ``derive`` so that it returns a :class:`~workbench.symbolic.Derivation`."""
+        """Wrap ``derive`` so that it returns a :class:`~workbench.symbolic.Derivation`; check the hypotheses."""
+        object.__setattr__(self, "hypotheses", tuple(self.hypotheses))
+        for item in self.hypotheses:
+            if not isinstance(item, Hypothesis):
+                raise CatalogueError(
+                    f"{self.name}: hypotheses must be workbench.catalogue.Hypothesis records, got {type(item).__name__}"
+                )
         if not (isinstance(self.derive, partial) and self.derive.func is _as_derivation):
             object.__setattr__(self, "derive", partial(_as_derivation, self.derive, self.name))
 
@@ -159,6 +222,7 @@ class Identity:
             "statement": self.statement,
             "asymptotic": self.asymptotic,
             "backends": list(self.backends),
+            "hypotheses": [h.describe() for h in self.hypotheses],
         }
 
 

@@ -177,14 +177,30 @@ def cmd_derive(args: argparse.Namespace) -> int:
     out = [f"{identity.name}  —  {identity.source}"]
     if args.format == "latex":
         out.append(f"\\[ {identity.statement} \\]")
+        out.extend(_hypotheses_lines(identity, latex=True))
         for number, step in enumerate(steps, 1):
             out.extend(_derive_step_latex(number, step))
     else:
         out.append(f"statement: {identity.statement}")
+        out.extend(_hypotheses_lines(identity, latex=False))
         for number, step in enumerate(steps, 1):
             out.extend(_derive_step_text(number, step, args.expand))
     print("\n".join(out))
     return 0 if all(s.holds is not False for s in steps) else 1
+
+
+def _hypotheses_lines(identity, latex: bool) -> list[str]:
+    """The identity's hypotheses, each with the case outside it where the statement fails."""
+    if not identity.hypotheses:
+        return ["hypotheses: none (holds for every input of the types its statement names)"]
+    lines = ["hypotheses:" if not latex else "Hypotheses:"]
+    for number, hypothesis in enumerate(identity.hypotheses, 1):
+        lines.append(f"  H{number}. {hypothesis.text}")
+        if hypothesis.outside is not None:
+            lines.append(f"      outside it: {hypothesis.case} — the statement fails there (a test checks it)")
+        else:
+            lines.append(f"      no outside case: {hypothesis.reason}")
+    return lines
 
 
 def _derive_step_text(number: int, step, expand: bool) -> list[str]:

@@ -1,0 +1,85 @@
+"""Every hypothesis of every identity is needed: outside it, the statement fails.
+
+Each :class:`~workbench.catalogue.Hypothesis` carries ``outside(rng)``, the identity's own statement measured
+on a case that violates that hypothesis alone.  The oracle is the identity's check itself: outside, its
+residual must exceed its tolerance (a hypothesis whose outside case passes is not needed, or the case does not
+leave it).  The cases are deterministic up to ``rng``; the seed is fixed so that a failure reproduces.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+from workbench.book import catalogue_page
+from workbench.catalogue import CatalogueError, Hypothesis, Identity, Verification, discover
+
+IDENTITIES = discover()
+CASES = [
+    pytest.param(identity, number, hypothesis, id=f"{identity.name}-H{number}")
+    for identity in IDENTITIES
+    for number, hypothesis in enumerate(identity.hypotheses, 1)
+    if hypothesis.outside is not None
+]
+
+
+@pytest.mark.parametrize(("identity", "number", "hypothesis"), CASES)
+def test_the_statement_fails_outside_each_hypothesis(identity, number, hypothesis):
+    rng = np.random.default_rng([7, zlib.crc32(f"{identity.name}/{number}".encode())])
+    outcome = hypothesis.outside(rng)
+    assert isinstance(outcome, Verification), type(outcome)
+    assert not outcome.passed, f"outside H{number} ({hypothesis.case}) the statement still holds: {outcome}"
+    assert outcome.residual > outcome.tolerance, outcome  # NaN fails this too: an outside case must measure
+
+
+def test_every_identity_states_hypotheses_or_is_reviewed_as_unconditional():
+    # An identity with no hypothesis holds for every input of the types its statement names; these were read
+    # one by one.  A new identity must either declare its hypotheses or be added here after the same reading.
+    unconditional = {i.name for i in IDENTITIES if not i.hypotheses}
+    assert unconditional <= UNCONDITIONAL, sorted(unconditional - UNCONDITIONAL)
+
+
+UNCONDITIONAL: set[str] = set()
+
+
+def test_a_hypothesis_without_outside_case_says_why():
+    with pytest.raises(CatalogueError, match="has no outside case: give `outside` or a `reason`"):
+        Hypothesis("G constant")
+    with pytest.raises(CatalogueError, match="has an outside check: describe it in `case`"):
+        Hypothesis("G constant", outside=lambda rng: None)
+    with pytest.raises(CatalogueError, match="Hypothesis text must be a non-empty string"):
+        Hypothesis("  ", reason="x")
+
+
+def test_an_identity_refuses_hypotheses_that_are_not_records():
+    with pytest.raises(CatalogueError, match=r"hypotheses must be workbench\.catalogue\.Hypothesis records, got str"):
+        Identity("x.y", "x", "s", "src", lambda: [], lambda rng, scale, backend: None, hypotheses=("n ≥ 5",))
+
+
+def _with_hypotheses():
+    return next(i for i in IDENTITIES if any(h.outside is not None for h in i.hypotheses))
+
+
+def test_list_json_carries_the_hypotheses_and_their_outside_cases():
+    identity = _with_hypotheses()
+    described = identity.describe()["hypotheses"]
+    assert [h["text"] for h in described] == [h.text for h in identity.hypotheses]
+    assert any("outside" in h for h in described)
+    json.dumps(described)
+
+
+def test_derive_and_the_catalogue_page_show_the_hypotheses():
+    identity = _with_hypotheses()
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "derive", identity.name], capture_output=True, text=True, check=False
+    )
+    assert shown.returncode == 0, shown.stderr
+    first = identity.hypotheses[0]
+    assert "hypotheses:" in shown.stdout and f"H1. {first.text}" in shown.stdout
+    page = catalogue_page([identity])
+    assert "**Hypotheses**" in page and "*Outside:*" in page
