@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from workbench.book import catalogue_page
-from workbench.catalogue import CatalogueError, Hypothesis, Identity, Verification, discover
+from workbench.catalogue import CatalogueError, Hypothesis, Identity, Verification, discover, run_outside_cases
 
 IDENTITIES = discover()
 CASES = [
@@ -30,7 +30,7 @@ CASES = [
 
 @pytest.mark.parametrize(("identity", "number", "hypothesis"), CASES)
 def test_the_statement_fails_outside_each_hypothesis(identity, number, hypothesis):
-    rng = np.random.default_rng([7, zlib.crc32(f"{identity.name}/{number}".encode())])
+    rng = np.random.default_rng([0, zlib.crc32(f"{identity.name}/{number}".encode())])  # as `check --hypotheses`
     outcome = hypothesis.outside(rng)
     assert isinstance(outcome, Verification), type(outcome)
     assert not outcome.passed, f"outside H{number} ({hypothesis.case}) the statement still holds: {outcome}"
@@ -83,3 +83,45 @@ def test_derive_and_the_catalogue_page_show_the_hypotheses():
     assert "hypotheses:" in shown.stdout and f"H1. {first.text}" in shown.stdout
     page = catalogue_page([identity])
     assert "**Hypotheses**" in page and "*Outside:*" in page
+
+
+def test_check_hypotheses_runs_the_outside_cases_as_rows_that_pass_when_the_statement_fails():
+    identity = _with_hypotheses()
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "check", identity.name, "--hypotheses", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    document = json.loads(shown.stdout)
+    expected = [f"outside H{k}" for k, h in enumerate(identity.hypotheses, 1) if h.outside is not None]
+    assert [r["backend"] for r in document["results"]] == expected
+    assert document["backends"] == ["outside"] and document["passed"]
+    assert all(r["residual"] > r["tolerance"] for r in document["results"])
+
+
+def test_check_hypotheses_refuses_options_that_do_not_apply():
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "check", "--hypotheses", "--scale", "large"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 2
+    assert "--hypotheses runs the outside cases at their own size on the CPU" in shown.stderr
+
+
+def test_an_outside_case_that_holds_is_a_failing_row_that_says_so():
+    holds = Hypothesis("not needed", "a case inside after all", lambda rng: Verification.from_residual(0.0, 1e-12))
+    broken = Hypothesis("raises", "a case that raises", lambda rng: 1 / 0)
+    identity = Identity(
+        "x.y", "x", "s", "src", lambda: [], lambda rng, scale, backend: None, hypotheses=(holds, broken)
+    )
+    first, second = run_outside_cases([identity])
+    assert (first.backend, first.passed, first.error) == (
+        "outside H1",
+        False,
+        "the statement holds outside: a case inside after all",
+    )
+    assert not second.passed and second.error.startswith("ZeroDivisionError")

@@ -50,6 +50,7 @@ __all__ = [
     "discover",
     "fit_rate",
     "run_checks",
+    "run_outside_cases",
     "select",
 ]
 
@@ -464,4 +465,72 @@ def run_checks(
             results.append(_run_numeric(identity, seed, scale, backend))
             if progress:
                 progress(f"{identity.name} [{backend}]")
+    return results
+
+
+def run_outside_cases(
+    identities: Iterable[Identity],
+    *,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> list[Result]:
+    """Run every hypothesis's outside case: the statement measured where that hypothesis fails.
+
+    A row passes when the statement **fails** there as predicted (its residual above its tolerance, a NaN
+    residual does not count); a row that fails says the hypothesis may not be needed, or the case does not
+    leave it.  Hypotheses without an outside case (definitions) give no row.  The backend column reads
+    ``outside H<k>``, k numbering the identity's hypotheses from 1.
+
+    Examples
+    --------
+    >>> rows = run_outside_cases(select(discover(), name="markov.curvature.graphs"))
+    >>> all(r.passed for r in rows) and all(r.residual > r.tolerance for r in rows)
+    True
+    """
+    identities = list(identities)
+    for i, identity in enumerate(identities):
+        if not isinstance(identity, Identity):
+            raise TypeError(f"identities[{i}] must be an Identity, got {type(identity).__name__}")
+    results = []
+    for identity in identities:
+        for number, hypothesis in enumerate(identity.hypotheses, 1):
+            if hypothesis.outside is None:
+                continue
+            label = f"outside H{number}"
+            rng = np.random.default_rng([seed, zlib.crc32(f"{identity.name}/{number}".encode())])
+            start = time.perf_counter()
+            try:
+                outcome = hypothesis.outside(rng)
+                if not isinstance(outcome, Verification):
+                    raise CatalogueError(f"outside() must return a Verification, got {type(outcome).__name__}")
+                as_predicted = (not outcome.passed) and bool(outcome.residual > outcome.tolerance)
+                results.append(
+                    Result(
+                        identity.name,
+                        identity.area,
+                        label,
+                        as_predicted,
+                        residual=outcome.residual,
+                        tolerance=outcome.tolerance,
+                        rate=outcome.rate,
+                        expected_rate=outcome.expected_rate,
+                        sizes={"case": hypothesis.case, **outcome.sizes},
+                        seconds=time.perf_counter() - start,
+                        error=None if as_predicted else f"the statement holds outside: {hypothesis.case}",
+                    )
+                )
+            except Exception as exc:
+                results.append(
+                    Result(
+                        identity.name,
+                        identity.area,
+                        label,
+                        False,
+                        sizes={"case": hypothesis.case},
+                        seconds=time.perf_counter() - start,
+                        error=_describe(exc),
+                    )
+                )
+            if progress:
+                progress(f"{identity.name} [{label}]")
     return results

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.backend import available_backends
-from workbench.catalogue import Result, discover, run_checks, select
+from workbench.catalogue import Result, discover, run_checks, run_outside_cases, select
 from workbench.cli._common import Interrupted, format_number, print_json, rich_console, rich_escape, rich_table
 
 __all__ = []  # package-internal: the command line's index dispatches to cmd_list, cmd_check, cmd_derive, cmd_bench
@@ -40,12 +40,17 @@ def _backends_for(device: str) -> list[str]:
 
 
 def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
-    kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
-    total = sum(
-        (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends) for i in identities
-    )
+    if args.hypotheses:
+        run, kwargs = run_outside_cases, dict(seed=args.seed)
+        total = sum(h.outside is not None for i in identities for h in i.hypotheses)
+    else:
+        run = run_checks
+        kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
+        total = sum(
+            (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends) for i in identities
+        )
     if quiet:
-        return run_checks(identities, **kwargs)
+        return run(identities, **kwargs)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (
@@ -56,11 +61,7 @@ def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
     )
     with Progress(*columns, console=rich_console(stderr=True), transient=True) as bar:
         task = bar.add_task("checking", total=total)
-        return run_checks(
-            identities,
-            progress=lambda label: bar.update(task, advance=1, description=label),
-            **kwargs,
-        )
+        return run(identities, progress=lambda label: bar.update(task, advance=1, description=label), **kwargs)
 
 
 def _format_sizes(sizes: dict) -> str:
@@ -69,9 +70,15 @@ def _format_sizes(sizes: dict) -> str:
 
 def _results_table(results: list[Result], args) -> Table:
     passed = sum(r.passed for r in results)
-    table = rich_table(title=f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})")
+    if args.hypotheses:
+        title = (
+            f"workbench check --hypotheses — {passed}/{len(results)} outside cases fail as predicted (seed {args.seed})"
+        )
+    else:
+        title = f"workbench check — {passed}/{len(results)} passed (seed {args.seed}, scale {args.scale})"
+    table = rich_table(title=title)
     table.add_column("identity", overflow="fold")
-    table.add_column("backend")
+    table.add_column("hypothesis" if args.hypotheses else "backend")
     table.add_column("sizes", overflow="fold")
     table.add_column("residual", justify="right")
     table.add_column("tolerance", justify="right")
@@ -80,7 +87,10 @@ def _results_table(results: list[Result], args) -> Table:
     table.add_column("status")
     for r in results:
         rate = "—" if r.rate is None else f"{r.rate:.3f} ({r.expected_rate:g})"
-        status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
+        if args.hypotheses:
+            status = "[green]fails as predicted[/green]" if r.passed else "[bold red]HOLDS[/bold red]"
+        else:
+            status = "[green]pass[/green]" if r.passed else "[bold red]FAIL[/bold red]"
         table.add_row(
             rich_escape(r.name),
             r.backend,
@@ -96,6 +106,11 @@ def _results_table(results: list[Result], args) -> Table:
 
 def cmd_check(args: argparse.Namespace) -> int:
     identities = select(discover(), name=args.name, area=args.area)
+    if args.hypotheses and (args.numeric_only or args.scale != "small" or args.device != "cpu"):
+        raise ValueError(
+            "--hypotheses runs the outside cases at their own size on the CPU: "
+            "drop --numeric-only, --scale and --device"
+        )
     backends = _backends_for(args.device)
     try:
         results = _run_with_progress(identities, args, backends, quiet=args.json)
@@ -106,7 +121,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         document = {
             "seed": args.seed,
             "scale": args.scale,
-            "backends": ["sympy", *backends] if not args.numeric_only else backends,
+            "backends": ["outside"]
+            if args.hypotheses
+            else (["sympy", *backends] if not args.numeric_only else backends),
             "passed": not failed,
             "summary": {"total": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
             "results": [r.to_dict() for r in results],
@@ -117,6 +134,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     console.print(_results_table(results, args))
     for r in failed:
         why = r.error or (f"residual {format_number(r.residual)} exceeds tolerance {format_number(r.tolerance)}")
+        if args.hypotheses and r.residual is not None:
+            why += f" (residual {format_number(r.residual)}, tolerance {format_number(r.tolerance)})"
         console.print(f"[bold red]FAIL[/bold red] {rich_escape(f'{r.name} [{r.backend}]: {why}')}")
     return 1 if failed else 0
 

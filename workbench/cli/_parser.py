@@ -54,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="cpu: numpy (+ torch on CPU when installed); cuda: torch on the GPU",
     )
     p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
+    p_check.add_argument(
+        "--hypotheses",
+        action="store_true",
+        help="run each hypothesis's outside case instead: a row passes when the statement fails there as predicted",
+    )
 
     p_derive = sub.add_parser("derive", help="a Lie series to a degree, or the symbolic steps of an identity")
     p_derive.add_argument(
