@@ -22,7 +22,7 @@ import sympy as sp
 
 from derivations._common import by_scale, relative_error
 from workbench.backend import to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.lie import bch, commutator_log
 
 if TYPE_CHECKING:  # torch is optional: the catalogue must load without it (these identities need it)
@@ -40,6 +40,21 @@ def _torch(x: np.ndarray, backend: str) -> torch.Tensor:
 def _unit(rng, count: int, d: int) -> np.ndarray:
     """``count`` random d x d matrices of unit spectral norm."""
     m = rng.standard_normal((count, d, d))
+    return m / np.linalg.norm(m, 2, axis=(-2, -1), keepdims=True)
+
+
+def _commuting_unit(rng, count: int, d: int) -> np.ndarray:
+    """``count`` pairwise commuting d x d matrices of unit spectral norm: c₀I + c₁M + c₂M², one random M."""
+    m = _unit(rng, 1, d)[0]
+    c = rng.standard_normal((count, 3))
+    stack = c[:, :1, None] * np.eye(d) + c[:, 1:2, None] * m + c[:, 2:, None] * (m @ m)
+    return stack / np.linalg.norm(stack, 2, axis=(-2, -1), keepdims=True)
+
+
+def _skew_unit(rng, count: int, d: int) -> np.ndarray:
+    """``count`` random skew d x d matrices of unit spectral norm (generators of rotations)."""
+    m = rng.standard_normal((count, d, d))
+    m = m - np.swapaxes(m, -1, -2)
     return m / np.linalg.norm(m, 2, axis=(-2, -1), keepdims=True)
 
 
@@ -173,14 +188,22 @@ def _verify_conjugation_bch_order(rng, scale, backend) -> Verification:
     for N = 1 (the roadmap's naive twist e^{Φ_i−Φ_j}, slope 2) through N = 4; the worst
     |slope − (N+1)| is reported against 0.15 (measured within 0.1 over 12 seeds; the next order bends the top of the range).
     """
+    d, n = by_scale(scale, 4, 6), by_scale(scale, 6, 12)
+    return _bch_order_rates(rng, backend, _unit(rng, 2, d), _unit(rng, n, d), EPSILONS)
+
+
+def _bch_order_rates(rng, backend, pair: np.ndarray, phis: np.ndarray, epsilons: np.ndarray) -> Verification:
+    """The worst fitted twist/block slope against N + 1, N = 1…4, for Φ = ε·(``pair``, ``phis``), ε ∈ ``epsilons``.
+
+    ``pair`` (2, d, d) feeds the twist e^{Φ_i}e^{−Φ_j}; ``phis`` (n, d, d) the transports T_i = e^{Φ_i} of the
+    block level; the Markov generator Q and the values V are drawn from ``rng``.
+    """
     import torch
 
     from workbench.nn import bch_conjugation_error, double_exponential, multiscale_generator, twisted_generator
 
-    d, n = by_scale(scale, 4, 6), by_scale(scale, 6, 12)
+    n, d = phis.shape[0], phis.shape[-1]
     top = 4  # at degree 5 the smallest-ε twist error sits on a ~5e-12 floor (d = 6), bending the fit
-    pair = _unit(rng, 2, d)
-    phis = _unit(rng, n, d)
     offsets = (-2, -1, 1, 2)
     q = multiscale_generator(_torch(rng.standard_normal((n, len(offsets))), backend), offsets)
     v = _torch(rng.standard_normal((n, d)), backend)
@@ -188,7 +211,7 @@ def _verify_conjugation_bch_order(rng, scale, backend) -> Verification:
     results = []
     for degree in range(1, top + 1):
         twist_errors, block_errors = [], []
-        for eps in EPSILONS:
+        for eps in epsilons:
             a, b = _torch(eps * pair[0], backend), _torch(eps * pair[1], backend)
             twist_errors.append(float(bch_conjugation_error(a, b, degree)))
             phi = _torch(eps * phis, backend)
@@ -198,10 +221,34 @@ def _verify_conjugation_bch_order(rng, scale, backend) -> Verification:
         for level, errors in (("twist", twist_errors), ("block", block_errors)):
             results.append(
                 Verification.from_rate(
-                    EPSILONS, errors, degree + 1, RATE_TOLERANCE, d=d, n=n, degree=degree, level=level
+                    epsilons, errors, degree + 1, RATE_TOLERANCE, d=d, n=n, degree=degree, level=level
                 )
             )
     return max(results, key=lambda r: r.residual)
+
+
+def _outside_bch_order_large(rng) -> Verification:
+    """Outside "Φ = εB, ε → 0": the same check with ε ∈ [0.8, 2.4] instead of [0.03, 0.25].
+
+    Measures the worst |fitted slope − (N + 1)| over the twist and block errors, N = 1…4, exactly as the
+    identity's check (d = 4, n = 6, unit-norm random Φ directions); ‖Φ_i‖ + ‖Φ_j‖ reaches 4.8, far past the BCH
+    convergence radius, and the errors grow like no single power of ε.  Measured (catalogue seeds 0 / 7): worst
+    residual 1.78 / 1.81 (block slopes 4.78 for N = 2 / 6.81 for N = 4) against the tolerance 0.15; 0.1 s.
+    """
+    d, n = 4, 6
+    return _bch_order_rates(rng, "torch:cpu", _unit(rng, 2, d), _unit(rng, n, d), np.geomspace(0.8, 2.4, 6))
+
+
+def _outside_bch_order_commuting(rng) -> Verification:
+    """Outside "[Φ_i, Φ_j] ≠ 0": pairwise commuting Φ (polynomials c₀I + c₁M + c₂M² in one random M).
+
+    Every BCH bracket vanishes, so the twist is exact at every N and the errors are rounding (1e-16…3e-11,
+    no power of ε): the order N + 1 is not attained.  Same check, same ε ∈ [0.03, 0.25], d = 4, n = 6.
+    Measured (catalogue seeds 0 / 7): worst residual 8.19 / 8.61 (twist slopes −3.2 / −3.6) against 0.15; 0.1 s.
+    """
+    d, n = 4, 6
+    commuting = _commuting_unit(rng, n + 2, d)
+    return _bch_order_rates(rng, "torch:cpu", commuting[:2], commuting[2:], EPSILONS)
 
 
 # --- nn.gauge.curvature_bch ------------------------------------------------------------------------------------
@@ -249,24 +296,50 @@ def _verify_curvature_bch(rng, scale, backend) -> Verification:
     like ε³ and ‖F − commutator_log(N)‖ like ε^{N+1} for N = 3 (small) / 3…5 (large); the worst |slope − expected|
     is reported against 0.15.
     """
+    d, m = by_scale(scale, 4, 8), by_scale(scale, 4, 16)
+    return _curvature_rates(_unit(rng, m, d), EPSILONS, by_scale(scale, (3,), (3, 4, 5)), backend)
+
+
+def _curvature_rates(base: np.ndarray, epsilons: np.ndarray, degrees: tuple[int, ...], backend: str) -> Verification:
+    """Worst |slope − expected| of ‖F − [A_{i+1}, A_i]‖ (ε³) and ‖F − CommLog_N‖ (ε^{N+1}) on A = ε·``base``."""
     import torch
 
     from workbench.nn import curvature
 
-    d, m = by_scale(scale, 4, 8), by_scale(scale, 4, 16)
-    base = _unit(rng, m, d)
-    degrees = by_scale(scale, (3,), (3, 4, 5))
+    m, d = base.shape[0], base.shape[-1]
     errors: dict[int, list[float]] = {2: [], **{n: [] for n in degrees}}
-    for eps in EPSILONS:
+    for eps in epsilons:
         gens = _torch(eps * base, backend)
         exact = curvature(gens)
         for degree in errors:
             errors[degree].append(float(torch.linalg.matrix_norm(exact - curvature(gens, degree=degree)).max()))
     results = [
-        Verification.from_rate(EPSILONS, errs, degree + 1, RATE_TOLERANCE, d=d, edges=m, degree=degree)
+        Verification.from_rate(epsilons, errs, degree + 1, RATE_TOLERANCE, d=d, edges=m, degree=degree)
         for degree, errs in errors.items()
     ]
     return max(results, key=lambda r: r.residual)
+
+
+def _outside_curvature_large(rng) -> Verification:
+    """Outside "A_i = εB_i, ε → 0": rotation generators (B_i skew, unit norm) at ε ∈ [1.5, 4.5].
+
+    Skew generators keep every group commutator in SO(4), where the principal log exists (no eigenvalue on
+    (−∞, 0] for generic angles), so the check runs as it stands (d = 4, m = 4 edges, N = 3); but the commutator's
+    rotation angles leave (−π, π), the principal log wraps to another branch, and the BCH series diverges.
+    Measured (catalogue seeds 0 / 7): worst |slope − expected| 0.95 / 1.24 (slopes 2.05 / 1.76 for the ε³ claim)
+    against 0.15; 0.02 s.
+    """
+    return _curvature_rates(_skew_unit(rng, 4, 4), np.geomspace(1.5, 4.5, 6), (3,), "torch:cpu")
+
+
+def _outside_curvature_commuting(rng) -> Verification:
+    """Outside "[A_{i+1}, A_i] ≠ 0": commuting edge generators (c₀I + c₁M + c₂M², one random M), ε ∈ [0.03, 0.25].
+
+    The connection is flat: F_i = 0 and every bracket vanishes, so the errors are rounding (~1e-15, flat in ε)
+    and neither ε³ nor ε⁴ is attained.  Same check (d = 4, m = 4, N = 3).  Measured (catalogue seeds 0 / 7):
+    worst residual 4.02 / 3.91 (slopes −0.02 / 0.09) against 0.15; 0.02 s.
+    """
+    return _curvature_rates(_commuting_unit(rng, 4, 4), EPSILONS, (3,), "torch:cpu")
 
 
 # --- nn.gauge.covariance --------------------------------------------------------------------------------------
@@ -371,12 +444,27 @@ IDENTITIES = [
             r" = O(\varepsilon^{N+1}),\ N = 1:\ \|e^{\Phi_i}e^{-\Phi_j} - e^{\Phi_i-\Phi_j}\| = O(\varepsilon^2);"
             r"\ \text{likewise } \|e^{t\mathcal G_N}\operatorname{vec}V - \mathcal T e^{tQ\otimes I}\mathcal T^{-1}"
             r"\operatorname{vec}V\| = O(\varepsilon^{N+1})"
+            r"\ \ (\Phi = \varepsilon B,\ \varepsilon\to0;\ [\Phi_i,\Phi_j]\neq0\text{ generic: the order is attained})"
         ),
         source=f"{_SOURCE}, BCH roles: the twist gap is the BCH commutator series [SEED]; orders [RECON]",
         derive=_derive_conjugation_bch_order,
         verify=_verify_conjugation_bch_order,
         backends=("torch",),
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "Φ = εB with B fixed and ε → 0 (the BCH series converges for ‖Φ_i‖ + ‖Φ_j‖ < log 2; the order is an "
+                "ε → 0 statement)",
+                "unit-norm random Φ directions at ε ∈ [0.8, 2.4] instead of [0.03, 0.25]",
+                _outside_bch_order_large,
+            ),
+            Hypothesis(
+                "[Φ_i, Φ_j] ≠ 0, generic Φ: the degree-(N+1) BCH term of (Φ_i, −Φ_j) does not vanish, so the order "
+                "N + 1 is attained (commuting Φ make the twist exact)",
+                "pairwise commuting Φ = c₀I + c₁M + c₂M² (one random M), ε ∈ [0.03, 0.25]",
+                _outside_bch_order_commuting,
+            ),
+        ),
     ),
     Identity(
         name="nn.gauge.curvature_bch",
@@ -384,12 +472,27 @@ IDENTITIES = [
         statement=(
             r"F_i = \log(e^{A_{i+1}}e^{A_i}e^{-A_{i+1}}e^{-A_i}) = [A_{i+1},A_i] + O(\varepsilon^3),"
             r"\ F_i - \mathrm{CommLog}_N(A_{i+1},A_i) = O(\varepsilon^{N+1})"
+            r"\ \ (A_i = \varepsilon B_i,\ \varepsilon\to0;\ [A_{i+1},A_i]\neq0\text{ generic: the orders are attained})"
         ),
         source=f"{_SOURCE}, discrete curvature F_i ≈ [A_{{i+1}}, A_i] [SEED]; BCH corrections [RECON]",
         derive=_derive_curvature_bch,
         verify=_verify_curvature_bch,
         backends=("torch",),
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "A_i = εB_i with B_i fixed and ε → 0: the group commutator stays near I, where its principal log is "
+                "the sum of the BCH commutator series (eigenvalues of F_i inside the strip |Im λ| < π)",
+                "rotation generators (B_i skew, unit norm, d = 4) at ε ∈ [1.5, 4.5]",
+                _outside_curvature_large,
+            ),
+            Hypothesis(
+                "[A_{i+1}, A_i] ≠ 0, generic generators: the leading terms of each order do not vanish, so ε³ and "
+                "ε^{N+1} are attained (commuting edges give F_i = 0)",
+                "commuting edge generators c₀I + c₁M + c₂M² (one random M), ε ∈ [0.03, 0.25]",
+                _outside_curvature_commuting,
+            ),
+        ),
     ),
     Identity(
         name="nn.gauge.covariance",

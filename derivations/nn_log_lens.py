@@ -16,7 +16,7 @@ import sympy as sp
 
 from derivations._common import EPS, by_scale, relative_error
 from workbench.backend import to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.lens import cartan_split, iwasawa_split, principal_log
 
 #: Largest rotation angle drawn for SO(d): the principal log is ill-conditioned as |θ| → π.
@@ -28,11 +28,11 @@ def _random_orthogonal(rng, d: int) -> np.ndarray:
     return q * np.sign(np.diag(r))
 
 
-def _random_rotation_generator(rng, d: int) -> np.ndarray:
-    """A skew A = Q (⊕_k θ_k J) Qᵀ with |θ_k| < 0.9π, so log(e^A) = A is the principal log."""
+def _random_rotation_generator(rng, d: int, angles: tuple[float, float] = (-MAX_ANGLE, MAX_ANGLE)) -> np.ndarray:
+    """A skew A = Q (⊕_k θ_k J) Qᵀ with θ_k uniform in ``angles`` (default |θ_k| < 0.9π: log(e^A) = A)."""
     blocks = np.zeros((d, d))
     for k in range(d // 2):
-        theta = rng.uniform(-MAX_ANGLE, MAX_ANGLE)
+        theta = rng.uniform(*angles)
         blocks[2 * k + 1, 2 * k], blocks[2 * k, 2 * k + 1] = theta, -theta
     q = _random_orthogonal(rng, d)
     a = q @ blocks @ q.T
@@ -44,6 +44,57 @@ def _random_spd_generator(rng, d: int) -> np.ndarray:
     q = _random_orthogonal(rng, d)
     s = (q * rng.uniform(-2.0, 2.0, d)) @ q.T
     return (s + s.T) / 2
+
+
+def _random_strip_generator(rng, d: int) -> np.ndarray:
+    """A general real A (non-normal, neither skew nor symmetric) with ‖A‖₂ = 2, so spec A lies in |Im λ| ≤ 2 < π."""
+    a = rng.standard_normal((d, d))
+    return 2.0 * a / np.linalg.norm(a, 2)
+
+
+def _mercator(x: np.ndarray, terms: int) -> np.ndarray:
+    """The Mercator partial sum Σ_{k≤terms} (−1)^{k+1} X^k / k, summed by hand (an oracle independent of the lens)."""
+    total, power = np.zeros_like(x), np.eye(x.shape[0])
+    for k in range(1, terms + 1):
+        power = power @ x
+        total += (-1) ** (k + 1) * power / k
+    return total
+
+
+#: Mercator terms: the tail of the series at spectral radius 0.5 is ~0.5^K (times a polynomial for a Jordan-like X).
+MERCATOR_TERMS = 160
+
+
+def _log_of_exponential_error(a: np.ndarray, structure: float | None, backend: str) -> float:
+    """Return max(‖log e^A − A‖, ‖e^{log e^A} − e^A‖) relative, log the lens's principal log.
+
+    inf when ``structure`` is ±1 and log e^A is not exactly (skew-)symmetric: Sᵀ = structure·S bit for bit.
+    """
+    w = scipy.linalg.expm(a)
+    s = principal_log(to_backend(w, backend))
+    if structure is not None and not np.array_equal(s.T, structure * s):
+        return np.inf
+    return max(relative_error(s, a), relative_error(scipy.linalg.expm(s), w))
+
+
+def _mercator_error(x: np.ndarray, backend: str) -> float:
+    """For W = I + X: max(‖e^{log W} − W‖, ‖log W − Mercator(X)‖) relative (the series summed through 160 terms)."""
+    w = np.eye(x.shape[0]) + x
+    x = w - np.eye(x.shape[0])  # exact (Sterbenz): the X that W stores
+    s = principal_log(to_backend(w, backend))
+    return max(relative_error(scipy.linalg.expm(s), w), relative_error(_mercator(x, MERCATOR_TERMS), s))
+
+
+def _near_identity_x(rng, d: int, radius: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """Return two X with spectral radius ρ(X) = ``radius``.
+
+    A random X with ‖X‖₂ = ``radius``, and a non-normal 6 x 6 upper-triangular X = radius·I + 1.5·(strict upper
+    part of unit norm), ‖X‖₂ > 1 > ρ(X) (6 x 6 at every scale: its series has binomial transients that grow
+    with d).
+    """
+    x = rng.standard_normal((d, d))
+    upper = np.triu(rng.standard_normal((6, 6)), 1)
+    return radius * x / np.linalg.norm(x, 2), radius * np.eye(6) + 1.5 * upper / np.linalg.norm(upper, 2)
 
 
 # ---- nn.log_lens.principal_log ---------------------------------------------------------------
@@ -96,8 +147,10 @@ def _derive_principal_log() -> list[Step]:
             "near the identity: log(1 + x) = Σ_{k≥1} (−1)^{k+1} x^k / k (Mercator) through x^8",
             sp.series(sp.log(1 + x), x, 0, 9).removeO(),
             mercator,
-            statement=r"\log(\mathsf I + X) = \sum_{k\ge1}\frac{(-1)^{k+1}}{k}X^k\quad(\lVert X\rVert < 1)",
-            because="the Mercator series; checked on the scalar Taylor polynomial through x⁸",
+            statement=r"\log(\mathsf I + X) = \sum_{k\ge1}\frac{(-1)^{k+1}}{k}X^k\quad(\rho(X) < 1,\ \text{e.g. } \lVert X\rVert < 1)",
+            because="the Mercator series; a matrix power series converges where the spectral radius is below the scalar "
+            "radius of convergence (Higham, Functions of Matrices, Thm 4.7); checked on the scalar Taylor polynomial "
+            "through x⁸",
         ),
     ]
 
@@ -105,28 +158,76 @@ def _derive_principal_log() -> list[Step]:
 def _verify_principal_log(rng, scale, backend) -> Verification:
     """Check the identity numerically.
 
-    Oracles: for W = e^A with A skew (angles |θ| < 0.9π) or symmetric (eigenvalues in [−2, 2]) the
-    principal log is A itself, so log W is compared with the generator it came from, and
-    ``scipy.linalg.expm(log W)`` with W; near the identity (‖W − I‖₂ = 0.5) the round trip alone.  The
-    structure must be exact: (S + Sᵀ) = 0 for rotations, S = Sᵀ for SPD, bit for bit.
-    Tolerance 1e-12 relative (Frobenius): the logs are computed by orthogonal transformations (Schur,
-    eigh) at a few ulps per entry, amplified by at most the condition number e⁴ ≈ 55 of the SPD maps.
+    Oracles: for W = e^A with A skew (angles |θ| < 0.9π), symmetric (eigenvalues in [−2, 2]) or general
+    (non-normal, ‖A‖₂ = 2, so spec A lies in the strip |Im λ| < π) the principal log is A itself, so log W is
+    compared with the generator it came from, and ``scipy.linalg.expm(log W)`` with W.  The structure must be
+    exact: (S + Sᵀ) = 0 for rotations, S = Sᵀ for SPD, bit for bit.  Near the identity, W = I + X with
+    ρ(X) = 0.5 (‖X‖₂ = 0.5, and a non-normal 6 x 6 X with ‖X‖₂ > 1), the round trip and the Mercator series
+    summed by hand through 160 terms.  Tolerance 1e-12 relative (Frobenius): the logs are computed by
+    orthogonal transformations (Schur, eigh) at a few ulps per entry, amplified by at most the condition
+    number e⁴ ≈ 55 of the SPD maps; logm and the series of the non-normal X lose ~1e-14.
     """
     d = by_scale(scale, 6, 64)
     trials = by_scale(scale, 4, 8)
     worst = 0.0
     for _ in range(trials):
-        for generator, structure in ((_random_rotation_generator, -1.0), (_random_spd_generator, 1.0)):
-            a = generator(rng, d)
-            w = scipy.linalg.expm(a)
-            s = principal_log(to_backend(w, backend))
-            if not np.array_equal(s.T, structure * s):
-                return Verification.from_residual(np.inf, 1e-12, d=d, trials=trials)
-            worst = max(worst, relative_error(s, a), relative_error(scipy.linalg.expm(s), w))
-        x = rng.standard_normal((d, d))
-        w = np.eye(d) + 0.5 * x / np.linalg.norm(x, 2)
-        worst = max(worst, relative_error(scipy.linalg.expm(principal_log(to_backend(w, backend))), w))
+        for generator, structure in (
+            (_random_rotation_generator, -1.0),
+            (_random_spd_generator, 1.0),
+            (_random_strip_generator, None),
+        ):
+            worst = max(worst, _log_of_exponential_error(generator(rng, d), structure, backend))
+        for x in _near_identity_x(rng, d):
+            worst = max(worst, _mercator_error(x, backend))
     return Verification.from_residual(worst, 1e-12, d=d, trials=trials)
+
+
+def _outside_principal_log_strip(rng) -> Verification:
+    """Outside "spec A in the strip |Im λ| < π": skew A with every rotation angle θ_k ∈ (1.1π, 1.9π).
+
+    e^A is a rotation like any other, and its principal log is A with each θ_k replaced by θ_k − 2π (the
+    log R(θ) = θJ of the statement becomes (θ − 2π)J): ‖log e^A − A‖/‖A‖ is O(1) while the round trip stays
+    exact.  Same measurement as the check (d = 6, 4 maps).  Measured (catalogue seeds 0 / 7): 1.47 / 1.55
+    against the tolerance 1e-12; 0.01 s.
+    """
+    worst = 0.0
+    for _ in range(4):
+        a = _random_rotation_generator(rng, 6, angles=(1.1 * np.pi, 1.9 * np.pi))
+        worst = max(worst, _log_of_exponential_error(a, -1.0, "numpy"))
+    return Verification.from_residual(worst, 1e-12, d=6, trials=4)
+
+
+def _outside_principal_log_negative(rng) -> Verification:
+    """Outside "no eigenvalue on (−∞, 0]": W = V diag(−2, λ₂…λ₆) V⁻¹, λ_k ∈ [0.5, 2], V = I + 0.3·(unit-norm random).
+
+    One simple negative eigenvalue: W has no real logarithm at all.  The lens refuses it (``ValueError``: "no
+    real principal logarithm"); the only real candidate a float pipeline has, the real part of the complex
+    principal log (``scipy.linalg.logm``), misses W: the check's round trip ‖e^{log W} − W‖/‖W‖ is O(1).
+    Measured (catalogue seeds 0 / 7): 1.31 / 1.10 against 1e-12; 0.01 s.
+    """
+    d = 6
+    x = rng.standard_normal((d, d))
+    v = np.eye(d) + 0.3 * x / np.linalg.norm(x, 2)
+    w = v @ np.diag(np.concatenate([[-2.0], rng.uniform(0.5, 2.0, d - 1)])) @ np.linalg.inv(v)
+    try:
+        s = principal_log(w)
+    except ValueError:  # refused, as it must be: measure the real part of the complex principal log instead
+        s = np.real(scipy.linalg.logm(w))
+    return Verification.from_residual(relative_error(scipy.linalg.expm(s), w), 1e-12, d=d)
+
+
+def _outside_principal_log_series(rng) -> Verification:
+    """Outside "ρ(W − I) < 1" (the Mercator series): W = I + X, X = V diag(1.5, λ₂…λ₆) V⁻¹, λ_k ∈ [0.1, 1].
+
+    W's eigenvalues lie in [1.1, 2.5]: none on (−∞, 0], so its principal log exists and round-trips.  But
+    ρ(X) = 1.5 and the partial sums of the series grow like 1.5^K/K: the check's ‖log W − Mercator_{160}(X)‖/‖log W‖ explodes.  Measured (catalogue seeds 0 / 7): 4.7e25 / 4.1e25 against
+    1e-12; 0.01 s.
+    """
+    d = 6
+    x = rng.standard_normal((d, d))
+    v = np.eye(d) + 0.3 * x / np.linalg.norm(x, 2)
+    x = v @ np.diag(np.concatenate([[1.5], rng.uniform(0.1, 1.0, d - 1)])) @ np.linalg.inv(v)
+    return Verification.from_residual(_mercator_error(x, "numpy"), 1e-12, d=d)
 
 
 # ---- nn.log_lens.iwasawa ---------------------------------------------------------------------
@@ -357,9 +458,37 @@ def _verify_product_form(rng, scale, backend) -> Verification:
     """
     d = by_scale(scale, 6, 64)
     a = rng.standard_normal((d, d)) / np.sqrt(d)
-    epsilons = np.logspace(-3, -1, 5)
+    return _product_form_rate(a, np.logspace(-3, -1, 5), backend)
+
+
+def _product_form_rate(a: np.ndarray, epsilons: np.ndarray, backend: str) -> Verification:
+    """Fitted slope of ‖e^{εK}e^{εH}e^{εN} − e^{εA}‖_F over ``epsilons`` (Iwasawa parts of A) against 2 ± 0.05."""
     errors = [iwasawa_split(to_backend(eps * a, backend)).product_error() for eps in epsilons]
-    return Verification.from_rate(epsilons, errors, expected=2.0, tolerance=0.05, d=d)
+    return Verification.from_rate(epsilons, errors, expected=2.0, tolerance=0.05, d=a.shape[0])
+
+
+def _outside_product_form_large(rng) -> Verification:
+    """Outside "ε → 0": the same random A (d = 6, entries N(0, 1/d)) at ε ∈ [10^0.5, 10^1.5] instead of [10⁻³, 10⁻¹].
+
+    Far from the identity the product error grows like e^{ε·(spectral abscissae)}, no power of ε: the fitted
+    slope is far above 2.  Measured (catalogue seeds 0 / 7): slope 15.8 / 17.8, residual 13.8 / 15.8 against the
+    tolerance 0.05; 0.01 s.
+    """
+    return _product_form_rate(rng.standard_normal((6, 6)) / np.sqrt(6), np.logspace(0.5, 1.5, 5), "numpy")
+
+
+def _outside_product_form_commuting(rng) -> Verification:
+    """Outside "the parts do not commute": A = J ⊗ I₃ + cI₆ + I₂ ⊗ M, M strictly upper 3 x 3, c a random scalar.
+
+    Its Iwasawa parts are K = J ⊗ I₃ (skew), H = cI₆, N = I₂ ⊗ M (strictly upper), all nonzero and pairwise
+    commuting, so e^{εK}e^{εH}e^{εN} = e^{εA} exactly and the error is rounding (~1e-19 … 1e-17, about linear
+    in ε), not ε²: the fitted slope misses 2.  Measured (catalogue seeds 0 / 7): slope 0.61 / −0.61, residual
+    1.39 / 2.61 against 0.05 (rounding: slopes −0.6…1.3 over five seeds, never near 2); 0.01 s.
+    """
+    m = np.triu(rng.standard_normal((3, 3)), 1) / np.sqrt(3)
+    j = np.array([[0.0, -1.0], [1.0, 0.0]])
+    a = np.kron(j, np.eye(3)) + rng.standard_normal() * np.eye(6) + np.kron(np.eye(2), m)
+    return _product_form_rate(a, np.logspace(-3, -1, 5), "numpy")
 
 
 IDENTITIES = [
@@ -367,8 +496,11 @@ IDENTITIES = [
         name="nn.log_lens.principal_log",
         area="nn",
         statement=(
-            r"\exp(\log W) = W,\ \log e^{A} = A\ \text{for } A \in \mathfrak{so}(d),\ |\theta_k| < \pi,"
-            r"\ \text{and for } A = A^\top;\quad \log R(\theta) = \theta J"
+            r"\exp(\log W) = W\ (W\ \text{real, no eigenvalue on } (-\infty, 0]),\ "
+            r"\log W = \textstyle\sum_{k\ge1}\frac{(-1)^{k+1}}{k}(W - I)^k\ (\rho(W - I) < 1);"
+            r"\ \log e^{A} = A\ \text{for real } A,\ \operatorname{spec}A \subset \{|\operatorname{Im}\lambda| < \pi\}"
+            r"\ (A \in \mathfrak{so}(d):\ |\theta_k| < \pi;\ A = A^\top:\ \text{always});"
+            r"\quad \log R(\theta) = \theta J\ (|\theta| < \pi)"
         ),
         source=(
             "Lie-Exponential Roadmap, Log lens / Log-Lens Diagnostics / Branch cuts: principal log of "
@@ -376,6 +508,24 @@ IDENTITIES = [
         ),
         derive=_derive_principal_log,
         verify=_verify_principal_log,
+        hypotheses=(
+            Hypothesis(
+                "spec A inside the strip |Im λ| < π (A skew: every rotation angle |θ_k| < π; automatic for A = Aᵀ), "
+                "so that A is the principal log of e^A",
+                "A skew with every rotation angle θ_k ∈ (1.1π, 1.9π), d = 6",
+                _outside_principal_log_strip,
+            ),
+            Hypothesis(
+                "W has no eigenvalue on (−∞, 0]: only then does the principal log exist, and then it is real",
+                "W = V diag(−2, λ₂…λ₆) V⁻¹ with λ_k ∈ [0.5, 2] (one negative eigenvalue: no real logarithm)",
+                _outside_principal_log_negative,
+            ),
+            Hypothesis(
+                "ρ(W − I) < 1 for the Mercator series (e.g. ‖W − I‖₂ < 1, W near the identity)",
+                "W = I + X, X = V diag(1.5, λ₂…λ₆) V⁻¹, λ_k ∈ [0.1, 1]: ρ(X) = 1.5, W's eigenvalues in [1.1, 2.5]",
+                _outside_principal_log_series,
+            ),
+        ),
     ),
     Identity(
         name="nn.log_lens.iwasawa",
@@ -405,6 +555,7 @@ IDENTITIES = [
         statement=(
             r"\lVert e^{\varepsilon K}e^{\varepsilon H}e^{\varepsilon N} - e^{\varepsilon A}\rVert_F"
             r" = \varepsilon^2 \lVert\tfrac12([K,H] + [K,N] + [H,N])\rVert_F + O(\varepsilon^3)"
+            r"\ \ (\varepsilon\to0;\ [K,H] + [K,N] + [H,N] \neq 0\text{: the order 2 is attained})"
         ),
         source=(
             "Lie-Exponential Roadmap, 'exponentiate in fixed order exp(K)exp(H)exp(N); errors vs. "
@@ -413,5 +564,17 @@ IDENTITIES = [
         derive=_derive_product_form,
         verify=_verify_product_form,
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "ε → 0 (εA near 0: the product form is a second-order approximation only there)",
+                "the same random A (d = 6) at ε ∈ [10^0.5, 10^1.5] instead of [10⁻³, 10⁻¹]",
+                _outside_product_form_large,
+            ),
+            Hypothesis(
+                "the parts do not commute: ½([K,H] + [K,N] + [H,N]) ≠ 0 (generic A); commuting parts fuse exactly",
+                "A = J ⊗ I₃ + cI₆ + I₂ ⊗ M (M strictly upper): K, H, N nonzero and pairwise commuting",
+                _outside_product_form_commuting,
+            ),
+        ),
     ),
 ]

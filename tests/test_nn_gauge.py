@@ -346,6 +346,33 @@ def test_conjugated_generator_blocks_and_exponential(gen):
     assert _rel(via_g, double_exponential(q, t, v, 0.9)) < 1e-12
 
 
+def test_conjugation_needs_no_markov_generator_and_no_special_transport(gen):
+    # nn.gauge.conjugation is unconditional: similarity by 𝒯 = diag(T_j) commutes with the exponential for any real
+    # Q and any invertible T_j.  Oracle: the dense 𝒯 e^{tQ⊗I} 𝒯⁻¹ against exp(t·conjugated_generator) with a Q that
+    # has negative off-diagonal entries and nonzero row sums, and T_j far from orthogonal (κ ≈ 10²).
+    # Tolerance 1e-11 relative: dense exponentials and inverses at unit roundoff, amplified by κ(𝒯)².
+    n, d = 4, 3
+    q = _randn(gen, n, n)
+    t = torch.linalg.matrix_exp(_randn(gen, n, d, d, scale=0.8))
+    big_t = torch.block_diag(*t)
+    lhs = big_t @ torch.linalg.matrix_exp(0.7 * torch.kron(q, torch.eye(d, dtype=F64))) @ torch.linalg.inv(big_t)
+    assert _rel(torch.linalg.matrix_exp(0.7 * conjugated_generator(q, t)), lhs) < 1e-11
+
+
+def test_the_asymptotic_gauge_identities_state_small_generators_and_genericity():
+    # Each hypothesis of the two rate identities is tested outside (tests/test_hypotheses.py runs every outside case);
+    # here: which identities carry hypotheses, and that the statements say them.
+    by_name = {identity.name: identity for identity in IDENTITIES}
+    assert by_name["nn.gauge.conjugation"].hypotheses == () and by_name["nn.gauge.covariance"].hypotheses == ()
+    for name in ("nn.gauge.conjugation_bch_order", "nn.gauge.curvature_bch"):
+        identity = by_name[name]
+        assert [h.outside is not None for h in identity.hypotheses] == [True, True]
+        assert r"\varepsilon\to0" in identity.statement and r"\neq0" in identity.statement
+        for number, hypothesis in enumerate(identity.hypotheses):
+            outcome = hypothesis.outside(np.random.default_rng(number))
+            assert not outcome.passed and outcome.residual > 5 * outcome.tolerance, (name, number, outcome)
+
+
 def test_twist_is_exact_for_commuting_phi_and_bch_exact_for_heisenberg(gen):
     # Closed forms: commuting (diagonal) Φ give e^{Φ_i}e^{−Φ_j} = e^{Φ_i−Φ_j}; in the Heisenberg algebra BCH stops
     # at degree 2.  Tolerances 1e-15 / 1e-14 absolute: a few roundings on entries of size ≲ 1.

@@ -514,6 +514,44 @@ def test_every_check_passes_at_small_scale(identity, backend):
     assert result.passed, (result.residual, result.tolerance, result.sizes)
 
 
+def test_the_principal_log_statement_is_checked_beyond_rotations_and_spd_maps(rng):
+    """The generalised statement: log e^A = A for any real A with spectrum in the strip |Im λ| < π (not only skew
+    or symmetric A), and the Mercator series for ρ(W − I) < 1 even where ‖W − I‖₂ > 1.
+
+    Oracles: the generator A itself (a non-normal A with ‖A‖₂ = 2 < π) and the Mercator series summed by hand
+    through 160 terms for X = 0.5·I + 1.5·(unit-norm strictly upper part), ρ(X) = 0.5 < 1 < ‖X‖₂.  Tolerance
+    1e-12 relative, as in the check; measured ~1e-14.
+    """
+    from derivations.nn_log_lens import _log_of_exponential_error, _mercator_error, _near_identity_x
+
+    a = rng.standard_normal((6, 6))
+    a *= 2.0 / np.linalg.norm(a, 2)
+    assert classify_map(scipy.linalg.expm(a)) == "general"
+    assert _log_of_exponential_error(a, None, "numpy") < 1e-12
+    _, x = _near_identity_x(rng, 6)
+    assert max(abs(np.linalg.eigvals(x))) == pytest.approx(0.5) and np.linalg.norm(x, 2) > 1.0
+    assert _mercator_error(x, "numpy") < 1e-12
+    statement = IDENTITIES[0].statement
+    assert (
+        r"(-\infty, 0]" in statement
+        and r"\rho(W - I) < 1" in statement
+        and r"|\operatorname{Im}\lambda| < \pi" in statement
+    )
+
+
+def test_hypotheses_of_the_log_lens_catalogue():
+    """The two splits hold for every real square matrix (no hypotheses); the log and the product form state theirs,
+    each with an outside case where the check fails by a wide margin (all cases also run in test_hypotheses.py)."""
+    by_name = {identity.name: identity for identity in IDENTITIES}
+    assert by_name["nn.log_lens.iwasawa"].hypotheses == () and by_name["nn.log_lens.cartan"].hypotheses == ()
+    for name, count in (("nn.log_lens.principal_log", 3), ("nn.log_lens.product_form", 2)):
+        hypotheses = by_name[name].hypotheses
+        assert len(hypotheses) == count and all(h.outside is not None for h in hypotheses)
+        for number, hypothesis in enumerate(hypotheses):
+            outcome = hypothesis.outside(np.random.default_rng(number))
+            assert not outcome.passed and outcome.residual > 5 * outcome.tolerance, (name, number, outcome)
+
+
 def test_checks_have_power(rng):
     """Negative control: a rotation log with one angle shifted by 2π (a non-principal log) is a valid
     logarithm but fails the principal-log oracle by orders of magnitude."""
