@@ -45,6 +45,8 @@ def test_every_identity_states_hypotheses_or_is_reviewed_as_unconditional():
 
 
 UNCONDITIONAL = {
+    "lie.bases.agree",  # an exact change of basis in the free Lie algebra over Q, every degree
+    "lie.hausdorff",  # e^{∓ad_A} is entire in the bounded ad_A: no radius
     "nn.gauge.conjugation",  # similarity commutes with exp for any real Q and invertible T_j
     "nn.gauge.covariance",  # the gauge changes cancel for any invertible S, T (queries move by S^{-T})
     "nn.log_lens.cartan",  # every real square matrix
