@@ -10,6 +10,7 @@ tolerance by orders of magnitude.
 # ruff: noqa: E741
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -176,3 +177,62 @@ def test_control_a_peaked_row_is_not_uniform(backend):
     assert diagnostics._diagnostics_residual(to_backend(peaked, backend), *arrays[1:]) > 1e-2
     lazy = 0.5 * (cycle + np.eye(n))  # a lazy cycle reciprocates nothing either, but its self-loops are symmetric
     assert diagnostics._diagnostics_residual(*arrays[:3], to_backend(lazy, backend)) > 1e-2
+
+
+# ---- the reference says what the hypotheses and the fixes of issue 37 say --------------------------------
+
+REFERENCE = (Path(__file__).resolve().parents[1] / "book" / "reference.md").read_text()
+
+
+def test_the_reference_says_causal_diagnostics_are_undefined():
+    # §A.10, §B.4 and §B.6 each say what ε_rev and the energy are for a causal walk (π = δ₀) and what is reported.
+    for heading in ("**Causal heads.**", "**Causal walks.**", "whose walks are\n  causal"):
+        assert heading in REFERENCE, heading
+    assert REFERENCE.count("$\\pi = \\delta_0$") >= 3
+    assert REFERENCE.count("`workbench diagnose` reports") >= 3
+
+
+def test_the_causal_shift_has_eps_rev_zero_not_sqrt2():
+    # The outside case of the one-way hypothesis: a causal walk drains to token 0, so ε_rev = 0 however one-way.
+    outcome = diagnostics._outside_causal_shift(np.random.default_rng(0))
+    assert not outcome.passed and outcome.sizes["eps_rev"] == 0.0
+    assert math.isclose(outcome.residual, math.sqrt(2), rel_tol=1e-12)
+
+
+def test_a_causal_walk_has_an_energy_that_sees_token_zero_only():
+    outcome = connection._outside_energy_causal(np.random.default_rng(0))
+    assert not outcome.passed and outcome.residual == 1.0
+
+
+def test_the_distance_names_follow_edelman_arias_smith():
+    table = REFERENCE[REFERENCE.index("## C.2 Distances") : REFERENCE.index("## C.3")]
+    projection = next(line for line in table.splitlines() if line.startswith("| projection |"))
+    assert "the projection F-norm of Edelman–Arias–Smith" in projection and "$\\sqrt2$ ×" in projection
+    assert "| Edelman–Arias–Smith §4.3 |\n| procrustes" not in table  # the old row credited them with √2‖sin θ‖₂
+    assert "their chordal F-norm" in next(line for line in table.splitlines() if line.startswith("| procrustes |"))
+    assert "call it the projection F-norm" in next(
+        line for line in table.splitlines() if line.startswith("| chordal |")
+    )
+
+
+def test_the_reference_says_which_connection_equations_survive():
+    assert "refers to its equations (4), (8)–(10) and (12)–(15)" not in REFERENCE
+    assert "cites its equations (4), (8)–(10), (12) and (15) only" in REFERENCE
+    assert "(our Eq. (13); the surviving text does not cite it)" in REFERENCE
+    assert "(our Eq. (14); the surviving text does not cite it)" in REFERENCE
+
+
+def test_the_corners_say_the_code_was_not_seen():
+    (corners,) = select(IDENTITIES, name="attention.family.corners")
+    assert "which the project could not see" in corners.source and "[RECON" in corners.source
+    assert "[CODE nanochat parameterisation" not in corners.source
+    assert "The corner formulas follow the author's language-model code, which the project could not see" in REFERENCE
+
+
+def test_every_identity_states_its_hypotheses_in_the_reference():
+    # Every attention identity declares hypotheses, and each section that holds its formula has a *Hypotheses* line.
+    assert all(identity.hypotheses for identity in IDENTITIES)
+    for section, following in (("## A.7", "## A.8"), ("## A.10", "## A.11"), ("# B.", "# C."), ("## C.1", "## C.2")):
+        part = REFERENCE[REFERENCE.index(section) : REFERENCE.index(following)]
+        assert "*Hypotheses" in part, section
+    assert REFERENCE.count("*Hypotheses") >= 10

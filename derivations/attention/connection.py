@@ -35,7 +35,8 @@ from workbench.attention import (
     reversibility_residual,
 )
 from workbench.backend import namespace, to_backend, to_numpy
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
+from workbench.markov import MarkovOperator
 
 # ---- 5. multi-head attention is one connection step ----------------------------------------------
 
@@ -273,6 +274,15 @@ def _derive_energy() -> list[Step]:
             statement=r"\mathsf O_{ij} = V_j^{-1}V_i,\ X_i = kV_i\ \Rightarrow\ X_j\mathsf O_{ij} = kV_jV_j^{-1}V_i = X_i,\ \mathcal E_c(X) = 0",
             because="a pure-gauge connection transports the section kV_j exactly onto kV_i, so every edge term is zero",
         ),
+        claim(
+            "and nowhere else when the walk is irreducible: with O = I, ℰ_c = ab‖X_0 − X_1‖², zero iff X_0 = X_1 for "
+            "a, b > 0; a causal walk (a = 0) has π = (b, 0) and ℰ_c ≡ 0",
+            sp.expand(energy(stochastic, {(i, j): sp.eye(d) for i in range(n) for j in range(n)}, (b, a), X)),
+            sp.expand(a * b * sum(v**2 for v in X[0, :] - X[1, :])),
+            statement=r"\mathsf O_{ij} = I:\quad \mathcal E_c(X) = ab\,\lVert X_0 - X_1\rVert^2\quad(\pi = (b, a))",
+            because="only the two cross edges carry a gap, each with flux ab; at a = 0 (token 0 attends to itself "
+            "only) the stationary law is δ₀ and the energy sees token 0 alone",
+        ),
     ]
 
 
@@ -283,17 +293,74 @@ def _random_orthogonal(rng, count, d):
 
 
 def _energy_residual(A, O, X, pi=None) -> float:
-    """|⟨X, L_mix X⟩_π − ℰ_c(X)| and |⟨X, L_sym X⟩_π − ℰ_c(X)| relative to ⟨X, X⟩_π (π: stationary by default)."""
-    gen = mixing_generator(A, O, pi)
+    """|⟨X, L_mix X⟩_π − ℰ_c(X)| and |⟨X, L_sym X⟩_π − ℰ_c(X)| relative to ⟨X, X⟩_π (π: stationary by default).
+
+    Where π vanishes somewhere (a causal walk: π = δ₀) the π-adjoint, hence L_sym, does not exist; then only the
+    L_mix form is measured.
+    """
     xp = namespace(X)
+    if pi is None:
+        pi = MarkovOperator(A).stationary
+    positive = float(xp.min(pi)) > 0.0
     n, d = (int(s) for s in X.shape)
     x = xp.reshape(X, (-1,))
-    weight = xp.reshape(xp.broadcast_to(gen.pi[:, None], (n, d)), (n * d,))
+    weight = xp.reshape(xp.broadcast_to(pi[:, None], (n, d)), (n * d,))
     norm = float(xp.sum(weight * x * x))
-    energy = float(connection_energy(A, O, X, gen.pi))
-    form = float(xp.sum(weight * x * (gen.L_mix @ x)))
-    form_sym = float(xp.sum(weight * x * (gen.L_sym @ x)))
-    return max(abs(form - energy), abs(form_sym - energy)) / norm
+    energy = float(connection_energy(A, O, X, pi))
+    form = float(xp.sum(weight * x * (connection_laplacian(A, O) @ x)))
+    residual = abs(form - energy)
+    if positive:
+        gen = mixing_generator(A, O, pi)
+        residual = max(residual, abs(float(xp.sum(weight * x * (gen.L_sym @ x))) - energy))
+    return residual / norm
+
+
+def _energy_form_matrix(A, O, pi) -> np.ndarray:
+    """The symmetric nd × nd matrix S of ℰ_c, ℰ_c(X) = vec_r(X)ᵀ S vec_r(X), on the host.
+
+    ‖X_i − X_jO_ij‖² = X_iX_iᵀ − 2X_iO_ijᵀX_jᵀ + X_jO_ijO_ijᵀX_jᵀ, weighted by ½π_iA_ij and summed.
+    """
+    A, O, pi = (np.asarray(to_numpy(v), dtype=np.float64) for v in (A, O, pi))
+    n, d = A.shape[0], O.shape[-1]
+    w = 0.5 * pi[:, None] * A
+    S = np.zeros((n, d, n, d))
+    S[np.arange(n), :, np.arange(n), :] += w.sum(axis=1)[:, None, None] * np.eye(d)
+    S[np.arange(n), :, np.arange(n), :] += np.einsum("ij,ijab,ijcb->jac", w, O, O)
+    cross = np.einsum("ij,ijba->iajb", w, O)  # block (i, j): −w_ij O_ijᵀ
+    S -= cross + cross.transpose(2, 3, 0, 1)
+    return S.reshape(n * d, n * d)
+
+
+def _parallel_kernel_defect(A, flat, pi) -> float:
+    """0 when ℰ_c of the flat connection vanishes exactly on the d-dimensional parallel sections, else 1.
+
+    The nullity of the energy form S (eigenvalues ≤ 1e-8·max π; S ≤ 2 max π) must be d: ℰ_c(X) = 0 ⇔ X_i = cV_i.
+    """
+    S = _energy_form_matrix(A, flat, pi)
+    d = int(flat.shape[-1])
+    nullity = int(np.sum(np.linalg.eigvalsh(S) <= 1e-8 * float(np.max(to_numpy(pi)))))
+    return 0.0 if nullity == d else 1.0
+
+
+def _energy_statement(A, O, X, V, c, pi=None) -> float:
+    """The whole statement, with ℰ_c vanishing on the parallel sections and nowhere else.
+
+    The form identity; ℰ_c = 0 and L X = 0 on the parallel section X_i = cV_i of the flat connection
+    O_ij = V_j⁻¹V_i; and ℰ_c = 0 on nothing else (nullity d).
+    """
+    residual = _energy_residual(A, O, X, pi)
+    xp = namespace(A)
+    n, d = int(A.shape[0]), int(V.shape[-1])
+    identity = xp.broadcast_to(xp.eye(d, dtype=A.dtype), (n, n, d, d))
+    flat = gauge_transform(identity, V)  # O_ij = V_j⁻¹ V_i
+    section = xp.reshape(c @ V, (n, d))  # X_i = c V_i
+    scale_ = float(xp.sum(section**2))
+    if pi is None:
+        pi = MarkovOperator(A).stationary
+    residual = max(residual, float(connection_energy(A, flat, section, pi)) / scale_)
+    L = connection_laplacian(A, flat)
+    residual = max(residual, max_abs(L @ xp.reshape(section, (-1,))) / math.sqrt(scale_))
+    return max(residual, _parallel_kernel_defect(A, flat, pi))
 
 
 def _verify_energy(rng, scale, backend) -> Verification:
@@ -302,7 +369,8 @@ def _verify_energy(rng, scale, backend) -> Verification:
     Oracles: the quadratic form ⟨X, L_mix X⟩_π of the dense generator (mixing_generator) against the edge sum
     ℰ_c (connection_energy), for a random nonreversible row-stochastic A, its stationary π and Haar-random
     orthogonal transports; ℰ_c = 0 and L_mix X = 0 on a parallel section of a flat connection
-    (gauge_transform of the identity).  Controls: scaling the transports by 1.1 (no longer isometric) must
+    (gauge_transform of the identity), and nowhere else: the energy form (assembled edge by edge on the host) has
+    nullity exactly d there (its (d + 1)-th eigenvalue is ≳ 1e-3·max π, far above the cut 1e-8·max π).  Controls: scaling the transports by 1.1 (no longer isometric) must
     break the identity by > 1e-3 and A must be nonreversible (ε_rev > 0.05), else the check fails.
 
     Tolerance 1e-12 relative to ⟨X, X⟩_π: sums of n²d products (observed ≈ 1e-16).
@@ -313,20 +381,78 @@ def _verify_energy(rng, scale, backend) -> Verification:
     A = to_backend(A_np, backend)
     O = to_backend(_random_orthogonal(rng, n * n, d).reshape(n, n, d, d), backend)
     X = context(rng, n, d, backend)
-    residual = _energy_residual(A, O, X)
     V = to_backend(_random_orthogonal(rng, n, d), backend)
-    xp = namespace(A)
-    identity = xp.broadcast_to(xp.eye(d, dtype=A.dtype), (n, n, d, d))
-    flat = gauge_transform(identity, V)  # O_ij = V_j⁻¹ V_i
     c = to_backend(rng.standard_normal((1, d)), backend)
-    section = xp.reshape(c @ V, (n, d))  # X_i = c V_i
-    scale_ = float(xp.sum(section**2))
-    residual = max(residual, float(connection_energy(A, flat, section)) / scale_)
-    L = connection_laplacian(A, flat)
-    residual = max(residual, max_abs(L @ xp.reshape(section, (-1,))) / math.sqrt(scale_))
+    residual = _energy_statement(A, O, X, V, c)
     if _energy_residual(A, 1.1 * O, X) < 1e-3 or reversibility_residual(A) < 0.05:
         residual = math.inf  # the hypotheses must matter, and the walk must not be reversible
     return Verification.from_residual(residual, 1e-12, n=n, d=d)
+
+
+def _outside_energy_case(rng, A_np, O_np=None, X_np=None, pi=None) -> Verification:
+    """The energy statement (_energy_statement) on given weights, with Haar transports and a random field by default."""
+    n, d = int(A_np.shape[0]), 3
+    O = _random_orthogonal(rng, n * n, d).reshape(n, n, d, d) if O_np is None else O_np
+    X = rng.standard_normal((n, d)) if X_np is None else X_np
+    V, c = _random_orthogonal(rng, n, d), rng.standard_normal((1, d))
+    return Verification.from_residual(_energy_statement(A_np, O, X, V, c, pi), 1e-12, n=n, d=d)
+
+
+def _skewed_walk(rng, n=6):
+    A = rng.random((n, n)) ** 3
+    return A / A.sum(axis=1, keepdims=True)
+
+
+def _outside_energy_not_stochastic(rng) -> Verification:
+    """Weights with πᵀA' = πᵀ but A'𝟏 ≠ 𝟏: half the largest flux π_bA_bk moved from row b to row a (column k).
+
+    π stays a left fixed vector, the transports stay orthogonal, only the row sums change (r_b = 1 − c/π_b,
+    r_a = 1 + c/π_a); the form then differs from ℰ_c by ½Σπ_i(1 − r_i)‖X_i‖² = ½c(‖X_b‖² − ‖X_a‖²), with X_a = 0
+    here.  Measured (numpy, n = 6, d = 3): residual 0.12 against the tolerance 1e-12.
+    """
+    A = _skewed_walk(rng)
+    pi = MarkovOperator(A).stationary
+    flux = pi[:, None] * A
+    b, k = np.unravel_index(np.argmax(flux), flux.shape)
+    a = (b + 1) % A.shape[0]
+    moved = 0.5 * flux[b, k]
+    A[b, k] -= moved / pi[b]
+    A[a, k] += moved / pi[a]
+    X = rng.standard_normal((A.shape[0], 3))
+    X[a] = 0.0
+    return _outside_energy_case(rng, A, X_np=X, pi=pi)
+
+
+def _outside_energy_not_stationary(rng) -> Verification:
+    """The uniform law in place of the stationary one, on a skewed nonreversible walk.
+
+    Measured (numpy, n = 6, d = 3): residual 0.12 (the gap ½Σ_j(π − πᵀA)_j‖X_j‖² relative to ⟨X, X⟩_π) against
+    the tolerance 1e-12.
+    """
+    A = _skewed_walk(rng)
+    return _outside_energy_case(rng, A, pi=np.full(A.shape[0], 1.0 / A.shape[0]))
+
+
+def _outside_energy_not_orthogonal(rng) -> Verification:
+    """Transports 1.1·Q with Q Haar orthogonal (scaled isometries): ‖X_jO_ij‖² = 1.21‖X_j‖² no longer drops out.
+
+    Measured (numpy, n = 6, d = 3): residual 0.10 against the tolerance 1e-12.
+    """
+    A = _skewed_walk(rng)
+    O = 1.1 * _random_orthogonal(rng, A.shape[0] ** 2, 3).reshape(A.shape[0], A.shape[0], 3, 3)
+    return _outside_energy_case(rng, A, O_np=O)
+
+
+def _outside_energy_causal(rng) -> Verification:
+    """A causal walk (lower-triangular A, row-normalised): it drains to token 0, π = δ₀.
+
+    The form identity survives (the L_mix half; L_sym does not exist for π = δ₀), but ℰ_c(X) = ½‖X_0 − X_0O_00‖²
+    sees token 0 only: on the flat connection it vanishes on every field, not just the parallel sections (nullity
+    nd = 18 instead of d = 3).  Measured (numpy, n = 6, d = 3): residual 1 (the kernel defect) against the tolerance
+    1e-12.
+    """
+    A = np.tril(rng.random((6, 6)) + 0.1)
+    return _outside_energy_case(rng, A / A.sum(axis=1, keepdims=True))
 
 
 # ---- 7. the ring with holonomy: closed-form spectrum and gauge invariance ----------------------------
@@ -476,37 +602,120 @@ def _verify_holonomy(rng, scale, backend) -> Verification:
     return Verification.from_residual(residual, 1e-11, n=n, thetas=4)
 
 
+def _outside_mha_biases(rng) -> Verification:
+    """MHA(X) = H·𝒯(A_eff, O^eff)X on a layer with value and output biases b_V, b_O.
+
+    The attention weights and the transports are unchanged, but MHA(X) carries the constant row
+    Σ_h b_V^hW_O^h + b_O that no connection step produces.  Measured (numpy, n = 6, D = 8, H = 2): residual 0.87
+    relative (Frobenius) against the tolerance 1e-12.
+    """
+    n, D, H, d_h = 6, 8, 2, 4
+    X = context(rng, n, D, "numpy")
+    mha = random_multihead(rng, H, D, d_h, bias=True)
+    A_eff, O_eff = effective_connection(mha.attention(X), mha.value_output_maps())
+    residual = relative_error(to_numpy(mha(X)), H * to_numpy(propagate(A_eff, O_eff, X)))
+    return Verification.from_residual(residual, 1e-12, n=n, D=D, heads=H, biases=True)
+
+
+def _outside_ring_weights(rng) -> Verification:
+    """The ring spectrum with unequal edge weights (1 and 2 alternating, n = 7), L = D − T unnormalised.
+
+    The Fourier modes no longer diagonalise L.  Measured (numpy, n = 7, θ = 0.7): residual 1.9 (largest eigenvalue
+    gap) against the tolerance 1e-11.
+    """
+    n, theta = 7, 0.7
+    A, O = cycle_connection(n, theta, weights=1.0 + (np.arange(n) % 2))
+    L = connection_laplacian(A, O, kind="unnormalized")
+    return Verification.from_residual(_ring_spectrum_residual(L, n, theta), 1e-11, n=n, weights="1, 2 alternating")
+
+
+def _outside_ring_scaled(rng) -> Verification:
+    """The ring with scaled rotations 1.1·R (and 1.1·Rᵀ back): transports that are not orthogonal.
+
+    T scales by 1.1, so the spectrum is 2 − 2.2cos((2πk ± θ)/n).  Measured (numpy, n = 7, θ = 0.7): residual 0.2
+    against the tolerance 1e-11.
+    """
+    n, theta = 7, 0.7
+    A, O = cycle_connection(n, theta)
+    L = connection_laplacian(A, 1.1 * O, kind="unnormalized")
+    return Verification.from_residual(_ring_spectrum_residual(L, n, theta), 1e-11, n=n, scale=1.1)
+
+
 # ---- the catalogue ------------------------------------------------------------------------------------
 
 SOURCE_CONNECTION = "From Self-Attention to Connection Laplacian §3–§5 [RECON of the displays]; book/reference.md §B"
+IRREDUCIBLE = (
+    "A irreducible, so π > 0; a causal walk drains to token 0 (π = δ₀): L_sym does not exist and ℰ_c sees token 0 only"
+)
 
 IDENTITIES = [
     Identity(
         name="attention.connection.mha_step",
         area="attention",
         statement=r"\operatorname{MHA}(X) = \sum_h A^{(h)}XM_h = H\,\mathcal T(A_{\mathrm{eff}}, O^{\mathrm{eff}})X,"
-        r"\ \operatorname{vec}^r(\mathcal T X) = T(A, O)\operatorname{vec}^r(X),\ H\,T(A_{\mathrm{eff}}, O^{\mathrm{eff}}) = \sum_h A^{(h)}\otimes M_h^\top",
+        r"\ \operatorname{vec}^r(\mathcal T X) = T(A, O)\operatorname{vec}^r(X),\ H\,T(A_{\mathrm{eff}}, O^{\mathrm{eff}}) = \sum_h A^{(h)}\otimes M_h^\top"
+        r"\ (b_V = b_O = 0)",
         source=SOURCE_CONNECTION + ".2–§B.3, Eqs. (4), (8)–(10)",
         derive=_derive_mha_step,
         verify=_verify_mha_step,
+        hypotheses=(
+            Hypothesis(
+                "no value or output biases (b_V = b_O = 0); with them MHA(X) − H𝒯X is the constant row "
+                "Σ_h b_V^hW_O^h + b_O",
+                "a random layer with b_Q, b_K, b_V, b_O",
+                _outside_mha_biases,
+            ),
+        ),
     ),
     Identity(
         name="attention.connection.energy",
         area="attention",
         statement=r"\langle X, L_{\mathrm{mix}}X\rangle_\pi = \langle X, L_{\mathrm{sym}}X\rangle_\pi = \mathcal E_c(X)"
-        r" = \tfrac12\sum_{ij}\pi_iA_{ij}\lVert X_i - X_jO_{ij}\rVert^2\ (A\mathbf 1 = \mathbf 1,\ \pi^\top A = \pi^\top,\ O_{ij}\in O(d))",
+        r" = \tfrac12\sum_{ij}\pi_iA_{ij}\lVert X_i - X_jO_{ij}\rVert^2,\ \mathcal E_c(X) = 0 \Leftrightarrow X\ \text{parallel}"
+        r"\ (A\mathbf 1 = \mathbf 1,\ \pi^\top A = \pi^\top,\ O_{ij}\in O(d),\ A\ \text{irreducible: }\pi > 0)",
         source=SOURCE_CONNECTION + ".4, Eq. (14) [RECON energy, DERIVED identity and hypotheses]",
         derive=_derive_energy,
         verify=_verify_energy,
+        hypotheses=(
+            Hypothesis(
+                "A row-stochastic (A𝟏 = 𝟏)",
+                "πᵀA' = πᵀ but A'𝟏 ≠ 𝟏: half the largest flux moved between two rows of one column",
+                _outside_energy_not_stochastic,
+            ),
+            Hypothesis(
+                "π stationary (πᵀA = πᵀ); reversibility is not needed",
+                "the uniform law on a skewed nonreversible walk",
+                _outside_energy_not_stationary,
+            ),
+            Hypothesis(
+                "O_ij orthogonal (isometries)",
+                "transports 1.1·Q, Q Haar orthogonal",
+                _outside_energy_not_orthogonal,
+            ),
+            Hypothesis(IRREDUCIBLE, "a causal (lower-triangular) walk on 6 tokens", _outside_energy_causal),
+        ),
     ),
     Identity(
         name="attention.connection.holonomy",
         area="attention",
         statement=r"\operatorname{spec}(2I - T)_{C_n,\theta} = \{2 - 2\cos\tfrac{2\pi k\pm\theta}{n}\},\ "
-        r"\mathrm{Hol}(V_j^{-1}O_{ij}V_i) = V_{i_0}^{-1}\mathrm{Hol}(O)V_{i_0}",
+        r"\mathrm{Hol}(V_j^{-1}O_{ij}V_i) = V_{i_0}^{-1}\mathrm{Hol}(O)V_{i_0}\ (\text{ring: unit weights, }O_{ij}\in SO(2),"
+        r"\ O_{ji} = O_{ij}^\top)",
         source="Discrete Aharonov–Bohm ring (Kenyon 2011; Singer–Wu 2012) [DERIVED oracle]; From Self-Attention to "
         "Connection Laplacian §6 [RECON]; book/reference.md §B.2, §B.6",
         derive=_derive_holonomy,
         verify=_verify_holonomy,
+        hypotheses=(
+            Hypothesis(
+                "for the ring spectrum: equal (unit) weights on the ring's edges; the gauge law holds for any O",
+                "C_7 with edge weights 1, 2 alternating",
+                _outside_ring_weights,
+            ),
+            Hypothesis(
+                "for the ring spectrum: orthogonal transports, plane rotations with O_ji = O_ijᵀ",
+                "C_7 with scaled rotations 1.1·R(φ)",
+                _outside_ring_scaled,
+            ),
+        ),
     ),
 ]

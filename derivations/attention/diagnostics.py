@@ -29,7 +29,7 @@ from workbench.attention import (
     uniform_entropy,
 )
 from workbench.backend import to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 
 # ---- 8. diagnostics on closed-form heads ------------------------------------------------------------
 
@@ -100,6 +100,19 @@ def _shift_head(n, backend):
     return AttentionHead(W_Q, W_K, beta=1.0, causal=True), X
 
 
+def _one_way_walk(rng, n, backend):
+    """A random walk that reciprocates no edge: i → i + 1, i + 2, i + 3 (mod n) with random weights, n ≥ 7.
+
+    Offsets in {1, 2, 3} never add up to n ≥ 7, so P_ij P_ji = 0 for all i, j (no self-loops); the offset 1 makes
+    it irreducible, so π > 0, and the weights make π non-uniform (the walk is not doubly stochastic).
+    """
+    P = np.zeros((n, n))
+    rows = np.arange(n)
+    for offset, weight in zip((1, 2, 3), rng.uniform(0.2, 1.0, (3, n)), strict=True):
+        P[rows, (rows + offset) % n] = weight
+    return to_backend(P / P.sum(axis=1, keepdims=True), backend)
+
+
 def _diagnostics_residual(P_uniform, P_causal, P_shift, P_cycle) -> float:
     n = int(P_uniform.shape[-1])
     residual = max_abs(row_entropy(P_uniform) - math.log(n))
@@ -116,7 +129,8 @@ def _verify_uniform_and_shift(rng, scale, backend) -> Verification:
 
     Oracles: closed forms.  A head with W_Q = 0 has entropy log n per row (causal: log(i + 1)); a hard shift
     head (built from weights, see _shift_head) has previous-token score 1 and e^{H̄} = 1; the one-way cycle
-    i → i + 1 has ε_rev = √2; random heads at β, 4β and 16β stay within ε_rev ≤ √2.
+    i → i + 1 and a random one-way walk (i → i + 1, i + 2, i + 3 with random weights, non-uniform π) have
+    ε_rev = √2; random heads at β, 4β and 16β stay within ε_rev ≤ √2.
 
     Tolerance 1e-12 absolute: an entropy sums n terms of size log(n)/n (error ≲ n·ε·log n ≈ 3e-13 at
     n = 256); the shift head is exact (e^{−1000} = 0).
@@ -130,10 +144,30 @@ def _verify_uniform_and_shift(rng, scale, backend) -> Verification:
     shift, positions = _shift_head(n, backend)
     cycle = to_backend(np.roll(np.eye(n), 1, axis=1), backend)
     residual = _diagnostics_residual(uniform, causal, shift.operator(positions), cycle)
+    residual = max(residual, abs(reversibility_residual(_one_way_walk(rng, n, backend)) - SQRT2))
     head = random_head(rng, D, d_h, backend=backend)
     largest = max(reversibility_residual(softmax_rows(factor * head.logits(X))) for factor in (1.0, 4.0, 16.0))
     residual = max(residual, largest - SQRT2)
     return Verification.from_residual(residual, 1e-12, n=n, eps_rev_max=round(largest, 4))
+
+
+# ---- outside the hypotheses ---------------------------------------------------------------------------
+
+
+def _outside_causal_shift(rng) -> Verification:
+    """ε_rev = √2 measured on the causal shift head, one-way on every edge but the self-loop of token 0.
+
+    Every causal walk has P_00 = 1, a reciprocated edge; its walk drains to token 0, π = δ₀, the flux is the
+    single entry F_00 = 1 and ε_rev = 0, though the head is as one-way as a head can be: ε_rev says nothing about
+    a causal head.  Measured (numpy, n = 8): ε_rev = 0, residual |0 − √2| = 1.41 against the tolerance 1e-12.
+    """
+    n = 8
+    uniform = np.full((n, n), 1.0 / n)
+    causal = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    shift, positions = _shift_head(n, "numpy")
+    P_shift = shift.operator(positions)
+    residual = _diagnostics_residual(uniform, causal, P_shift, P_shift)
+    return Verification.from_residual(residual, 1e-12, n=n, eps_rev=reversibility_residual(P_shift))
 
 
 # ---- the catalogue ------------------------------------------------------------------------------------
@@ -144,10 +178,19 @@ IDENTITIES = [
         name="attention.diagnostics.uniform_and_shift",
         area="attention",
         statement=r"H_i(\text{uniform}) = \log n\ (\text{causal: }\log(i+1)),\ s_{\mathrm{prev}}(\text{shift}) = e^{\bar H}(\text{shift}) = 1,"
-        r"\ \varepsilon_{\mathrm{rev}}(\text{one-way cycle}) = \sqrt2 \ge \varepsilon_{\mathrm{rev}}",
+        r"\ \varepsilon_{\mathrm{rev}}(\text{one-way walk}) = \sqrt2 \ge \varepsilon_{\mathrm{rev}}"
+        r"\ (\mathsf P_{ij}\mathsf P_{ji} = 0\ \forall i, j,\ \text{e.g. the one-way cycle})",
         source="Attention Geometry Table 1 [RECON ε_rev, e^{H̄}]; book/reference.md §A.10; ISA ML01 (uniform "
         "entropy); Olsson et al. 2022 (previous-token heads)",
         derive=_derive_uniform_and_shift,
         verify=_verify_uniform_and_shift,
+        hypotheses=(
+            Hypothesis(
+                "for ε_rev = √2: the walk reciprocates no edge, self-loops included (P_ijP_ji = 0 for all i, j); "
+                "every causal walk has P_00 = 1, drains to token 0 (π = δ₀) and has ε_rev = 0",
+                "the causal hard shift head P_{i,i−1} = 1, P_00 = 1",
+                _outside_causal_shift,
+            ),
+        ),
     ),
 ]

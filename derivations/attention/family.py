@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sp
 
 from derivations._common import by_scale
@@ -26,9 +27,10 @@ from workbench.attention import (
     operator_logits,
     operator_skew_ratio,
     reversibility_residual,
+    softmax_rows,
 )
 from workbench.backend import namespace, to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import softmax_operator
 
 # ---- 4. the four corners ----------------------------------------------------------------------------
@@ -145,26 +147,35 @@ def _derive_corners() -> list[Step]:
     ]
 
 
-def _corner_residual(X, W_Q, W_K, beta) -> tuple[float, dict]:
-    """Worst residual of the corner formulas on a context, and ε_rev of each corner's operator."""
+def _corner_residual(X, W_Q, W_K, beta, b_Q=None, b_K=None, mask=None) -> tuple[float, dict]:
+    """Worst residual of the corner formulas on a context, and ε_rev of each corner's operator.
+
+    Optional query/key biases (q = XW_Q + b_Q, k = XW_K + b_K) and a boolean key ``mask`` (True = admissible,
+    applied to every operator and to its closed form alike) serve the outside cases of the hypotheses.
+    """
     xp = namespace(X)
     q, k = X @ W_Q, X @ W_K
+    q, k = (q if b_Q is None else q + b_Q), (k if b_K is None else k + b_K)
+
+    def kernel(logits):  # the closed-form operator, independent of family_operator
+        return softmax_operator(logits, beta) if mask is None else softmax_rows(beta * logits, mask)
+
     residual = 0.0
     if not bool(xp.all(operator_logits(q, k, "ATTN", beta=beta) == beta * (q @ transpose(k)))):
         residual = math.inf  # the ATTN corner is β q·k bit for bit
     m = (q + k) / SQRT2
     squared_m = xp.sum((m[:, None, :] - m[None, :, :]) ** 2, axis=-1)
-    residual = max(residual, gap(family_operator(q, k, "DMAP", beta=beta), softmax_operator(-squared_m / 4, beta)))
+    residual = max(residual, gap(family_operator(q, k, "DMAP", beta=beta, mask=mask), kernel(-squared_m / 4)))
     g = xp.sum(q * k, axis=1)
     d2 = g[:, None] + g[None, :] - (q @ transpose(k) + k @ transpose(q))
-    residual = max(residual, gap(family_operator(q, k, "ATAP", beta=beta), softmax_operator(-d2 / 2, beta)))
+    residual = max(residual, gap(family_operator(q, k, "ATAP", beta=beta, mask=mask), kernel(-d2 / 2)))
     W_N = (W_Q - W_K) / SQRT2
     dmtn_form = W_Q @ transpose(W_K) + 0.5 * W_N @ transpose(W_N)
     S_op, A_op = effective_form(W_Q, W_K, "DMTN")
     residual = max(residual, gap(S_op + A_op, dmtn_form) / max_abs(dmtn_form))
     dmtn_logits = beta * (X @ dmtn_form @ transpose(X))
     residual = max(residual, gap(operator_logits(q, k, "DMTN", beta=beta), dmtn_logits) / max_abs(dmtn_logits))
-    epsilon = {name: reversibility_residual(family_operator(q, k, name, beta=beta)) for name in OPERATORS}
+    epsilon = {name: reversibility_residual(family_operator(q, k, name, beta=beta, mask=mask)) for name in OPERATORS}
     return residual, epsilon
 
 
@@ -193,6 +204,45 @@ def _verify_corners(rng, scale, backend) -> Verification:
     return Verification.from_residual(residual, 1e-12, n=n, D=D, d_h=d_h, **eps)
 
 
+# ---- outside the hypotheses ---------------------------------------------------------------------------
+
+
+def _outside_context(rng):
+    n, D, d_h = 24, 8, 4
+    X = context(rng, n, D, "numpy", spread=SPREAD)
+    W_Q, W_K = (rng.standard_normal((D, d_h)) / math.sqrt(D) for _ in range(2))
+    return X, W_Q, W_K, 1.0 / math.sqrt(d_h)
+
+
+def _outside_corners_biases(rng) -> Verification:
+    """The corner formulas and ε_rev = 0 for DMAP, ATAP on q = XW_Q + b_Q, k = XW_K + b_K (affine scores).
+
+    The operators built from q, k keep their closed forms, but the DMTN logits are no longer X(M + ½W_NW_Nᵀ)Xᵀ: the
+    biases add terms that no D×D form carries.  Measured (numpy, n = 24, D = 8, d_h = 4, biases of size 1):
+    residual 4.1 relative to max |logit| against the tolerance 1e-12.
+    """
+    X, W_Q, W_K, beta = _outside_context(rng)
+    b_Q, b_K = rng.standard_normal(W_Q.shape[1]), rng.standard_normal(W_K.shape[1])
+    residual, epsilon = _corner_residual(X, W_Q, W_K, beta, b_Q, b_K)
+    residual = max(residual, epsilon["DMAP"], epsilon["ATAP"])
+    return Verification.from_residual(residual, 1e-12, n=int(X.shape[0]), biases=True)
+
+
+def _outside_corners_asymmetric_mask(rng) -> Verification:
+    """The four corners under the key mask j ≤ i + 1 (one look-ahead): irreducible, not symmetric.
+
+    The masked DMAP and ATAP are still row-normalised symmetric kernels, but restricted to a support that is not
+    symmetric, so they are no longer reversible: ε_rev > 0.  (A causal mask, j ≤ i, would give ε_rev = 0 vacuously:
+    its walk drains to token 0, π = δ₀.)  Measured (numpy, n = 24): residual 0.46
+    (ε_rev of ATAP; of DMAP 0.41) against the tolerance 1e-12.
+    """
+    X, W_Q, W_K, beta = _outside_context(rng)
+    n = int(X.shape[0])
+    residual, epsilon = _corner_residual(X, W_Q, W_K, beta, mask=np.tril(np.ones((n, n), dtype=bool), k=1))
+    residual = max(residual, epsilon["DMAP"], epsilon["ATAP"])
+    return Verification.from_residual(residual, 1e-12, n=n, mask="j <= i + 1", eps_rev_DMAP=round(epsilon["DMAP"], 4))
+
+
 # ---- the catalogue ------------------------------------------------------------------------------------
 
 
@@ -202,10 +252,25 @@ IDENTITIES = [
         area="attention",
         statement=r"\ell^{\mathrm{ATTN}} = \beta q_i\cdot k_j,\ \mathsf P^{\mathrm{DMAP}} = \operatorname{softmax}(-\tfrac\beta4\lVert m_i - m_j\rVert^2),"
         r"\ \mathsf P^{\mathrm{ATAP}} = \operatorname{softmax}(-\tfrac\beta2 d^2),\ \mathcal W^{\mathrm{DMTN}} = M + \tfrac12W_NW_N^\top;"
-        r"\ \varepsilon_{\mathrm{rev}} = \rho_{\mathrm{skew}} = 0\ \text{for DMAP, ATAP}",
-        source="Attention Geometry §7, §10, Tables 1 and 4 [CODE nanochat parameterisation, DERIVED corollaries]; "
+        r"\ \varepsilon_{\mathrm{rev}} = \rho_{\mathrm{skew}} = 0\ \text{for DMAP, ATAP}"
+        r"\ (q = XW_Q,\ k = XW_K;\ \text{no mask, or a symmetric one})",
+        source="Attention Geometry §7, §10, Tables 1 and 4 [RECON: the corner formulas follow the author's code "
+        "(the nanochat parameterisation), which the project could not see; DERIVED corollaries]; "
         'book/reference.md §A.7 "The four parameterisations", §A.10 (ε_rev, ρ_skew) [RECON]',
         derive=_derive_corners,
         verify=_verify_corners,
+        hypotheses=(
+            Hypothesis(
+                "bilinear scores: q = XW_Q, k = XW_K with no biases (the DMTN form M + ½W_NW_Nᵀ is a form on X)",
+                "q = XW_Q + b_Q, k = XW_K + b_K with Gaussian biases",
+                _outside_corners_biases,
+            ),
+            Hypothesis(
+                "a symmetric support (no mask, or a symmetric one) for ε_rev = 0 of DMAP and ATAP; under a causal "
+                "mask ε_rev = 0 holds vacuously (π = δ₀)",
+                "the key mask j ≤ i + 1 (irreducible, not symmetric)",
+                _outside_corners_asymmetric_mask,
+            ),
+        ),
     ),
 ]

@@ -16,9 +16,9 @@ import sympy as sp
 
 from derivations._common import by_scale, relative_error
 from derivations.attention._shared import transpose
-from workbench.attention import grassmann_dimension, principal_angles, projection_differential
+from workbench.attention import grassmann_dimension, principal_angles, projection_differential, subspace_basis
 from workbench.backend import namespace, to_backend, to_numpy
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 
 # ---- 1. the gauge moves no subspace -------------------------------------------------------------------
 
@@ -353,6 +353,30 @@ def _central_difference(Y: np.ndarray, h: float) -> np.ndarray:
     return np.stack(columns, axis=1)
 
 
+# ---- outside the hypotheses ---------------------------------------------------------------------------
+
+
+def _outside_singular_gauge(rng) -> Verification:
+    """The gauge law with a singular G (rank p − 1), G⁻¹ read as the pseudo-inverse G⁺.
+
+    col W₁G is a (p − 1)-plane inside col W₁, so the angle lists differ in length (residual 1, as for a wrong rank),
+    and the scores (XW_QG)(XW_K(G⁺)ᵀ)ᵀ = XW_QGG⁺W_KᵀXᵀ lose the part of M along the kernel of G.  Measured (numpy,
+    n = 10, p = 3): residual 1 (one angle fewer; the scores alone are off by 0.39 relative) against the tolerance
+    1e-12.
+    """
+    n, p, tokens = 10, 3, 6
+    W1, W2 = rng.standard_normal((n, p)), rng.standard_normal((n, p))
+    G = _conditioned(rng, p)
+    G -= np.outer(G @ (v := rng.standard_normal(p)), v) / (v @ v)  # kill the direction v: rank p − 1
+    before = principal_angles(W1, W2)
+    after = principal_angles(subspace_basis(W1 @ G).basis, W2)
+    worst = 1.0 if after.shape != before.shape else float(np.max(np.abs(after - before)))
+    X = rng.standard_normal((tokens, n))
+    W_Q, W_K = rng.standard_normal((n, p)), rng.standard_normal((n, p))
+    scores = relative_error((X @ W_Q @ G) @ (X @ W_K @ np.linalg.pinv(G).T).T, X @ W_Q @ W_K.T @ X.T)
+    return Verification.from_residual(max(worst, scores), 1e-12, n=n, p=p, rank_G=p - 1, scores=round(scores, 3))
+
+
 # ---- the catalogue ------------------------------------------------------------------------------------
 
 IDENTITIES = [
@@ -365,6 +389,13 @@ IDENTITIES = [
         "(cos θ = σ(Q₁ᵀQ₂)); Knyazev & Argentati (2002) (small angles from sines); book/reference.md §C.1, §C.4",
         derive=_derive_gauge_invariance,
         verify=_verify_gauge_invariance,
+        hypotheses=(
+            Hypothesis(
+                "G_i invertible (G ∈ GL): a singular G shrinks col WG",
+                "a gauge G of rank p − 1 (G⁻¹ read as the pseudo-inverse)",
+                _outside_singular_gauge,
+            ),
+        ),
     ),
     Identity(
         name="attention.grassmann.dimension",
@@ -375,5 +406,12 @@ IDENTITIES = [
         "[DERIVED rank of the differential]; book/reference.md §C.1",
         derive=_derive_dimension,
         verify=_verify_dimension,
+        hypotheses=(
+            Hypothesis(
+                "Y of full column rank (a point of Gr(k, n))",
+                reason="a rank-deficient Y represents no point of Gr(k, n): YᵀY is singular, and Y ↦ YY⁺ is not even "
+                "continuous there (the pseudo-inverse jumps), so there is no differential whose rank could be measured",
+            ),
+        ),
     ),
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sp
 
 from derivations._common import by_scale
@@ -32,6 +33,7 @@ from workbench.attention import (
     exact_link,
     is_exact_link,
     link_holonomy,
+    link_potential,
     random_head,
     reversibility_residual,
     score_split,
@@ -39,7 +41,7 @@ from workbench.attention import (
     triangle_cycles,
 )
 from workbench.backend import namespace, to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import cycle_affinities, doob_transform, softmax_operator
 
 # ---- 1. the exact split and the distance form --------------------------------------------------
@@ -145,8 +147,12 @@ def _derive_distance_form() -> list[Step]:
     ]
 
 
-def _distance_form_residual(head, X) -> float:
-    """Worst relative residual of the split and the distance form of ``head`` on the context ``X``."""
+def _distance_form_residual(head, X, bilinear=None) -> float:
+    """Worst relative residual of the split and the distance form of ``head`` on the context ``X``.
+
+    ``bilinear`` (default: when the head has no query/key biases) adds the parameter level 𝒮 = XM_SXᵀ,
+    𝒜 = XM_AXᵀ with M = W_QW_Kᵀ.
+    """
     beta = head.beta
     scores = head.scores(X)
     split = score_split(X, head.W_Q, head.W_K, head.b_Q, head.b_K)
@@ -162,7 +168,9 @@ def _distance_form_residual(head, X) -> float:
     residual = max(residual, gap(distance, beta * scores) / (beta * size))
     # the head's own P (softmax of β q·k) against the distance form with the source dropped
     residual = max(residual, gap(softmax_rows(distance_form_logits(split, beta)), head.operator(X)))
-    if head.b_Q is None and head.b_K is None:
+    if bilinear is None:
+        bilinear = head.b_Q is None and head.b_K is None
+    if bilinear:
         M = head.bilinear_form()
         M_S, M_A = bond_link_split(M)
         residual = max(residual, gap(M_S + M_A, M) / max_abs(M))
@@ -242,18 +250,25 @@ def _derive_doob_tilt() -> list[Step]:
     ]
 
 
-def _doob_tilt_residual(split, beta) -> float:
-    """Worst residual of rownorm exp(β𝒮) = Doob(exp(−(β/2)d²), e^{βg/2}) and π ∝ h ⊙ Kh ∝ exp(β𝒮)𝟏."""
+def _doob_tilt_residual(split, beta, mask=None) -> float:
+    """Worst residual of rownorm exp(β𝒮) = Doob(exp(−(β/2)d²), e^{βg/2}) and π ∝ h ⊙ Kh ∝ exp(β𝒮)𝟏.
+
+    With a boolean ``mask`` (True = admissible key) every object is restricted to it: the kernel K ⊙ mask, the
+    masked row softmax, Z_i = Σ_j mask_ij e^{β𝒮_ij} (for the outside case of the full-support hypothesis).
+    """
     kernel, h = destination_tilt(split, beta)
     xp = namespace(kernel)
     bond, g = split.bond, split.potential
+    ones = xp.ones_like(bond) if mask is None else xp.astype(mask, bond.dtype)
+    kernel = kernel * ones
     op = doob_transform(kernel, h)
-    bond_operator = softmax_operator(bond, beta)  # independent: row softmax of β𝒮
+    # independent: row softmax of β𝒮
+    bond_operator = softmax_operator(bond, beta) if mask is None else softmax_rows(beta * bond, mask)
     residual = gap(op.P, bond_operator)
     residual = max(residual, max_abs(kernel - transpose(kernel)))
     residual = max(residual, gap(h, xp.exp(0.5 * beta * (g - xp.max(g)))))
     # π ∝ Z_i = Σ_j e^{β𝒮_ij} (one common shift keeps the exponentials finite)
-    z = xp.sum(xp.exp(beta * (bond - xp.max(bond))), axis=1)
+    z = xp.sum(ones * xp.exp(beta * (bond - xp.max(bond))), axis=1)
     pi_rows = z / xp.sum(z)
     pi_tilt = h * (kernel @ h)
     pi_tilt = pi_tilt / xp.sum(pi_tilt)
@@ -357,12 +372,16 @@ def _derive_exact_iff_reversible() -> list[Step]:
     ]
 
 
-def _exact_link_residual(bond, link, phi, beta) -> float:
-    """Residual of rownorm exp(β(𝒮 + 𝒜)) = Doob(exp(β𝒮), e^{−βφ}) and its reversibility (𝒜 claimed = φ_i − φ_j)."""
+def _exact_link_residual(bond, link, phi, beta, mask=None) -> float:
+    """Residual of rownorm exp(β(𝒮 + 𝒜)) = Doob(exp(β𝒮), e^{−βφ}) and its reversibility (𝒜 claimed = φ_i − φ_j).
+
+    With a boolean ``mask`` (True = admissible key) the head and the kernel are both restricted to it.
+    """
     xp = namespace(bond)
-    head = softmax_rows(beta * (bond + link))
+    head = softmax_rows(beta * (bond + link), mask)
+    ones = xp.ones_like(bond) if mask is None else xp.astype(mask, bond.dtype)
     # the constants e^{−β max 𝒮} and e^{β min φ} cancel in the Doob transform; they keep exp finite
-    doob = doob_transform(xp.exp(beta * (bond - xp.max(bond))), xp.exp(-beta * (phi - xp.min(phi))))
+    doob = doob_transform(ones * xp.exp(beta * (bond - xp.max(bond))), xp.exp(-beta * (phi - xp.min(phi))))
     return max(gap(head, doob.P), reversibility_residual(head))
 
 
@@ -396,6 +415,103 @@ def _verify_exact_iff_reversible(rng, scale, backend) -> Verification:
     return Verification.from_residual(residual, 1e-11, n=n, cycles=len(cycles), eps_rev_free=round(epsilon_free, 4))
 
 
+# ---- outside the hypotheses: the statements measured where a hypothesis fails -------------------------
+
+
+def _small_context(rng, spread):
+    n, D, d_h = 12, 8, 4
+    return context(rng, n, D, "numpy", spread=spread), D, d_h
+
+
+def _outside_distance_form_biases(rng) -> Verification:
+    """𝒮 = XM_SXᵀ, 𝒜 = XM_AXᵀ on a head with query/key biases (scores affine, not bilinear, in X).
+
+    The token split 𝒮 = ½(𝒲 + 𝒲ᵀ), the factorisation and the distance form still hold (they need only 𝒲); the
+    parameter level does not: XM_SXᵀ misses the bias terms XW_Qb_Kᵀ𝟏ᵀ + 𝟏b_QW_KᵀXᵀ + (b_Q·b_K)𝟏𝟏ᵀ.  Measured
+    (numpy, n = 12, D = 8, d_h = 4): residual 0.27 relative to max |𝒲| against the tolerance 1e-12.
+    """
+    X, D, d_h = _small_context(rng, 2.0)
+    head = random_head(rng, D, d_h, bias=True)
+    residual = _distance_form_residual(head, X, bilinear=True)
+    return Verification.from_residual(residual, 1e-12, n=int(X.shape[0]), D=D, d_h=d_h, biases=True)
+
+
+def _outside_doob_tilt_asymmetric(rng) -> Verification:
+    """The Doob form with the full score 𝒲 = 𝒮 + 𝒜 in place of the symmetric bond 𝒮 (g_i = 𝒲_ii, d² from 𝒲).
+
+    The tilt still reproduces rownorm exp(β𝒲), but K = exp(−(β/2)d²) is no longer symmetric and π ∝ exp(β𝒲)𝟏 is
+    not stationary (the free link makes the walk nonreversible).  Measured (numpy, n = 12, D = 8): residual 1.4
+    (kernel asymmetry and stationarity) against the tolerance 1e-12.
+    """
+    X, D, d_h = _small_context(rng, 2.0)
+    head = random_head(rng, D, d_h)
+    split = score_split(X, head.W_Q, head.W_K)
+    scores = split.bond + split.link
+    g = np.diagonal(scores).copy()
+    free = split._replace(
+        bond=scores, link=0.0 * scores, potential=g, squared_distance=g[:, None] + g[None, :] - 2.0 * scores
+    )
+    residual = _doob_tilt_residual(free, head.beta)
+    return Verification.from_residual(residual, 1e-12, n=int(X.shape[0]), D=D, d_h=d_h)
+
+
+def _outside_doob_tilt_causal(rng) -> Verification:
+    """The bond of a causal head: rownorm(exp(β𝒮) ⊙ C), C_ij = [j ≤ i].
+
+    The masked kernel K ⊙ C is not symmetric, and the walk drains to token 0: its stationary law is δ₀, not
+    h ⊙ (K ⊙ C)h > 0.  Measured (numpy, n = 12, D = 8): residual 1.9 (π = δ₀ against a law spread over all
+    tokens, and K ⊙ C asymmetric) against the tolerance 1e-12.
+    """
+    X, D, d_h = _small_context(rng, 2.0)
+    head = random_head(rng, D, d_h)
+    split = score_split(X, head.W_Q, head.W_K)
+    n = int(X.shape[0])
+    residual = _doob_tilt_residual(split, head.beta, mask=np.tril(np.ones((n, n), dtype=bool)))
+    return Verification.from_residual(residual, 1e-12, n=n, D=D, d_h=d_h, mask="causal")
+
+
+def _exact_context(rng):
+    n, D, d_h = 24, 8, 4
+    X = context(rng, n, D, "numpy", spread=SPREAD)
+    head = random_head(rng, D, d_h)
+    return X, head, score_split(X, head.W_Q, head.W_K)
+
+
+def _outside_exact_free_link(rng) -> Verification:
+    """A free link (the head's own 𝒜, whose holonomy is nonzero) against the Doob transform of its best potential.
+
+    φ is the least-squares potential of 𝒜 (link_potential); the coexact remainder makes the head differ from
+    Doob(exp(β𝒮), e^{−βφ}) and makes it nonreversible.  Measured (numpy, n = 24, D = 8): residual 0.27 (ε_rev of
+    the head, and the Doob gap) against the tolerance 1e-11.
+    """
+    X, head, split = _exact_context(rng)
+    residual = _exact_link_residual(split.bond, split.link, link_potential(split.link), head.beta)
+    return Verification.from_residual(residual, 1e-11, n=int(X.shape[0]), link="free")
+
+
+def _outside_exact_asymmetric_mask(rng) -> Verification:
+    """An exact link under the mask j ≤ i + 1 (one look-ahead): a support that is not symmetric but irreducible.
+
+    The masked head is still the Doob transform of the masked kernel exp(β𝒮) ⊙ C, but that kernel is not
+    symmetric, so the walk is not reversible: ε_rev > 0.  (A causal mask, j ≤ i, would not do: its walk drains to
+    token 0, π = δ₀, and ε_rev = 0 holds vacuously.)  Measured (numpy, n = 24, D = 8): residual 0.64 (ε_rev)
+    against the tolerance 1e-11.
+    """
+    X, head, split = _exact_context(rng)
+    n = int(X.shape[0])
+    phi = rng.standard_normal(n)
+    mask = np.tril(np.ones((n, n), dtype=bool), k=1)
+    residual = _exact_link_residual(split.bond, exact_link(phi), phi, head.beta, mask=mask)
+    return Verification.from_residual(residual, 1e-11, n=n, mask="j <= i + 1")
+
+
+BILINEAR = Hypothesis(
+    "bilinear scores 𝒲 = XMXᵀ (no query/key biases) for 𝒮 = XM_SXᵀ, 𝒜 = XM_AXᵀ; the token split "
+    "𝒮 = ½(𝒲 + 𝒲ᵀ) and the distance form hold for any score matrix",
+    "a head with b_Q, b_K (scores affine in X)",
+    _outside_distance_form_biases,
+)
+
 # ---- the catalogue ------------------------------------------------------------------------------------
 
 SOURCE_SPLIT = "Attention Geometry §7, Table 4 [SEED split, DERIVED distance form]; book/reference.md §A.7"
@@ -406,29 +522,58 @@ IDENTITIES = [
         area="attention",
         statement=r"M = M_S + M_A,\ \exp_\odot(\beta\mathcal W) = \exp_\odot(\beta\mathcal S)\odot\exp_\odot(\beta\mathcal A),"
         r"\ \beta\mathcal W_{ij} = -\tfrac\beta2 d^2_{ij} + \tfrac\beta2 g_i + \tfrac\beta2 g_j + \beta\mathcal A_{ij},"
-        r"\ \operatorname{rownorm}\exp(-\tfrac\beta2 d^2_{ij} + \tfrac\beta2 g_j + \beta\mathcal A_{ij}) = \mathsf P",
+        r"\ \operatorname{rownorm}\exp(-\tfrac\beta2 d^2_{ij} + \tfrac\beta2 g_j + \beta\mathcal A_{ij}) = \mathsf P,"
+        r"\ \mathcal S = XM_SX^\top,\ \mathcal A = XM_AX^\top\ (\text{bilinear scores: no } b_Q, b_K)",
         source=SOURCE_SPLIT + ' "Exact bond/link split", "Distance form with site potentials"',
         derive=_derive_distance_form,
         verify=_verify_distance_form,
+        hypotheses=(BILINEAR,),
     ),
     Identity(
         name="attention.split.doob_tilt",
         area="attention",
         statement=r"\operatorname{rownorm}\exp_\odot(\beta\mathcal S) = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K"
         r"\operatorname{diag}(h),\ \mathsf K_{ij} = e^{-\frac\beta2 d^2_{ij}},\ h = e^{\beta g/2},"
-        r"\ \pi \propto h\odot\mathsf Kh = \exp_\odot(\beta\mathcal S)\mathbf 1",
+        r"\ \pi \propto h\odot\mathsf Kh = \exp_\odot(\beta\mathcal S)\mathbf 1\ (\mathcal S = \mathcal S^\top,"
+        r"\ \text{no mask})",
         source='Attention Geometry §4, §7 [DERIVED]; book/reference.md §A.4 (Doob), §A.7 "Distance form with site potentials"',
         derive=_derive_doob_tilt,
         verify=_verify_doob_tilt,
+        hypotheses=(
+            Hypothesis(
+                "𝒮 symmetric: the bond ½(𝒲 + 𝒲ᵀ), not the score 𝒲 (else K is not symmetric and π is not h ⊙ Kh)",
+                "the full score 𝒲 = 𝒮 + 𝒜 of a random head in place of 𝒮",
+                _outside_doob_tilt_asymmetric,
+            ),
+            Hypothesis(
+                "every key admissible (no mask, or a symmetric one), so the stationary law h ⊙ Kh is positive; "
+                "a causal walk drains to token 0 and has π = δ₀",
+                "the causal bond operator rownorm(exp(β𝒮) ⊙ [j ≤ i])",
+                _outside_doob_tilt_causal,
+            ),
+        ),
     ),
     Identity(
         name="attention.link.exact_iff_reversible",
         area="attention",
         statement=r"\mathcal A_{ij} = \varphi_i - \varphi_j \Rightarrow \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))"
         r" = \mathsf P_{e^{-\beta\varphi}},\ \varepsilon_{\mathrm{rev}} = 0;\quad"
-        r"\mathfrak A(\gamma) = 2\beta\oint_\gamma\mathcal A",
+        r"\mathfrak A(\gamma) = 2\beta\oint_\gamma\mathcal A\ (\text{no mask, or a symmetric one})",
         source='Attention Geometry §7 [DERIVED]; book/reference.md §A.7 "Exact link ⇔ Doob ⇔ reversible", "Cycle affinities"',
         derive=_derive_exact_iff_reversible,
         verify=_verify_exact_iff_reversible,
+        hypotheses=(
+            Hypothesis(
+                "𝒜 exact: 𝒜_ij = φ_i − φ_j (zero holonomy on every cycle)",
+                "the free link of a random head, against the Doob transform of its least-squares potential",
+                _outside_exact_free_link,
+            ),
+            Hypothesis(
+                "a symmetric support (no mask, or a symmetric one); under a causal mask the walk drains to token 0, "
+                "π = δ₀, and ε_rev = 0 holds vacuously, saying nothing",
+                "an exact link under the mask j ≤ i + 1 (irreducible, not symmetric)",
+                _outside_exact_asymmetric_mask,
+            ),
+        ),
     ),
 ]

@@ -268,7 +268,9 @@ def distance_from_angles(theta, metric: str = "geodesic"):
     with :math:`P_i = Q_iQ_i^\top` the orthogonal projections (equal dimensions for the projection identities) and
     :math:`U, V` orthogonal.  The geodesic distance is the arc length of the Riemannian metric induced by
     :math:`\mathrm{Gr}(k, n) \ni \operatorname{col} Q \mapsto QQ^\top`; ``"chordal"`` is the chord of Conway, Hardin
-    & Sloane's embedding (Edelman–Arias–Smith call it the projection F-norm).
+    & Sloane's embedding (Edelman–Arias–Smith call it the projection F-norm); ``"projection"`` is
+    :math:`\lVert P_1 - P_2\rVert_F` itself, :math:`\sqrt2` times that projection F-norm; ``"procrustes"`` is what
+    Edelman–Arias–Smith call the chordal F-norm, and ``"spectral"`` their projection 2-norm (book/reference.md §C.2).
 
     Parameters
     ----------
