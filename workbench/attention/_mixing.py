@@ -9,8 +9,9 @@ energy of multi-head attention from the heads, without the :math:`n^2d^2` transp
 References
 ----------
 "From Self-Attention to Connection Laplacian: A Unified Operator View of Transformers" (arXiv id not
-found), §5, Eqs. (12)–(14) and Appendix F (reversibility, generator,
-symmetric/skew decomposition, connection energy); book/reference.md §B.4.
+found), §5, Eq. (12) and Appendix F (reversibility); the generator, the symmetric/skew decomposition and the
+connection energy are our reconstructions (13)–(14) of displays its surviving text does not cite;
+book/reference.md §B.4.
 Every displayed formula of that paper is lost; the formulas here are the reconstructions of
 book/reference.md §B [RECON], checked against the surviving text and numerically.
 """
@@ -111,8 +112,9 @@ def mixing_generator(A_eff, O_eff, pi=None) -> MixingGenerator:
 
     References
     ----------
-    Connection-Laplacian paper §5, Eqs. (12)–(13) (reversibility, generator, symmetric/skew decomposition);
-    book/reference.md §B.4 [RECON].
+    Connection-Laplacian paper §5, Eq. (12) (reversibility); the generator and its symmetric/skew
+    decomposition are our reconstruction (13), which the surviving text does not cite; book/reference.md §B.4
+    [RECON].
 
     Examples
     --------
