@@ -7,13 +7,15 @@ non-commuting rotations, which is checked by its rate: second order in the angle
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.linalg
 import sympy as sp
 
 from derivations._common import EPS, by_scale, exp_series_coefficient, relative_error
 from workbench.backend import to_numpy
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 
 
 def _torch(backend: str):
@@ -105,11 +107,93 @@ def _verify_orthogonal(rng, scale, backend) -> Verification:
     w = givens_product(angles, planes, d)
     eye = torch.eye(d, dtype=torch.float64, device=device)
     qt = w.apply(eye[:, None, :].expand(d, 3, d)).transpose(0, 1)  # [3, d(columns), d]: row c is W e_c
-    gram_defect = float((qt @ qt.mT - eye).abs().max())
     x = torch.as_tensor(rng.standard_normal((5, 3, d)), device=device)
+    defect = _orthogonality_defect(qt, w.apply(x), x)
+    return Verification.from_residual(defect, 1e-13, d=d, planes=len(planes), batch=3)
+
+
+def _orthogonality_defect(columns, images, x) -> float:
+    r"""``max(max|WᴴW − I|, max|‖Wx‖/‖x‖ − 1|)`` from ``columns[..., c, :]`` = :math:`We_c` and ``images`` = :math:`Wx`.
+
+    For real :math:`W`, :math:`W^{\mathsf H}W = W^\top W`; the conjugate keeps the criterion meaningful for a
+    complex :math:`W` (an outside case).
+    """
+    gram = columns.conj() @ columns.mT
+    eye = _eye_like(gram)
     norms = x.norm(dim=-1)
-    norm_defect = float(((w.apply(x).norm(dim=-1) - norms) / norms).abs().max())
-    return Verification.from_residual(max(gram_defect, norm_defect), 1e-13, d=d, planes=len(planes), batch=3)
+    return max(float((gram - eye).abs().max()), float(((images.norm(dim=-1) - norms) / norms).abs().max()))
+
+
+def _eye_like(a):
+    """The identity with the shape, dtype and device of the (square, batched) tensor ``a``."""
+    import torch
+
+    return torch.eye(a.shape[-1], dtype=a.dtype, device=a.device).expand_as(a)
+
+
+def _givens_formula(d: int, planes, angles):
+    r"""The dense product :math:`\prod_k G(i_k, j_k, \theta_k)` built from the statement's formula (torch, any dtype).
+
+    :math:`G(i, j, \theta) = I + (\cos\theta - 1)(E_{ii} + E_{jj}) + \sin\theta\,(E_{ij} - E_{ji})`, evaluated as
+    written: a complex :math:`\theta` or :math:`i = j` (outside cases) are not refused, unlike
+    :func:`~workbench.nn.givens_product`.
+    """
+    import torch
+
+    w = torch.eye(d, dtype=angles.dtype)
+    for (i, j), theta in zip(planes, angles, strict=True):
+        g = torch.eye(d, dtype=angles.dtype)
+        g[i, i] += torch.cos(theta) - 1
+        g[j, j] += torch.cos(theta) - 1
+        g[i, j] += torch.sin(theta)
+        g[j, i] -= torch.sin(theta)
+        w = w @ g
+    return w
+
+
+def _outside_orthogonal(d: int, planes, angles, rng) -> Verification:
+    """The identity's criterion (:func:`_orthogonality_defect`, tolerance 1e-13) on the formula's product."""
+    import torch
+
+    w = _givens_formula(d, planes, angles)
+    x = torch.as_tensor(rng.standard_normal((5, d)), dtype=angles.dtype)
+    return Verification.from_residual(_orthogonality_defect(w.mT, x @ w.mT, x), 1e-13, d=d, planes=len(planes))
+
+
+def _outside_orthogonal_complex_angles(rng) -> Verification:
+    """Outside real angles: imaginary angles θ_k = iφ_k, φ_k uniform in [−1, 1], on d = 8.
+
+    A random matching and 8 random planes.  G(iφ) = [[cosh φ, i sinh φ], [−i sinh φ, cosh φ]] on its plane: Wᵀ W = I
+    still holds (complex orthogonal), but G is Hermitian with eigenvalues e^{±φ}, not unitary, so ‖Wx‖ ≠ ‖x‖ and
+    WᴴW ≠ I.  Measured residual 4.75 (with the test's seed) against the tolerance 1e-13, in 18 ms.
+    """
+    import torch
+
+    from workbench.nn import random_planes
+
+    d = 8
+    planes = list(random_planes(d, 1, seed=int(rng.integers(2**31))))
+    planes += [(int(i), int(j)) for i, j in rng.choice(d, size=(8, 2)) if i != j]
+    angles = torch.as_tensor(1j * rng.uniform(-1.0, 1.0, len(planes)), dtype=torch.complex128)
+    return _outside_orthogonal(d, planes, angles, rng)
+
+
+def _outside_orthogonal_same_coordinate(rng) -> Verification:
+    """Outside i_k ≠ j_k: one degenerate factor G(0, 0, 1) among random rotations, d = 8.
+
+    The verification's setting (a random matching and random planes, angles uniform in [−π, π)) with the formula
+    evaluated at i = j: G(0, 0, 1) = I + 2(cos 1 − 1)E₀₀ scales e₀ by 2 cos 1 − 1 ≈ 0.08.  Measured residual 0.994
+    against the tolerance 1e-13, in 1 ms.
+    """
+    import torch
+
+    from workbench.nn import random_planes
+
+    d = 8
+    planes = list(random_planes(d, 1, seed=int(rng.integers(2**31))))
+    planes += [(int(i), int(j)) for i, j in rng.choice(d, size=(8, 2)) if i != j]
+    angles = list(rng.uniform(-np.pi, np.pi, len(planes)))
+    return _outside_orthogonal(d, [*planes, (0, 0)], torch.as_tensor([*angles, 1.0], dtype=torch.float64), rng)
 
 
 # ---- nn.givens.exp_commuting -------------------------------------------------------------------------------
@@ -134,6 +218,13 @@ def _derive_exp_commuting() -> list[Step]:
             because="E_ij E_kl = δ_jk E_il vanishes when the index sets {0, 1} and {2, 3} are disjoint",
         ),
         claim(
+            "equal planes commute too: G(0, 1, a) G(0, 1, b) = G(0, 1, a + b) = exp((a + b)(E₀₁ − E₁₀))",
+            (_rotation(2, 0, 1, a) * _rotation(2, 0, 1, b)).applyfunc(lambda e: sp.simplify(sp.expand_trig(e))),
+            _rotation(2, 0, 1, a + b).applyfunc(lambda e: sp.simplify(sp.expand_trig(e))),
+            statement=r"G(i,j,a)\,G(i,j,b) = e^{aX}e^{bX} = e^{(a+b)X} = G(i,j,a+b)",
+            because="aX and bX commute; (j, i) is the same plane with X ↦ −X",
+        ),
+        claim(
             "G(0, 1, a) G(2, 3, b) = exp(A)",
             product,
             _trig(generator.exp()),
@@ -148,11 +239,21 @@ def _commutator(a, b) -> sp.Matrix:
     return x * y - y * x
 
 
+def _exp_defect(w) -> float:
+    """Relative Frobenius error of the product (dense and fast path) against ``scipy.linalg.expm`` of its generator."""
+    import torch
+
+    exact = scipy.linalg.expm(to_numpy(w.generator()))
+    eye = torch.eye(w.d, dtype=torch.float64, device=w.angles.device)
+    return max(relative_error(w.as_matrix(), exact), relative_error(w.apply(eye).mT, exact))
+
+
 def _verify_exp_commuting(rng, scale, backend) -> Verification:
     """Check the identity numerically.
 
     Oracles: ``scipy.linalg.expm`` (Padé, Al-Mohy–Higham) of the generator A for one random perfect matching
-    (pairwise disjoint planes) at angles uniform in [−π, π); and, for a brick wall of min(d, 8) layers, the
+    (pairwise disjoint planes) followed by two of its planes again, one of them reversed ((j, i) is the rotation by
+    −θ in the same plane), at angles uniform in [−π, π); and, for a brick wall of min(d, 8) layers, the
     product of the stages' exponentials Π_s expm(B_s) (each stage disjoint).  Relative Frobenius error,
     tolerance 8·d·eps (1.4e-13 at d = 16, 1.7e-13 at d = 96 — measured 1.4e-14 and 2e-14: expm of a skew matrix
     of norm ~π√d is accurate to a few ulps, and each coordinate meets ≤ 2·layers rotations).
@@ -161,14 +262,11 @@ def _verify_exp_commuting(rng, scale, backend) -> Verification:
 
     torch, device = _torch(backend)
     d = by_scale(scale, 16, 96)
-    worst = 0.0
-    planes = random_planes(d, 1, seed=int(rng.integers(2**31)))
+    planes = list(random_planes(d, 1, seed=int(rng.integers(2**31))))
+    planes += [planes[0], planes[1][::-1]]  # equal planes commute too
     angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, len(planes)), device=device)
-    w = givens_product(angles, planes, d)
-    exact = scipy.linalg.expm(to_numpy(w.generator()))
-    worst = max(worst, relative_error(w.as_matrix(), exact))
+    worst = _exp_defect(givens_product(angles, planes, d))
     eye = torch.eye(d, dtype=torch.float64, device=device)
-    worst = max(worst, relative_error(w.apply(eye).mT, exact))  # the fast path: rows W e_c, transposed
     brick = brick_planes(d, min(d, 8))
     angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, len(brick)), device=device)
     w = givens_product(angles, brick, d)
@@ -176,7 +274,24 @@ def _verify_exp_commuting(rng, scale, backend) -> Verification:
     for b in w.stage_generators():
         staged = staged @ scipy.linalg.expm(to_numpy(b))
     worst = max(worst, relative_error(w.apply(eye).mT, staged))
-    return Verification.from_residual(worst, 8 * d * EPS, d=d, disjoint=len(planes), brick=len(brick))
+    return Verification.from_residual(worst, 8 * d * EPS, d=d, commuting=len(planes), brick=len(brick))
+
+
+def _outside_exp_commuting(rng) -> Verification:
+    """Outside disjoint-or-equal planes: a brick wall of 8 layers on d = 16, as one product against e^{A}.
+
+    Neighbouring planes share a coordinate; angles uniform in [−π, π); criterion :func:`_exp_defect` with the
+    identity's tolerance 8·d·eps = 2.8e-14.  The factors do not commute, so ΠG = e^{A + ½Σ[B_a, B_b] + …} ≠ e^{A}:
+    measured relative error 1.38, in 40 ms.
+    """
+    import torch
+
+    from workbench.nn import brick_planes, givens_product
+
+    d = 16
+    planes = brick_planes(d, 8)
+    angles = torch.as_tensor(rng.uniform(-np.pi, np.pi, len(planes)), dtype=torch.float64)
+    return Verification.from_residual(_exp_defect(givens_product(angles, planes, d)), 8 * d * EPS, d=d)
 
 
 # ---- nn.givens.bch_defect ----------------------------------------------------------------------------------
@@ -228,10 +343,14 @@ def _verify_bch_defect(rng, scale, backend) -> Verification:
     bracket without its ½ (or a defect of the wrong order) gives |ρ − 1| ≥ ½.  The reported residual is max(|slope − 2|, 10·|ρ − 1|), so it
     is at most the slope's tolerance 0.1 exactly when both checks pass.
     """
+    return _bch_defect_check(rng, backend, by_scale(scale, 6, 24), [0.2, 0.1, 0.05, 0.025], 1e-3)
+
+
+def _bch_defect_check(rng, backend, d: int, eps: list[float], eps_rho: float) -> Verification:
+    """The check of :func:`_verify_bch_defect` with the slope fitted over ``eps`` and ρ measured at ``eps_rho``."""
     from workbench.nn import brick_planes, givens_product
 
     torch, device = _torch(backend)
-    d = by_scale(scale, 6, 24)
     planes = brick_planes(d, 3)
     u = torch.as_tensor(rng.standard_normal(len(planes)), device=device)
 
@@ -239,16 +358,25 @@ def _verify_bch_defect(rng, scale, backend) -> Verification:
         w = givens_product(e * u, planes, d)
         return float(torch.linalg.norm(w.as_matrix() - torch.linalg.matrix_exp(w.generator()))), w
 
-    eps = [0.2, 0.1, 0.05, 0.025]
     errors = [defect(e)[0] for e in eps]
     slope = Verification.from_rate(eps, errors, expected=2.0, tolerance=0.1)
-    small, w = defect(1e-3)
+    small, w = defect(eps_rho)
     stages = w.stage_generators()
     bracket = sum(x @ y - y @ x for i, x in enumerate(stages) for y in stages[i + 1 :]) / 2
     rho = small / float(torch.linalg.norm(bracket))
     residual = max(slope.residual, 10.0 * abs(rho - 1.0))
     sizes = {"d": d, "planes": len(planes), "stages": len(stages), "rho": round(rho, 6), "rho_tolerance": 1e-2}
     return Verification(residual, 0.1, bool(residual <= 0.1), sizes, slope.rate, 2.0)
+
+
+def _outside_bch_defect_large_angles(rng) -> Verification:
+    """Outside small angles: the identity's check at ε ∈ {1.6, 3.2, 6.4, 12.8} (slope) and ε = 1 (ρ).
+
+    d = 6, a brick wall of 3 layers, unit-variance angle directions u, instead of ε ∈ [0.025, 0.2] and 1e-3.  Both
+    matrices are orthogonal, so the defect stays below 2√d and stops growing like ε²: measured slope 0.72 and
+    ρ = 1.16 (residual max(|slope − 2|, 10|ρ − 1|) = 1.59 against the tolerance 0.1), in 30 ms.
+    """
+    return _bch_defect_check(rng, "torch:cpu", 6, [1.6, 3.2, 6.4, 12.8], 1.0)
 
 
 # ---- nn.spd.lipschitz --------------------------------------------------------------------------------------
@@ -315,7 +443,12 @@ def _derive_spd() -> list[Step]:
         ),
     ]
     # the cap c = ℓ / max(b(S), ℓ) with any bound b(S) = λ_max + q ≥ λ_max: cλ_max ≤ ℓ, i.e. e^{cλ_max} ≤ L
-    for bound, case in ((ell + p, "cap binding, b(S) = ℓ + p"), (ell / (1 + p), "below the cap, b(S) = ℓ/(1 + p)")):
+    cases = (
+        (ell + p, "cap binding, b(S) = ℓ + p"),
+        (ell / (1 + p), "below the cap, b(S) = ℓ/(1 + p)"),
+        (-p, "negative bound, b(S) = −p < 0"),
+    )
+    for bound, case in cases:
         gap = sp.factor(sp.simplify(ell - ell / sp.Max(bound, ell) * (bound - q)))
         steps.append(
             claim(
@@ -336,38 +469,161 @@ def _derive_spd() -> list[Step]:
                     because="with the exact bound the cap is attained: ‖e^{cS}‖₂ = L",
                 )
             )
+    # the form min(1, log L / b(S)) is wrong for b(S) < 0: S = diag(−1, −10), L = 2 (b = λ_max = −1)
+    spectrum, log2 = (-1, -10), sp.log(2)
+    flipped = sp.Min(1, log2 / spectrum[0])
+    kept = log2 / sp.Max(spectrum[0], log2)
+    steps += [
+        claim(
+            "S = diag(−1, −10), L = 2: min(1, log L / b(S)) = −log 2 < 0 flips the spectrum, ‖e^{cS}‖₂ = 2¹⁰ = 1024 > L",
+            sp.Max(*(sp.exp(flipped * lam_i) for lam_i in spectrum)),
+            1024,
+            statement=r"c = \min\bigl(1, \tfrac{\log L}{b(S)}\bigr) = -\log 2:\ \lVert e^{cS}\rVert_2 = e^{10\log 2} = 1024 > L",
+            because="for b(S) < 0 the ratio log L / b(S) is negative, so cS has eigenvalues −c·{1, 10} > 0",
+        ),
+        claim(
+            "the same S with c = log L / max(b(S), log L) = 1: ‖e^{cS}‖₂ = e^{−1} ≤ L",
+            sp.Max(*(sp.exp(kept * lam_i) for lam_i in spectrum)),
+            sp.exp(-1),
+            statement=r"c = \frac{\log L}{\max(b(S), \log L)} = 1:\ \lVert e^{cS}\rVert_2 = e^{-1} \le L",
+            because="max(b(S), log L) ≥ log L > 0, so c ∈ (0, 1] for every bound, of either sign",
+        ),
+    ]
     return steps
 
 
-def _verify_spd(rng, scale, backend) -> Verification:
-    """Check the identity numerically.
+def _statement_cap(bound: float, cap: float) -> float:
+    r"""The statement's scale :math:`c = \log L / \max(b(S), \log L)` for a spectral bound ``bound`` = b(S).
 
-    Oracle: ``torch.linalg.eigvalsh`` of W = exp(S_L) (an independent symmetric eigensolver) gives
-    ‖W‖₂ = λ_max(W) ≤ L and λ_min(W) > 0; and the ratio ‖Wx − Wy‖/‖x − y‖ ≤ L on random pairs.  Caps
-    L ∈ {1.5, 2, 10} with M scaled ×5 so the cap binds (λ_max(S) ≈ 7 > log 10), for both bounds (Gershgorin,
-    eigvalsh).  With the exact bound (eigvalsh) the cap must also be attained, λ_max(W) = L, so a cap that
-    over-shrinks (W = I, say) fails.  Residual: max(0, ratio/L − 1, λ_max(W)/L − 1) and, for eigvalsh,
-    |λ_max(W)/L − 1|; tolerance 1e-12 (matrix_exp and eigvalsh rounding relative to ‖W‖, measured ~1e-15).
+    Below the cap (:math:`b(S) \le \log L`, a negative bound included) :math:`c = 1`; above it
+    :math:`c = \log L / b(S) \in (0, 1)`.  (The form :math:`\min(1, \log L / b(S))` agrees only for
+    :math:`b(S) > 0`: for :math:`b(S) < 0` it is negative and flips the spectrum.)
+
+    Examples
+    --------
+    >>> _statement_cap(-1.0, 2.0), round(_statement_cap(2 * math.log(2.0), 2.0), 12)
+    (1.0, 0.5)
     """
-    from workbench.nn import SPDMap
+    log_cap = math.log(cap)
+    return log_cap / max(bound, log_cap)
+
+
+def _cap_defect(w, cap: float, ratio: float, *, attained: bool) -> float:
+    r"""The residual of :math:`W \succ 0,\ \lVert W\rVert_2 \le L` (and :math:`= L` when ``attained``).
+
+    ``max(0, ‖W‖₂/L − 1, ratio/L − 1, asymmetry)``, plus :math:`|\lVert W\rVert_2/L - 1|` when the exact bound
+    must attain the cap; ``inf`` when :math:`W` is not positive definite.  :math:`\lVert W\rVert_2` from
+    ``torch.linalg.matrix_norm(ord=2)`` (singular values), positivity from ``eigvalsh`` of the symmetric part,
+    asymmetry :math:`\max|W - W^\top| / \max|W|`; ``ratio`` is the largest measured
+    :math:`\lVert Wx - Wy\rVert / \lVert x - y\rVert`.
+    """
+    import torch
+
+    if float(torch.linalg.eigvalsh(0.5 * (w + w.mT)).min()) <= 0.0:
+        return np.inf
+    top = float(torch.linalg.matrix_norm(w, ord=2)) / cap - 1.0
+    asymmetry = float((w - w.mT).abs().max() / w.abs().max())
+    return max(0.0, top, ratio / cap - 1.0, asymmetry, abs(top) if attained else 0.0)
+
+
+def _verify_spd(rng, scale, backend) -> Verification:
+    """Check the identity numerically: the layer against the statement, on both sides of the cap.
+
+    Oracle: the statement's own scale c = log L / max(b(S), log L) (:func:`_statement_cap`) with b(S) from
+    :func:`~workbench.nn.gershgorin_bound` or ``eigvalsh``, against the layer's generator S_L (relative
+    Frobenius error of S_L − cS); then ``matrix_norm(ord=2)`` (SVD) of W = exp(S_L) gives ‖W‖₂ ≤ L, ``eigvalsh``
+    gives W ≻ 0, and the ratio ‖Wx − Wy‖/‖x − y‖ ≤ L on random pairs through the layer's forward pass.  Caps
+    L ∈ {1.5, 2, 10}, for both bounds (Gershgorin, eigvalsh) and two weights: M scaled ×5 so the cap binds
+    (λ_max(S) ≈ 7 > log 10), and a negative definite M = −3I + 0.1·N(0, 1/d) whose bound b(S) < 0 (c = 1).
+    With the exact bound and a binding cap it must also be attained, ‖W‖₂ = L, so a cap that over-shrinks
+    (W = I, say) fails.  Residual: the worst of the generator error and :func:`_cap_defect`; tolerance 1e-12
+    (matrix_exp, SVD and eigvalsh rounding relative to ‖W‖, measured ~1e-15).
+    """
+    from workbench.nn import SPDMap, gershgorin_bound
 
     torch, device = _torch(backend)
     d = by_scale(scale, 16, 128)
     worst = 0.0
     for bound in ("gershgorin", "eigvalsh"):
         for cap in (1.5, 2.0, 10.0):
-            layer = SPDMap(d, lipschitz=cap, bound=bound).to(dtype=torch.float64, device=device)
-            with torch.no_grad():
-                layer.weight.copy_(torch.as_tensor(5 * rng.standard_normal((d, d)) / np.sqrt(d), device=device))
-                eigenvalues = torch.linalg.eigvalsh(layer.matrix())
-                x = torch.as_tensor(rng.standard_normal((64, d)), device=device)
-                y = torch.as_tensor(rng.standard_normal((64, d)), device=device)
-                ratio = float(((layer(x) - layer(y)).norm(dim=-1) / (x - y).norm(dim=-1)).max())
-            if float(eigenvalues.min()) <= 0.0:
-                return Verification.from_residual(np.inf, 1e-12, d=d)
-            top = float(eigenvalues.max()) / cap - 1.0
-            worst = max(worst, top, ratio / cap - 1.0, abs(top) if bound == "eigvalsh" else 0.0)
-    return Verification.from_residual(max(worst, 0.0), 1e-12, d=d, caps=3, bounds=2)
+            for weight in (
+                5 * rng.standard_normal((d, d)),
+                0.1 * rng.standard_normal((d, d)) - 3 * np.sqrt(d) * np.eye(d),
+            ):
+                layer = SPDMap(d, lipschitz=cap, bound=bound).to(dtype=torch.float64, device=device)
+                with torch.no_grad():
+                    layer.weight.copy_(torch.as_tensor(weight / np.sqrt(d), device=device))
+                    S = 0.5 * (layer.weight + layer.weight.mT)
+                    b = float(gershgorin_bound(S) if bound == "gershgorin" else torch.linalg.eigvalsh(S)[-1])
+                    c = _statement_cap(b, cap)
+                    generator = float(torch.linalg.norm(layer.generator() - c * S) / torch.linalg.norm(c * S))
+                    x = torch.as_tensor(rng.standard_normal((64, d)), device=device)
+                    y = torch.as_tensor(rng.standard_normal((64, d)), device=device)
+                    ratio = float(((layer(x) - layer(y)).norm(dim=-1) / (x - y).norm(dim=-1)).max())
+                    attained = bound == "eigvalsh" and b >= math.log(cap)
+                    worst = max(worst, generator, _cap_defect(layer.matrix(), cap, ratio, attained=attained))
+    return Verification.from_residual(worst, 1e-12, d=d, caps=3, bounds=2, weights=2)
+
+
+def _outside_spd(rng, S, cap: float, bound: float) -> Verification:
+    """The statement on ``S`` with cap ``L`` and spectral bound b(S) = ``bound``.
+
+    W = e^{cS} with c = :func:`_statement_cap`, judged by :func:`_cap_defect` (tolerance 1e-12) with the Lipschitz
+    ratio over 64 random pairs.
+    """
+    import torch
+
+    c = _statement_cap(bound, cap)
+    w = torch.linalg.matrix_exp(c * S)
+    x, y = (torch.as_tensor(rng.standard_normal((64, S.shape[-1]))) for _ in range(2))
+    ratio = float(((x - y) @ w.mT).norm(dim=-1).div((x - y).norm(dim=-1)).max())
+    return Verification.from_residual(_cap_defect(w, cap, ratio, attained=False), 1e-12, d=S.shape[-1], c=c)
+
+
+def _random_symmetric(rng, d: int = 16):
+    """S = (M + Mᵀ)/2 with M = 5·N(0, 1/d), as in the verification (λ_max(S) ≈ 7)."""
+    import torch
+
+    m = torch.as_tensor(5 * rng.standard_normal((d, d)) / np.sqrt(d))
+    return 0.5 * (m + m.mT)
+
+
+def _outside_spd_not_symmetric(rng) -> Verification:
+    """Outside S = Sᵀ: the Jordan block S = [[0, 10], [0, 0]], exact bound b(S) = λ_max(S) = 0, L = 2.
+
+    c = 1 and W = e^{S} = [[1, 10], [0, 1]]: every eigenvalue of W is 1, yet W is not symmetric, not positive
+    definite (its symmetric part [[1, 5], [5, 1]] has the eigenvalue −4) and ‖W‖₂ = 10.1 > L.  Measured residual
+    inf (W ⊁ 0; ‖W‖₂/L − 1 alone is 4.05) against the tolerance 1e-12, in 1 ms.
+    """
+    import torch
+
+    S = torch.tensor([[0.0, 10.0], [0.0, 0.0]], dtype=torch.float64)
+    return _outside_spd(rng, S, 2.0, 0.0)
+
+
+def _outside_spd_cap_below_one(rng) -> Verification:
+    """Outside L > 1: L = ½ on the verification's kind of S (d = 16, λ_max(S) ≈ 7), Gershgorin bound.
+
+    log L < 0, so c = log L / b(S) < 0 flips the spectrum and ‖W‖₂ = e^{c λ_min(S)} > 1 > L (no c > 0 could give
+    ‖e^{cS}‖₂ < 1 either, with λ_max(S) > 0).  Measured c = −0.042 and residual 1.68 against the tolerance 1e-12,
+    in 2 ms.
+    """
+    from workbench.nn import gershgorin_bound
+
+    S = _random_symmetric(rng)
+    return _outside_spd(rng, S, 0.5, float(gershgorin_bound(S)))
+
+
+def _outside_spd_lower_bound(rng) -> Verification:
+    """Outside b(S) ≥ λ_max(S): b(S) = λ_max(S)/2 on the verification's kind of S (d = 16), L = 2.
+
+    An under-estimate, as the Rayleigh quotient of a few power-iteration steps is: the cap binds with
+    c = 2 log L / λ_max(S), so ‖W‖₂ = L² = 4.  Measured residual 1.0 against the tolerance 1e-12, in 1 ms.
+    """
+    import torch
+
+    S = _random_symmetric(rng)
+    return _outside_spd(rng, S, 2.0, 0.5 * float(torch.linalg.eigvalsh(S)[-1]))
 
 
 # ---- nn.symplectic.preserves_form --------------------------------------------------------------------------
@@ -441,9 +697,35 @@ def _verify_symplectic(rng, scale, backend) -> Verification:
         with torch.no_grad():
             layer.weight.copy_(torch.as_tensor(rng.standard_normal((d, d)) / np.sqrt(d), device=device))
             w = layer.matrix()
-            form = float(torch.linalg.norm(w.mT @ J @ w - J)) / float(torch.linalg.norm(w)) ** 2
-            sign, logdet = torch.linalg.slogdet(w)
-        worst = max(worst, form, abs(float(logdet)), abs(float(sign) - 1.0))
+        worst = max(worst, _symplectic_defect(w, J))
+    return Verification.from_residual(worst, 16 * d * EPS, d=d, draws=3)
+
+
+def _symplectic_defect(w, J) -> float:
+    """``max(‖WᵀJW − J‖_F / ‖W‖_F², |log|det W||, |sign det W − 1|)`` (``slogdet``)."""
+    import torch
+
+    form = float(torch.linalg.norm(w.mT @ J @ w - J)) / float(torch.linalg.norm(w)) ** 2
+    sign, logdet = torch.linalg.slogdet(w)
+    return max(form, abs(float(logdet)), abs(float(sign) - 1.0))
+
+
+def _outside_symplectic_not_symmetric(rng) -> Verification:
+    """Outside H = Hᵀ: H = M with M ~ N(0, 1/d) not symmetrised, d = 8, three draws, W = e^{JM}.
+
+    JM is not Hamiltonian, so W does not keep the form, and det W = e^{tr JM} ≠ 1.  Same criterion
+    (:func:`_symplectic_defect`) and tolerance (16·d·eps = 2.8e-14) as the identity: measured residual 2.0, in 2 ms.
+    """
+    import torch
+
+    from workbench.nn import symplectic_form
+
+    d = 8
+    J = symplectic_form(d, dtype=torch.float64)
+    worst = 0.0
+    for _ in range(3):
+        H = torch.as_tensor(rng.standard_normal((d, d)) / np.sqrt(d))
+        worst = max(worst, _symplectic_defect(torch.linalg.matrix_exp(J @ H), J))
     return Verification.from_residual(worst, 16 * d * EPS, d=d, draws=3)
 
 
@@ -451,42 +733,89 @@ IDENTITIES = [
     Identity(
         name="nn.givens.orthogonal",
         area="nn",
-        statement=r"W = \prod_k G(i_k, j_k, \theta_k):\ W^\top W = I,\ \det W = 1,\ \lVert Wx\rVert = \lVert x\rVert",
+        statement=r"W = \prod_k G(i_k, j_k, \theta_k):\ W^\top W = I,\ \det W = 1,\ \lVert Wx\rVert = \lVert x\rVert"
+        r"\quad (\theta_k \in \mathbb R,\ i_k \ne j_k)",
         source="Lie-Exponential Roadmap: GivensFlowMixer, exact orthogonality; G(i, j, θ) [RECON]",
         derive=_derive_orthogonal,
         verify=_verify_orthogonal,
         backends=("torch",),
+        hypotheses=(
+            Hypothesis(
+                "the angles θ_k are real",
+                "imaginary angles θ_k = iφ_k, φ_k uniform in [−1, 1] (d = 8): G is complex orthogonal, not unitary",
+                _outside_orthogonal_complex_angles,
+            ),
+            Hypothesis(
+                "i_k ≠ j_k: each factor rotates a coordinate plane",
+                "one factor G(0, 0, 1) = I + 2(cos 1 − 1)E₀₀ (the formula with i = j) among random rotations, d = 8",
+                _outside_orthogonal_same_coordinate,
+            ),
+        ),
     ),
     Identity(
         name="nn.givens.exp_commuting",
         area="nn",
-        statement=r"\{i_k, j_k\}\ \text{pairwise disjoint} \Rightarrow \prod_k G(i_k, j_k, \theta_k)"
+        statement=r"\{i_k, j_k\}\ \text{pairwise disjoint or equal} \Rightarrow \prod_k G(i_k, j_k, \theta_k)"
         r" = \exp\Bigl(\sum_k \theta_k (E_{i_kj_k} - E_{j_ki_k})\Bigr)",
         source="Lie-Exponential Roadmap: 'equivalent to exp(A) with A skew' (exact for commuting rotations)",
         derive=_derive_exp_commuting,
         verify=_verify_exp_commuting,
         backends=("torch",),
+        hypotheses=(
+            Hypothesis(
+                "the planes {i_k, j_k} are pairwise disjoint or equal (so the generators commute)",
+                "a brick wall of 8 layers on d = 16: neighbouring planes share a coordinate, angles uniform in [−π, π)",
+                _outside_exp_commuting,
+            ),
+        ),
     ),
     Identity(
         name="nn.givens.bch_defect",
         area="nn",
         statement=r"\Bigl\lVert \prod_s e^{\varepsilon B_s} - e^{\varepsilon \sum_s B_s} \Bigr\rVert"
-        r" = \tfrac{\varepsilon^2}{2}\Bigl\lVert \sum_{a<b} [B_a, B_b] \Bigr\rVert + O(\varepsilon^3)",
+        r" = \tfrac{\varepsilon^2}{2}\Bigl\lVert \sum_{a<b} [B_a, B_b] \Bigr\rVert + O(\varepsilon^3)"
+        r"\quad (\varepsilon \max_s \lVert B_s \rVert \ll 1)",
         source="Lie-Exponential Roadmap: BCH, exp(A)exp(B) = exp(A + B + ½[A,B] + …), for overlapping planes",
         derive=_derive_bch_defect,
         verify=_verify_bch_defect,
         backends=("torch",),
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "ε‖B_s‖ ≪ 1: small angles, the asymptotic regime (the fit spans ε ∈ [0.025, 0.2] with unit-variance "
+                "angle directions, ρ is read at ε = 10⁻³)",
+                "large angles: slope fitted over ε ∈ {1.6, 3.2, 6.4, 12.8}, ρ read at ε = 1 (d = 6, 3 brick layers)",
+                _outside_bch_defect_large_angles,
+            ),
+        ),
     ),
     Identity(
         name="nn.spd.lipschitz",
         area="nn",
-        statement=r"W = e^{cS},\ c = \min\bigl(1, \log L / b(S)\bigr),\ b(S) \ge \lambda_{\max}(S)"
-        r" \Rightarrow W \succ 0,\ \lVert W \rVert_2 \le L",
+        statement=r"W = e^{cS},\ c = \frac{\log L}{\max\bigl(b(S), \log L\bigr)},\ b(S) \ge \lambda_{\max}(S)"
+        r" \Rightarrow W \succ 0,\ \lVert W \rVert_2 \le L\quad (S = S^\top,\ L > 1)",
         source="Lie-Exponential Roadmap: SPD-MLP with Lipschitz control; Gershgorin certificate [RECON]",
         derive=_derive_spd,
         verify=_verify_spd,
         backends=("torch",),
+        hypotheses=(
+            Hypothesis(
+                "S = Sᵀ (symmetric; the layer takes S = (M + Mᵀ)/2)",
+                "S = [[0, 10], [0, 0]], a Jordan block, with b(S) = λ_max(S) = 0 and L = 2: W = [[1, 10], [0, 1]]",
+                _outside_spd_not_symmetric,
+            ),
+            Hypothesis(
+                "L > 1 (log L > 0)",
+                "L = ½ on a random symmetric S with λ_max(S) ≈ 7 (d = 16), Gershgorin bound: c = log L / b(S) < 0",
+                _outside_spd_cap_below_one,
+            ),
+            Hypothesis(
+                "b(S) ≥ λ_max(S): an upper bound (Gershgorin, or the exact λ_max)",
+                "b(S) = λ_max(S)/2, an under-estimate such as a Rayleigh quotient, on a random symmetric S (d = 16), "
+                "L = 2: ‖W‖₂ = L²",
+                _outside_spd_lower_bound,
+            ),
+        ),
     ),
     Identity(
         name="nn.symplectic.preserves_form",
@@ -496,5 +825,12 @@ IDENTITIES = [
         derive=_derive_symplectic,
         verify=_verify_symplectic,
         backends=("torch",),
+        hypotheses=(
+            Hypothesis(
+                "H = Hᵀ (so JH is Hamiltonian: (JH)ᵀJ + J(JH) = 0)",
+                "H = M with M ~ N(0, 1/d) not symmetrised, d = 8, three draws",
+                _outside_symplectic_not_symmetric,
+            ),
+        ),
     ),
 ]

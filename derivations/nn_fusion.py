@@ -11,6 +11,7 @@ off with the predicted slope in the scale :math:`\varepsilon` or the layer step 
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -19,7 +20,7 @@ import sympy as sp
 
 from derivations._common import by_scale, exp_series_coefficient
 from workbench.backend import to_backend, to_numpy
-from workbench.catalogue import Identity, Step, Verification, claim, fit_rate
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim, fit_rate
 from workbench.experiments import ResidualStack, fuse, product_of_exponentials
 from workbench.lie import bch_many, magnus
 
@@ -132,18 +133,43 @@ def _verify_bch_orders(rng, scale, backend) -> Verification:
     Oracle: the dense product of ``scipy.linalg.expm`` factors (Padé, relative accuracy ~1e-16).
     Ω_N is evaluated on the backend.  Expected slope N + 1; tolerance 0.15 (measured within 0.03).
     """
-    n = by_scale(scale, 6, 16)
-    base = _unit_skew(rng, 4, n)
+    return _bch_orders_rates(rng, backend, by_scale(scale, 6, 16), SCALES_EPS)
+
+
+def _bch_orders_rates(rng, backend, n: int, scales, base=None) -> Verification:
+    """The check of :func:`_verify_bch_orders` over ``scales`` (the values of ε); ``base``: the B_i (4 unit skew)."""
+    base = _unit_skew(rng, 4, n) if base is None else base
     orders = (1, 2, 3, 4)
     errors = {order: [] for order in orders}
-    for eps in SCALES_EPS:
+    for eps in scales:
         mats = [eps * m for m in base]
         product = product_of_exponentials(mats)
         for order in orders:
             omega = to_numpy(fuse([to_backend(m, backend) for m in mats], order))
             errors[order].append(np.linalg.norm(scipy.linalg.expm(omega) - product) / np.linalg.norm(product))
-    rates = {order: fit_rate(SCALES_EPS, errors[order]) for order in orders}
-    return _worst_rate(rates, {o: o + 1.0 for o in orders}, RATE_TOLERANCE, n=n, k=4, points=len(SCALES_EPS))
+    rates = {order: fit_rate(scales, errors[order]) for order in orders}
+    return _worst_rate(rates, {o: o + 1.0 for o in orders}, RATE_TOLERANCE, n=n, k=4, points=len(scales))
+
+
+def _outside_bch_orders_large(rng) -> Verification:
+    """Outside ε → 0: the identity's slopes fitted over ε ∈ [2, 20] (5 points) instead of [0.02, 0.2], n = 6.
+
+    k = 4 unit skew generators, so Σ‖A_i‖ reaches 80 and every fused e^{Ω_N} and the product are orthogonal: the
+    errors stay O(1) and stop following ε^{N+1}.  Measured rates N = 1..4: 0.22, 0.46, 0.59, 0.83 (expected 2..5), worst residual 4.17 against
+    the tolerance 0.15, in 0.17 s.
+    """
+    return _bch_orders_rates(rng, "numpy", 6, np.geomspace(2.0, 20.0, 5))
+
+
+def _outside_bch_orders_palindromic(rng) -> Verification:
+    """Outside generic B_i: the palindromic product e^{εX}e^{εY}e^{εY}e^{εX} (X, Y unit skew, n = 6), ε ∈ [0.02, 0.2].
+
+    Its logarithm is odd in ε (the inverse product is the same product at −ε), so every even-degree BCH term
+    vanishes although [X, Y] ≠ 0: Ω₁ and Ω₃ are one order better than N + 1.  Measured rates N = 1..4: 3.00, 3.00,
+    5.00, 5.00 (expected 2..5), worst residual 1.0 against the tolerance 0.15, in 10 ms.
+    """
+    x, y = _unit_skew(rng, 2, 6)
+    return _bch_orders_rates(rng, "numpy", 6, SCALES_EPS, np.stack([x, y, y, x]))
 
 
 def _verify_first_order(rng, scale, backend) -> Verification:
@@ -153,14 +179,26 @@ def _verify_first_order(rng, scale, backend) -> Verification:
     ε = 1e-3 (k = 4 skew generators, ‖A_i‖_F = ε) ρ − 1 = O(ε) with a constant ~0.05 measured;
     tolerance 1e-2 leaves a factor 200 while a wrong constant (½ missing, or a sign) gives |ρ − 1| ≥ ½.
     """
-    n = by_scale(scale, 6, 16)
-    eps = 1e-3
+    return _first_order_rho(rng, backend, by_scale(scale, 6, 16), 1e-3)
+
+
+def _first_order_rho(rng, backend, n: int, eps: float) -> Verification:
+    """The check of :func:`_verify_first_order` at the scale ``eps``."""
     mats = [eps * m for m in _unit_skew(rng, 4, n)]
     product = product_of_exponentials(mats)
     first = to_numpy(fuse([to_backend(m, backend) for m in mats], 1))
     bracket = sum(a @ b - b @ a for i, a in enumerate(mats) for b in mats[i + 1 :]) / 2
     rho = np.linalg.norm(scipy.linalg.expm(first) - product) / np.linalg.norm(bracket)
     return Verification.from_residual(abs(rho - 1.0), 1e-2, n=n, k=4, eps=eps, rho=round(float(rho), 6))
+
+
+def _outside_first_order_large(rng) -> Verification:
+    """Outside ε → 0: the identity's ρ at ε = 3 instead of 10⁻³ (k = 4 unit skew generators, n = 6).
+
+    The O(ε³) remainder is no longer small next to the bracket: measured ρ = 0.72 (residual 0.285 against
+    the tolerance 0.01), in 1 ms.
+    """
+    return _first_order_rho(rng, "numpy", 6, 3.0)
 
 
 def _product_coefficient(letters, degree: int):
@@ -215,14 +253,27 @@ def _verify_second_order(rng, scale, backend) -> Verification:
     to ρ₂ (measured |ρ₂ − 1| ≤ 7e-5 over 8 seeds).  Tolerance 1e-2: a wrong degree-3 coefficient (1/6 for 1/12)
     gives ρ₂ ≈ ½.
     """
-    n = by_scale(scale, 6, 16)
-    eps, k = 1e-3, 4
+    return _second_order_rho(rng, backend, by_scale(scale, 6, 16), 1e-3)
+
+
+def _second_order_rho(rng, backend, n: int, eps: float) -> Verification:
+    """The check of :func:`_verify_second_order` at the scale ``eps``."""
+    k = 4
     mats = [eps * m for m in _unit_skew(rng, k, n)]
     product = product_of_exponentials(mats)
     second = to_numpy(fuse([to_backend(m, backend) for m in mats], 2))
     cubic = to_numpy(bch_many(k, 3).component(3).evaluate(*[to_backend(m, backend) for m in mats]))
     rho = np.linalg.norm(scipy.linalg.expm(second) - product) / np.linalg.norm(cubic)
     return Verification.from_residual(abs(rho - 1.0), 1e-2, n=n, k=k, eps=eps, rho=round(float(rho), 6))
+
+
+def _outside_second_order_large(rng) -> Verification:
+    """Outside ε → 0: the identity's ρ₂ at ε = 3 instead of 10⁻³ (k = 4 unit skew generators, n = 6).
+
+    The O(ε⁴) remainder is no longer small next to Ω^{(3)}: measured ρ₂ = 0.46 (residual 0.54 against
+    the tolerance 0.01), in 22 ms.
+    """
+    return _second_order_rho(rng, "numpy", 6, 3.0)
 
 
 # --- Magnus fusion of a residual stack ---------------------------------------------------------------------
@@ -263,11 +314,15 @@ def _verify_magnus_stack(rng, scale, backend) -> Verification:
     Oracle for the flow: ``solve_ivp`` DOP853 (rtol 1e-13); for the stack: the dense product of
     ``scipy.linalg.expm`` layers.  Tolerance 0.15 on each slope (measured within 0.07 over 16 seeds).
     """
-    n = by_scale(scale, 4, 10)
+    return _magnus_stack_rates(rng, backend, by_scale(scale, 4, 10), STEPS_H, lambda h: (4, 4 * h))
+
+
+def _magnus_stack_rates(rng, backend, n: int, steps, stacks) -> Verification:
+    """The check of :func:`_verify_magnus_stack` over the layer steps ``steps``; ``stacks(h) -> (L, T = Lh)``."""
     coefficients = tuple(g / np.linalg.norm(g, 2) for g in rng.standard_normal((3, n, n)))
     errors = {"magnus": [], "stack": [], "bch": []}
-    for h in STEPS_H:
-        stack = ResidualStack(coefficients, 4, 4 * h)
+    for h in steps:
+        stack = ResidualStack(coefficients, *stacks(h))
         flow, product = stack.flow(), stack.product()
         omega_m = stack.fused("magnus", 4)
         layers = [to_backend(stack.step * g, backend) for g in stack.generators()[::-1]]
@@ -275,9 +330,35 @@ def _verify_magnus_stack(rng, scale, backend) -> Verification:
         errors["magnus"].append(np.linalg.norm(scipy.linalg.expm(omega_m) - flow) / np.linalg.norm(flow))
         errors["stack"].append(np.linalg.norm(product - flow) / np.linalg.norm(flow))
         errors["bch"].append(np.linalg.norm(scipy.linalg.expm(omega_b) - product) / np.linalg.norm(product))
-    rates = {key: fit_rate(STEPS_H, value) for key, value in errors.items()}
+    rates = {key: fit_rate(steps, value) for key, value in errors.items()}
     expected = {"magnus": 5.0, "stack": 3.0, "bch": 5.0}
-    return _worst_rate(rates, expected, RATE_TOLERANCE, n=n, layers=4, points=len(STEPS_H))
+    return _worst_rate(rates, expected, RATE_TOLERANCE, n=n, layers=stacks(steps[0])[0], points=len(steps))
+
+
+def _outside_magnus_stack_large(rng) -> Verification:
+    """Outside h → 0: the identity's three slopes over h ∈ [0.5, 1.2] (5 points, L = 4) instead of [0.01, 0.05].
+
+    n = 4, ‖X_j‖₂ = 1, so the horizon T = 4h reaches 4.8 and ∫₀^T‖A(t)‖₂ dt passes π, leaving the domain where the
+    Magnus series is guaranteed to converge (its warning saying so is silenced here: it is the point of the case).
+    Measured rates magnus 3.15, stack 2.30, BCH 3.51 (expected 5, 3, 5), worst residual 1.85 against the tolerance
+    0.15, in 0.5 s.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message=".*outside the guaranteed convergence domain", category=RuntimeWarning
+        )
+        return _magnus_stack_rates(rng, "numpy", 4, np.geomspace(0.5, 1.2, 5), lambda h: (4, 4 * h))
+
+
+def _outside_magnus_stack_depth(rng) -> Verification:
+    """Outside L fixed: the stack deepens as h shrinks, L = T/h ∈ {4, 5, 8, 10, 20} at a fixed T = 0.2, n = 4.
+
+    e^{Ω^{[4]}(T)} no longer depends on h (slope 0, not 5) and the stack's error is global, O(h²) rather than
+    O(h³).  Measured rates magnus 0.0, stack 2.0, BCH −0.08 (expected 5, 3, 5), worst residual 5.08 against the
+    tolerance 0.15, in 0.1 s.
+    """
+    layers = {0.2 / depth: depth for depth in (4, 5, 8, 10, 20)}
+    return _magnus_stack_rates(rng, "numpy", 4, np.array(sorted(layers)), lambda h: (layers[h], 0.2))
 
 
 IDENTITIES = [
@@ -285,39 +366,83 @@ IDENTITIES = [
         name="nn.fusion.bch_orders",
         area="nn",
         statement=r"\Bigl\lVert e^{\Omega_N} - \prod_{i=1}^{k} e^{\varepsilon B_i} \Bigr\rVert = O(\varepsilon^{N+1}),"
-        r"\quad \Omega_N = \log\bigl(e^{A_1}\cdots e^{A_k}\bigr)\big|_{\deg \le N}",
+        r"\quad \Omega_N = \log\bigl(e^{A_1}\cdots e^{A_k}\bigr)\big|_{\deg \le N}"
+        r"\quad (A_i = \varepsilon B_i,\ \varepsilon \to 0;\ \text{the order is attained for generic } B_i)",
         source=f"{SEED}: Fusion at inference; BCH/Magnus fusion micro-experiment (orders > 2 [DERIVED])",
         derive=_derive_bch_orders,
         verify=_verify_bch_orders,
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "ε → 0: εΣ‖B_i‖ ≪ 1, the asymptotic regime (the fit spans ε ∈ [0.02, 0.2], k = 4, ‖B_i‖_F = 1)",
+                "slopes fitted over ε ∈ [2, 20] (k = 4 unit skew generators, n = 6)",
+                _outside_bch_orders_large,
+            ),
+            Hypothesis(
+                "generic B_i: the degree-(N + 1) part of log(e^{A_1}⋯e^{A_k}) does not vanish, so the order N + 1 is "
+                "attained (the check fits the exact slope)",
+                "the palindromic product e^{εX}e^{εY}e^{εY}e^{εX} (X, Y unit skew, n = 6): no even-degree BCH terms",
+                _outside_bch_orders_palindromic,
+            ),
+        ),
     ),
     Identity(
         name="nn.fusion.first_order",
         area="nn",
-        statement=r"e^{\sum_i A_i} - e^{A_1}\cdots e^{A_k} = -\tfrac12 \sum_{i<j} [A_i, A_j] + O(\varepsilon^3)",
+        statement=r"e^{\sum_i A_i} - e^{A_1}\cdots e^{A_k} = -\tfrac12 \sum_{i<j} [A_i, A_j] + O(\varepsilon^3)"
+        r"\quad (A_i = \varepsilon B_i,\ \varepsilon \to 0)",
         source=f"{SEED}: fusion is safe when commutators are small (the leading constant [DERIVED])",
         derive=_derive_first_order,
         verify=_verify_first_order,
+        hypotheses=(
+            Hypothesis(
+                "ε → 0: εΣ‖B_i‖ ≪ 1 (ρ is read at ε = 10⁻³, k = 4, ‖B_i‖_F = 1)",
+                "ρ read at ε = 3 (k = 4 unit skew generators, n = 6)",
+                _outside_first_order_large,
+            ),
+        ),
     ),
     Identity(
         name="nn.fusion.second_order",
         area="nn",
         statement=r"e^{\Omega_{\le 2}} - e^{A_1}\cdots e^{A_k} = -\Omega^{(3)} + O(\varepsilon^4),\quad"
-        r"\Omega^{(3)} = \log\bigl(e^{A_1}\cdots e^{A_k}\bigr)\big|_{\deg = 3}",
+        r"\Omega^{(3)} = \log\bigl(e^{A_1}\cdots e^{A_k}\bigr)\big|_{\deg = 3}"
+        r"\quad (A_i = \varepsilon B_i,\ \varepsilon \to 0)",
         source=f"{SEED}: second-order fusion error ∝ the cubic BCH terms (the leading constant [DERIVED])",
         derive=_derive_second_order,
         verify=_verify_second_order,
+        hypotheses=(
+            Hypothesis(
+                "ε → 0: εΣ‖B_i‖ ≪ 1 (ρ₂ is read at ε = 10⁻³, k = 4, ‖B_i‖_F = 1)",
+                "ρ₂ read at ε = 3 (k = 4 unit skew generators, n = 6)",
+                _outside_second_order_large,
+            ),
+        ),
     ),
     Identity(
         name="nn.fusion.magnus_stack",
         area="nn",
         statement=r"\bigl\lVert e^{\Omega^{[p]}(Lh)} - \mathcal T e^{\int_0^{Lh} A} \bigr\rVert = O(h^{p+1}),\quad"
         r"\prod_{\ell} e^{hA((\ell+\frac12)h)} - \mathcal T e^{\int_0^{Lh} A} = O(h^3),\quad"
-        r"e^{\Omega_2^{\mathrm{BCH}}} - \prod_{\ell} e^{hA_\ell} = O(h^5)\ (L\ \text{fixed})",
+        r" e^{\Omega_2^{\mathrm{BCH}}} - \prod_{\ell} e^{hA_\ell} = O(h^5)"
+        r"\quad (L\ \text{fixed},\ h \to 0)",
         source=f"{SEED}: MagnusBlock, collapse many residual sublayers into one exact step; "
         "Blanes–Casas–Oteo–Ros (2009) §3.4 [RECON: the stack model]",
         derive=_derive_magnus_stack,
         verify=_verify_magnus_stack,
         asymptotic=True,
+        hypotheses=(
+            Hypothesis(
+                "h → 0: the asymptotic regime, well inside the Magnus convergence domain ∫₀^{Lh}‖A(t)‖₂ dt < π "
+                "(the fit spans h ∈ [0.01, 0.05], L = 4, ‖X_j‖₂ = 1)",
+                "slopes fitted over h ∈ [0.5, 1.2] (L = 4, n = 4): ∫₀^{4h}‖A‖₂ passes π",
+                _outside_magnus_stack_large,
+            ),
+            Hypothesis(
+                "L fixed: the number of layers does not grow as h → 0 (the horizon T = Lh shrinks with h)",
+                "L = T/h ∈ {4, 5, 8, 10, 20} at a fixed horizon T = 0.2 (n = 4)",
+                _outside_magnus_stack_depth,
+            ),
+        ),
     ),
 ]

@@ -548,6 +548,41 @@ def test_spd_identity_catches_an_over_shrinking_cap(monkeypatch):
     assert not outcome.passed and outcome.residual > 0.1, outcome
 
 
+def test_spd_cap_with_a_negative_spectral_bound(monkeypatch):
+    # Issue 37, item 2.  Oracle: the closed form of a diagonal S = diag(−1, −10): ‖e^{cS}‖₂ = max(e^{−c}, e^{−10c}).
+    # The former statement's cap c = min(1, log L / b(S)) with b(S) = λ_max(S) = −1 < 0 is c = −log 2: it flips the
+    # spectrum, ‖e^{cS}‖₂ = e^{10 log 2} = 1024 > L = 2.  The statement as now written, c = log L / max(b(S), log L),
+    # gives c = 1, and so does the layer (both bounds): ‖W‖₂ = e^{−1} ≤ L.  Tolerance 1e-12 relative (expm rounding).
+    import derivations.nn_flows as flows
+
+    cap, spectrum = 2.0, torch.tensor([-1.0, -10.0], dtype=F64)
+    S, b = torch.diag(spectrum), float(spectrum.max())
+
+    def norm(c):
+        return float(torch.linalg.matrix_norm(torch.linalg.matrix_exp(c * S), ord=2))
+
+    flipped = min(1.0, math.log(cap) / b)
+    assert flipped == pytest.approx(-math.log(2.0), rel=1e-15)
+    assert norm(flipped) == pytest.approx(1024.0, rel=1e-12) and norm(flipped) > cap
+    assert flows._statement_cap(b, cap) == 1.0 and norm(flows._statement_cap(b, cap)) == pytest.approx(math.exp(-1))
+    for bound in ("gershgorin", "eigvalsh"):
+        layer = SPDMap(2, lipschitz=cap, bound=bound).double()
+        with torch.no_grad():
+            layer.weight.copy_(S)
+        assert torch.equal(layer.generator(), S)
+        assert float(torch.linalg.matrix_norm(layer.matrix().detach(), ord=2)) == pytest.approx(math.exp(-1), rel=1e-12)
+    # the statement states the corrected cap and its hypotheses
+    spd = next(i for i in IDENTITIES if i.name == "nn.spd.lipschitz")
+    assert r"c = \frac{\log L}{\max\bigl(b(S), \log L\bigr)}" in spd.statement and r"\min" not in spd.statement
+    assert r"S = S^\top" in spd.statement and "L > 1" in spd.statement
+    # the identity's check compares the layer with the statement's cap, on a weight with b(S) < 0 too: with the
+    # former cap in place of the statement's it must fail (the layer keeps c = 1 where that cap is negative)
+    assert spd.verify(np.random.default_rng(0), "small", "torch:cpu").passed
+    monkeypatch.setattr(flows, "_statement_cap", lambda bound, cap: min(1.0, math.log(cap) / bound))
+    outcome = spd.verify(np.random.default_rng(0), "small", "torch:cpu")
+    assert not outcome.passed and outcome.residual > 1.0, outcome
+
+
 def test_bch_defect_identity_checks_the_constant(monkeypatch):
     # nn.givens.bch_defect now checks ρ = defect / ‖½Σ_{a<b}[B_a, B_b]‖ → 1 besides the slope: doubling the stage
     # generators used for the bracket (the slope is untouched) gives ρ = ¼ and must fail.

@@ -80,9 +80,12 @@ class SPDMap(nn.Module):
     .. math::
 
         S = \tfrac12 (M + M^\top), \qquad
-        S_L = c\,S,\quad c = \min\Bigl(1, \frac{\log L}{b(S)}\Bigr), \qquad W = e^{S_L} \succ 0,
+        S_L = c\,S,\quad c = \frac{\log L}{\max\bigl(b(S), \log L\bigr)}, \qquad W = e^{S_L} \succ 0,
 
-    with :math:`b(S) \ge \lambda_{\max}(S)` the spectral bound.  Since :math:`\lambda_{\max}(cS) = c\,
+    with :math:`b(S) \ge \lambda_{\max}(S)` the spectral bound and :math:`L > 1`, so that :math:`c \in (0, 1]` for a
+    bound of either sign (:math:`c = 1` below the cap).  The form :math:`\min(1, \log L / b(S))` agrees only for
+    :math:`b(S) > 0`: a negative bound makes it negative, which flips the spectrum (:math:`S = \operatorname{diag}
+    (-1, -10)`, :math:`L = 2` would give :math:`\lVert W\rVert_2 = 1024`).  Since :math:`\lambda_{\max}(cS) = c\,
     \lambda_{\max}(S) \le c\, b(S) \le \log L`,
 
     .. math::
