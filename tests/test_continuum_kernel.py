@@ -7,9 +7,11 @@ import pytest
 import sympy as sp
 
 from derivations.continuum_kernel import (
+    ALPHAS,
     IDENTITIES,
     circle_generator_errors,
     circle_sampling_rms,
+    curve_generator_errors,
     feature_metric_errors,
 )
 from workbench.catalogue import fit_rate
@@ -169,3 +171,43 @@ def test_sampling_rms_bad_input(rng):
         circle_sampling_rms([10], rng, seeds=0)
     with pytest.raises(ValueError, match=r"alpha must be in \[0, 1\], got 2.0"):
         circle_sampling_rms([10], rng, alpha=2.0)
+
+
+def test_varying_metric_expansion_is_laplace_beltrami_with_the_riemannian_density():
+    # Oracle: sympy decides each claim; independently, the generator equals −[(1/√G)(√G G⁻¹f')' + 2(1−α)(log ρ_G)'f'/G]
+    # with ρ_G = q/√G, and for constant G it is the constant-metric generator.
+    expansion = kernel_generator_expansion(d=1, order=1, varying_metric=True)
+    assert all(step.holds is not False for step in expansion.steps)
+    assert sum(step.holds is True for step in expansion.steps) >= 8
+    x, f, q = expansion.symbols["x"][0], expansion.symbols["f"], expansion.symbols["q"]
+    metric, alpha = expansion.symbols["G"][0, 0], expansion.symbols["alpha"]
+    rho = q / sp.sqrt(metric)
+    expected = -(
+        (sp.sqrt(metric) / metric * f.diff(x)).diff(x) / sp.sqrt(metric)
+        + 2 * (1 - alpha) * sp.log(rho).diff(x) * f.diff(x) / metric
+    )
+    assert sp.simplify(expansion.generator - expected) == 0
+    g = sp.Symbol("g", positive=True)
+    flat = kernel_generator_expansion(d=1, order=1)
+    assert (
+        sp.simplify(expansion.generator.subs(metric, g).doit() - flat.generator.subs(flat.symbols["G"][0, 0], g)) == 0
+    )
+
+
+def test_the_constant_metric_formula_misses_on_a_curved_non_uniform_case_and_the_new_one_converges():
+    # The fix of issue 37, item 1.  Ellipse (1.3cos θ, 0.9sin θ): G(θ) = 1.69 sin²θ + 0.81 cos²θ varies, nodes are
+    # density quantiles of q ∝ 1 + ½cos θ, chordal kernel.  Oracle (old statement): −[G⁻¹f'' + 2(1−α)(log q)'f'/G]
+    # misses by (3/2 − α)G'f'/G², O(1) and flat in β (measured 0.61, 0.40, 0.20 for α = 0, ½, 1; assert > 0.15 and
+    # slope < 0.1 in size); the new oracle (Laplace–Beltrami, ρ_G = q/√G) converges at slope 1 within 0.05
+    # (the check's tolerance; measured 0.994, 1.003, 0.983).
+    betas = np.array([200.0, 400.0, 800.0, 1600.0])
+    for alpha in ALPHAS:
+        old, _ = curve_generator_errors(betas, alpha, limit="constant_metric")
+        assert old.min() > 0.15 and abs(fit_rate(1 / betas, old)) < 0.1, (alpha, old)
+        new, _ = curve_generator_errors(betas, alpha)
+        assert abs(fit_rate(1 / betas, new) - 1.0) <= 0.05 and new.max() < 0.01, (alpha, new)
+
+
+def test_varying_metric_needs_one_dimension():
+    with pytest.raises(ValueError, match=r"varying_metric needs d = 1 \(the arc-length reduction\), got d=2"):
+        kernel_generator_expansion(d=2, varying_metric=True)

@@ -150,7 +150,7 @@ def _multi_indices(d, degree):
     return [(k, *rest) for k in range(degree + 1) for rest in _multi_indices(d - 1, degree - k)]
 
 
-def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=False):
+def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=False, varying_metric=False):
     r"""Large-β expansion of the α-normalised Gauss-kernel Markov operator, derived with sympy.
 
     For :math:`K_\beta(x,y) = \exp(-\beta\,(y-x)^\top G\,(y-x))`, sampling density :math:`q` and
@@ -182,6 +182,15 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
         1: Laplace–Beltrami).
     diagonal_metric : bool
         Use a diagonal symbolic :math:`G` (cheaper) instead of a general symmetric one (``d >= 2``).
+    varying_metric : bool
+        ``d = 1`` only: a position-dependent metric :math:`G(x)` (an applied function ``G(x)``), the kernel
+        :math:`\exp(-\beta(\Phi(y) - \Phi(x))^2)` with :math:`\Phi' = \sqrt G` (the feature kernel
+        :math:`\exp(-\beta\lVert F(y) - F(x)\rVert^2)` of a curve with :math:`\lvert F'\rvert^2 = G`, up to its
+        chordal :math:`O(\lvert y - x\rvert^4)`, an :math:`O(\beta^{-2})` change of :math:`\mathcal P_\beta f - f`).
+        The coefficients are then those of the arc-length coordinate :math:`s = \Phi(y) - \Phi(x)`, in which
+        the kernel has the constant metric 1 and the density is :math:`\rho_G = q/\sqrt G`; so
+        :math:`c_1 = \tfrac14[\Delta_G f + 2(1-\alpha)\langle\nabla\log\rho_G,\nabla f\rangle_G]` with
+        :math:`\Delta_G` the Laplace–Beltrami operator (:func:`_varying_metric_expansion`).
 
     Returns
     -------
@@ -203,11 +212,17 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
     >>> x, f, g = exp.symbols["x"][0], exp.symbols["f"], exp.symbols["G"][0, 0]
     >>> sp.simplify(exp.coefficients[0] - f.diff(x, 2) / (4 * g))   # α = 1: no drift, Laplace–Beltrami
     0
+    >>> curved = kernel_generator_expansion(d=1, order=1, alpha=1, varying_metric=True)
+    >>> G = curved.symbols["G"][0, 0]   # G(x): α = 1 gives the Laplace–Beltrami operator G^{-1/2}(G^{-1/2}f')'
+    >>> sp.simplify(curved.generator + (f.diff(x) / sp.sqrt(G)).diff(x) / sp.sqrt(G))
+    0
     """
     from workbench.symbolic import Step, claim
 
     d = check_integer("d", d, 1, 3)
     order = check_integer("order", order, 1, 4)
+    if varying_metric and d != 1:
+        raise ValueError(f"varying_metric needs d = 1 (the arc-length reduction), got d={d}")
     if alpha is None:
         alpha = sp.Symbol("alpha", real=True)
     else:
@@ -217,6 +232,8 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
             raise TypeError(f"alpha must be a number or a sympy expression, got {type(alpha).__name__}") from exc
         if alpha.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             raise ValueError(f"alpha must be a finite exponent (0, 1/2, 1 or a symbol), got {alpha}")
+    if varying_metric:
+        return _varying_metric_expansion(order, alpha)
     beta, eps = sp.Symbol("beta", positive=True), sp.Symbol("epsilon", positive=True)
     x = sp.symbols(f"x0:{d}", real=True) if d > 1 else (sp.Symbol("x", real=True),)
     y = sp.symbols(f"y0:{d}", real=True) if d > 1 else (sp.Symbol("y", real=True),)
@@ -399,6 +416,111 @@ def kernel_generator_expansion(d=1, order=2, alpha=None, *, diagonal_metric=Fals
             )
         )
     symbols = {"x": x, "f": fx, "q": qx, "G": G, "alpha": alpha, "beta": beta}
+    return KernelExpansion(steps, coefficients, generator, symbols)
+
+
+def _varying_metric_expansion(order, alpha):
+    r"""The d = 1 expansion for a position-dependent metric :math:`G(x)`, by the arc-length substitution.
+
+    With :math:`\Phi' = \sqrt G` and :math:`s = \Phi(y) - \Phi(x)` the kernel is :math:`e^{-\beta s^2}`, and
+    :math:`q(y)\,dy = \rho_G\,ds` with :math:`\rho_G = q/\sqrt G`: the α-normalised operator, its degrees
+    included, is exactly the constant-metric one (g = 1) in the coordinate :math:`s` with density
+    :math:`\rho_G`.  Its coefficients are mapped back by the chain rule :math:`\partial_s = G^{-1/2}\partial_x`
+    (applied to f and to :math:`\rho_G`), and :math:`\partial_s^2 = G^{-1/2}\partial_x G^{-1/2}\partial_x` is the
+    Laplace–Beltrami operator of :math:`G` (Coifman & Lafon 2006, Theorem 2: the density in the drift is the one
+    with respect to the Riemannian volume).
+    """
+    from workbench.continuum._riemann import RiemannianMetric
+    from workbench.symbolic import Step, claim
+
+    flat = kernel_generator_expansion(d=1, order=order, alpha=alpha)
+    s_sym, g = flat.symbols["x"][0], flat.symbols["G"][0, 0]
+    x = sp.Symbol("x", real=True)
+    f_fun, q_fun, g_fun = sp.Function("f"), sp.Function("q"), sp.Function("G")
+    fx, qx, gx = f_fun(x), q_fun(x), g_fun(x)
+    rho = qx / sp.sqrt(gx)
+
+    def d_s(h, k):
+        """∂_s^k h = (G^{-1/2}∂_x)^k h."""
+        for _ in range(k):
+            h = h.diff(x) / sp.sqrt(gx)
+        return h
+
+    def to_x(expr):
+        # the flat expansion reads f(s), q(s) and their s-derivatives, with g = 1 in the coordinate s
+        # (one simultaneous xreplace: the flat coordinate s and x are both named x, so a second pass would
+        # substitute inside the replacements)
+        expr = expr.subs(g, 1)
+        table = {f_fun(s_sym): fx, q_fun(s_sym): rho}
+        for der in expr.atoms(sp.Derivative):
+            k = der.derivative_count
+            table[der] = d_s(fx, k) if der.expr.func == f_fun else d_s(rho, k)
+        return expr.xreplace(table)
+
+    coefficients = [sp.together(to_x(c)) for c in flat.coefficients]
+    generator = sp.expand(to_x(flat.generator))
+    metric = RiemannianMetric(sp.Matrix([[gx]]), (x,), sp.sqrt(gx))
+    laplace_beltrami = metric.laplacian(fx)
+    drift = metric.inner(metric.differential(sp.log(rho)), metric.differential(fx))
+    beltrami_form = -(laplace_beltrami + 2 * (1 - alpha) * drift)
+    constant = sp.Symbol("g", positive=True)
+    old_form = -(fx.diff(x, 2) / gx + 2 * (1 - alpha) * sp.log(qx).diff(x) * fx.diff(x) / gx)
+    steps = [
+        Step(
+            "kernel K_β(x, y) = exp(−β(Φ(y) − Φ(x))²), Φ' = √G(x): a position-dependent metric G(x) "
+            "(the feature kernel exp(−β‖F(y) − F(x)‖²) of a curve with |F'|² = G, up to the chordal O(|y − x|⁴))",
+            sp.Matrix([[gx]]),
+            statement=r"K_\beta(x,y) = e^{-\beta(\Phi(y)-\Phi(x))^2},\quad \Phi' = \sqrt{G(x)},\quad"
+            r" dV_G = \sqrt G\,dx,\quad \rho_G = \frac{q}{\sqrt G}",
+            because="a 1-D metric is the square of the speed of a feature map; Φ is the arc length",
+        ),
+        claim(
+            "arc length s = Φ(y) − Φ(x): ds/dy = √G, so the law q(y)dy is ρ_G(y)ds with ρ_G = q/√G, and the kernel "
+            "is exp(−βs²) (metric 1)",
+            qx / sp.sqrt(gx) * sp.sqrt(gx),
+            qx,
+            statement=r"q(y)\,dy = \rho_G(y)\,ds,\quad \rho_G = \frac{q}{\sqrt G},\quad K_\beta = e^{-\beta s^2}",
+            because="change of variables; the degrees q_β and both integrals of P_β transform alike, so P_β is the "
+            "constant-metric operator in s with density ρ_G (exactly, not only to leading order)",
+        ),
+        *flat.steps,
+        Step(
+            "map back to x by the chain rule ∂_s = G^{-1/2}∂_x (on f and on ρ_G)",
+            generator,
+            statement=r"\partial_s = G^{-1/2}\partial_x,\quad"
+            r" \mathcal C f = -\big[\partial_s^2 f + 2(1-\alpha)\,\partial_s\log\rho_G\,\partial_s f\big]",
+            because="the constant-metric generator (g = 1) of the previous steps, in the coordinate s",
+        ),
+        claim(
+            "… which is −[Δ_G f + 2(1−α)⟨∇log ρ_G, ∇f⟩_G], Δ_G = G^{-1/2}∂_x(√G G^{-1}∂_x) the Laplace–Beltrami "
+            "operator and ρ_G = q/√G the density with respect to dV_G",
+            generator,
+            beltrami_form,
+            statement=r"\lim_{\beta\to\infty}4\beta(\mathsf I - \mathcal P_\beta)f"
+            r" = -\big[\Delta_Gf + 2(1-\alpha)\langle\nabla\log\rho_G,\nabla f\rangle_G\big],\quad"
+            r" \Delta_G = \frac1{\sqrt G}\partial_x\big(\sqrt G\,G^{-1}\partial_x\big)",
+            because="G^{-1/2}∂_x(G^{-1/2}∂_x f) = (1/√G)∂_x(√G·G⁻¹∂_x f); Δ_G and ⟨·,·⟩_G from RiemannianMetric",
+        ),
+        claim(
+            "constant G = g: Δ_G = g⁻¹∂², ρ_G ∝ q, and the constant-metric form returns",
+            beltrami_form.subs(gx, constant).doit(),
+            old_form.subs(gx, constant),
+            statement=r"G \equiv g:\quad -\big[\Delta_Gf + 2(1-\alpha)\langle\nabla\log\rho_G,\nabla f\rangle_G\big]"
+            r" = -\frac1g\big[f'' + 2(1-\alpha)(\log q)'f'\big]",
+            because="∂_x√g = 0, so the Laplace–Beltrami operator is g⁻¹∂² and log ρ_G = log q − ½log g",
+        ),
+        claim(
+            "varying G: the constant-metric form (g⁻¹∂², drift with q) misses by (3/2 − α)G'f'/G², O(1) wherever "
+            "G' f' ≠ 0",
+            beltrami_form - old_form,
+            (sp.Rational(3, 2) - alpha) * gx.diff(x) * fx.diff(x) / gx**2,
+            statement=r"\mathcal Cf + \Big[\frac{f''}G + 2(1-\alpha)\frac{q'f'}{qG}\Big]"
+            r" = \Big(\frac32 - \alpha\Big)\frac{G'f'}{G^2}",
+            because="Δ_G f = f''/G − G'f'/(2G²) and (log ρ_G)' = (log q)' − G'/(2G)",
+        ),
+    ]
+    symbols = {"x": (x,), "f": fx, "q": qx, "G": sp.Matrix([[gx]]), "alpha": alpha, "beta": flat.symbols["beta"]}
+    symbols["rho"] = rho
     return KernelExpansion(steps, coefficients, generator, symbols)
 
 
