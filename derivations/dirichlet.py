@@ -1,4 +1,4 @@
-r"""The Dirichlet form of a Gauss kernel on a sampled point cloud.
+r"""The Dirichlet form of a Gauss kernel on a sampled point cloud (and of any symmetric kernel with positive degrees).
 
 Source: Attention Geometry §2 [SEED] :math:`\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)
 \langle f|\mathsf L|f\rangle_\pi = (\mathbf 1^\top\mathsf p)\sum_k\lambda_k|c_k|^2`, and the edge form
@@ -12,7 +12,7 @@ import sympy as sp
 
 from derivations._common import as_float, by_scale
 from workbench.backend import namespace, to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import (
     dirichlet_form,
     gauss_kernel,
@@ -137,38 +137,82 @@ def _swiss_roll(rng, n: int) -> np.ndarray:
     return (points + 0.05 * rng.standard_normal(points.shape)) / 10
 
 
-def _verify(rng, scale, backend) -> Verification:
-    """Compare three independent routes to ℰ(f,f) on a sampled Swiss roll.
+def _routes(kernel, f, pi, xp, *, spectral: bool = True) -> tuple[float, float, float]:
+    """ℰ(f,f) three ways: the edge sum, the quadratic form (1ᵀp)⟨f, (I − P)f⟩_π and the spectral sum.
 
-    (a) the edge sum ½Σ K_ij (f_i − f_j)² (``dirichlet_form``),
-    (b) the quadratic form (1ᵀp)⟨f, (I − P)f⟩_π,
-    (c) the spectral sum (1ᵀp) Σ_k λ_k c_k² from the symmetric conjugate D^{-1/2} K D^{-1/2}.
-    Tolerance 1e-10 relative: (b) and (c) lose a few digits to cancellation in f − Pf.
+    (a) ½Σ K_ij (f_i − f_j)² (``dirichlet_form``), (b) (1ᵀp) Σ_i π_i f_i (f − Pf)_i with P = D⁻¹K
+    (``markov_operator``), (c) (1ᵀp) Σ_k λ_k c_k² from the eigenvectors of the symmetric conjugate
+    D^{-1/2} K D^{-1/2}; (c) is only defined for a symmetric K and is NaN when ``spectral`` is False.
     """
-    n = by_scale(scale, 300, 3000)
-    points_np = _swiss_roll(rng, n)
-    d2 = squared_distances(points_np)
-    beta = 1.0 / float(np.median(d2[np.triu_indices(n, 1)]))  # median heuristic (DMAE convention)
-    points = to_backend(points_np, backend)
-    xp = namespace(points)
-    kernel = gauss_kernel(points, beta)
-    f = to_backend(np.sin(3 * points_np[:, 0]) + 0.1 * rng.standard_normal(n), backend)
     edge = as_float(dirichlet_form(kernel, f))
-
     degree = xp.sum(kernel, axis=-1)
     mass = xp.sum(degree)
-    pi = reversible_stationary_law(kernel)
     p_op = markov_operator(kernel)
     quadratic = as_float(mass * xp.sum(pi * f * (f - p_op @ f)))
-
+    if not spectral:
+        return edge, quadratic, float("nan")
     root = xp.sqrt(degree)
     mu, u = xp.linalg.eigh(kernel / (root[:, None] * root[None, :]))
     phi = u / root[:, None] * xp.sqrt(mass)  # π-orthonormal eigenfunctions of P
     c = xp.sum((pi * f)[:, None] * phi, axis=0)
-    spectral = as_float(mass * xp.sum((1.0 - mu) * c * c))
+    return edge, quadratic, as_float(mass * xp.sum((1.0 - mu) * c * c))
 
-    residual = max(abs(quadratic - edge), abs(spectral - edge)) / abs(edge)
+
+def _swiss_roll_data(rng, n: int):
+    """Points on a noisy Swiss roll, the median-heuristic β and a rough test function f."""
+    points = _swiss_roll(rng, n)
+    d2 = squared_distances(points)
+    beta = 1.0 / float(np.median(d2[np.triu_indices(n, 1)]))  # median heuristic (DMAE convention)
+    f = np.sin(3 * points[:, 0]) + 0.1 * rng.standard_normal(n)
+    return points, beta, f
+
+
+def _tilt(points: np.ndarray) -> np.ndarray:
+    """Destination weights q_j = e^{2x_j}, x the first coordinate (a key bias, as in an attention head)."""
+    return np.exp(2 * points[:, 0])
+
+
+def _verify(rng, scale, backend) -> Verification:
+    """Compare three independent routes to ℰ(f,f) on a sampled Swiss roll, for two symmetric kernels.
+
+    (a) the edge sum ½Σ K_ij (f_i − f_j)² (``dirichlet_form``),
+    (b) the quadratic form (1ᵀp)⟨f, (I − P)f⟩_π, π from ``reversible_stationary_law``,
+    (c) the spectral sum (1ᵀp) Σ_k λ_k c_k² from the symmetric conjugate D^{-1/2} K D^{-1/2}.
+    Kernels: the Gauss kernel (median-heuristic β) and the symmetrised key-biased Gauss kernel
+    ½(K Q + Q K), Q = diag(q), q_j = e^{2x_j}, on the first 300 points — symmetric with positive degrees but
+    not a Gauss kernel, the generalised statement.  Tolerance 1e-10 relative: (b) and (c) lose a few digits to cancellation in
+    f − Pf.
+    """
+    n = by_scale(scale, 300, 3000)
+    points_np, beta, f_np = _swiss_roll_data(rng, n)
+    points = to_backend(points_np, backend)
+    f = to_backend(f_np, backend)
+    xp = namespace(points)
+    gauss = gauss_kernel(points, beta)
+    m = min(n, 300)  # the second kernel on the first 300 points: it tests the algebra, which n does not change
+    tilted = gauss[:m, :m] * to_backend(_tilt(points_np[:m]), backend)[None, :]
+    residual = 0.0
+    for kernel, g in ((gauss, f), (0.5 * (tilted + tilted.T), f[:m])):
+        edge, quadratic, spectral = _routes(kernel, g, reversible_stationary_law(kernel), xp)
+        residual = max(residual, abs(quadratic - edge) / abs(edge), abs(spectral - edge) / abs(edge))
     return Verification.from_residual(residual, 1e-10, n=n, beta=round(beta, 6))
+
+
+def outside_asymmetric(rng) -> Verification:
+    """The statement on a key-biased Gauss kernel K_ij = e^{−β‖x_i − x_j‖²} q_j, q_j = e^{2x_j}: not symmetric.
+
+    Same Swiss roll (n = 300), f and median-heuristic β as ``verify``; π = p/1ᵀp, P = D⁻¹K as in the
+    statement.  The spectral route needs a symmetric conjugate and is not defined, so the residual is the
+    first equality's part of the same criterion, |(1ᵀp)⟨f, Lf⟩_π − ½Σ K_ij(f_i − f_j)²| / |edge|, against
+    the same 1e-10: the two differ by ½Σ_ij K_ij(f_i² − f_j²), row sums against column sums.  Measured
+    ≈ 0.1 (10⁹ × the tolerance) in 0.02 s.
+    """
+    n = 300
+    points, beta, f = _swiss_roll_data(rng, n)
+    kernel = gauss_kernel(points, beta) * _tilt(points)[None, :]
+    degree = kernel.sum(axis=1)
+    edge, quadratic, _ = _routes(kernel, f, degree / degree.sum(), np, spectral=False)
+    return Verification.from_residual(abs(quadratic - edge) / abs(edge), 1e-10, n=n, beta=round(beta, 6))
 
 
 IDENTITIES = [
@@ -177,10 +221,24 @@ IDENTITIES = [
         area="markov",
         statement=r"\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)\,\langle f, \mathsf L f\rangle_\pi"
         r" = (\mathbf 1^\top\mathsf p)\sum_k \lambda_k c_k^2"
-        r" = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2,"
-        r"\quad \mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2}",
+        r" = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2"
+        r"\quad (\mathsf K = \mathsf K^\top,\ \mathsf p = \mathsf K\mathbf 1 > 0;"
+        r"\ \text{e.g. } \mathsf K_{ij} = e^{-\beta\lVert x_i - x_j\rVert^2})",
         source="Attention Geometry §2 [SEED]; edge form [DERIVED] (book/reference.md §A.2)",
         derive=_derive,
         verify=_verify,
+        hypotheses=(
+            Hypothesis(
+                "K symmetric, K_ij = K_ji (any symmetric kernel, not only the Gauss kernel e^{−β‖x_i − x_j‖²})",
+                "key-biased Gauss kernel K_ij = e^{−β‖x_i − x_j‖²} q_j, q_j = e^{2x_j}, on a sampled Swiss roll",
+                outside_asymmetric,
+            ),
+            Hypothesis(
+                "positive degrees p = K1 > 0",
+                reason="p > 0 is what makes π = p/1ᵀp a law, ⟨·,·⟩_π an inner product and D^{±1/2} real: "
+                "with a zero or negative degree the spectral side is undefined rather than different (the "
+                "edge and quadratic sides still agree by algebra), so no case can show it false",
+            ),
+        ),
     ),
 ]

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from derivations.continuum_nonlocal import IDENTITIES, courrege_errors, jump_form_errors, sphere_varadhan_errors
+import derivations.continuum_nonlocal as nonlocal_module
+from derivations.continuum_nonlocal import (
+    IDENTITIES,
+    circle_cut_point_errors,
+    courrege_errors,
+    jump_form_errors,
+    sphere_varadhan_errors,
+    triangle_local_errors,
+)
 from workbench.catalogue import fit_rate
 from workbench.continuum._nonlocal import (
     circle_courrege_operator,
@@ -93,6 +101,35 @@ def test_flat_line_remainder_is_zero_and_wrong_dimension_is_not():
     assert abs(varadhan_remainder(log_p, dist, t, hbar, 1)) < 1e-14
     wrong = varadhan_remainder(log_p, dist, t, hbar, 2)
     assert math.isclose(wrong, -2 * hbar * t * math.log(4 * math.pi * hbar * t), rel_tol=1e-12)
+
+
+# ---- why the outside cases fail: the mechanism, against closed forms -------------------------------
+
+
+def test_at_the_cut_point_the_remainder_is_four_hbar_t_log_two():
+    # Oracle: at θ = π two images of the line kernel tie, p_t = 2(4πħt)^{-1/2}e^{−π²/4ħt}(1 + O(e^{−2π²/ħt})),
+    # so |remainder| = 4ħt log 2 exactly to rounding (the next images are below e^{−900}): O(t), not O(t²).
+    times = np.array([0.02, 0.005, 0.001])
+    np.testing.assert_allclose(circle_cut_point_errors(times, hbar=0.5), 4 * 0.5 * times * math.log(2), rtol=1e-10)
+
+
+def test_the_triangle_wave_bias_falls_like_beta_to_the_minus_half():
+    # Oracle: near a kink the deficit scales like β^{−1/2} (bond length β^{−1/2}); β ×4 at the same grid ratio
+    # n/√β halves it, to the discretisation's wobble (tolerance 0.05 on the exponent).
+    errors = triangle_local_errors([400.0, 1600.0])
+    assert abs(math.log(errors[0] / errors[1]) / math.log(4.0) - 0.5) < 0.05
+
+
+def test_a_skewed_jump_kernel_converges_to_the_uncompensated_integral(monkeypatch):
+    # Oracle: the bond sum Σ_j h n(x_j − x_i)(f_i − f_j) tends to −∫[f(x+u) − f(x)]n(u)du with no compensator.
+    # Adding the compensator term 2∫_{|u|<1}u n_odd back to the oracle restores the O(1/β) convergence of the
+    # symmetric case (slope 1 ± 0.05), so the outside case fails by the compensator alone.
+    compensator = quad(lambda u: u * nonlocal_module._skew_remote(u), -1.0, 1.0, epsabs=1e-14)[0]
+    assert compensator > 0.01  # the statement's prediction differs by 2·compensator·|sin 2x|
+    with_compensator = nonlocal_module._skew_limit_coefficient()
+    monkeypatch.setattr(nonlocal_module, "_skew_limit_coefficient", lambda: with_compensator + 2 * compensator)
+    betas = np.array([200.0, 800.0])
+    assert abs(fit_rate(1 / betas, courrege_errors(betas, skew=True)) - 1.0) < 0.05
 
 
 def test_negative_control_sphere_with_line_prefactor_misses_rate_two():

@@ -45,6 +45,7 @@ def test_every_identity_states_hypotheses_or_is_reviewed_as_unconditional():
 
 
 UNCONDITIONAL = {
+    "continuum.bakry_emery.bochner",  # every smooth metric G, smooth f and Φ, any ħ (polynomial in ħ)
     "lie.bases.agree",  # an exact change of basis in the free Lie algebra over Q, every degree
     "lie.hausdorff",  # e^{∓ad_A} is entire in the bounded ad_A: no radius
     "nn.gauge.conjugation",  # similarity commutes with exp for any real Q and invertible T_j
