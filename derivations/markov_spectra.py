@@ -16,7 +16,7 @@ import scipy.linalg
 import sympy as sp
 
 from derivations._common import by_scale
-from workbench.catalogue import Identity, Step, Verification, claim, fit_rate
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim, fit_rate
 from workbench.markov import Circle, MarkovOperator, Sphere, gauss_kernel
 
 
@@ -82,14 +82,38 @@ def _verify_circle_bandwidth(rng, scale, backend) -> Verification:
     bandwidth bias is left: 4β(1 − μ_k) − k² = −k⁴/(8β) + O(β⁻²), a slope of 1 in 1/β (tolerance
     0.05: the β⁻² term bends the fit by < 0.01 over β = 25…400).
     """
-    n = by_scale(scale, 800, 3000)
-    betas = np.array([25.0, 50.0, 100.0, 200.0, 400.0])
+    return _circle_bandwidth_rate(_circle_grid(by_scale(scale, 800, 3000)))
+
+
+CIRCLE_BETAS = np.array([25.0, 50.0, 100.0, 200.0, 400.0])
+
+
+def _circle_bandwidth_rate(points: np.ndarray) -> Verification:
+    """Fitted slope of max_k |4β(1 − μ_k) − k²|/k² (k = 1, 2) in 1/β on the given nodes of S¹, α = 1."""
     exact = Circle().spectrum(5)[1:]
     errors = []
-    for beta in betas:
-        mu = MarkovOperator.from_points(_circle_grid(n), beta, alpha=1.0).spectrum(5).values
+    for beta in CIRCLE_BETAS:
+        mu = MarkovOperator.from_points(points, beta, alpha=1.0).spectrum(5).values
         errors.append(float(np.max(np.abs(4 * beta * (1 - mu[1:]) - exact) / exact)))
-    return Verification.from_rate(1 / betas, errors, expected=1.0, tolerance=0.05, n=n, beta_max=400)
+    return Verification.from_rate(1 / CIRCLE_BETAS, errors, expected=1.0, tolerance=0.05, n=len(points), beta_max=400)
+
+
+def _outside_circle_iid(rng) -> Verification:
+    """circle.bandwidth on n = 800 i.i.d. uniform samples of S¹ instead of equally spaced nodes.
+
+    The Monte-Carlo error of μ_k, O(n^{-1/2}) and multiplied by 4β in the rescaling, grows with β and
+    swamps the 1/β bias: the fitted slope came out −0.28 (expected 1 ± 0.05) when written, in 0.8 s.
+    """
+    return _circle_bandwidth_rate(Circle().sample(800, seed=rng))
+
+
+def _outside_circle_coarse(rng) -> Verification:
+    """circle.bandwidth on n = 60 equally spaced nodes, too few to resolve the kernel at the largest β.
+
+    Node spacing 2π/60 = 0.10 against a kernel width (2β)^{-1/2} = 0.035 at β = 400: the node sums alias
+    and the error rises with β.  Fitted slope −1.79 (expected 1 ± 0.05) when written, in 0.01 s.
+    """
+    return _circle_bandwidth_rate(_circle_grid(60))
 
 
 def _cluster_errors(manifold, beta, multiplicities, sizes, repeats, rng):
@@ -125,30 +149,80 @@ def _verify_sampled(manifold, beta, multiplicities):
         over seeds 1–7 with 24 repetitions: spread −0.51…−0.59, mean −1.03…−1.15 (circle and sphere).
         """
         sizes = by_scale(scale, [50, 100, 200, 400, 800], [100, 200, 400, 800, 1600, 3200])
-        repeats = by_scale(scale, 24, 24)
-        mean_errors, spreads = _cluster_errors(manifold, beta, multiplicities, sizes, repeats, rng)
-        spread_rate, mean_rate = fit_rate(sizes, spreads), fit_rate(sizes, mean_errors)
-        residual = abs(spread_rate + 0.5)
-        passed = residual <= 0.15 and abs(mean_rate + 1.0) <= 0.3
-        return Verification(
-            residual, 0.15, passed, {"repeats": repeats, "beta": beta, "mean_rate": round(mean_rate, 3)},
-            spread_rate, -0.5,
-        )  # fmt: skip
+        return _sampled_rates(manifold, beta, multiplicities, sizes, by_scale(scale, 24, 24), rng)
 
     return verify
 
 
-def _verify_sphere_kernel(rng, scale, backend) -> Verification:
-    """Oracle: −Δ on S^d has eigenvalues l(l + d − 1); the exact kernel eigenvalues must approach them at rate 1/β.
+def _sampled_rates(manifold, beta, multiplicities, sizes, repeats, rng) -> Verification:
+    """The two fitted rates of :func:`_cluster_errors`: spread against −½ (the residual), mean against −1."""
+    mean_errors, spreads = _cluster_errors(manifold, beta, multiplicities, sizes, repeats, rng)
+    spread_rate, mean_rate = fit_rate(sizes, spreads), fit_rate(sizes, mean_errors)
+    residual = abs(spread_rate + 0.5)
+    passed = residual <= 0.15 and abs(mean_rate + 1.0) <= 0.3
+    return Verification(
+        residual, 0.15, passed, {"repeats": repeats, "beta": beta, "mean_rate": round(mean_rate, 3)},
+        spread_rate, -0.5,
+    )  # fmt: skip
 
-    Checked for d = 1, 2, 3 and l = 1, 2 on the Funk–Hecke formula μ_l = I_{l+(d−1)/2}(2β)/I_{(d−1)/2}(2β)
-    (tolerance 0.02 on the slope: the β⁻² term over β = 10²…10⁴).
+
+class _Concentrated:
+    """Samples of the von Mises–Fisher density ∝ e^{κ⟨x, e⟩} on S¹ or S², scored against ``base``'s exact spectrum.
+
+    The spectrum stays the one the statement names (the uniform law's Funk–Hecke eigenvalues); only the
+    sampling law changes.  On S² the height z = ⟨x, e₃⟩ has density ∝ e^{κz} on [−1, 1] (inverse CDF
+    below) and the azimuth is uniform; on S¹ the angle is von Mises.
+    """
+
+    def __init__(self, base, kappa: float):
+        self.base, self.kappa = base, kappa
+
+    def kernel_spectrum(self, beta: float, count: int) -> np.ndarray:
+        return self.base.kernel_spectrum(beta, count)
+
+    def sample(self, n: int, seed) -> np.ndarray:
+        rng, kappa = np.random.default_rng(seed), self.kappa
+        if isinstance(self.base, Circle):
+            theta = rng.vonmises(0.0, kappa, n)
+            return np.column_stack([np.cos(theta), np.sin(theta)])
+        z = 1 + np.log(np.exp(-2 * kappa) + rng.random(n) * (1 - np.exp(-2 * kappa))) / kappa
+        phi, rim = 2 * np.pi * rng.random(n), np.sqrt(np.clip(1 - z * z, 0.0, None))
+        return np.column_stack([rim * np.cos(phi), rim * np.sin(phi), z])
+
+
+def _outside_circle_concentrated(rng) -> Verification:
+    """circle.samples on samples of the von Mises density ∝ e^{8cos θ} instead of the uniform law.
+
+    At fixed β the α = 1 operator of a non-uniform density has other eigenvalues and split clusters (the
+    α-normalisation removes the density only as β → ∞), so the spread stops falling: over n = 50…400 with
+    8 repetitions the spread slope came out −0.11 (−0.07…−0.11 over seeds 0–2; expected −0.5 ± 0.15) and
+    the mean slope −0.06…−0.08 (expected −1), in 0.3–0.6 s.
+    """
+    return _sampled_rates(_Concentrated(Circle(), 8.0), 3.0, (2, 2), [50, 100, 200, 400], 8, rng)
+
+
+def _outside_sphere_concentrated(rng) -> Verification:
+    """sphere.samples on samples of the Fisher density ∝ e^{8z} on S² instead of the uniform law.
+
+    As on the circle, the clusters of the α = 1 operator split at fixed β: over n = 50…400 with 8
+    repetitions the spread slope came out −0.14 (−0.10…−0.14 over seeds 0–2; expected −0.5 ± 0.15) and the
+    mean slope −0.11…−0.14 (expected −1), in 0.4–0.6 s.
+    """
+    return _sampled_rates(_Concentrated(Sphere(dim=2), 8.0), 3.0, (3, 5), [50, 100, 200, 400], 8, rng)
+
+
+def _verify_sphere_kernel(rng, scale, backend) -> Verification:
+    """Oracle: −Δ on S^d of radius r has eigenvalues l(l + d − 1)/r²; the exact kernel eigenvalues must approach them at rate 1/β.
+
+    Checked for d = 1, 2, 3, radii r = 1 and 2, and l = 1, 2 on the Funk–Hecke formula (at r = 1,
+    μ_l = I_{l+(d−1)/2}(2β)/I_{(d−1)/2}(2β); radius r acts as β ↦ βr²), with tolerance 0.02 on the slope:
+    the β⁻² term over β = 10²…10⁴.
     """
     betas = np.geomspace(1e2, 1e4, 6)
     slopes = []
-    for d in (1, 2, 3):
-        sphere = Sphere(dim=d)
-        count = int(np.sum(sphere.spectrum(60) <= 2 * (d + 1)))  # l = 0, 1, 2 with multiplicities
+    for d, radius in ((d, r) for d in (1, 2, 3) for r in (1.0, 2.0)):
+        sphere = Sphere(dim=d, radius=radius)
+        count = int(np.sum(Sphere(dim=d).spectrum(60) <= 2 * (d + 1)))  # l = 0, 1, 2 with multiplicities
         laplace = sphere.spectrum(count)
         errors = []
         for beta in betas:
@@ -156,7 +230,8 @@ def _verify_sphere_kernel(rng, scale, backend) -> Verification:
             errors.append(float(np.max(np.abs(4 * beta * (1 - mu[1:]) - laplace[1:]) / laplace[1:])))
         slopes.append(fit_rate(1 / betas, errors))
     worst = max(slopes, key=lambda r: abs(r - 1.0))
-    return Verification(abs(worst - 1.0), 0.02, abs(worst - 1.0) <= 0.02, {"dimensions": "1, 2, 3"}, worst, 1.0)
+    sizes = {"dimensions": "1, 2, 3", "radii": "1, 2"}
+    return Verification(abs(worst - 1.0), 0.02, abs(worst - 1.0) <= 0.02, sizes, worst, 1.0)
 
 
 # ---- density bias: α = 1 removes it, α = 0 does not ------------------------------------------
@@ -199,8 +274,14 @@ def _verify_density_bias(rng, scale, backend) -> Verification:
     spectrum to stay away from k² (the density bias α = 1 removes): gap > 10× the last α = 1 error.
     """
     n = by_scale(scale, 1000, 3000)
+    return _density_bias_rates(_quantile_angles(n, DENSITY_AMPLITUDE))
+
+
+def _density_bias_rates(angles: np.ndarray) -> Verification:
+    """The density-bias check on nodes at ``angles``: slopes of the α = 1 and α = 0 errors in 1/β, and the gap."""
+    n = len(angles)
     betas = np.array([25.0, 50.0, 100.0, 200.0])
-    points = np.column_stack([np.cos(t := _quantile_angles(n, DENSITY_AMPLITUDE)), np.sin(t)])
+    points = np.column_stack([np.cos(angles), np.sin(angles)])
     slopes, gap, last = [], 0.0, 0.0
     for alpha in (1.0, 0.0):
         limit = drift_laplacian_spectrum(DENSITY_AMPLITUDE, alpha, 5)[1:]
@@ -221,6 +302,32 @@ def _verify_density_bias(rng, scale, backend) -> Verification:
         residual, 0.05, passed, {"n": n, "alpha0_gap_from_k2": round(gap, 3), "alpha1_error": f"{last:.1e}"},
         slopes[0], 1.0,
     )  # fmt: skip
+
+
+def _outside_density_iid(rng) -> Verification:
+    """density_bias on n = 400 i.i.d. draws from q ∝ 1 + ½cos θ instead of its quantile nodes.
+
+    The Monte-Carlo error of the eigenvalues, multiplied by 4β, grows with β and hides the 1/β bias:
+    the slope furthest from 1 came out −0.94 when written (−0.68 and −0.36 at another seed; expected
+    1 ± 0.05), in 0.2–0.6 s.
+    """
+    u = rng.random(400)
+    angles = 2 * np.pi * u
+    for _ in range(60):  # Newton on θ + a sin θ = 2πu, the inverse CDF as in _quantile_angles
+        angles -= (angles + DENSITY_AMPLITUDE * np.sin(angles) - 2 * np.pi * u) / (
+            1 + DENSITY_AMPLITUDE * np.cos(angles)
+        )
+    return _density_bias_rates(angles)
+
+
+def _outside_density_coarse(rng) -> Verification:
+    """density_bias on the quantile nodes of q with n = 80, too few to resolve the kernel at β = 200.
+
+    The mean spacing 2π/80 = 0.08 is twice the kernel width (2β)^{-1/2} = 0.05 at β = 200: the node sums
+    alias and the error rises with β.  Fitted slopes −2.05 (α = 1) and −1.81 (α = 0) when written
+    (expected 1 ± 0.05), in 0.04 s.
+    """
+    return _density_bias_rates(_quantile_angles(80, DENSITY_AMPLITUDE))
 
 
 # ---- graphs -----------------------------------------------------------------------------------
@@ -257,14 +364,29 @@ def _verify_graphs(rng, scale, backend) -> Verification:
     hypercube Q_d: 2j and 2j/d (j = Hamming weight); complete K_n: n and n/(n − 1), each besides 0.
     Tolerance 1e-12: eigh rounding on matrices of norm ≤ 2n.
     """
+    return _graph_residual(_graph_cases(scale))
+
+
+def _graph_residual(cases) -> Verification:
+    """Largest gap between the computed spectra of D − A and I − D⁻¹A and their closed forms, over ``cases``."""
     worst = 0.0
-    for graph, laplacian, walk in _graph_cases(scale):
+    for graph, laplacian, walk in cases:
         n = graph.number_of_nodes()
         unnormalised = np.linalg.eigvalsh(nx.laplacian_matrix(graph).toarray().astype(float))
         worst = max(worst, float(np.max(np.abs(unnormalised - np.sort(laplacian(n))))))
         walk_values = np.sort(1 - MarkovOperator.from_networkx(graph).spectrum(n).values)
         worst = max(worst, float(np.max(np.abs(walk_values - np.sort(walk(n))))))
-    return Verification.from_residual(worst, 1e-12, graphs=4)
+    return Verification.from_residual(worst, 1e-12, graphs=len(cases))
+
+
+def _outside_two_cycle(rng) -> Verification:
+    """markov.spectrum.graphs on C₂: the cycle closed forms at n = 2.
+
+    As a simple graph C₂ is one edge, so D − A has spectrum {0, 2}, while 2 − 2cos(2πk/n) gives {0, 4}
+    (the formula counts the two edges of a 2-cycle, a multigraph).  Residual 2.0 (tolerance 1e-12) when
+    written, in 1 ms.  The random-walk closed form still holds there (both give {0, 2}).
+    """
+    return _graph_residual([(nx.cycle_graph(2), *_graph_cases("small")[1][1:])])
 
 
 def _derive_graphs() -> list[Step]:
@@ -302,39 +424,68 @@ IDENTITIES = [
     Identity(
         name="markov.spectrum.circle.bandwidth",
         area="markov",
-        statement=r"4\beta\,(1 - \mu_k(\mathsf P_\beta^{(\alpha=1)})) = k^2 + O(\beta^{-1})\ \text{on } S^1",
+        statement=r"4\beta\,(1 - \mu_k(\mathsf P_\beta^{(\alpha=1)})) = k^2 + O(\beta^{-1})"
+        r"\ \text{on } n \text{ equispaced nodes of } S^1\ (n \gg \sqrt\beta)",
         source="Attention Geometry §2, §4 [SEED limit 4ħβ(I − P_β) → 𝒞]; book/reference.md §A.4",
         derive=_derive_scale,
         verify=_verify_circle_bandwidth,
         asymptotic=True,
         backends=("numpy",),
+        hypotheses=(
+            Hypothesis(
+                "the nodes are a quadrature rule (equally spaced), not i.i.d. samples: the Monte-Carlo error of μ_k, "
+                "multiplied by 4β, would grow with β",
+                "n = 800 i.i.d. uniform samples of S¹",
+                _outside_circle_iid,
+            ),
+            Hypothesis(
+                "the nodes resolve the kernel: spacing 2π/n ≪ (2β)^{-1/2}, i.e. n ≫ √β (n = 800 for β ≤ 400)",
+                "n = 60 equally spaced nodes: spacing 0.10 against a kernel width 0.035 at β = 400",
+                _outside_circle_coarse,
+            ),
+        ),
     ),
     Identity(
         name="markov.spectrum.circle.samples",
         area="markov",
         statement=r"\hat\mu_{k,\pm} = I_k(2\beta)/I_0(2\beta) + O(n^{-1/2})\ \text{(spread)},"
-        r"\ \tfrac12(\hat\mu_{k,+} + \hat\mu_{k,-}) = I_k/I_0 + O(n^{-1})\ \text{on uniform samples of } S^1",
+        r"\ \tfrac12(\hat\mu_{k,+} + \hat\mu_{k,-}) = I_k/I_0 + O(n^{-1})\ \text{on i.i.d. uniform samples of } S^1",
         source="Funk–Hecke for the Gauss kernel on S¹ [DERIVED]; Monte-Carlo rate (Koltchinskii–Giné 2000)",
         derive=_derive_scale,
         verify=_verify_sampled(Circle(), 3.0, (2, 2)),
         asymptotic=True,
         backends=("numpy",),
+        hypotheses=(
+            Hypothesis(
+                "the samples are drawn from the uniform law on S¹ (at fixed β even α = 1 does not remove a density)",
+                "samples of the von Mises density ∝ e^{8cos θ}, n = 50…400",
+                _outside_circle_concentrated,
+            ),
+        ),
     ),
     Identity(
         name="markov.spectrum.sphere.samples",
         area="markov",
         statement=r"\text{clusters of } 2l+1\ \hat\mu\text{'s around } \mu_l = I_{l+1/2}(2\beta)/I_{1/2}(2\beta):"
-        r"\ \text{spread } O(n^{-1/2}),\ \text{mean } \mu_l + O(n^{-1})\ \text{on uniform samples of } S^2",
+        r"\ \text{spread } O(n^{-1/2}),\ \text{mean } \mu_l + O(n^{-1})\ \text{on i.i.d. uniform samples of } S^2",
         source="Funk–Hecke for the Gauss kernel on S² (Minh–Niyogi–Yao 2006) [DERIVED]",
         derive=_derive_scale,
         verify=_verify_sampled(Sphere(dim=2), 3.0, (3, 5)),
         asymptotic=True,
         backends=("numpy",),
+        hypotheses=(
+            Hypothesis(
+                "the samples are drawn from the uniform law on S² (at fixed β even α = 1 does not remove a density)",
+                "samples of the Fisher density ∝ e^{8z} on S², n = 50…400",
+                _outside_sphere_concentrated,
+            ),
+        ),
     ),
     Identity(
         name="markov.spectrum.sphere.bandwidth",
         area="markov",
-        statement=r"4\beta\,(1 - \mu_l) = l(l+d-1) + O(\beta^{-1})\ \text{on } S^d,\ d = 1, 2, 3",
+        statement=r"4\beta\,(1 - \mu_l) = \frac{l(l+d-1)}{r^2} + O(\beta^{-1})"
+        r"\ \text{on } S^d \text{ of radius } r,\ d = 1, 2, 3",
         source="Attention Geometry §4 [SEED limit]; Funk–Hecke [DERIVED]",
         derive=_derive_scale,
         verify=_verify_sphere_kernel,
@@ -345,21 +496,46 @@ IDENTITIES = [
         name="markov.spectrum.density_bias",
         area="markov",
         statement=r"4\beta(I - \mathsf P^{(\alpha)}_\beta) \to -[\Delta + 2(1-\alpha)\langle\nabla\log q,\nabla\,\cdot\rangle]"
-        r"\ \text{on } S^1,\ q \propto 1 + \tfrac12\cos\theta",
+        r"\ \text{on } S^1,\ q \propto 1 + \tfrac12\cos\theta\ (\text{quantile nodes of } q,\ n \gg \sqrt\beta)",
         source="Attention Geometry §4 [RECON, Coifman–Lafon]; book/reference.md §A.4",
         derive=_derive_scale,
         verify=_verify_density_bias,
         asymptotic=True,
         backends=("numpy",),
+        hypotheses=(
+            Hypothesis(
+                "the nodes are the quantiles of q (a quadrature rule), not i.i.d. draws from q: the Monte-Carlo "
+                "error, multiplied by 4β, would grow with β",
+                "n = 400 i.i.d. draws from q ∝ 1 + ½cos θ",
+                _outside_density_iid,
+            ),
+            Hypothesis(
+                "the nodes resolve the kernel: spacing ≪ (2β)^{-1/2}, i.e. n ≫ √β (n = 1000 for β ≤ 200)",
+                "n = 80 quantile nodes of q: mean spacing 0.08 against a kernel width 0.05 at β = 200",
+                _outside_density_coarse,
+            ),
+        ),
     ),
     Identity(
         name="markov.spectrum.graphs",
         area="markov",
         statement=r"\operatorname{spec}(D - A),\ \operatorname{spec}(I - D^{-1}A)\ \text{of paths, cycles, hypercubes, "
-        r"complete graphs in closed form}",
+        r"complete graphs in closed form}\ (C_n:\ n \ge 3;\ \text{no isolated vertex})",
         source="Chung, Spectral Graph Theory (1997) §1.2 [closed forms]",
         derive=_derive_graphs,
         verify=_verify_graphs,
         backends=("numpy",),
+        hypotheses=(
+            Hypothesis(
+                "C_n has n ≥ 3 vertices (a simple graph; C₂ collapses to one edge)",
+                "C₂ = one edge: spec(D − A) = {0, 2}, the closed form 2 − 2cos(2πk/n) gives {0, 4}",
+                _outside_two_cycle,
+            ),
+            Hypothesis(
+                "no isolated vertex (n ≥ 2 for P_n and K_n, d ≥ 1 for Q_d), so that D is invertible",
+                reason="at n = 1 the walk I − D⁻¹A is undefined (D = 0) and so is the path's πk/(n − 1): "
+                "neither side of the closed form has a value to measure",
+            ),
+        ),
     ),
 ]

@@ -18,7 +18,7 @@ import sympy as sp
 
 from derivations._common import EPS, as_float, by_scale, sandwich_coefficient
 from workbench.backend import matrix_exp, namespace, to_backend
-from workbench.catalogue import Identity, Step, Verification, claim
+from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import markov_semigroup
 
 SERIES_ORDER = 4  # Taylor coefficients t¹…t⁴ are checked symbolically
@@ -229,7 +229,13 @@ def _standard_symplectic(half: int) -> np.ndarray:
 def _verify_orthogonal(rng, scale, backend) -> Verification:
     n = by_scale(scale, 6, 128)
     g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
-    a = to_backend(g - np.swapaxes(g, -1, -2), backend)
+    return _orthogonality_gap(g - np.swapaxes(g, -1, -2), backend)
+
+
+def _orthogonality_gap(a_np: np.ndarray, backend: str = "numpy") -> Verification:
+    """The gap max |WᵀW − I| for W = e^A over a stack of matrices A."""
+    n = a_np.shape[-1]
+    a = to_backend(a_np, backend)
     xp = namespace(a)
     w = matrix_exp(a)
     eye = xp.eye(n, dtype=w.dtype, device=array_api_compat.device(w))
@@ -241,11 +247,22 @@ def _verify_orthogonal(rng, scale, backend) -> Verification:
 def _verify_spd(rng, scale, backend) -> Verification:
     n = by_scale(scale, 6, 128)
     g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
-    a = to_backend((g + np.swapaxes(g, -1, -2)) / 2, backend)
+    return _spd_gap((g + np.swapaxes(g, -1, -2)) / 2, backend)
+
+
+def _spd_gap(a_np: np.ndarray, backend: str = "numpy") -> Verification:
+    """W = e^A positive definite: max(‖W − Wᴴ‖/‖W‖, spectral error of eig W against e^{eig A}) over a stack.
+
+    ``Wᴴ`` is the conjugate transpose: positive definiteness of a complex matrix needs it Hermitian, and for
+    real A it is the transpose.
+    """
+    n = a_np.shape[-1]
+    a = to_backend(a_np, backend)
     xp = namespace(a)
     w = matrix_exp(a)
-    symmetry = as_float(xp.max(xp.abs(w - xp.matrix_transpose(w)))) / as_float(xp.max(xp.abs(w)))
-    sym_w = (w + xp.matrix_transpose(w)) / 2
+    adjoint = xp.conj(xp.matrix_transpose(w)) if xp.isdtype(w.dtype, "complex floating") else xp.matrix_transpose(w)
+    symmetry = as_float(xp.max(xp.abs(w - adjoint))) / as_float(xp.max(xp.abs(w)))
+    sym_w = (w + adjoint) / 2
     # Oracle: the spectral theorem, eig(e^A) = e^{eig(A)} (both sorted ascending).
     spectrum = xp.linalg.eigvalsh(sym_w)
     expected = xp.exp(xp.linalg.eigvalsh(a))
@@ -263,9 +280,13 @@ def _random_generator(rng, n: int) -> np.ndarray:
 
 def _verify_stochastic(rng, scale, backend) -> Verification:
     n = by_scale(scale, 6, 128)
-    q = to_backend(_random_generator(rng, n), backend)
-    xp = namespace(q)
-    p = markov_semigroup(q, t=0.7)
+    return _stochastic_gap(markov_semigroup(to_backend(_random_generator(rng, n), backend), t=0.7))
+
+
+def _stochastic_gap(p) -> Verification:
+    """max(|row sum − 1|, −min entry) of a stack of matrices P (e^{tQ})."""
+    xp = namespace(p)
+    n = p.shape[-1]
     row_sums = as_float(xp.max(xp.abs(xp.sum(p, axis=-1) - 1.0)))
     negativity = max(0.0, -as_float(xp.min(p)))
     return Verification.from_residual(max(row_sums, negativity), 100 * n * EPS, n=n, batch=BATCH)
@@ -276,8 +297,13 @@ def _verify_symplectic(rng, scale, backend) -> Verification:
     n = 2 * half
     g = rng.standard_normal((BATCH, n, n)) / np.sqrt(n)
     s = (g + np.swapaxes(g, -1, -2)) / 2
-    j_np = _standard_symplectic(half)
-    a = to_backend(j_np @ s, backend)
+    return _symplectic_gap(s, _standard_symplectic(half), backend)
+
+
+def _symplectic_gap(s_np: np.ndarray, j_np: np.ndarray, backend: str = "numpy") -> Verification:
+    """The gap max |WᵀJW − J| / max|W|² for W = e^{JS} over a stack of matrices S."""
+    n = j_np.shape[-1]
+    a = to_backend(j_np @ s_np, backend)
     j = to_backend(j_np, backend)
     xp = namespace(a)
     w = matrix_exp(a)
@@ -286,6 +312,100 @@ def _verify_symplectic(rng, scale, backend) -> Verification:
     scale_w = as_float(xp.max(xp.abs(w))) ** 2
     residual = as_float(xp.max(xp.abs(gap))) / scale_w
     return Verification.from_residual(residual, 100 * n * EPS, n=n, batch=BATCH)
+
+
+# ---- outside cases: each drops one hypothesis and measures the same gap --------------------------------
+
+OUTSIDE_N = 6  # the small scale of the checks
+
+
+def _gaussian_stack(rng) -> np.ndarray:
+    return rng.standard_normal((BATCH, OUTSIDE_N, OUTSIDE_N)) / np.sqrt(OUTSIDE_N)
+
+
+def _outside_not_skew(rng) -> Verification:
+    """skew_to_orthogonal for A = (G − Gᵀ) + 0.05(G + Gᵀ): a skew matrix plus a small symmetric part.
+
+    e^A then stretches along the symmetric part, so WᵀW ≈ e^{0.1(G + Gᵀ)} ≠ I: the gap came out 0.17
+    against the tolerance 6.7e-14 when written (n = 6, a stack of 4), in 1 ms.
+    """
+    g = _gaussian_stack(rng)
+    gt = np.swapaxes(g, -1, -2)
+    return _orthogonality_gap(g - gt + 0.05 * (g + gt))
+
+
+def _outside_not_symmetric(rng) -> Verification:
+    """symmetric_to_spd for A = ½(G + Gᵀ) + 0.05(G − Gᵀ): a symmetric matrix plus a small skew part.
+
+    e^A is then not symmetric: the gap came out 0.096 against the tolerance 1.3e-13 when written
+    (n = 6, a stack of 4), in 1 ms.
+    """
+    g = _gaussian_stack(rng)
+    gt = np.swapaxes(g, -1, -2)
+    return _spd_gap((g + gt) / 2 + 0.05 * (g - gt))
+
+
+def _outside_complex_symmetric(rng) -> Verification:
+    """symmetric_to_spd for the complex symmetric A = iS (Aᵀ = A, S real symmetric): not a real matrix.
+
+    e^{iS} is unitary with eigenvalues e^{iλ} on the unit circle, symmetric but not Hermitian, so not
+    positive definite: the gap (Hermitian defect ‖W − Wᴴ‖/‖W‖ or spectral error) came out 0.71 against the tolerance
+    1.3e-13 when written (n = 6, a stack of 4), in 1 ms.
+    """
+    g = _gaussian_stack(rng)
+    return _spd_gap(0.2j * (g + np.swapaxes(g, -1, -2)))
+
+
+def _outside_negative_rate(rng) -> Verification:
+    """generator_to_stochastic with one negative off-diagonal rate, Q₀₁ = −1, the row still summing to 0.
+
+    Rows of e^{tQ} still sum to 1, but (e^{tQ})₀₁ ≈ tQ₀₁ < 0: the gap (the most negative entry) came out 0.038
+    against the tolerance 1.3e-13 when written (t = 0.7, n = 6, a stack of 4), in 1 ms.
+    """
+    q = _random_generator(rng, OUTSIDE_N)
+    q[:, 0, 1] = -1.0
+    q[:, 0, 0] = 0.0
+    q[:, 0, 0] = -q[:, 0].sum(axis=-1)
+    return _stochastic_gap(matrix_exp(0.7 * q))
+
+
+def _outside_leaky_rows(rng) -> Verification:
+    """generator_to_stochastic for Q − ½I: nonnegative rates whose rows sum to −½ (a killed chain).
+
+    e^{tQ} stays nonnegative but loses mass, e^{tQ}1 = e^{−t/2}1: the gap came out 0.30 = 1 − e^{−0.35}
+    against the tolerance 1.3e-13 when written (t = 0.7, n = 6, a stack of 4), in 1 ms.
+    """
+    return _stochastic_gap(matrix_exp(0.7 * (_random_generator(rng, OUTSIDE_N) - 0.5 * np.eye(OUTSIDE_N))))
+
+
+def _outside_negative_time(rng) -> Verification:
+    """generator_to_stochastic at t = −0.7: the same generators run backwards.
+
+    Rows still sum to 1, but e^{−0.7Q} ≈ I − 0.7Q has negative off-diagonal entries: the gap came out
+    1.1e3 against the tolerance 1.3e-13 when written (n = 6, a stack of 4), in 1 ms.
+    """
+    return _stochastic_gap(matrix_exp(-0.7 * _random_generator(rng, OUTSIDE_N)))
+
+
+def _outside_s_not_symmetric(rng) -> Verification:
+    """hamiltonian_to_symplectic for A = JG with G not symmetric.
+
+    Then AᵀJ + JA = G − Gᵀ ≠ 0 and e^A leaves Sp(2m): the gap came out 0.40 against the tolerance
+    1.3e-13 when written (n = 6, a stack of 4), in 1 ms.
+    """
+    return _symplectic_gap(_gaussian_stack(rng), _standard_symplectic(OUTSIDE_N // 2))
+
+
+def _outside_nonstandard_j(rng) -> Verification:
+    """hamiltonian_to_symplectic with the skew form J = (0 D; −D 0), D = diag(1, 2, 3), in place of J.
+
+    J is skew but J² = −diag(D², D²) is not a multiple of I, so AᵀJ + JA = J²S − SJ² ≠ 0 for A = JS:
+    the gap came out 1.7 against the tolerance 1.3e-13 when written (n = 6, a stack of 4), in 1 ms.
+    """
+    g = _gaussian_stack(rng)
+    d = np.diag(np.arange(1.0, OUTSIDE_N // 2 + 1))
+    zero = np.zeros_like(d)
+    return _symplectic_gap((g + np.swapaxes(g, -1, -2)) / 2, np.block([[zero, d], [-d, zero]]))
 
 
 SOURCE = "Lie-Exponential Roadmap, 'structure by construction'"
@@ -298,15 +418,34 @@ IDENTITIES = [
         source=SOURCE,
         derive=_derive_orthogonal,
         verify=_verify_orthogonal,
+        hypotheses=(
+            Hypothesis(
+                "A is skew-symmetric, Aᵀ = −A (real or complex)",
+                "A = (G − Gᵀ) + 0.05(G + Gᵀ), G Gaussian 6×6: a small symmetric part",
+                _outside_not_skew,
+            ),
+        ),
     ),
     Identity(
         name="structure.exp.symmetric_to_spd",
         area="structure",
-        statement=r"A^\top = A \;\Rightarrow\; e^{A} = (e^{A/2})^\top e^{A/2} \succ 0,"
+        statement=r"A^\top = A \in \mathbb R^{N\times N} \;\Rightarrow\; e^{A} = (e^{A/2})^\top e^{A/2} \succ 0,"
         r"\ \operatorname{spec} e^{A} = e^{\operatorname{spec} A}",
         source=SOURCE,
         derive=_derive_spd,
         verify=_verify_spd,
+        hypotheses=(
+            Hypothesis(
+                "A is symmetric, Aᵀ = A",
+                "A = ½(G + Gᵀ) + 0.05(G − Gᵀ), G Gaussian 6×6: a small skew part",
+                _outside_not_symmetric,
+            ),
+            Hypothesis(
+                "A is real (for complex A the condition is Hermitian, Aᴴ = A)",
+                "A = iS with S real symmetric: complex symmetric, e^{iS} unitary",
+                _outside_complex_symmetric,
+            ),
+        ),
     ),
     Identity(
         name="structure.exp.generator_to_stochastic",
@@ -316,13 +455,35 @@ IDENTITIES = [
         source=SOURCE,
         derive=_derive_stochastic,
         verify=_verify_stochastic,
+        hypotheses=(
+            Hypothesis(
+                "nonnegative off-diagonal rates, Q_ij ≥ 0 (i ≠ j)",
+                "one negative rate Q₀₁ = −1, row 0 still summing to 0",
+                _outside_negative_rate,
+            ),
+            Hypothesis(
+                "rows sum to zero, Q1 = 0 (no killing)",
+                "Q − ½I: rates ≥ 0, rows summing to −½",
+                _outside_leaky_rows,
+            ),
+            Hypothesis("t ≥ 0", "t = −0.7", _outside_negative_time),
+        ),
     ),
     Identity(
         name="structure.exp.hamiltonian_to_symplectic",
         area="structure",
-        statement=r"A = JS,\ S^\top = S \;\Rightarrow\; (e^{A})^\top J e^{A} = J",
+        statement=r"A = JS,\ S^\top = S,\ J = \begin{pmatrix}0 & I\\ -I & 0\end{pmatrix}"
+        r" \;\Rightarrow\; (e^{A})^\top J e^{A} = J",
         source=SOURCE,
         derive=_derive_symplectic,
         verify=_verify_symplectic,
+        hypotheses=(
+            Hypothesis("S is symmetric, Sᵀ = S", "A = JG, G Gaussian 6×6 (not symmetric)", _outside_s_not_symmetric),
+            Hypothesis(
+                "J is the standard symplectic form (0 I; −I 0), or any J with Jᵀ = −J and J² = −I",
+                "J = (0 D; −D 0), D = diag(1, 2, 3): skew, but J² is not −I",
+                _outside_nonstandard_j,
+            ),
+        ),
     ),
 ]

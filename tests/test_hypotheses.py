@@ -45,6 +45,9 @@ def test_every_identity_states_hypotheses_or_is_reviewed_as_unconditional():
 
 
 UNCONDITIONAL = {
+    "expmv.heat.cycle",  # every n ≥ 1 and real t (the Bessel generating function)
+    "expmv.rank_one.closed_form",  # every u, v and t
+    "markov.spectrum.sphere.bandwidth",  # stated for S^d of any radius r: l(l + d − 1)/r²
     "continuum.bakry_emery.bochner",  # every smooth metric G, smooth f and Φ, any ħ (polynomial in ħ)
     "lie.bases.agree",  # an exact change of basis in the free Lie algebra over Q, every degree
     "lie.hausdorff",  # e^{∓ad_A} is entire in the bounded ad_A: no radius
