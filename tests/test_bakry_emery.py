@@ -302,6 +302,39 @@ def test_continuum_bias_decays_like_one_over_beta(lattice):
     np.testing.assert_allclose(betas[-1] * errors["gamma"][-1], bilaplacian_leibniz / 16, rtol=1e-2)
 
 
+def test_flat_limit_of_gamma2_gains_the_density_drift_unless_q_is_uniform_or_alpha_is_one():
+    # `markov.bakry_emery.flat_limits` on a non-uniform density (issue 37, item 3).  Oracle: the α-normalised walk
+    # tends to Δ + ∇V·∇ with V = 2(1 − α) log q, and Bochner with that drift, Γ₂ = ‖Hess f‖² − Hess V(∇f, ∇f), both
+    # derived by sympy in the identity; q = q₁(s)q₂(t) has Hess log q in closed form.  At β = 3200 on quadrature
+    # nodes of q, (4β)²Γ₂(f) is within 0.5 % of the drift-corrected limit (measured 0.16 %, 0.20 %, 0.24 %: the
+    # O(1/β) bias), while the uniform-q limit ‖Hess f‖² misses by 12 % (α = 0) and 6 % (α = ½).
+    from derivations import markov_geometry as mg
+    from workbench.catalogue import discover, select
+    from workbench.markov import MarkovOperator, gauss_kernel_sparse
+
+    beta = 3200.0
+    nodes, centre = mg._flat_nodes(beta)
+    hess_log_q, (u, v), _ = mg._flat_hess_log_q(mg.FLAT_EPS)
+    kernel = gauss_kernel_sparse(nodes, beta, radius=mg.FLAT_REACH / np.sqrt(beta))
+    x, y = nodes.T
+    grad_f = np.array([np.cos(u) * np.cos(2 * v), -2 * np.sin(u) * np.sin(2 * v)])
+    hess_f = np.array(
+        [
+            [-np.sin(u) * np.cos(2 * v), -2 * np.cos(u) * np.sin(2 * v)],
+            [-2 * np.cos(u) * np.sin(2 * v), -4 * np.sin(u) * np.cos(2 * v)],
+        ]
+    )
+    uniform_limit = np.sum(hess_f**2)
+    for alpha in (0.0, 0.5, 1.0):
+        got = (4 * beta) ** 2 * gamma2(MarkovOperator.from_kernel(kernel, alpha).P, np.sin(x) * np.cos(2 * y))[centre]
+        limit = uniform_limit - 2 * (1 - alpha) * grad_f @ hess_log_q @ grad_f
+        assert abs(got / limit - 1) < 5e-3, (alpha, got, limit)
+        if alpha < 1:
+            assert abs(got / uniform_limit - 1) > 0.05, (alpha, got, uniform_limit)
+    (identity,) = select(discover(), name="markov.bakry_emery.flat_limits")
+    assert r"- 2(1-\alpha)\operatorname{Hess}\log q(\nabla f,\nabla f)" in identity.statement
+
+
 # --------------------------------------------------------------------------------------------------
 # Stationary current, circulation, Hatano–Nelson, gauge gradients
 # --------------------------------------------------------------------------------------------------

@@ -87,6 +87,31 @@ def test_cycle_is_flat(n):
     np.testing.assert_allclose(bakry_emery_curvature(adjacency(nx.cycle_graph(4))), 2.0, rtol=1e-12)
 
 
+def test_curvature_identity_needs_n_at_least_5_for_the_cycle():
+    # `markov.curvature.graphs` (issue 37, item 4): K_∞(C_n) = 0 only for n ≥ 5.  Oracle, closed forms: C₃ = K₃ has
+    # 1 + 3/2 = 5/2 (normalised (3 + 2)/(2·2) = 5/4) and C₄ = Q₂ has 2 (normalised 2/2 = 1).  The statement and the
+    # reference say n ≥ 5, the check uses only cycles with n ≥ 5, and the outside case measures C₃ and C₄.
+    from pathlib import Path
+
+    from derivations import markov_geometry as mg
+    from workbench.catalogue import discover, select
+
+    for n, unnormalised, normalised in ((3, 2.5, 1.25), (4, 2.0, 1.0)):
+        A = adjacency(nx.cycle_graph(n))
+        np.testing.assert_allclose(bakry_emery_curvature(A), unnormalised, rtol=1e-12)
+        np.testing.assert_allclose(bakry_emery_curvature(A / A.sum(1, keepdims=True)), normalised, rtol=1e-12)
+    (identity,) = select(discover(), name="markov.curvature.graphs")
+    assert r"K_\infty(C_n) = 0\ (n \ge 5)" in identity.statement
+    (hypothesis,) = identity.hypotheses
+    assert hypothesis.text == "n ≥ 5 for the cycle C_n"
+    outcome = hypothesis.outside(np.random.default_rng(0))
+    assert outcome.sizes == pytest.approx({"C_3": 2.5, "C_4": 2.0}, rel=1e-12)
+    assert not outcome.passed and outcome.residual == pytest.approx(2.0, rel=1e-12)
+    assert all(g.number_of_nodes() >= 5 for name, g, *_ in mg._curvature_cases("large") if name.startswith("C_"))
+    reference = (Path(__file__).parents[1] / "book" / "reference.md").read_text()
+    assert "$C_n$ with $n \\ge 5$" in reference
+
+
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5])
 def test_hypercube(d):
     # Published: Q_d has K_∞ = 2 (unnormalised; Klartag–Kozma–Ralli–Tetali 2016) and 2/d normalised.
