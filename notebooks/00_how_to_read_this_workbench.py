@@ -30,6 +30,7 @@
 # * run the checks of one area from Python or with `workbench check --area AREA`, and read a
 #   residual against its tolerance;
 # * tell an exact identity (checked by a residual) from an asymptotic one (checked by a fitted rate);
+# * read an identity's hypotheses, and see its statement fail on a case outside each of them;
 # * explain why $\varphi_1(z) = (e^z - 1)/z$ must be evaluated as `expm1(z)/z` near $z = 0$;
 # * verify the edge form of the Dirichlet form of a Gauss kernel on your own point cloud.
 #
@@ -47,7 +48,7 @@ import mpmath
 import numpy as np
 import scipy.linalg
 
-from workbench.catalogue import discover, fit_rate, run_checks, select
+from workbench.catalogue import discover, fit_rate, run_checks, run_outside_cases, select
 from workbench.continuum import softmax_first_order
 from workbench.expmv import expm_rank1, phi1
 from workbench.markov import (
@@ -124,6 +125,29 @@ rank_one.derive()
 results = run_checks(select(catalogue, area="structure"), seed=0, scale="small", backends=("numpy",))
 show(results)
 assert all(r.passed for r in results)
+
+# %% [markdown]
+# ## Hypotheses are tested, not decoration
+#
+# A statement is only as true as its hypotheses.  Each identity lists them (`identity.hypotheses`, also shown by
+# `workbench derive NAME` and on the catalogue page), and each hypothesis comes with a **case outside it**: the
+# same check, run where that hypothesis fails.  There the statement must fail by more than its tolerance — if it
+# did not, the hypothesis would not be needed.  The Bakry–Émery curvature of the cycle $C_n$ is $0$, for instance,
+# only from $n = 5$ on: the 2-ball of a vertex of $C_3$ or $C_4$ closes up on itself.
+
+# %%
+cycle = select(catalogue, name="markov.curvature.graphs")[0]
+for number, hypothesis in enumerate(cycle.hypotheses, 1):
+    print(f"H{number}. {hypothesis.text}\n    outside it: {hypothesis.case}")
+outside = run_outside_cases([cycle])
+for r in outside:
+    verdict = "fails as predicted" if r.passed else "HOLDS outside: the hypothesis is not needed"
+    print(f"{r.backend}: residual {r.residual:.2e} > tolerance {r.tolerance:.1e} — {verdict}")
+assert all(r.passed and r.residual > r.tolerance for r in outside)  # a passing row: the statement fails outside
+
+# %% [markdown]
+# `workbench check --hypotheses` runs every outside case of the catalogue the same way (each row passes when the
+# statement fails there as predicted).
 
 # %% [markdown]
 # ## 1. Structure by construction
@@ -239,6 +263,8 @@ show(run_checks(select(catalogue, name="markov.dirichlet_form.gauss"), backends=
 # * `workbench check --area AREA` runs one area (here `structure`, four identities, all passing);
 #   a bare `workbench check` runs the whole catalogue and exits 1 if anything fails; `--json` gives
 #   the same as one document; `workbench derive NAME` prints the steps.
+# * Every hypothesis is tested: on a case outside it the statement fails (`run_outside_cases`,
+#   `workbench check --hypotheses`); $K_\infty(C_n) = 0$ needs $n \ge 5$.
 # * Structure by construction: skew ↦ orthogonal and generator ↦ stochastic hold to rounding,
 #   checked against the defining equations $W^\top W = I$, $P\mathbf 1 = \mathbf 1$, $P \ge 0$.
 # * The rank-one exponential matches dense `expm` to rounding, and only the `expm1` form of

@@ -163,6 +163,13 @@ assert abs(density_term) > 1e-3
 # \nabla f\rangle$; α = ½ halves it (the Fokker–Planck / Langevin operator with potential $-\log q$); α = 1
 # removes it and leaves the Laplace–Beltrami operator whatever the sampling density [RECON,
 # {cite:t}`coifman2006diffusion`].
+#
+# Here the metric $g$ is a constant, so the density in coordinates $q$ and the density against the Riemannian volume
+# differ by a constant factor and the drift cannot tell them apart.  With a metric that varies with position — the
+# same kernel on features, $G = J_F^\top J_F$ — they do not: the drift is $2(1-\alpha)\langle\nabla\log\rho_G,
+# \nabla f\rangle_G$ with $\rho_G = q/\sqrt{\det G}$ and $\Delta_G$ is the Laplace–Beltrami operator
+# (`workbench derive continuum.kernel.generator_limit` derives it; its check runs on an ellipse sampled
+# non-uniformly, where the constant-metric formula misses by $O(1)$ at every β).
 
 # %%
 for a in ALPHAS:
