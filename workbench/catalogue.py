@@ -405,6 +405,20 @@ def _run_numeric(identity: Identity, seed: int, scale: str, backend: str) -> Res
         )
 
 
+def _identity_list(identities: Iterable[Identity]) -> list[Identity]:
+    """``identities`` as a list, refusing a string, a single record or a non-record item by name."""
+    if isinstance(identities, (str, Identity)):
+        shown = f"the string {identities!r}" if isinstance(identities, str) else "one Identity"
+        raise TypeError(
+            f"identities must be an iterable of Identity records, e.g. select(discover(), area=...), got {shown}"
+        )
+    identities = list(identities)
+    for i, identity in enumerate(identities):
+        if not isinstance(identity, Identity):
+            raise TypeError(f"identities[{i}] must be an Identity, got {type(identity).__name__}")
+    return identities
+
+
 def run_checks(
     identities: Iterable[Identity],
     *,
@@ -444,17 +458,8 @@ def run_checks(
     [('sympy', True), ('numpy', True)]
     """
     check_choice("scale", scale, SCALES)
-    if isinstance(identities, (str, Identity)):
-        shown = f"the string {identities!r}" if isinstance(identities, str) else "one Identity"
-        raise TypeError(
-            f"identities must be an iterable of Identity records, e.g. select(discover(), area=...), got {shown}"
-        )
-    identities = list(identities)
-    for i, identity in enumerate(identities):
-        if not isinstance(identity, Identity):
-            raise TypeError(f"identities[{i}] must be an Identity, got {type(identity).__name__}")
     results = []
-    for identity in identities:
+    for identity in _identity_list(identities):
         if symbolic:
             results.append(_run_symbolic(identity))
             if progress:
@@ -487,12 +492,8 @@ def run_outside_cases(
     >>> all(r.passed for r in rows) and all(r.residual > r.tolerance for r in rows)
     True
     """
-    identities = list(identities)
-    for i, identity in enumerate(identities):
-        if not isinstance(identity, Identity):
-            raise TypeError(f"identities[{i}] must be an Identity, got {type(identity).__name__}")
     results = []
-    for identity in identities:
+    for identity in _identity_list(identities):
         for number, hypothesis in enumerate(identity.hypotheses, 1):
             if hypothesis.outside is None:
                 continue
