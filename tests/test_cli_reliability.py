@@ -425,6 +425,7 @@ MISUSES = [
     "lab --dir /nonexistent",
     "lab --dir afile",
     "check --json --seed x",
+    "check --hypotheses --numeric-only",
     "list --json extra-arg",
     "derive bch --degree 3 --format json extra",
 ]
