@@ -286,8 +286,8 @@ def _gamma_outside_case(rng, transform) -> Verification:
 def _outside_gamma_killed(rng) -> Verification:
     """Rows that do not sum to 1: the operator form leaves the edge form.
 
-    0.9·P, a walk killed at rate 0.1 per step, with ℒ = P − I: the operator form gains −½·0.1·f_i g_i.  Measured
-    residual 14.6 against the tolerance 1e-12.
+    0.9·P, a walk killed at rate 0.1 per step, with ℒ = P − I: the operator form gains ½(1 − row sum)·f_i g_i
+    = +½·0.1·f_i g_i.  Measured residual 14.6 against the tolerance 1e-12.
     """
     return _gamma_outside_case(rng, lambda p, rng: 0.9 * p)
 
