@@ -140,3 +140,14 @@ def test_an_outside_case_that_holds_is_a_failing_row_that_says_so():
         "the statement holds outside: a case inside after all",
     )
     assert not second.passed and second.error.startswith("ZeroDivisionError")
+
+
+def test_check_hypotheses_on_an_unconditional_identity_says_there_is_nothing_to_run():
+    shown = subprocess.run(
+        [sys.executable, "-m", "workbench", "check", "lie.hausdorff", "--hypotheses"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "no outside case to run" in shown.stdout

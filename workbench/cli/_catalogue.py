@@ -131,6 +131,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json(document)
         return 1 if failed else 0
     console = rich_console()
+    if args.hypotheses and not results:
+        console.print("no outside case to run: the selected identities state no hypothesis that has one")
+        return 0
     console.print(_results_table(results, args))
     for r in failed:
         why = r.error or (f"residual {format_number(r.residual)} exceeds tolerance {format_number(r.tolerance)}")
