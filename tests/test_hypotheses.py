@@ -17,7 +17,15 @@ import numpy as np
 import pytest
 
 from workbench.book import catalogue_page
-from workbench.catalogue import CatalogueError, Hypothesis, Identity, Verification, discover, run_outside_cases
+from workbench.catalogue import (
+    CatalogueError,
+    Hypothesis,
+    Identity,
+    Verification,
+    discover,
+    run_checks,
+    run_outside_cases,
+)
 
 IDENTITIES = discover()
 CASES = [
@@ -151,3 +159,12 @@ def test_check_hypotheses_on_an_unconditional_identity_says_there_is_nothing_to_
     )
     assert shown.returncode == 0, shown.stderr
     assert "no outside case to run" in shown.stdout
+
+
+@pytest.mark.parametrize("run", [run_outside_cases, run_checks])
+def test_a_negative_or_fractional_seed_is_refused_by_name(run):
+    identities = [i for i in IDENTITIES if i.name == "markov.curvature.graphs"]
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got -1"):
+        run(identities, seed=-1)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        run(identities, seed=0.5)

@@ -34,7 +34,7 @@ import numpy as np
 
 from workbench.rates import fit_rate
 from workbench.symbolic import Derivation, Step, claim
-from workbench.validation import check_choice
+from workbench.validation import check_choice, check_integer
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -458,6 +458,7 @@ def run_checks(
     [('sympy', True), ('numpy', True)]
     """
     check_choice("scale", scale, SCALES)
+    seed = check_integer("seed", seed, 0)
     results = []
     for identity in _identity_list(identities):
         if symbolic:
@@ -492,6 +493,7 @@ def run_outside_cases(
     >>> all(r.passed for r in rows) and all(r.residual > r.tolerance for r in rows)
     True
     """
+    seed = check_integer("seed", seed, 0)
     results = []
     for identity in _identity_list(identities):
         for number, hypothesis in enumerate(identity.hypotheses, 1):
