@@ -43,6 +43,7 @@ Running experiments
 EXPERIMENTS             -- the experiments ``workbench experiment NAME`` runs, by name
 Experiment              -- a registered experiment: config class, runner, table formatter, selection axes
 ExperimentConfig        -- base of the frozen configs: ``preset(name)``, ``preset_name()``, field checks
+committed_results       -- the committed results folder experiments/results (or one run in it), from anywhere
 run_directory           -- create the run directory (given, or experiments/runs/NAME-PRESET-TIMESTAMP)
 RunLog                  -- a run's run.json: status, conditions done, config, versions; keeps finished conditions
 RUN_STATUSES            -- the states of a run: running, interrupted, failed, complete
@@ -316,6 +317,7 @@ _MODULES = {
         "RUN_STATUSES",
         "RunLog",
         "atomic_write",
+        "committed_results",
         "jsonable",
         "progress",
         "restore_floats",

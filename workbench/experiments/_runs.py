@@ -46,6 +46,7 @@ __all__ = [
     "RUN_STATUSES",
     "RunLog",
     "atomic_write",
+    "committed_results",
     "jsonable",
     "progress",
     "restore_floats",
@@ -60,6 +61,47 @@ RUN_STATUSES = ("running", "interrupted", "failed", "complete")
 
 RUN_RECORD = "run.json"
 CONFIG_RECORD = "config.json"
+
+
+def committed_results(name: str | None = None) -> Path:
+    """The folder of committed experiment results (``experiments/results`` of the checkout), or one run in it.
+
+    Notebooks read the paper-preset results committed with the repository through this, so that they run from any
+    working directory (the folder is found beside the ``workbench`` package, not relative to the current one).
+
+    Parameters
+    ----------
+    name : str, optional
+        One experiment's folder in it (e.g. ``"induction-paper"``); it must exist.
+
+    Raises
+    ------
+    FileNotFoundError
+        naming the folder looked for, when the checkout has no committed results (an installed package without
+        the repository) or no folder ``name``.
+
+    Examples
+    --------
+    >>> committed_results().name
+    'results'
+    >>> (committed_results("induction-paper") / "results.json").is_file()
+    True
+    """
+    root = Path(__file__).resolve().parents[2] / "experiments" / "results"
+    if not root.is_dir():
+        raise FileNotFoundError(
+            f"no committed experiment results at {root}: they ship with the repository (clone it, or pass the "
+            "folder of your own run instead)"
+        )
+    if name is None:
+        return root
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be the name of one results folder (e.g. 'induction-paper'), got {name!r}")
+    folder = root / name
+    if not folder.is_dir():
+        known = ", ".join(sorted(p.name for p in root.iterdir() if p.is_dir()))
+        raise FileNotFoundError(f"no committed results named {name!r} in {root} (there are: {known})")
+    return folder
 
 
 def run_directory(experiment: str, preset: str, out: str | Path | None = None, *, require_empty: bool = False) -> Path:
