@@ -1,0 +1,367 @@
+"""Teaching the course: a student copy with no solution in it, and the grading of submitted notebooks.
+
+The grader is otter-grader.  Each graded exercise ``NN.k`` of notebook ``STEM`` has a test file
+``notebooks/grading/STEM/NN.k.py`` in otter's exception-based format: ordinary Python functions that receive the
+student's ``answer_NN_k`` (a dict the exercise text names) and recompute its oracle from the student's own inputs.
+Otter was chosen over nbgrader because its tests are plain functions of the answer (like the solutions' asserts),
+it grades a notebook in a real kernel without Docker or a gradebook database (``otter.api.grade_submission``), and
+the same tests give students feedback in the notebook (``grader.check("NN.k")``); nbgrader needs one master
+notebook per assignment with the solution inside it, a course directory layout and a database.
+
+:func:`assign` writes the student copy: every notebook as ``.ipynb`` with a ``grader.check`` cell after each graded
+exercise, the tests, the reference, and nothing from ``notebooks/solutions``.  :func:`grade` grades a folder of
+submitted notebooks (each in a subprocess with a time limit, several at once) into one CSV row per submission.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.validation import check_integer
+
+__all__ = ["GradeRow", "assign", "autograder", "grade", "graded_exercises", "points", "write_csv"]
+
+ROOT = Path(__file__).resolve().parents[1]
+_MARKER = ".workbench-course-copy"
+_EXERCISE = re.compile(r"^### Exercise (\d+[a-z]?\.\d+) \((compute|derive|explore)\)", re.MULTILINE)
+_QUESTION = re.compile(r"^\d+[a-z]?\.\d+$")
+_STEM = re.compile(r"^\d+[a-z]?_\w+$")
+
+
+def _course(notebooks_dir: Path | None) -> Path:
+    folder = Path(notebooks_dir) if notebooks_dir is not None else ROOT / "notebooks"
+    if not folder.is_dir():
+        raise ValueError(f"notebooks_dir must be the folder of the course notebooks, got {str(folder)!r}")
+    return folder
+
+
+def _notebooks(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.py") if _STEM.match(p.stem))
+
+
+def graded_exercises(notebooks_dir: Path | None = None) -> dict[str, list[str]]:
+    """The graded exercises by notebook stem: ``{"00_how_to_read_this_workbench": ["00.1", "00.2"], …}``.
+
+    An exercise is graded when ``notebooks/grading/STEM/NN.k.py`` holds its tests.
+    """
+    folder = _course(notebooks_dir) / "grading"
+    graded = {}
+    for stem in sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        questions = sorted(p.stem for p in (folder / stem).glob("*.py") if _QUESTION.match(p.stem))
+        if questions:
+            graded[stem] = sorted(questions, key=lambda q: int(q.split(".")[1]))
+    return graded
+
+
+def points(stem: str, question: str, *, notebooks_dir: Path | None = None) -> float:
+    """The points exercise ``question`` of notebook ``stem`` is worth (its test file's ``points``; 1 if unset)."""
+    test = _course(notebooks_dir) / "grading" / stem / f"{question}.py"
+    if not test.is_file():
+        raise ValueError(f"no tests for exercise {question!r} of {stem!r}: {test} is missing")
+    found = re.search(r"^points\s*=\s*([0-9.]+)\s*$", test.read_text(encoding="utf-8"), re.MULTILINE)
+    return float(found[1]) if found else 1.0
+
+
+def _fresh(dest: Path, force: bool) -> None:
+    if dest.exists():
+        if not dest.is_dir():
+            raise ValueError(f"dest must be a folder to create, got the file {str(dest)!r}")
+        if any(dest.iterdir()):
+            if not (force and (dest / _MARKER).exists()):
+                hint = " (it was not written by workbench course assign)" if force else "; --force replaces a copy"
+                raise ValueError(f"dest {str(dest)!r} exists and is not empty{hint}")
+            shutil.rmtree(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / _MARKER).write_text("written by workbench course assign; replaced by --force\n")
+
+
+_STUDENT_README = """# {title}: the student copy
+
+Open the notebooks in JupyterLab (`jupyter lab` in this folder, or `workbench lab --dir .`).  Each graded
+exercise ends with a cell `grader.check("NN.k")`: run it to see which checks your answer passes, with a
+message for each one it does not.  The exercise text says which variable holds your answer (`answer_NN_k`).
+Checks that pass are a good sign, not a proof: the grader runs the same checks on your submitted notebook.
+
+Submit each notebook as the `.ipynb` file it is (keep its name).  The mathematical reference is
+`reference.md`.  The content is licensed CC BY 4.0 and the code MIT (`LICENSE-CONTENT.md`, `LICENSE`).
+"""
+
+
+def assign(dest: Path, *, notebooks_dir: Path | None = None, force: bool = False) -> list[Path]:
+    """Write the student copy of the course into ``dest``; return the files written.
+
+    ``dest`` gets every notebook as ``STEM.ipynb`` (no outputs) with, after the notebook's first code cell, one
+    that loads the grader (``grader = otter.Notebook(tests_dir="tests/STEM")``) and, after the code cell of each
+    graded exercise, ``grader.check("NN.k")``; the tests under ``tests/STEM/``; ``reference.md``; a README for the
+    students; and the licences.  No solution is copied, and the copy is checked for one before returning.
+
+    Raises
+    ------
+    ValueError
+        ``dest`` exists and is not empty (``force=True`` replaces an earlier copy made by this function, nothing
+        else), or a graded exercise has no code cell in its notebook.
+    """
+    import jupytext
+    import nbformat
+
+    course = _course(notebooks_dir)
+    dest = Path(dest)
+    graded = graded_exercises(course)
+    _fresh(dest, force)
+    written = []
+    for script in _notebooks(course):
+        notebook = jupytext.read(script, fmt="py:percent")
+        questions = graded.get(script.stem, [])
+        cells, pending, loaded = [], None, False
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                if pending is not None:
+                    cells.append(nbformat.v4.new_code_cell(f'grader.check("{pending}")'))
+                    pending = None
+                found = _EXERCISE.search(cell.source)
+                if found and found[1] in questions:
+                    pending = found[1]
+            cells.append(cell)
+            if cell.cell_type == "code" and not loaded:
+                loaded = True
+                loader = (
+                    f'import otter  # checks the exercises\n\ngrader = otter.Notebook(tests_dir="tests/{script.stem}")'
+                )
+                cells.append(nbformat.v4.new_code_cell(loader))
+        if pending is not None:
+            cells.append(nbformat.v4.new_code_cell(f'grader.check("{pending}")'))
+        checked = {
+            c.source.split('"')[1] for c in cells if c.cell_type == "code" and c.source.startswith("grader.check")
+        }
+        if missing := sorted(set(questions) - checked):
+            raise ValueError(f"{script.name}: the graded exercise(s) {', '.join(missing)} have no exercise heading")
+        notebook.cells = cells
+        notebook.metadata.pop("jupytext", None)
+        target = dest / f"{script.stem}.ipynb"
+        nbformat.write(notebook, target)
+        written.append(target)
+        if questions:
+            tests = dest / "tests" / script.stem
+            tests.mkdir(parents=True)
+            for question in questions:
+                shutil.copy2(course / "grading" / script.stem / f"{question}.py", tests / f"{question}.py")
+                written.append(tests / f"{question}.py")
+    for name, source in (
+        ("reference.md", course / "reference.md"),
+        ("LICENSE", ROOT / "LICENSE"),
+        ("LICENSE-CONTENT.md", ROOT / "LICENSE-CONTENT.md"),
+    ):
+        if source.is_file():
+            shutil.copy2(source, dest / name)
+            written.append(dest / name)
+    (dest / "README.md").write_text(_STUDENT_README.format(title="Attention Geometry Workbench"))
+    written.append(dest / "README.md")
+    leaked = [
+        p
+        for p in dest.rglob("*")
+        if "solution" in p.name.lower() or (p.suffix == ".ipynb" and "### Solution" in p.read_text())
+    ]
+    if leaked:  # pragma: no cover - a guard on this function's own output
+        raise RuntimeError(f"the student copy holds a solution: {leaked}")
+    return written
+
+
+def autograder(stem: str, target: Path, *, notebooks_dir: Path | None = None) -> Path:
+    """Otter's autograder zip for notebook ``stem`` (its tests, no requirements to install), written to ``target``."""
+    folder = _course(notebooks_dir) / "grading" / stem
+    if not folder.is_dir():
+        raise ValueError(f"stem must name a notebook with graded exercises (notebooks/grading/STEM), got {stem!r}")
+    target = Path(target)
+    with zipfile.ZipFile(target, "w") as archive:
+        for test in sorted(folder.glob("*.py")):
+            archive.write(test, f"tests/{test.name}")
+        # Otter's defaults, spelled out: no PDF, no requirements, debug off (a student's error fails its tests only).
+        archive.writestr("otter_config.json", json.dumps({"lang": "python"}))
+    return target
+
+
+@dataclass
+class GradeRow:
+    """One graded submission: who, which notebook, the points per exercise, and how grading went."""
+
+    student: str
+    notebook: str
+    file: str
+    scores: dict[str, float] = field(default_factory=dict)
+    possible: dict[str, float] = field(default_factory=dict)
+    status: str = "graded"
+    seconds: float = 0.0
+    messages: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        """The points scored over every graded exercise of the notebook."""
+        return float(sum(self.scores.values()))
+
+    @property
+    def out_of(self) -> float:
+        """The points possible."""
+        return float(sum(self.possible.values()))
+
+
+def _identify(path: Path, root: Path, stems: list[str]) -> tuple[str | None, str]:
+    """(notebook stem, student) of submission ``path``: the longest stem in its name; the rest names the student."""
+    name = path.stem.removesuffix("_solutions")
+    matches = [s for s in stems if s in name] or [s for s in stems if name.startswith(s.split("_")[0] + "_")]
+    stem = max(matches, key=len) if matches else None
+    rest = name.replace(stem, "") if stem else name
+    parts = [*path.relative_to(root).parent.parts, rest.strip("_-. ")]
+    return stem, "/".join(p for p in parts if p) or path.stem
+
+
+def _grade_one(archive: str, submission: str, result: str) -> None:
+    """Grade one submission with otter (in this process) and write the scores as JSON: the subprocess's job."""
+    from otter.api import grade_submission
+
+    results = grade_submission(submission, archive, quiet=True).to_dict()
+    scores = {
+        q: {
+            "score": float(r["score"]),
+            "possible": float(r["possible"]),
+            "messages": [t["message"] for t in r["test_case_results"] if not t["passed"]],
+        }
+        for q, r in results.items()
+    }
+    Path(result).write_text(json.dumps(scores))
+
+
+def grade(
+    submissions: Path,
+    out: Path | None = None,
+    *,
+    notebooks_dir: Path | None = None,
+    workers: int | None = None,
+    timeout: float = 600.0,
+    progress: Callable[[GradeRow], None] | None = None,
+) -> list[GradeRow]:
+    """Grade every submitted notebook under ``submissions`` (``.ipynb`` or percent ``.py``); write a CSV to ``out``.
+
+    The notebook a file answers is the course stem in its name (``alice/03_heat_on_a_swiss_roll.ipynb``,
+    ``bob_03_heat_on_a_swiss_roll.ipynb``); the rest of its path names the student.  Each submission is executed
+    in a fresh kernel by otter in its own process (``workers`` at once, default the CPU count) and stopped after
+    ``timeout`` seconds.  The CSV has one row per submission: student, notebook, file, the points of each exercise
+    ``NN.k`` of the course, total, possible, status (``graded``, ``timed out``, ``not a course notebook``,
+    ``failed: …``) and seconds.  Rows come in path order, ``progress`` is called with each row as it finishes.
+    """
+    submissions = Path(submissions)
+    if not submissions.is_dir():
+        raise ValueError(f"submissions must be a folder of submitted notebooks, got {str(submissions)!r}")
+    workers = check_integer("workers", workers, 1) if workers is not None else max(1, os.cpu_count() or 1)
+    if not (isinstance(timeout, int | float) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    course = _course(notebooks_dir)
+    graded = graded_exercises(course)
+    stems = [p.stem for p in _notebooks(course)]
+    files = sorted(
+        p
+        for p in submissions.rglob("*")
+        if p.suffix in (".ipynb", ".py") and p.is_file() and ".ipynb_checkpoints" not in p.parts
+    )
+    if not files:
+        raise ValueError(f"submissions holds no notebook (.ipynb or .py) under {str(submissions)!r}")
+    rows, jobs = [], []
+    with tempfile.TemporaryDirectory(prefix="workbench-grade-") as tmp:
+        work = Path(tmp)
+        archives: dict[str, Path] = {}
+        for index, path in enumerate(files):
+            stem, student = _identify(path, submissions, stems)
+            row = GradeRow(student=student, notebook=stem or "", file=str(path.relative_to(submissions)))
+            rows.append(row)
+            if stem is None or stem not in graded:
+                row.status = "not a course notebook" if stem is None else "no graded exercise"
+                continue
+            if stem not in archives:
+                archives[stem] = autograder(stem, work / f"{stem}.zip", notebooks_dir=course)
+            folder = work / f"submission-{index}"
+            folder.mkdir()
+            notebook = folder / f"{stem}.ipynb"
+            if path.suffix == ".py":
+                import jupytext
+
+                jupytext.write(jupytext.read(path, fmt="py:percent"), notebook)
+            else:
+                shutil.copy2(path, notebook)
+            row.possible = {q: points(stem, q, notebooks_dir=course) for q in graded[stem]}
+            jobs.append((row, archives[stem], notebook, folder / "result.json"))
+        _run(jobs, workers, timeout, progress)
+    if out is not None:
+        write_csv(rows, out, [q for stem in graded for q in graded[stem]])
+    return rows
+
+
+def _run(jobs, workers: int, timeout: float, progress) -> None:
+    """Run the grading subprocesses, ``workers`` at a time, each stopped after ``timeout`` seconds."""
+    pending, running = list(jobs), []
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)
+    while pending or running:
+        while pending and len(running) < workers:
+            row, archive, notebook, result = pending.pop(0)
+            command = [sys.executable, "-m", "workbench.course", str(archive), str(notebook), str(result)]
+            log = (notebook.parent / "grading.log").open("w")  # a file, not a pipe: otter and the kernel talk a lot
+            # A session of its own: a timeout stops the kernel otter started too (an endless loop runs there).
+            process = subprocess.Popen(
+                command, cwd=notebook.parent, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            log.close()
+            running.append((row, result, process, time.monotonic()))
+        time.sleep(0.2)
+        for job in list(running):
+            row, result, process, start = job
+            elapsed = time.monotonic() - start
+            if process.poll() is None and elapsed < timeout:
+                continue
+            running.remove(job)
+            row.seconds = round(elapsed, 1)
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                row.status = f"timed out after {timeout:g} s"
+            elif process.returncode != 0 or not result.is_file():
+                text = (result.parent / "grading.log").read_text(errors="replace")
+                lines = [line for line in text.splitlines() if line.strip() and "WARNING" not in line]
+                row.status = "failed: " + (lines[-1] if lines else f"exit status {process.returncode}")
+            else:
+                for question, r in json.loads(result.read_text()).items():
+                    row.scores[question] = r["score"]
+                    row.possible[question] = r["possible"]
+                    row.messages[question] = r["messages"]
+            if progress is not None:
+                progress(row)
+
+
+def write_csv(rows: list[GradeRow], out: Path, questions: list[str]) -> Path:
+    """Write ``rows`` as CSV: student, notebook, file, one column per exercise, total, possible, status, seconds."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student", "notebook", "file", *questions, "total", "possible", "status", "seconds"])
+        for row in rows:
+            cells = [row.scores.get(q, "") if q in row.possible else "" for q in questions]
+            writer.writerow(
+                [row.student, row.notebook, row.file, *cells, row.total, row.out_of, row.status, row.seconds]
+            )
+    return out
+
+
+if __name__ == "__main__":  # the grading subprocess of :func:`grade`: ARCHIVE SUBMISSION RESULT
+    _grade_one(*sys.argv[1:4])
