@@ -96,6 +96,31 @@ def test_notebook_opens_with_objectives_prerequisites_and_time(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_time_is_a_time(path):
+    # the syllabus table shows the first paragraph after **Time.**: minutes of class and of code, nothing else
+    first = _markdown(path)[0]
+    time_text = first.split("**Time.**", 1)[1].strip().split("\n\n", 1)[0]
+    assert len(time_text) <= 200, f"{path.name}: Time runs {len(time_text)} characters: {time_text[:80]}…"
+    assert re.search(r"\bmin", time_text) and re.search(r"\b(s|seconds?|min(utes?)?)\b", time_text), time_text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_has_concept_checks_with_answers_before_the_recap(path):
+    cells = _markdown(path)
+    start = next(i for i, c in enumerate(cells) if c.startswith("## Concept checks"))
+    recap = next(i for i, c in enumerate(cells) if c.startswith("## Recap"))
+    assert start < recap, f"{path.name}: the concept checks come before the recap"
+    text = "\n".join(cells[start:recap])
+    checks = re.findall(r"^\*\*Check (\d+)\.\*\*", text, re.MULTILINE)
+    answers = re.findall(r"^:::\{dropdown\} Answer\n(.+?)^:::$", text, re.MULTILINE | re.DOTALL)
+    assert 3 <= len(checks) <= 5, f"{path.name}: {len(checks)} concept checks (3 to 5 expected)"
+    assert checks == [str(k) for k in range(1, len(checks) + 1)], checks
+    assert len(answers) == len(checks), f"{path.name}: {len(answers)} answers for {len(checks)} checks"
+    # an answer names the right option and explains it (not just a letter)
+    assert all(re.match(r"\s*\*?\*?\(?[a-d]\)", a) and len(a.split()) >= 15 for a in answers), answers
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_ends_with_a_recap_and_graded_exercises(path):
     cells = _markdown(path)
     text = "\n".join(cells)
