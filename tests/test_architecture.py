@@ -58,11 +58,14 @@ LAYERS: dict[str, set[str]] = {
         "experiments",
         "book",
         "lab",
+        "course",
     },
     # The lab command line and settings (JupyterLab on the course); it reuses the site's MathJax.
     "lab": {"base", "book"},
     # The course site builder: top layer (only cli and lab import it); it reads the catalogue for its page.
     "book": {"base", "catalogue"},
+    # Teaching: the student copy and the grading of submissions (otter-grader); top layer, only cli imports it.
+    "course": {"base"},
     "__main__": {"cli"},
     # ``workbench`` itself only carries the version; cli reads it.
     "workbench": set(),
