@@ -35,10 +35,14 @@
 # * verify the edge form of the Dirichlet form of a Gauss kernel on your own point cloud.
 #
 # **Prerequisites.** No earlier notebook.  Linear algebra (matrix exponential, eigenvalues of
-# symmetric matrices), Taylor series, and floating-point arithmetic at the level of "a double
-# carries about 16 digits".
+# symmetric matrices), Taylor series, floating-point arithmetic at the level of "a double carries
+# about 16 digits", and finite Markov chains (stochastic matrices, stationary law) as the syllabus
+# assumes them.  The rest — generators, the softmax, the Gauss kernel, the Dirichlet form — is
+# defined where it is used; the Bakry–Émery curvature quoted in the hypotheses section is only
+# named here and defined in notebook 04.
 #
-# **Time.** About 40 minutes in class; the code runs in well under a minute.
+# **Time.** About 50 minutes in class (the hypotheses section can be read at home); the code runs in
+# about 20 s.
 
 # %%
 import os
@@ -132,8 +136,9 @@ assert all(r.passed for r in results)
 # A statement is only as true as its hypotheses.  Each identity lists them (`identity.hypotheses`, also shown by
 # `workbench derive NAME` and on the catalogue page), and each hypothesis comes with a **case outside it**: the
 # same check, run where that hypothesis fails.  There the statement must fail by more than its tolerance — if it
-# did not, the hypothesis would not be needed.  The Bakry–Émery curvature of the cycle $C_n$ is $0$, for instance,
-# only from $n = 5$ on: the 2-ball of a vertex of $C_3$ or $C_4$ closes up on itself.
+# did not, the hypothesis would not be needed.  The Bakry–Émery curvature of the cycle $C_n$ (a discrete analogue
+# of a lower bound on Ricci curvature, defined in notebook 04) is $0$, for instance, only from $n = 5$ on: the
+# 2-ball of a vertex of $C_3$ or $C_4$ closes up on itself.
 
 # %%
 cycle = select(catalogue, name="markov.curvature.graphs")[0]
@@ -256,6 +261,69 @@ assert abs(edge - quadratic) <= 1e-12 * edge
 show(run_checks(select(catalogue, name="markov.dirichlet_form.gauss"), backends=("numpy",)))
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** The check of the exact identity $W^\top JW = J$ for a symplectic $W = e^{tA}$ returns the max-norm
+# residual $2\cdot10^{-3}$ at a $t$ where $\max_{ij}\lvert W_{ij}\rvert \approx 3\cdot10^6$.  What do you conclude?
+#
+# (a) The identity fails for large $t$.
+# (b) Nothing is wrong: the entries of $W^\top JW$ are of size $\sim10^{13}$, and $2\cdot10^{-3}/10^{13}$ is a rounding error.
+# (c) `scipy.linalg.expm` cannot be trusted beyond $t \approx 10$.
+# (d) The tolerance should be raised to $10^{-2}$ for this identity.
+#
+# :::{dropdown} Answer
+# (b).  Each entry of $W^\top JW$ is a sum of products of entries of size $\max\lvert W_{ij}\rvert$, so rounding
+# leaves errors of a few $u\max\lvert W_{ij}\rvert^2 \approx 10^{-16}\cdot10^{13}$; divided by $\max\lvert W_{ij}\rvert^2$ the
+# residual is $\sim 2\cdot10^{-16}$, at rounding level.  (a) and (c) read an absolute number without its scale;
+# (d) would let real failures of size $10^{-3}$ pass at $t = 1$, where $W$ is of order 1.
+# :::
+#
+# **Check 2.** The small-β softmax expansion is checked by a fitted slope (2) rather than by one residual below
+# a tolerance.  Why?
+#
+# (a) The softmax is computed in single precision.
+# (b) At a fixed β the remainder is $C\beta^2$ with a constant $C$ the statement does not give, so no fixed
+# tolerance separates right from wrong; the exponent 2 is what the statement claims.
+# (c) sympy cannot expand the softmax.
+# (d) The remainder is exactly 0 in exact arithmetic.
+#
+# :::{dropdown} Answer
+# (b).  An asymptotic identity says how fast the remainder vanishes, not how small it is at a given β: a slope
+# of 1 would reveal a wrong first-order term even where the remainder is tiny.  (a) is false (everything is
+# float64), (c) is false (notebook exercise 00.2 does it), and (d) contradicts the $O(\beta^2)$ term itself.
+# :::
+#
+# **Check 3.** `run_outside_cases` runs an identity where one of its hypotheses fails.  When does such a row
+# *pass*?
+#
+# (a) When the statement still holds within its tolerance.
+# (b) When the statement fails by more than its tolerance.
+# (c) When sympy proves the hypothesis false.
+# (d) When the residual is NaN.
+#
+# :::{dropdown} Answer
+# (b).  The case outside a hypothesis exists to show that the hypothesis is needed: if the statement held there
+# too (a), the hypothesis would be decoration.  Nothing symbolic is decided in these rows (c), and a NaN (d) is
+# a failure of the computation, never a pass.
+# :::
+#
+# **Check 4.** Why is $e^{tQ}$ row-stochastic for a Markov generator $Q$ (off-diagonal rates $\ge 0$, rows
+# summing to 0), for every $t \ge 0$?
+#
+# (a) Because `markov_semigroup` normalises the rows after exponentiating.
+# (b) With $q = \max_i(-Q_{ii})$, $e^{tQ} = e^{-qt}e^{t(Q + qI)}$ and $Q + qI \ge 0$ entrywise, so $e^{tQ} \ge 0$;
+# and $Q\mathbf 1 = 0$ gives $e^{tQ}\mathbf 1 = \mathbf 1$.
+# (c) Because $Q$ is symmetric.
+# (d) Only for $t$ small enough that $I + tQ \ge 0$.
+#
+# :::{dropdown} Answer
+# (b).  Both properties follow from the generator's algebra, which is the point of "structure by construction":
+# nothing is projected afterwards (a).  $Q$ need not be symmetric (c) — the row sums, not the column sums,
+# vanish — and the argument works for all $t \ge 0$, not only where the first-order approximation is
+# nonnegative (d).
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * An identity = statement + source + `derive()` (sympy-checked steps) + `verify()` (a residual
@@ -285,18 +353,28 @@ show(run_checks(select(catalogue, name="markov.dirichlet_form.gauss"), backends=
 # ### Exercise 00.1 (compute)
 #
 # Section 1 checked the orthogonal and stochastic cases by hand.  Do the **symplectic** one: with
-# $J = \begin{pmatrix}0 & I_3\\ -I_3 & 0\end{pmatrix}$ and a random symmetric $6\times6$ matrix $S$,
-# form the Hamiltonian matrix $A = JS$, check $A^\top J + JA = 0$, and compute
-# $\lVert W^\top J W - J\rVert_{\max}$ for $W = e^{tA}$ at $t = 0.1, 1, 3$.  Then run the catalogue
-# identity `structure.exp.hamiltonian_to_symplectic` and compare your residuals, divided by
-# $\max_{ij}\lvert W_{ij}\rvert^2$ as the catalogue does, with its tolerance.
+# $J = \begin{pmatrix}0 & I_3\\ -I_3 & 0\end{pmatrix}$ and the symmetric $6\times6$ matrix $S = (G + G^\top)/2$,
+# `G = np.random.default_rng(1).standard_normal((6, 6)) / np.sqrt(6)`, form the Hamiltonian matrix $A = JS$,
+# check $A^\top J + JA = 0$, and compute the residual $\lVert W^\top J W - J\rVert_{\max}$ for $W = e^{tA}$ at
+# $t = 1, 10, 20, 30$.  Normalise each residual twice — divided by $\max_{ij}\lvert W_{ij}\rvert^2$, as the
+# catalogue does, and divided by $\max_{ij}\lvert W_{ij}\rvert$ — and compare both with the catalogue's
+# tolerance $100\,n\,\varepsilon$ ($n = 6$, ε = `np.finfo(float).eps`).  Then run the catalogue identity
+# `structure.exp.hamiltonian_to_symplectic`.
 #
 # **What a correct answer shows:** $A^\top J + JA = S - S$ vanishes exactly in floating point
-# (multiplying by $J$ only permutes entries and flips signs); the symplectic residual is a few
-# units of $10^{-16}$ times $\lVert W\rVert^2$, so it grows with $t$ as $\lVert W\rVert$ grows, and
-# divided by $\max\lvert W_{ij}\rvert^2$ it stays below the catalogue's tolerance $100\,n\,\varepsilon$.
+# (multiplying by $J$ only permutes entries and flips signs); $A$ has a real eigenvalue near 0.5, so
+# $\max\lvert W_{ij}\rvert$ grows from about 1.6 at $t = 1$ to about $3\cdot10^6$ at $t = 30$, and the residual
+# grows with it, like a few units of $10^{-16}$ times $\max\lvert W_{ij}\rvert^2$.  Divided by
+# $\max\lvert W_{ij}\rvert^2$ it stays far below the tolerance at every $t$; divided by $\max\lvert W_{ij}\rvert$ it
+# passes at $t \le 10$ and exceeds the tolerance by one to four orders of magnitude at $t = 20$ and 30.
 # Explain why the residual is not exactly 0 although the identity is exact, and why dividing by
 # $\lVert W\rVert^2$ is the fair comparison.
+#
+# **Answer in** `answer_00_1`: a dict with keys `"S"` (your symmetric 6×6 matrix), `"A"` (the 6×6 Hamiltonian
+# matrix $JS$), `"hamiltonian_residual"` (the float $\max\lvert A^\top J + JA\rvert$), `"max_W"` (dict $t \mapsto
+# \max_{ij}\lvert W_{ij}\rvert$, for the floats $t$ = 1.0, 10.0, 20.0, 30.0), `"residual"` (dict $t \mapsto
+# \lVert W^\top JW - J\rVert_{\max}$), `"relative"` (dict $t \mapsto$ the residual divided by $\max_{ij}\lvert W_{ij}\rvert^2$)
+# and `"tolerance"` (the float $100\,n\,\varepsilon$).
 
 # %%
 # your code here
@@ -316,6 +394,12 @@ show(run_checks(select(catalogue, name="markov.dirichlet_form.gauss"), backends=
 # **What a correct answer shows:** sympy's first-order coefficient minus yours simplifies to 0; the
 # numeric gap is of order $\beta^2$ (a few $10^{-9}$), not of order β, and it *is* the second-order
 # term: the two agree to a relative $O(\beta)$, far below $10^{-3}$.
+#
+# **Answer in** `answer_00_2`: a dict with keys `"expansion"` (a list of three sympy expressions, your
+# first-order expansions of $p_1, p_2, p_3$ in the symbols `S1, S2, S3` and `beta`), `"M"` (your 8×8 score matrix),
+# `"beta"` (the float 1e-4), `"gap"` (the float $\max_{ij}\lvert$`softmax_operator(M, beta)` − `softmax_first_order(M, beta)`$\rvert$)
+# and `"relative_to_second"` (the float $\max\lvert R - T_2\rvert/\max\lvert T_2\rvert$, with $R$ that remainder and
+# $T_2$ = `softmax_second_order(M, beta) - softmax_first_order(M, beta)`).
 
 # %%
 # your code here (sympy: `import sympy as sp`; scores `sp.symbols("S1:4")`, `beta = sp.Symbol("beta")`)

@@ -28,11 +28,14 @@
 # * relate the symmetric BCH series to Strang splitting, and the Magnus series to a time-dependent
 #   linear ODE.
 #
-# **Prerequisites.** Notebook 00 (How to read this workbench).  The matrix exponential and
-# logarithm, commutators $[A, B] = AB - BA$, power series in noncommuting variables, and a first
-# look at Bernoulli numbers.
+# **Prerequisites.** Notebook 00 (How to read this workbench: identities, and asymptotic claims checked as
+# fitted rates with `fit_rate`).  The matrix exponential and logarithm, commutators $[A, B] = AB - BA$, power
+# series in noncommuting variables, a first look at Bernoulli numbers, the Möbius function $\mu$ (in Witt's
+# formula), and the order of a one-step ODE method such as Runge–Kutta (in the Magnus section).  Lie
+# polynomials, Lyndon words and the splitting methods are introduced here.
 #
-# **Time.** About 60 minutes in class; the code runs in a few seconds.
+# **Time.** About 75 minutes in class (the two sections on the engine at scale and on the published tables
+# can be read at home); the code runs in about 5 s.
 
 # %%
 import os
@@ -93,8 +96,12 @@ print(bch(5).to_text())
 # %% [markdown]
 # ## Why Lyndon words
 #
-# Dynkin–Specht–Wever says every homogeneous term of the BCH series is a Lie polynomial, so it has
-# coordinates in a basis of the free Lie algebra ({cite:t}`reutenauer1993free`).  One basis is
+# The BCH theorem (Baker, Campbell, Hausdorff; Dynkin gave the explicit formula) says that every homogeneous term
+# of $\log(e^Ae^B)$ is a **Lie polynomial** — a linear combination of iterated commutators of $A$ and $B$ — so it has
+# coordinates in a basis of the free Lie algebra ({cite:t}`reutenauer1993free`).  Whether a given polynomial is
+# Lie is decided by the Dynkin–Specht–Wever lemma: a homogeneous $p$ of degree $n$ is a Lie polynomial if and only
+# if the left-normed bracketing $x_1x_2\cdots x_n \mapsto [\dots[[x_1, x_2], x_3], \dots, x_n]$, extended linearly,
+# sends $p$ to $n\,p$.  One basis is
 # indexed by **Lyndon words** — words strictly smaller than all their rotations — bracketed by
 # their standard factorisation; the classical Hall basis ({cite:t}`hall1950basis`, in the order and
 # orientation of the published tables of {cite:t}`casas2009efficient`) and Chibrikov's right-normed basis
@@ -270,6 +277,55 @@ for order in (2, 4, 6):
     assert abs(slope - (order + 1)) < 0.2
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** Which of these homogeneous polynomials of degree 2 in the noncommuting $A, B$ is a Lie polynomial?
+#
+# (a) $AB + BA$ (b) $AB - BA$ (c) $A^2 - B^2$ (d) $AB$
+#
+# :::{dropdown} Answer
+# (b), which is $[A, B]$.  The Dynkin–Specht–Wever test confirms it: the left-normed bracketing sends $AB - BA$ to
+# $[A,B] - [B,A] = 2(AB - BA)$, i.e. to $n\,p$ with $n = 2$.  It sends $AB + BA$ to $[A,B] + [B,A] = 0$, $A^2 - B^2$ to
+# $[A,A] - [B,B] = 0$ and $AB$ to $AB - BA \ne 2AB$: none of these is $2p$, so none is Lie.  This is why the squares
+# had to cancel in the degree-2 computation at the top of the notebook.
+# :::
+#
+# **Check 2.** The BCH series truncated at degree $N = 4$ is evaluated on $\varepsilon A_0, \varepsilon B_0$ with
+# $\varepsilon$ small.  Halving $\varepsilon$ divides the error against `logm(expm(εA0) @ expm(εB0))` by about
+#
+# (a) 2 (b) 16 (c) 32 (d) 4
+#
+# :::{dropdown} Answer
+# (c).  The first neglected term $Z_5$ is homogeneous of degree 5, so the error is $\varepsilon^5\lVert Z_5(A_0, B_0)\rVert$
+# plus higher order, and $2^5 = 32$.  (b) would be the error of a degree-3 truncation; (a) and (d) confuse the
+# error with the size of the terms kept.
+# :::
+#
+# **Check 3.** Why does $W = \log(e^{A/2}e^Be^{A/2})$ have no terms of even degree?
+#
+# (a) Because $A$ and $B$ commute at even degrees.
+# (b) Because the product is palindromic: its inverse $e^{-A/2}e^{-B}e^{-A/2}$ is the same product at $(-A, -B)$, so
+# $W(-A, -B) = -W(A, B)$, and a series with that symmetry is odd.
+# (c) Because there are no Lyndon words of even length.
+# (d) Because the Bernoulli numbers of odd index $\ge 3$ vanish.
+#
+# :::{dropdown} Answer
+# (b).  A homogeneous term of degree $k$ picks up $(-1)^k$ under $(A, B) \mapsto (-A, -B)$, so only odd $k$ survive
+# $W(-A,-B) = -W(A,B)$.  (a) is meaningless, (c) is false ($AB$, $AABB$ are Lyndon), and (d) explains zeros in the
+# coefficients of $\operatorname{ad}_A^{n-1}B$ in $Z$, which has even terms: $\tfrac12[A,B]$ is one.
+# :::
+#
+# **Check 4.** How many Lyndon words of length 4 are there on the two letters $A < B$?
+#
+# (a) 3 (b) 4 (c) 6 (d) 16
+#
+# :::{dropdown} Answer
+# (a): $AAAB$, $AABB$, $ABBB$.  Witt's formula gives $\frac14(\mu(1)2^4 + \mu(2)2^2 + \mu(4)2^1) = \frac14(16 - 4) = 3$.
+# $ABAB$ is not Lyndon (it equals its rotation by two letters), nor are words such as $ABBA$ or $BAAA$ (a rotation
+# is smaller); 16 counts all words and 6 the words with two of each letter.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * By hand, $\log(e^Ae^B) = A + B + \tfrac12[A,B] + \dots$: the squares cancel and only commutators
@@ -313,6 +369,13 @@ for order in (2, 4, 6):
 # leaves a remainder a few per cent of its size (the degree-10 term, one more factor ε); the
 # coefficient counts differ between bases (the series is sparser in some), while the dimension,
 # 71, does not.
+#
+# **Answer in** `answer_01_1`: a dict with keys `"A0"`, `"B0"` (the 4×4 matrices of the truncation section,
+# unscaled), `"eps"` (the float 0.2), `"values"` (dict basis name → the 4×4 matrix `series.evaluate(eA, eB, basis=b)`,
+# for `"lyndon"`, `"hall"`, `"right-normed"`), `"reference"` (the 4×4 real matrix `logm(expm(eA) @ expm(eB))`),
+# `"counts"` (dict basis name → the int number of nonzero coefficients of the degree-8 series in that basis),
+# `"dimension"` (the int $\sum_{k\le8}$ `witt_dimension(2, k)`) and `"first_neglected"` (the 4×4 matrix
+# `bch(9).component(9).evaluate(eA, eB)`).
 
 # %%
 # your code here
@@ -330,6 +393,10 @@ for order in (2, 4, 6):
 # **What a correct answer shows:** the word polynomial $\tfrac1{12}(A^2B - 2ABA + BA^2 + AB^2 - 2BAB + B^2A)$;
 # sympy's expansion minus yours is exactly 0, and so is the difference with the engine's degree-3
 # component.  Note which words cancel: $A^3$ and $B^3$ drop out, as they must for a Lie polynomial.
+#
+# **Answer in** `answer_01_2`: a dict with keys `"X1"`, `"X2"`, `"X3"` (sympy expressions in the noncommutative
+# symbols `A`, `B`: the degree-3 words of $X$, $X^2$ and $X^3$, with their coefficients) and `"log_degree3"` (the
+# sympy expression $X - X^2/2 + X^3/3$ restricted to degree 3, expanded into words).
 
 # %%
 # your code here (noncommutative symbols: `A, B = sp.symbols("A B", commutative=False)`)

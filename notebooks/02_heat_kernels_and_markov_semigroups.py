@@ -13,9 +13,12 @@
 # %% [markdown]
 # # 02 — Heat kernels and Markov semigroups, fast
 #
-# The heat semigroup $e^{-t\mathsf L}$ of a graph and the Markov semigroup $e^{t\mathcal L}$ of a
-# chain are matrix exponentials of **sparse** generators.  What one needs is almost never the
-# matrix $e^{tA}$ but its action $e^{tA}v$ on a few vectors.  This notebook
+# The heat semigroup $e^{-t\mathsf L}$ of a graph ($\mathsf L$ its Laplacian) and the Markov semigroup
+# $e^{t\mathcal L}$ of a continuous-time chain are matrix exponentials of **sparse** generators.  Here
+# $\mathcal L$ is the chain's generator, a matrix of jump rates: off-diagonal entries $\ge 0$ and rows
+# summing to 0, such as $\mathcal L = \mathsf P - I$ for a row-stochastic $\mathsf P$, or $\mathcal L = -\mathsf L$
+# for a graph with unit rates along its edges.  What one needs is almost never the matrix $e^{tA}$ but its
+# action $e^{tA}v$ on a few vectors.  This notebook
 #
 # 1. measures why: the dense exponential of a sparse generator is dense, and at $n = 10^4$ it costs
 #    gigabytes and minutes where one `expmv` costs milliseconds;
@@ -24,7 +27,8 @@
 # 3. plots achieved error against the number of products with $A$, and how that number grows
 #    with $t$ ($\sqrt{t}$ for Chebyshev, $t$ for Taylor);
 # 4. walks a time grid to watch heat spread;
-# 5. checks that uniformization keeps probabilities probabilities;
+# 5. checks that uniformization keeps probabilities probabilities, and introduces the stationary law,
+#    reversibility and detailed balance that the later notebooks use;
 # 6. makes the same call with torch tensors: dense, sparse CSR, float32.
 #
 # **Objectives.** After this notebook you can
@@ -39,10 +43,14 @@
 #
 # **Prerequisites.** Notebook 00 (How to read this workbench), for Markov generators, the
 # convention $\mathsf L = I - \mathsf P$ and rates fitted with `fit_rate`.  The matrix exponential,
-# the graph Laplacian, the Poisson distribution, the spectral theorem for symmetric matrices;
-# modified Bessel functions are introduced here.
+# the graph Laplacian, the Poisson distribution, the spectral theorem for symmetric matrices and
+# Gershgorin's theorem; finite Markov chains as the syllabus assumes them (stochastic matrices).  Modified
+# Bessel functions, the four `expmv` methods, and the stationary law, reversibility and detailed balance of a
+# chain (section 5) are introduced here; the Swiss roll of section 5 is only a test data set, studied in
+# notebook 03.
 #
-# **Time.** About 60 minutes in class; the code runs in about 15 seconds.
+# **Time.** About 75 minutes in class (section 6, the torch bridge, can be read at home); the code runs in
+# about 20 s.
 
 # %%
 import os
@@ -373,6 +381,17 @@ plt.show()
 # $\mathsf P X$ negative.  Then $e^{t\mathcal L}\mathbf 1 = \mathbf 1$ to a few units of roundoff and
 # $f \ge 0 \Rightarrow e^{t\mathcal L}f \ge 0$.  Taylor and Krylov promise neither.
 #
+# **Stationary law and reversibility.**  A probability row vector $\pi$ is **stationary** for $\mathcal L$ if
+# $\pi\mathcal L = 0$, equivalently $\pi e^{t\mathcal L} = \pi$ for every $t$; for $\mathcal L = \mathsf P - I$ this is
+# $\pi\mathsf P = \pi$.  The chain is **reversible** with respect to $\pi$ if it satisfies **detailed balance**,
+# $\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji}$ for all $i, j$ (for rates, $\pi_i\mathcal L_{ij} = \pi_j\mathcal L_{ji}$): in
+# equilibrium the probability flux from $i$ to $j$ equals the flux back.  Summing detailed balance over $i$ gives
+# $\pi\mathsf P = \pi$, so a law in detailed balance is stationary; the converse fails — a walk around a cycle that
+# turns one way more often than the other has the uniform stationary law but a net flux around the cycle
+# (notebook 04 measures it).  A symmetric kernel $\mathsf K$ always gives a reversible walk: with the degree
+# $q = \mathsf K\mathbf 1$, $\mathsf P = \operatorname{diag}(q)^{-1}\mathsf K$ and $\pi = q/\mathbf 1^\top q$, the flux
+# $\pi_i\mathsf P_{ij} = \mathsf K_{ij}/\mathbf 1^\top q$ is symmetric.
+#
 # Two generators: the random walk of a kNN Gauss kernel on a Swiss roll, $\mathcal L = \mathsf P - I$
 # from `MarkovOperator.from_points`, and a biased walk on a path with random rates (up to the right
 # about three times faster than to the left).  Each is applied to a point mass (a column of
@@ -386,6 +405,13 @@ walk = roll.negative_generator
 up, down = 3 * rng.exponential(size=m - 1), rng.exponential(size=m - 1)
 rates = scipy.sparse.diags_array([down, up], offsets=[-1, 1]).tocsr()
 biased = (rates - scipy.sparse.diags_array(rates.sum(axis=1))).tocsr()
+
+pi_roll = roll.stationary  # π ∝ degree: the kNN Gauss kernel is symmetric
+flux = roll.P.multiply(pi_roll[:, None]).tocsr()  # π_i P_ij
+print(
+    f"kNN walk: ‖πP − π‖₁ = {np.abs(roll.P.T @ pi_roll - pi_roll).sum():.1e}, "
+    f"max|π_i P_ij − π_j P_ji| = {abs(flux - flux.T).max():.1e} (π_i ~ {pi_roll.mean():.0e})"
+)
 
 for name, generator, s in (("kNN walk, Swiss roll", walk, 50.0), ("biased walk, path", biased, 50.0)):
     B = np.column_stack([point_mass(m, m // 2), np.ones(m)])
@@ -470,6 +496,65 @@ print(f"numpy vs torch CSR, Chebyshev: {np.abs(from_numpy - from_torch).max():.1
 assert np.abs(from_numpy - from_torch).max() < 1e-13  # same algorithm, same degree: rounding only
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** A sparse generator $A$ has $n = 10^5$ states and five nonzeros per row.  What can a laptop compute?
+#
+# (a) $e^{tA}$ as a dense matrix, then $e^{tA}v$ by one product.
+# (b) $e^{tA}v$ directly, with a few dozen to a few hundred sparse products $AX$.
+# (c) Both: the dense exponential is slower but fits in memory.
+# (d) Neither: $e^{tA}v$ needs the eigen-decomposition of $A$.
+#
+# :::{dropdown} Answer
+# (b).  $e^{tA}$ is dense (every entry is positive on a connected graph): $10^{10}$ entries, 80 GB in float64, and
+# $O(n^3) = 10^{15}$ operations for scaling and squaring, so (a) and (c) fail.  `expmv` needs only products with
+# $A$, each costing $5n$ operations, and no eigen-decomposition (d).
+# :::
+#
+# **Check 2.** On the cycle ($-\mathsf L$ with spectrum in $[-4, 0]$) at a fixed `tol`, $t$ goes from 100 to 400.
+# The Chebyshev degree is multiplied by about
+#
+# (a) 4 (b) 2 (c) 16 (d) 1
+#
+# :::{dropdown} Answer
+# (b).  The Bessel coefficients $e^{-x}I_k(x)$, $x = tw/2$, are negligible once $k \gtrsim \sqrt{2x\log(1/\mathrm{tol})}$, so
+# the degree grows like $\sqrt t$, and $\sqrt4 = 2$.  Taylor's count would grow like $t$ (a); (c) squares instead of
+# taking a root; (d) would mean the cost did not depend on $t$ at all.
+# :::
+#
+# **Check 3.** Why does uniformization return $e^{t\mathcal L}f \ge 0$ for every $f \ge 0$, while Taylor and Krylov
+# may return entries of size $10^{-20}$ with a minus sign?
+#
+# (a) Uniformization works in higher precision.
+# (b) It sums Poisson-weighted powers of the stochastic $\mathsf P = I + \mathcal L/q$: every term is a nonnegative
+# combination of nonnegative vectors, so rounding cannot create a negative entry; Taylor sums powers of
+# $\mathcal L$, whose terms have both signs.
+# (c) It sets negative entries to zero at the end.
+# (d) It uses more products, and more products mean smaller errors.
+#
+# :::{dropdown} Answer
+# (b).  The sign is preserved by construction, term by term (with $q$ taken slightly large so that rounding cannot
+# push an entry of $\mathsf PX$ below 0).  Nothing is clipped (c) — clipping would break $e^{t\mathcal L}\mathbf 1 = \mathbf 1$;
+# all methods run in the input's precision (a); and the number of products (d) controls the truncation error,
+# not the sign of rounding errors.
+# :::
+#
+# **Check 4.** A walk on a cycle of 5 states steps forward with probability 0.7 and back with probability 0.3.
+# Which is true?
+#
+# (a) $\pi$ is uniform and detailed balance holds.
+# (b) $\pi$ is uniform, but detailed balance fails: $\pi_i\mathsf P_{i,i+1} = 0.14 \ne \pi_{i+1}\mathsf P_{i+1,i} = 0.06$.
+# (c) $\pi$ is not uniform, because the walk prefers one direction.
+# (d) There is no stationary law.
+#
+# :::{dropdown} Answer
+# (b).  Every column of $\mathsf P$ sums to 1 as well as every row, so the uniform law is stationary (not (c));
+# a finite irreducible chain always has one (not (d)).  But the flux $0.2\cdot0.7$ forward exceeds the flux
+# $0.2\cdot0.3$ back on every edge: stationarity balances the total flux through each state, detailed balance the
+# flux along each edge, and this chain is stationary without being reversible.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Never form $e^{tA}$ for a sparse $A$: it is dense, $O(n^2)$ memory and $O(n^3)$ time; $e^{tA}v$
@@ -482,6 +567,8 @@ assert np.abs(from_numpy - from_torch).max() < 1e-13  # same algorithm, same deg
 # * A time grid is walked in order; its last row equals a single call at the last time.
 # * On Markov generators uniformization is the one that keeps probabilities exactly: nonnegative,
 #   rows summing to 1 to $10^{-15}$ — at a cost linear in $qt$.
+# * A law in detailed balance, $\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji}$, is stationary; a symmetric kernel gives a
+#   reversible walk with $\pi \propto$ degree (checked to rounding on the kNN walk); stationary does not imply reversible.
 # * The same call runs on torch tensors — CPU here; the code path is the one CUDA takes; float32
 #   results carry float32 accuracy.
 
@@ -506,6 +593,12 @@ assert np.abs(from_numpy - from_torch).max() < 1e-13  # same algorithm, same deg
 # for every $k$ (normalise the $\phi_k$ first); every method agrees with the spectral sum to a
 # relative $10^{-13}$ or better in the 2-norm; and the heat's total mass is 1 because $\phi_0$ is
 # constant and $\lambda_0 = 0$.
+#
+# **Answer in** `answer_02_1`: a dict with keys `"n"` (300), `"t"` (50.0), `"source"` (60), `"eigenvalues"` (the
+# vector $(\lambda_k)_{k=0}^{n-1}$), `"eigenvectors"` (the $n\times n$ matrix whose column $k$ is the normalised $\phi_k$),
+# `"eigen_residual"` (the float $\max_k\lVert\mathsf L\phi_k - \lambda_k\phi_k\rVert_{\max}$), `"spectral"` (the vector
+# $e^{-t\mathsf L}\delta_{60}$ built from the eigen-pairs) and `"expmv"` (dict method name → the vector returned by
+# `expmv` with that method, for `"taylor"`, `"krylov"`, `"chebyshev"`, `"uniformization"`).
 
 # %%
 # your code here
@@ -526,6 +619,12 @@ assert np.abs(from_numpy - from_torch).max() < 1e-13  # same algorithm, same deg
 # $\sum_k k^2e^{-2t}I_k(2t) = 2t$ to about $10^{-12}$ relative; the `expmv` second moment on a
 # cycle of 4000 vertices at $t = 50$ is $100$ to the same accuracy.  Explain why the variance
 # grows linearly in $t$ while the number of Chebyshev products grows like $\sqrt t$.
+#
+# **Answer in** `answer_02_2`: a dict with keys `"mean"` and `"second_moment"` (sympy expressions for
+# $\mathbb E[D]$ and $\mathbb E[D^2]$ in the symbol `t`, from the generating function), `"ive_sums"` (dict
+# $t \mapsto$ the pair $(\sum_k e^{-2t}I_k(2t),\ \sum_k k^2e^{-2t}I_k(2t))$ of floats, for $t$ = 0.5, 5.0, 50.0),
+# `"N"` (4000), `"t_expmv"` (50.0) and `"expmv_second_moment"` (the float $\sum_j d(j, 0)^2\,y_j$ for
+# $y = e^{-t\mathsf L}\delta_0$ on the cycle, $d$ the distance along the cycle).
 
 # %%
 # your code here

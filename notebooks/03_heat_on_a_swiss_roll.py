@@ -40,12 +40,15 @@
 # * read the diffusion map and the low spectrum against the Neumann rectangle, and name the
 #   finite-size biases.
 #
-# **Prerequisites.** Notebook 00 (How to read this workbench) and notebook 02 (Heat kernels and
-# Markov semigroups, fast).  Markov chains (stationary law, detailed balance), arc length of a
-# plane curve, change of variables for densities, the Laplacian with Neumann conditions on a
-# rectangle.
+# **Prerequisites.** Notebook 00 (How to read this workbench: the Gauss kernel and its inverse bandwidth β)
+# and notebook 02 (Heat kernels and Markov semigroups, fast: `expmv`, and in its section 5 the stationary law,
+# reversibility and detailed balance).  Arc length of a plane curve, change of variables for densities, the
+# Laplacian with Neumann conditions on a rectangle and its eigenfunctions.  The α-normalisation, the diffusion
+# map and the Nyström extension are introduced here; the Laplace–Beltrami operator is only named, and
+# developed in notebook 05.
 #
-# **Time.** About 60 minutes in class; the code runs in about 10 seconds.
+# **Time.** About 75 minutes in class (the last two sections, the low spectrum and Nyström, can be read at
+# home); the code runs in about 15 s.
 
 # %%
 import os
@@ -468,6 +471,68 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** Why does the median rule $\beta = 1/\operatorname{median}_{i<j}\lVert x_i - x_j\rVert^2$ fail on the Swiss roll?
+#
+# (a) The median is too expensive to compute on 4000 points.
+# (b) It is a global scale: its length $1/\sqrt\beta$ exceeds the gap $2\pi$ between turns, so a dense kernel joins
+# the turns, and on a kNN graph every weight is close to 1 — the Gaussian, and with it the clock $4\beta$, plays
+# no role.
+# (c) It makes β so large that every point is isolated.
+# (d) It ignores the sampling density, which only α = 1 can correct.
+#
+# :::{dropdown} Answer
+# (b).  The kernel must be local on the scale of the sheet's geometry; the median of all pairwise distances
+# is a scale of the whole roll.  (c) is the opposite failure (a β far too large); (d) confuses the bandwidth with
+# the density normalisation, which is a separate choice.
+# :::
+#
+# **Check 2.** Two points lie at ambient distance 7 from the heat source: one on the same sheet, 7 away along it;
+# one on the next turn, more than 30 away along the sheet.  After 200 steps of the walk with the sweep's β,
+#
+# (a) both hold about the same heat, since the kernel only sees ambient distances;
+# (b) the point on the next turn holds many orders of magnitude less heat relative to $\pi$;
+# (c) the point on the next turn holds more, because the turns are closer through the air;
+# (d) both hold exactly $\pi_i$, because 200 steps reach equilibrium.
+#
+# :::{dropdown} Answer
+# (b).  The kernel's length $1/\sqrt\beta$ is far below the gap $2\pi$, so one step never jumps between turns and
+# heat can only travel along the sheet, where the next turn is 30 away.  The kernel does see ambient distances
+# (a), but only short ones; (c) would need steps across the gap; and the notebook measured a total-variation
+# distance far from 0 at $t = 200$ (d).
+# :::
+#
+# **Check 3.** For the α = 1 kernel the stationary law is $\pi_i \propto 1/\rho(x_i)$.  What is then uniform?
+#
+# (a) $\pi$ itself.
+# (b) The stationary measure $\sum_i\pi_i\delta_{x_i}$, whose density with respect to area is $\pi_i\cdot n\rho(x_i)$.
+# (c) The sampling density $\rho$.
+# (d) The degree $\mathsf K\mathbf 1$.
+#
+# :::{dropdown} Answer
+# (b).  Each sample carries the mass $\pi_i$, and there are about $n\rho$ samples per unit area, so the measure has
+# density $\pi\cdot n\rho \propto 1$: the Riemannian area, the reversible measure of the Laplace–Beltrami operator.
+# $\pi$ itself (a) is largest where samples are sparse; ρ (c) is fixed by the sampling and is $\approx 3\times$ larger
+# on the inner turn; the degree of the α = 0 kernel (d) is a density estimate, proportional to ρ.
+# :::
+#
+# **Check 4.** The kernel's unit diagonal adds a self-loop of weight $\theta_i = 1/\deg_i$ to each state.  What does it
+# do to the spectral estimate $4\beta(1 - \mu_k)$?
+#
+# (a) Nothing: a self-loop does not move the walk.
+# (b) It shrinks every $1 - \mu_k$ by roughly the fraction θ: the walk is lazy, $\mathsf P \approx (1 - \theta)\mathsf P' + \theta I$.
+# (c) It doubles every $1 - \mu_k$.
+# (d) It makes the $\mu_k$ complex.
+#
+# :::{dropdown} Answer
+# (b).  With a uniform θ, $\mathsf P = (1 - \theta)\mathsf P' + \theta I$ has eigenvalues $(1 - \theta)\mu'_k + \theta$, so
+# $1 - \mu_k = (1 - \theta)(1 - \mu'_k)$: a clock running slow by θ (about 20 % here).  The self-loop is exactly what
+# (a) says it is not — time spent standing still; (c) has the sign of the effect wrong; and the kernel stays
+# symmetric, so the spectrum stays real (d).
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * The sheet unrolls isometrically onto a rectangle (chord and arc agree to $3\cdot10^{-3}$ on
@@ -506,6 +571,11 @@ plt.show()
 # **What a correct answer shows:** all four residuals are at rounding level (below $10^{-15}$ for
 # entries of size $\sim 10^{-4}$); explain why a *symmetric* kernel makes the degree stationary
 # without solving any eigenproblem (detailed balance: $\pi_i\mathsf P_{ij} = \mathsf K_{ij}/\sum\mathsf K$).
+#
+# **Answer in** `answer_03_1`: a dict with keys `"K"` (the sparse kernel `gauss_kernel_sparse(X, beta, k=k)`),
+# `"pi"` (dict α → your stationary law by hand, a vector of length $n$, for α = 0.0 and 1.0),
+# `"stationarity"` (dict α → the float $\lVert\pi\mathsf P - \pi\rVert_1$, with $\mathsf P$ the operator's `P` for that α)
+# and `"balance"` (dict α → the float $\max_{ij}\lvert\pi_i\mathsf P_{ij} - \pi_j\mathsf P_{ji}\rvert$).
 
 # %%
 # your code here
@@ -528,6 +598,12 @@ plt.show()
 # with `roll.arc_length` to $10^{-12}$ and with the quadrature to $10^{-10}$; the ratio is about 2.94 and bounds
 # `rho.max() / rho.min()`;
 # the histogram follows the predicted density within its sampling noise (a few per cent per bin).
+#
+# **Answer in** `answer_03_2`: a dict with keys `"speed_squared"` (the sympy expression $\lvert c'(t)\rvert^2$ in the
+# symbol `t`), `"arc_length"` (the sympy expression $s(t)$), `"ell"` (the float $\ell = s(t_1) - s(t_0)$ from the
+# closed form), `"ell_quad"` (the float $\ell$ from `scipy.integrate.quad`), `"ratio"` (the float inner/outer density
+# ratio), `"s"` (the sampled arc lengths of this notebook), `"edges"` (your bin edges, from 0 to ℓ), `"observed"`
+# (the counts `np.histogram(s, bins=edges)[0]`) and `"expected"` (the predicted count of each bin).
 
 # %%
 # your code here

@@ -38,14 +38,19 @@
 # * split a Dirichlet form into local and jump parts over a radius, and predict the jump fraction of the Gauss
 #   kernel from a Gaussian tail.
 #
-# **Prerequisites.**  Notebook 02 (Heat kernels and Markov semigroups, fast: row-stochastic $\mathsf P$, the
-# stationary law, reversibility) and notebook 03 (Heat on a Swiss roll: Gauss kernels on sampled points).  Maths:
-# gradients and metrics in a chart (the pull-back $F^\top F$), eigenvalues of symmetric matrices, graphs and cycle
-# bases, the incomplete Gamma function.
+# **Prerequisites.**  Notebook 00 (§3 the small-β softmax, §4 the Dirichlet form of a Gauss kernel), notebook 02
+# (§5: row-stochastic $\mathsf P$, the stationary law π, reversibility and detailed balance
+# $\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji}$ — the finite Markov chains the syllabus assumes) and notebook 03 (Heat on a
+# Swiss roll: Gauss kernels on sampled points, kNN graphs, local bandwidths).  Maths: gradients and metrics in a
+# chart (the pull-back $F^\top F$), eigenvalues of symmetric matrices, the Sherman–Morrison formula, graphs and
+# cycle bases, the incomplete Gamma function; Ricci curvature and Bochner's formula are quoted, not derived.  The
+# Γ-calculus, the Bakry–Émery curvature, the π-adjoint and the current, the Doob transform, cycle affinities, the
+# Hodge split of a link and the Beurling–Deny split are introduced here.
 #
-# **Time.**  About 50 minutes in class; the code runs in under half a minute.
+# **Time.**  Two sessions of about 75 minutes: sections 1–2 (Γ and curvature) in the first, sections 3–4
+# (circulation and Beurling–Deny) in the second; the code runs in about 15 s.
 #
-# Conventions: $\mathsf P$ is row-stochastic and acts on functions from the left; $\mathsf L = I - \mathsf P$
+# **Conventions.**  $\mathsf P$ is row-stochastic and acts on functions from the left; $\mathsf L = I - \mathsf P$
 # is the positive generator and $\mathcal L = \mathsf P - I$ the negative one.  The Γ-calculus
 # functions read a matrix of **jump rates** $W$ (off-diagonal entries; the diagonal is ignored), with
 # $(\mathcal Lf)_i = \sum_{j\ne i}W_{ij}(f_j - f_i)$: passing $\mathsf P$ gives $\mathcal L = \mathsf P - I$,
@@ -196,7 +201,10 @@ plt.show()
 # %% [markdown]
 # The binned means follow the diagonal to within 0.06 (the $O(1/\beta)$ bias of a curved surface plus
 # sampling noise); the grey cloud is the pointwise noise of a local average over about
-# $2\pi\rho/\beta \approx 25$ effective neighbours.
+# $2\pi\rho/\beta \approx 24$ effective neighbours at the default scale.  Here $\rho = 6000/4 = 1500$ is the number of
+# samples per unit area of the chart (6000 points in the square $[-1, 1]^2$ of area 4; near its centre the saddle
+# is nearly flat), and for a Gauss kernel on a uniform sample of density ρ in the plane the effective number of neighbours
+# $(\sum_j\mathsf K_{ij})^2/\sum_j\mathsf K_{ij}^2$ is $(\rho\pi/\beta)^2/(\rho\pi/(2\beta)) = 2\pi\rho/\beta$.
 #
 # ## 2. Γ₂ and curvature
 #
@@ -408,7 +416,10 @@ assert len(cycles) == (N - 1) * (N - 2) // 2 and gap < 1e-12
 # $\mathcal A^\perp$ divergence-free.  The **exact** part is a Doob transform: with only
 # $\varphi_i - \varphi_j$ as link, the row factor $e^{\beta\varphi_i}$ cancels in the normalisation and
 # $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + d\varphi)) = \mathsf P_h$ for $\mathsf K = \exp_\odot(\beta\mathcal S)$,
-# $h = e^{-\beta\varphi}$ — reversible.  The **coexact** part carries every cycle affinity.
+# $h = e^{-\beta\varphi}$ — reversible.  Here $\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)$ is
+# the **Doob transform** of $\mathsf K$ by $h > 0$ (reweight each destination $j$ by $h_j$, then normalise the rows;
+# notebook 06b studies it): for symmetric $\mathsf K$ the flux $\propto h_i\mathsf K_{ij}h_j$ is symmetric, so $\mathsf P_h$ is
+# in detailed balance.  The **coexact** part carries every cycle affinity.
 
 # %%
 phi, exact_link, coexact_link = hodge_split(A_link)
@@ -535,6 +546,83 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** Why must the kernel's unit diagonal be removed before $4\beta\,\Gamma(x^a, x^b)$ is read as the co-metric?
+#
+# (a) With the diagonal, Γ can be negative.
+# (b) The self-loop has weight $1/\deg_i$ in $\mathsf P$ and contributes the increment $f_i - f_i = 0$, so it takes that
+# fraction of probability away from the real neighbours and shrinks Γ by it.
+# (c) With the diagonal, $\mathsf P$ is no longer row-stochastic.
+# (d) The diagonal changes the stationary law but not Γ.
+#
+# :::{dropdown} Answer
+# (b).  $\Gamma(f, f)_i = \tfrac12\sum_j\mathsf P_{ij}(f_j - f_i)^2$ is an average over one step, and a step that stays put adds
+# nothing to it while still counting in the normalisation.  Γ is a sum of squares with nonnegative weights, so
+# never negative (a); $\mathsf P$ stays stochastic (c); and the self-loop does change Γ, which is the point (d).
+# :::
+#
+# **Check 2.** On kNN graphs of a sampled sphere and of a flat torus, the Bakry–Émery curvatures $K_\infty(x)$ have the
+# same distribution.  Why?
+#
+# (a) The sphere and the torus have the same Ricci curvature.
+# (b) $K_\infty(x)$ is an infimum over all functions on the two-ball; its minimiser oscillates from neighbour to
+# neighbour, and the value reflects the sample's combinatorics, of the size of the jump rates, while the Ricci
+# term enters only at the size $\mathrm{Ric}/(4\beta)$, two orders of magnitude smaller.
+# (c) The kernel is too wide to see the surface.
+# (d) `bakry_emery_curvature` is only exact on vertex-transitive graphs.
+#
+# :::{dropdown} Answer
+# (b).  Bochner's formula connects $\Gamma_2$ to Ricci curvature for *smooth* functions; the discrete infimum is
+# dominated by rough ones, and even a smooth $f$ sees a $1/n_{\mathrm{eff}}$ sampling bias far above $\mathrm{Ric}/(4\beta)$.
+# The surfaces differ in curvature (1 against 0, not (a)); the kernel is local, a fixed fraction of the kNN radius
+# (c); and the computation is exact on every graph — the table of published values only uses transitive ones (d).
+# :::
+#
+# **Check 3.** For a *reversible* chain, the circulation $\Omega_\pi(f, g) = \langle f, \tfrac12(\mathsf P - \mathsf P^*)g\rangle_\pi$ is
+#
+# (a) the Dirichlet form $\mathcal E(f, g)$;
+# (b) zero for all $f, g$;
+# (c) antisymmetric and nonzero for some $f, g$;
+# (d) equal to $\langle f, \mathsf Pg\rangle_\pi$.
+#
+# :::{dropdown} Answer
+# (b).  Detailed balance $\pi_i\mathsf P_{ij} = \pi_j\mathsf P_{ji}$ says exactly that $\mathsf P$ is self-adjoint in
+# $\langle\cdot,\cdot\rangle_\pi$, $\mathsf P^* = \mathsf P$, so the current $J$ and with it $\Omega_\pi$ vanish.  The Dirichlet form (a)
+# is built from the symmetric part $I - \tfrac12(\mathsf P + \mathsf P^*)$; (c) describes a non-reversible chain; and (d)
+# is the full bilinear form, not its antisymmetric part.
+# :::
+#
+# **Check 4.** A head $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$ gets an extra gradient link
+# $\varphi_i - \varphi_j$ added to $\mathcal A$.  What changes?
+#
+# (a) Nothing at all: the row normalisation removes it.
+# (b) $\mathsf P$ changes by a Doob transform, but every cycle affinity stays the same, so the irreversibility is
+# unchanged in kind: a reversible head stays reversible.
+# (c) Each cycle affinity changes by $2\beta$ times the sum of $\varphi$ around the cycle.
+# (d) The head becomes irreversible.
+#
+# :::{dropdown} Answer
+# (b).  Around a cycle $\sum_m(\varphi_{i_m} - \varphi_{i_{m+1}})$ telescopes to 0, so the affinities $2\beta\cdot$holonomy are
+# unchanged (not (c), and not (d), by Kolmogorov's criterion); but the destination weights $e^{-\beta\varphi_j}$ do
+# survive the row normalisation — only the row factor $e^{\beta\varphi_i}$ cancels — so $\mathsf P$ does change (a).
+# :::
+#
+# **Check 5.** On a dense 2-D sample, which fraction of the Gauss kernel's energy $\mathcal E(f, f)$ lies in bonds longer
+# than $r = 2/\sqrt\beta$, and what happens to the fraction beyond a *fixed* radius $r$ as $\beta \to \infty$?
+#
+# (a) About 9 %; it tends to 0.
+# (b) About 9 %; it stays at 9 %.
+# (c) About 50 %; it tends to 0.
+# (d) 0 at every β.
+#
+# :::{dropdown} Answer
+# (a).  The tail is $\Gamma(2, c^2) = (1 + c^2)e^{-c^2} = 5e^{-4} \approx 0.09$ at $c = r\sqrt\beta = 2$.  At a fixed $r$,
+# $c = r\sqrt\beta \to \infty$ and the fraction vanishes: the Gauss kernel has no jump part in the limit (not (b)).
+# (c) overestimates the tail by a factor 5, and (d) confuses the limit with finite β.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * $4\beta\,\Gamma(x^a, x^b)$ of the Gauss-kernel walk is the co-metric in any chart — $JJ^\top = (F^\top F)^{-1}$ for a
@@ -573,6 +661,10 @@ plt.show()
 # ones to $10^{-12}$: $C_3 = K_3$ gives $5/2$ and $5/4$, $C_4 = Q_2$ gives $2$ and $1$, and every $C_n$ with $n \ge 5$
 # gives $0$ for both.  Explain the jump from positive to flat in terms of the two-ball of a vertex: for $n \le 4$ two
 # neighbours of a vertex are adjacent or share a second common neighbour, for $n \ge 5$ the two-ball is a path.
+#
+# **Answer in** `answer_04_1`: a dict with keys `"unnormalised"` and `"normalised"`, each a dict $n \mapsto$ the array of
+# length $n$ returned by `bakry_emery_curvature` (the curvature at every vertex of $C_n$), for $n = 3, \dots, 10$:
+# rates = the adjacency matrix for `"unnormalised"`, rates $= D^{-1}A$ for `"normalised"`.
 
 # %%
 import networkx as nx
@@ -594,11 +686,22 @@ cycles_to_test = {n: nx.to_numpy_array(nx.cycle_graph(n)) for n in range(3, 11)}
 #
 # and that it equals $(1 + c^2)e^{-c^2}$ for $m = 2$ and $\operatorname{erfc}(c) + \tfrac{2c}{\sqrt\pi}e^{-c^2}$ for $m = 1$.  Check
 # both closed forms with sympy, then check the $m = 1$ prediction on 1500 uniform points of $[0, 1]$ at β = 400
-# with $f = \sin 2\pi x$ (`squared_distances`, `beurling_deny_scan`), as section 4 did in the square.
+# with $f = \sin 2\pi x$ (`squared_distances`, `beurling_deny_scan`), as section 4 did in the square, at the
+# radii $r = c/\sqrt\beta$ for the 41 values `c_grid = np.linspace(0, 4, 41)`.
+#
+# *Hint:* sympy writes the $m = 1$ integral with `erf`, and `sp.simplify` may not see that
+# $1 - \operatorname{erf}(c) - \operatorname{erfc}(c) = 0$.  Rewrite the difference in terms of `erf` before simplifying:
+# `sp.simplify((ratio - closed_form).rewrite(sp.erf))`.
 #
 # **What a correct answer shows:** sympy reduces both ratios to your closed forms (their difference simplifies to
 # 0); on the points, the measured jump fraction follows $\operatorname{erfc}(c) + \tfrac{2c}{\sqrt\pi}e^{-c^2}$ within 0.03
 # for $c \in [0, 4]$ — the deviation is sampling noise and the boundary, not a jump part.
+#
+# **Answer in** `answer_04_2`: a dict with keys `"closed_forms"` (dict $m \mapsto$ your closed form of the jump
+# fraction as a sympy expression in the symbol `c`, for $m$ = 1 and 2), `"points"` (the array `points_1d` of shape
+# (1500, 1)), `"beta"` (400.0), `"c_grid"` (the 41 values of $c$), `"measured"` (the measured jump fractions
+# `jump / total` at $r = c/\sqrt\beta$, one per value of $c$) and `"predicted"` (the $m = 1$ closed form evaluated on
+# `c_grid`).
 
 # %%
 import numpy as np

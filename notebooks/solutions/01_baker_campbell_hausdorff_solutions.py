@@ -53,24 +53,33 @@ eps = 0.2
 eA, eB = eps * A0, eps * B0
 reference = scipy.linalg.logm(scipy.linalg.expm(eA) @ scipy.linalg.expm(eB)).real
 values = {basis: series.evaluate(eA, eB, basis=basis) for basis in ("lyndon", "hall", "right-normed")}
+counts = {basis: len(change_of_basis(series.coordinates, basis, 2)) for basis in values}
 dimension = sum(witt_dimension(2, k) for k in range(1, 9))
 first_neglected = bch(9).component(9).evaluate(eA, eB)  # Z_9, the degree-9 part alone
+answer_01_1 = {
+    "A0": A0,
+    "B0": B0,
+    "eps": eps,
+    "values": values,
+    "reference": reference,
+    "counts": counts,
+    "dimension": dimension,
+    "first_neglected": first_neglected,
+}
+
 for basis, value in values.items():
-    count = len(change_of_basis(series.coordinates, basis, 2))
     between = np.abs(value - values["lyndon"]).max()
+    truncation = reference - value
     print(
-        f"{basis:12s} nonzero {count:3d} of {dimension}   vs Lyndon {between:.1e}   "
-        f"vs logm {np.linalg.norm(value - reference):.2e}"
+        f"{basis:12s} nonzero {counts[basis]:3d} of {dimension}   vs Lyndon {between:.1e}   "
+        f"vs logm {np.linalg.norm(truncation):.2e}   ‖error − Z_9‖ {np.linalg.norm(truncation - first_neglected):.1e}"
     )
     assert between < 1e-14  # oracle: the Lyndon evaluation; a few dozen products of norm-0.2 matrices
-    assert count <= dimension  # a coordinate vector cannot have more entries than the basis has elements
+    assert counts[basis] <= dimension  # a coordinate vector cannot have more entries than the basis has elements
     # oracle: dense logm minus the engine's Z_9; what is left is Z_10 + ... (relative O(ε), about 4 % here)
     # plus logm's rounding (~1e-14), so 10 % of ‖Z_9‖ ≈ 1.3e-12 rejects any other truncation degree
-    truncation = reference - value
     assert np.linalg.norm(truncation - first_neglected) < 0.1 * np.linalg.norm(first_neglected)
-print(
-    f"‖Z_9‖ = {np.linalg.norm(first_neglected):.2e}, ‖error − Z_9‖ = {np.linalg.norm(truncation - first_neglected):.1e}"
-)
+print(f"‖Z_9‖ = {np.linalg.norm(first_neglected):.2e}")
 assert dimension == 71  # Witt's formula: 2 + 1 + 2 + 3 + 6 + 9 + 18 + 30
 
 # %% [markdown]
@@ -113,6 +122,7 @@ brackets = sp.Rational(1, 12) * (
     (A * (A * B - B * A) - (A * B - B * A) * A) + ((A * B - B * A) * B - B * (A * B - B * A))
 )
 print("degree 3 of log(e^A e^B):", log_degree3)
+answer_01_2 = {"X1": parts[1], "X2": parts[2], "X3": parts[3], "log_degree3": log_degree3}
 assert sp.expand(log_degree3 - claimed) == 0  # oracle: sympy's exact noncommutative expansion
 assert sp.expand(claimed - brackets) == 0  # the word polynomial is the stated pair of brackets
 assert sp.expand(bch(3).component(3).to_sympy() - claimed) == 0  # oracle: the engine, exact rationals

@@ -73,12 +73,23 @@ lam = 2 - 2 * np.cos(np.pi * k / n)
 Phi = np.cos(np.pi * np.outer(np.arange(n) + 0.5, k) / n)
 Phi /= np.linalg.norm(Phi, axis=0)
 eigen_residual = np.abs(Q @ Phi + Phi * lam).max()
+exact = Phi @ (np.exp(-t * lam) * Phi[s])
+heat = {method: expmv(Q, point_mass(n, s), t, method=method) for method in METHODS}
+answer_02_1 = {
+    "n": n,
+    "t": t,
+    "source": s,
+    "eigenvalues": lam,
+    "eigenvectors": Phi,
+    "eigen_residual": eigen_residual,
+    "spectral": exact,
+    "expmv": heat,
+}
+
 print(f"max_k ‖Lφ_k − λ_kφ_k‖_max = {eigen_residual:.1e}")
 assert eigen_residual < 1e-13  # oracle: the analytic eigen-pairs; cos of arguments up to 300π loses ~3 digits
-exact = Phi @ (np.exp(-t * lam) * Phi[s])
 assert abs(exact.sum() - 1) < 1e-12  # mass: only φ₀ (constant, λ₀ = 0) has a nonzero sum
-for method in METHODS:
-    y = expmv(Q, point_mass(n, s), t, method=method)
+for method, y in heat.items():
     error = np.linalg.norm(y - exact) / np.linalg.norm(exact)
     print(f"{method:15s} relative error against the spectral sum {error:.1e}")
     assert error < 1e-13  # oracle: the DCT spectral sum (dense, rounding ~1e-15); default tol is 2^-53
@@ -104,20 +115,33 @@ G = sp.exp(tt * (z + 1 / z - 2))
 mean = sp.simplify(sp.diff(G, z).subs(z, 1))
 second = sp.simplify((z * sp.diff(z * sp.diff(G, z), z)).subs(z, 1))
 print(f"E[D] = {mean}, E[D²] = {second}")
-assert mean == 0 and sp.simplify(second - 2 * tt) == 0  # oracle: sympy, exact
 
+sums = {}
 for t in (0.5, 5.0, 50.0):
     k = np.arange(-3000, 3001)
     weights = scipy.special.ive(k, 2 * t)
-    total, moment = weights.sum(), (k**2 * weights).sum()
-    print(f"t = {t:4g}: Σ weights − 1 = {total - 1:+.1e}, Σ k² weights / 2t − 1 = {moment / (2 * t) - 1:+.1e}")
-    assert abs(total - 1) < 1e-12 and abs(moment / (2 * t) - 1) < 1e-12  # oracle: (b); ive to ~1e-15 each
+    sums[t] = (weights.sum(), (k**2 * weights).sum())
+    print(f"t = {t:4g}: Σ weights − 1 = {sums[t][0] - 1:+.1e}, Σ k² weights / 2t − 1 = {sums[t][1] / (2 * t) - 1:+.1e}")
 
 N, t = 4000, 50.0
 y = expmv(ring_generator(N), point_mass(N, 0), t)
 distance = np.minimum(np.arange(N), N - np.arange(N))  # no wrap-around: the heat at distance 2000 is ~1e-600
-print(f"expmv on the cycle of {N}: second moment {np.sum(distance**2 * y):.12f} (2t = {2 * t:g})")
-assert abs(np.sum(distance**2 * y) / (2 * t) - 1) < 1e-12  # oracle: (b); a normwise 2^-53 result
+moment = np.sum(distance**2 * y)
+print(f"expmv on the cycle of {N}: second moment {moment:.12f} (2t = {2 * t:g})")
+answer_02_2 = {
+    "mean": mean,
+    "second_moment": second,
+    "ive_sums": sums,
+    "N": N,
+    "t_expmv": t,
+    "expmv_second_moment": moment,
+}
+
+assert mean == 0 and sp.simplify(second - 2 * tt) == 0  # oracle: sympy, exact
+for t, (total, second_moment) in sums.items():
+    # oracle: (b); ive to ~1e-15 each
+    assert abs(total - 1) < 1e-12 and abs(second_moment / (2 * t) - 1) < 1e-12
+assert abs(moment / (2 * answer_02_2["t_expmv"]) - 1) < 1e-12  # oracle: (b); a normwise 2^-53 result
 
 # %% [markdown]
 # ### Solution 02.3

@@ -60,19 +60,23 @@ q = np.asarray(K.sum(axis=1)).ravel()
 inverse = scipy.sparse.diags_array(1 / q)
 K1 = (inverse @ K @ inverse).tocsr()
 by_hand = {0.0: q / q.sum(), 1.0: np.asarray(K1.sum(axis=1)).ravel() / K1.sum()}
+gaps, stationarity, balance = {}, {}, {}
 for alpha, pi_hand in by_hand.items():
     op = MarkovOperator.from_points(X, beta, alpha=alpha, k=k)
     P = op.P.tocsr()
-    gap = np.abs(op.stationary - pi_hand).max()
-    stationarity = np.abs(P.T @ pi_hand - pi_hand).sum()
+    gaps[alpha] = np.abs(op.stationary - pi_hand).max()
+    stationarity[alpha] = np.abs(P.T @ pi_hand - pi_hand).sum()
     flux = (scipy.sparse.diags_array(pi_hand) @ P).tocsr()
-    balance = abs(flux - flux.T).max()
+    balance[alpha] = abs(flux - flux.T).max()
     print(
-        f"α = {alpha:g}: |π − by hand| {gap:.1e}, ‖πP − π‖₁ {stationarity:.1e}, "
-        f"max|π_i P_ij − π_j P_ji| {balance:.1e} (π ~ {pi_hand.mean():.1e})"
+        f"α = {alpha:g}: |π − by hand| {gaps[alpha]:.1e}, ‖πP − π‖₁ {stationarity[alpha]:.1e}, "
+        f"max|π_i P_ij − π_j P_ji| {balance[alpha]:.1e} (π ~ {pi_hand.mean():.1e})"
     )
+answer_03_1 = {"K": K, "pi": by_hand, "stationarity": stationarity, "balance": balance}
+
+for alpha in by_hand:
     # oracle: the closed-form degree law; entries ~1e-4 summed over ≤ 2k terms: rounding ~1e-19 each
-    assert gap < 1e-15 and stationarity < 1e-13 and balance < 1e-16
+    assert gaps[alpha] < 1e-15 and stationarity[alpha] < 1e-13 and balance[alpha] < 1e-16
 
 # %% [markdown]
 # ### Solution 03.2
@@ -92,28 +96,39 @@ t, t0, t1 = sp.symbols("t t_0 t_1", positive=True)
 curve = sp.Matrix([t * sp.cos(t), t * sp.sin(t)])
 speed2 = sp.simplify(curve.diff(t).dot(curve.diff(t)))
 arc = (t * sp.sqrt(1 + t**2) + sp.asinh(t)) / 2
-assert sp.simplify(speed2 - (1 + t**2)) == 0  # oracle: sympy, exact
-assert sp.simplify(sp.diff(arc, t) - sp.sqrt(1 + t**2)) == 0
 ell_exact = float(arc.subs(t, 9 * sp.pi / 2) - arc.subs(t, 3 * sp.pi / 2))
-print(f"ℓ = {ell_exact:.12f} (sympy), {ell:.12f} (roll.arc_length)")
-assert abs(ell_exact - ell) < 1e-12  # the library evaluates the same closed form: rounding only
 # an oracle that does not use the closed form: adaptive quadrature of the speed √(1 + t²) over [t₀, t₁]
 ell_quad, quad_error = scipy.integrate.quad(lambda x: np.sqrt(1 + x * x), 3 * np.pi / 2, 9 * np.pi / 2, epsabs=1e-13)
-print(f"ℓ = {ell_quad:.12f} (quadrature of the speed, error estimate {quad_error:.0e})")
-assert abs(ell_quad - ell) < 1e-10  # Gauss–Kronrod on a smooth integrand: error ≪ 1e-10 on a value of 89
 ratio = float((sp.sqrt(1 + t1**2) / sp.sqrt(1 + t0**2)).subs({t0: 3 * sp.pi / 2, t1: 9 * sp.pi / 2}))
-print(f"predicted max/min density {ratio:.4f}; sampled {rho.max() / rho.min():.4f}")
-# the sampled ratio cannot exceed the edge ratio; and it falls short of it only if no sample lies in the outer 0.5 %
-# of [t₀, t₁] at one end (probability 0.995ⁿ ≈ e⁻²⁰), where log ρ changes by at most t/(1 + t²)·Δt < 1 % per end
-assert rho.max() / rho.min() <= ratio + 1e-12 and rho.max() / rho.min() > 0.98 * ratio
-
 # the histogram of s against the predicted bin fractions (t from s by the library's inverse)
 edges = np.linspace(0, ell, 19)
 t_edges = roll.parameter_from_arc_length(edges)
 expected = n * np.diff(t_edges) / (roll.t_end - roll.t_start)
 observed = np.histogram(s, bins=edges)[0]
 z_scores = (observed - expected) / np.sqrt(expected)
+answer_03_2 = {
+    "speed_squared": speed2,
+    "arc_length": arc,
+    "ell": ell_exact,
+    "ell_quad": ell_quad,
+    "ratio": ratio,
+    "s": s,
+    "edges": edges,
+    "observed": observed,
+    "expected": expected,
+}
+
+print(f"ℓ = {ell_exact:.12f} (sympy), {ell:.12f} (roll.arc_length)")
+print(f"ℓ = {ell_quad:.12f} (quadrature of the speed, error estimate {quad_error:.0e})")
+print(f"predicted max/min density {ratio:.4f}; sampled {rho.max() / rho.min():.4f}")
 print(f"bins: max |observed − expected| / √expected = {np.abs(z_scores).max():.2f}")
+assert sp.simplify(speed2 - (1 + t**2)) == 0  # oracle: sympy, exact
+assert sp.simplify(sp.diff(arc, t) - sp.sqrt(1 + t**2)) == 0
+assert abs(ell_exact - ell) < 1e-12  # the library evaluates the same closed form: rounding only
+assert abs(ell_quad - ell) < 1e-10  # Gauss–Kronrod on a smooth integrand: error ≪ 1e-10 on a value of 89
+# the sampled ratio cannot exceed the edge ratio; and it falls short of it only if no sample lies in the outer 0.5 %
+# of [t₀, t₁] at one end (probability 0.995ⁿ ≈ e⁻²⁰), where log ρ changes by at most t/(1 + t²)·Δt < 1 % per end
+assert rho.max() / rho.min() <= ratio + 1e-12 and rho.max() / rho.min() > 0.98 * ratio
 assert np.abs(z_scores).max() < 4  # oracle: Poisson counts; 18 bins, a 4σ excursion has probability ~1e-3
 
 fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
