@@ -7,9 +7,10 @@ templates from the web at build time, so they cannot build without a network.)  
 
 project = "Attention Geometry Workbench"
 author = "the Attention Geometry Workbench authors"
-copyright = "the Attention Geometry Workbench authors, MIT licence"
+copyright = "2026, the Attention Geometry Workbench authors"
 
-extensions = ["myst_nb", "sphinxcontrib.bibtex"]
+# sphinx_design: the concept checks' answers, written ":::{dropdown} Answer" in the notebooks (closed until clicked).
+extensions = ["myst_nb", "sphinxcontrib.bibtex", "sphinx_design"]
 # conf.py itself is a .py file beside the percent scripts: never a page.  experiments/ is a link the builder
 # makes so that notebooks read committed results as ../experiments/results, as they do in the lab.
 exclude_patterns = ["conf.py", "_build", "experiments", "**/.ipynb_checkpoints", ".jupyter_cache"]
@@ -63,6 +64,7 @@ html_theme = "sphinx_book_theme"
 html_title = "Attention Geometry Workbench"
 html_static_path = ["_static"]
 html_css_files = ["workbench.css"]
+html_js_files = ["workbench.js"]
 html_show_sourcelink = False
 html_theme_options = {
     # No links to a code host in the page chrome: the site is read offline, from a checkout.
@@ -75,6 +77,12 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_toc_level": 2,
     "launch_buttons": {},
+    # One footer line with the copyright and both licences (the LICENSE files at the root of the repository).
+    "footer_content_items": ["extra-footer"],
+    "extra_footer": (
+        '<p class="workbench-licence">© 2026 the Attention Geometry Workbench authors. '
+        "Code: MIT licence (LICENSE). Prose, notebooks and figures: CC BY 4.0 (LICENSE-CONTENT.md).</p>"
+    ),
 }
 
 

@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import threading
+import unicodedata
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
@@ -112,9 +113,10 @@ def _course(root: Path, notebook: str = NOTEBOOK, solution: str | None = SOLUTIO
     book_dir.mkdir(parents=True)
     for name in ("conf.py", "index.md", "syllabus.md", "bibliography.md"):
         shutil.copy2(ROOT / "book" / name, book_dir / name)
-    (book_dir / "reference.md").write_text(REFERENCE)
+    shutil.copytree(ROOT / "book" / "_static", book_dir / "_static")
     (book_dir / "references.bib").write_text(BIB)
     notebooks.mkdir()
+    (notebooks / "reference.md").write_text(REFERENCE)
     (notebooks / "00_first.py").write_text(notebook)
     if solution is not None:
         (notebooks / "solutions").mkdir()
@@ -152,10 +154,75 @@ def test_a_missing_title_is_an_error(tmp_path):
         book.session(notebooks / "00_first.py")
 
 
+def _first_cell(objectives: str, after_time: str = "", time: str = "About 10 minutes in class.") -> str:
+    """A notebook whose first cell carries ``objectives``, and ``after_time`` in the same cell after the time."""
+    return HEADER + (
+        "\n# %% [markdown]\n# # 00 — A first session\n#\n"
+        + "".join(f"# {line}".rstrip() + "\n" for line in f"**Objectives.** {objectives}".splitlines())
+        + "#\n# **Prerequisites.** None.\n#\n"
+        + "".join(f"# {line}".rstrip() + "\n" for line in f"**Time.** {time}\n{after_time}".splitlines())
+    )
+
+
+def test_a_label_takes_its_paragraph_not_the_conventions_after_it(tmp_path):
+    # The first cell goes on after the time, as the course's do: conventions, then an outline.  The syllabus
+    # row keeps the time alone (before this rule it took the rest of the cell, 1,649 characters for notebook 07).
+    after = (
+        "\nConventions: $\\mathsf P$ is row-stochastic; $L = I - \\mathsf P$ is the positive generator.\n"
+        "\nThis notebook\n\n1. splits the energy;\n2. checks the rate.\n"
+    )
+    _, notebooks = _course(tmp_path, _first_cell("After this notebook you can compute $P$.", after))
+    s = book.session(notebooks / "00_first.py")
+    assert s.time == "About 10 minutes in class."
+    assert s.objectives == "After this notebook you can compute $P$."
+    assert s.prerequisites == "None."
+
+
+def test_a_paragraph_that_introduces_a_list_keeps_the_list(tmp_path):
+    # "After this notebook you can", a blank line, then the bullets (loose, with a continuation line): one block.
+    objectives = (
+        "After this notebook you can\n\n* compute $P = D^{-1}K$ and say why its rows sum to one,\n"
+        "  with a sentence that runs on;\n\n* read the reference.\n\nA paragraph after the list."
+    )
+    _, notebooks = _course(tmp_path, _first_cell(objectives))
+    s = book.session(notebooks / "00_first.py")
+    assert s.objectives == (
+        "After this notebook you can\n\n* compute $P = D^{-1}K$ and say why its rows sum to one,\n"
+        "  with a sentence that runs on;\n\n* read the reference."
+    )
+    assert book._paragraph("1. one\n2. two\n\nafter") == "1. one\n2. two"
+
+
+def test_a_long_time_is_refused_naming_the_notebook(tmp_path):
+    time = "About 60 minutes in class; " + "the code runs quickly, " * 10
+    assert len(time) > book.TIME_LIMIT
+    _, notebooks = _course(tmp_path, _first_cell("You can compute $P$.", time=time))
+    with pytest.raises(book.BookError, match=rf"00_first\.py: the \*\*Time\.\*\* paragraph is {len(time.strip())} "):
+        book.session(notebooks / "00_first.py")
+    with pytest.raises(book.BookError, match=r"00_first\.py"):
+        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks)
+
+
+def test_every_notebook_of_the_course_has_its_session_labels():
+    # The real course: the site build stages every notebook, and stops at the first one whose first cell it
+    # cannot read (a missing label, or a time longer than TIME_LIMIT).
+    scripts = sorted((ROOT / "notebooks").glob("[0-9]*.py"))
+    assert scripts
+    problems = []
+    for script in scripts:
+        try:
+            book.session(script)
+        except book.BookError as exc:
+            problems.append(str(exc))
+    assert not problems, "\n".join(problems)
+
+
 def test_the_syllabus_table_has_a_row_per_session_with_links_into_the_notebooks(tmp_path):
     _, notebooks = _course(tmp_path)
     table = book.syllabus_table([book.session(notebooks / "00_first.py")])
-    assert table.startswith("```{list-table}") and table.rstrip().endswith("```")
+    assert table.startswith(":::{container} workbench-syllabus-wrap\n```{list-table}")
+    assert table.rstrip().endswith("```\n:::")
+    assert f":widths: {' '.join(map(str, book.SYLLABUS_WIDTHS))}" in table
     assert "* - 00" in table and "{doc}`A first session <notebooks/00_first>`" in table
     # A relative link of the notebook's cell now starts from the syllabus page, one folder up.
     assert "(notebooks/reference.md)" in table
@@ -217,11 +284,25 @@ def test_the_build_refuses_an_output_folder_it_did_not_build(tmp_path):
     assert (out / "notes.txt").exists()
 
 
-def test_a_missing_book_file_is_an_error(tmp_path):
+@pytest.mark.parametrize(
+    ("folder", "name", "message"),
+    [("book", "syllabus.md", r"book/syllabus\.md"), ("notebooks", "reference.md", r"notebooks/reference\.md")],
+)
+def test_a_missing_book_file_is_an_error(tmp_path, folder, name, message):
     book_dir, notebooks = _course(tmp_path)
-    (book_dir / "reference.md").unlink()
-    with pytest.raises(book.BookError, match=r"book/reference\.md"):
+    (tmp_path / folder / name).unlink()
+    with pytest.raises(book.BookError, match=message):
         book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+    assert not (tmp_path / "_source").exists()
+
+
+def test_the_reference_is_staged_beside_the_notebooks_from_the_notebooks_folder(tmp_path):
+    # The site takes the reference from the notebooks' folder, where JupyterLab resolves the notebooks' links to it
+    # (in the repository notebooks/reference.md is a link to book/reference.md).
+    assert (ROOT / "notebooks" / "reference.md").is_file()
+    book_dir, notebooks = _course(tmp_path)
+    book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+    assert (tmp_path / "_source" / "notebooks" / "reference.md").read_text() == REFERENCE
 
 
 def test_an_unknown_scale_is_refused(tmp_path, monkeypatch):
@@ -298,6 +379,17 @@ def test_the_fixture_course_builds_with_its_pages_figure_and_solutions(fixture_s
 
 
 @needs_sphinx
+def test_every_page_names_the_copyright_holder_and_both_licences_in_one_footer_line(fixture_site):
+    for page in ("index.html", "notebooks/00_first.html"):
+        lines = [
+            line for line in (fixture_site / page).read_text().splitlines() if 'class="workbench-licence"' in line
+        ]
+        assert len(lines) == 1, page
+        assert "the Attention Geometry Workbench authors" in lines[0]
+        assert "MIT licence (LICENSE)" in lines[0] and "CC BY 4.0 (LICENSE-CONTENT.md)" in lines[0]
+
+
+@needs_sphinx
 def test_mathjax_is_bundled_and_nothing_is_fetched_from_the_web(fixture_site):
     assert (fixture_site / "_static" / "mathjax" / "MathJax.js").is_file()
     fonts = list((fixture_site / "_static" / "mathjax" / "fonts" / "HTML-CSS" / "STIX-Web" / "woff").glob("*.woff"))
@@ -328,6 +420,103 @@ def test_a_bad_cross_reference_fails_the_build(tmp_path, capfd):
     book_dir, notebooks = _course(tmp_path, broken, solution=None)
     assert book.build(tmp_path / "_build" / "html", book_dir=book_dir, notebooks_dir=notebooks) != 0
     assert "no_such_page" in capfd.readouterr().err
+
+
+# -- executing the notebooks in parallel ---------------------------------------------------------------------------
+
+
+def _logging_notebook(number: str, log: Path, word: str) -> str:
+    """A notebook that appends ``word`` with its start and end times to ``log``, sleeping in between, and prints it."""
+    return (
+        NOTEBOOK.split("# %%\nimport")[0].replace("00 — A first session", f"{number} — Session {word}")
+        + "\n# %%\nimport time\n\nstart = time.time()\ntime.sleep(3)\n"
+        + f"with open({str(log)!r}, 'a') as f:\n    f.write(f'{word} {{start}} {{time.time()}}\\n')\n"
+        + f"print('printed by {word}')\n"
+    )
+
+
+@needs_sphinx
+def test_notebooks_run_at_once_and_only_once_and_a_rebuild_runs_none(tmp_path):
+    log = tmp_path / "runs.log"
+    book_dir, notebooks = _course(tmp_path, _logging_notebook("00", log, "first"), solution=None)
+    (notebooks / "01_second.py").write_text(_logging_notebook("01", log, "second"))
+    out = tmp_path / "_build" / "html"
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, jobs=2) == 0
+    runs = {word: (float(a), float(b)) for word, a, b in map(str.split, log.read_text().splitlines())}
+    assert sorted(runs) == ["first", "second"], log.read_text()  # run before Sphinx, and not again by myst-nb
+    (a0, a1), (b0, b1) = runs["first"], runs["second"]
+    assert a0 < b1 and b0 < a1, f"the two notebooks did not run at the same time: {runs}"
+    assert "printed by second" in (out / "notebooks" / "01_second.html").read_text()  # the cached outputs
+    # Nothing changed: the rebuild runs no notebook, and still has their outputs.
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, jobs=2) == 0
+    assert len(log.read_text().splitlines()) == 2
+    assert "printed by first" in (out / "notebooks" / "00_first.html").read_text()
+
+
+def test_a_failing_notebook_stops_the_build_naming_it(tmp_path, capfd):
+    broken = NOTEBOOK.split("# %%\nimport")[0] + "\n# %%\nraise ValueError('a planted failure')\n"
+    book_dir, notebooks = _course(tmp_path, broken)
+    out = tmp_path / "_build" / "html"
+    with pytest.raises(
+        book.BookError, match=r"1 notebook\(s\) failed to execute \(tracebacks above\): notebooks/00_first\.py$"
+    ):
+        book.build(out, book_dir=book_dir, notebooks_dir=notebooks)
+    assert "a planted failure" in capfd.readouterr().err
+    assert not out.exists(), "Sphinx ran after a notebook failed"
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True])
+def test_the_number_of_jobs_is_checked(tmp_path, jobs):
+    book_dir, notebooks = _course(tmp_path)
+    with pytest.raises(book.BookError, match=rf"jobs must be an integer >= 1 .*, got {jobs!r}"):
+        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks, jobs=jobs)
+
+
+# -- the whole course as one PDF ---------------------------------------------------------------------------------
+
+# A code line far longer than an A4 page is wide; its last word must be printed, on a wrapped line.
+LONG_LINE = "words = " + " + ".join(f"'word{i:02d}'" for i in range(30)) + "  # TAILOFTHELONGLINE"
+
+
+def _pdf_text(path: Path) -> str:
+    """The text of the PDF ``path`` (pypdf, else poppler's pdftotext), or skip saying neither is installed.
+
+    NFKC-normalised: the printed fonts set "fi" as one ligature glyph.
+    """
+    if importlib.util.find_spec("pypdf") is not None:
+        import pypdf
+
+        text = "\n".join(page.extract_text() for page in pypdf.PdfReader(path).pages)
+    elif shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    else:
+        pytest.skip(
+            "reading the PDF's text needs pypdf (pip install pypdf) or pdftotext (apt-get install poppler-utils)"
+        )
+    return unicodedata.normalize("NFKC", text)
+
+
+@needs_sphinx
+def test_the_course_prints_to_one_pdf_with_its_maths_and_long_code_lines_wrapped(tmp_path):
+    from test_lab_browser import need_browser
+
+    need_browser()
+    notebook = NOTEBOOK.replace("plt.show()", f"plt.show()\n{LONG_LINE}")
+    assert len(LONG_LINE) > 200
+    book_dir, notebooks = _course(tmp_path, notebook)
+    written = book.pdf(tmp_path / "course.pdf", book_dir=book_dir, notebooks_dir=notebooks)
+    assert written == tmp_path / "course.pdf" and written.read_bytes().startswith(b"%PDF-")
+    text = _pdf_text(written)
+    for expected in ("A first session", "Solution 00.1", "Catalogue of identities", "Diffusion maps"):
+        assert expected in text, expected
+    assert "TAILOFTHELONGLINE" in text.replace("\n", "").replace(" ", ""), "the long code line was cut"
+    assert "\\sum" not in text and "$$" not in text, "maths left as TeX"
+
+
+def test_the_pdf_name_must_end_in_pdf(tmp_path):
+    book_dir, notebooks = _course(tmp_path)
+    with pytest.raises(book.BookError, match=r"must end in \.pdf, got .*course\.html"):
+        book.pdf(tmp_path / "course.html", book_dir=book_dir, notebooks_dir=notebooks)
 
 
 # -- the command line --------------------------------------------------------------------------------------------
@@ -365,6 +554,37 @@ def test_book_serve_serves_the_site_on_localhost_and_prints_its_url(fixture_site
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_course_assign_writes_the_student_copy_and_says_how_many_notebooks(tmp_path):
+    out = _workbench("course", "assign", str(tmp_path / "class"), timeout=300)
+    assert out.returncode == 0, out.stderr
+    count = len(list((ROOT / "notebooks").glob("[0-9]*.py")))
+    assert f"{count} notebooks" in out.stdout
+    assert len(list((tmp_path / "class").glob("*.ipynb"))) == count
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("course", "grade", "no-such-folder"), "submissions must be a folder of submitted notebooks"),
+        (("course", "assign", "{full}"), "exists and is not empty"),
+    ],
+    ids=["grade-missing-folder", "assign-into-a-full-folder"],
+)
+def test_course_errors_are_one_line_with_status_2(tmp_path, args, message):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("a teacher's file")
+    args = [a.replace("{full}", str(tmp_path / "full")) for a in args]
+    out = _workbench(*args, cwd=tmp_path, timeout=120)
+    assert out.returncode == 2
+    line = out.stderr.strip()
+    assert line.startswith("workbench course: error: ") and message in line and "\n" not in line, out.stderr
+
+
+def test_book_build_refuses_a_jobs_count_below_one(tmp_path):
+    out = _workbench("book", "build", "--jobs", "0", "--out", str(tmp_path / "html"), timeout=60)
+    assert out.returncode == 2 and "--jobs: must be an integer >= 1, got '0'" in out.stderr
 
 
 # -- the real course, read in a browser (slow) -------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The course as a static HTML site: ``workbench book build`` and ``workbench book serve``.
+"""The course as a static HTML site and as one PDF: ``workbench book build``, ``serve`` and ``pdf``.
 
 The site is built by Sphinx with myst-nb (the notebooks, read as jupytext percent scripts and executed during
 the build, so their figures are in the pages) and sphinx-book-theme.  Jupyter Book 2 / mystmd would be the
@@ -13,24 +13,35 @@ notebook finds ``../experiments`` exactly as it does in the lab::
     syllabus.md         book/syllabus.md + the session table generated from each notebook's first cell
     catalogue.md        generated: every identity of ``workbench list``
     bibliography.md     book/bibliography.md (``{bibliography}`` over book/references.bib)
-    notebooks/          the course's percent scripts, and reference.md (book/reference.md) beside them
+    notebooks/          the course's percent scripts and the mathematical reference, reference.md, beside them,
+                        both from the notebooks' folder (in the repository notebooks/reference.md is a link to
+                        book/reference.md), so the notebooks' links to it resolve in JupyterLab as on the site
     notebooks/solutions the worked solutions (left out with ``--without-solutions``)
     experiments         a link to the repository's experiments/ (committed results some notebooks read)
     _static/mathjax     the MathJax subset the pages load
 
-Then ``sphinx-build -W --keep-going``: a warning (a missing reference, a bad cross-reference, a notebook that
-fails) fails the build.
+Then the notebooks that the execution cache (``OUT/../.jupyter_cache``, myst-nb's jupyter-cache) lacks are
+executed in parallel, one kernel per CPU by default (:func:`execute`): a failing notebook stops the build with
+an error naming it.  Then ``sphinx-build -W --keep-going``, which finds every notebook executed in the cache: a
+warning (a missing reference, a bad cross-reference) fails the build.
+
+``workbench book pdf`` builds the same staged source as one page (Sphinx's ``singlehtml``) and prints it with the
+headless chromium the browser tests use, once MathJax has typeset it (:func:`pdf`).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import http.server
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +49,17 @@ from workbench.catalogue import discover
 
 __all__ = [
     "LABELS",
+    "TIME_LIMIT",
     "BookError",
+    "Execution",
     "Session",
     "build",
     "catalogue_page",
     "copy_mathjax",
+    "execute",
     "mathjax_dir",
+    "pdf",
+    "print_pdf",
     "serve",
     "session",
     "stage",
@@ -52,7 +68,18 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[1]
 LABELS = ("Objectives", "Prerequisites", "Time")
+# The longest **Time.** text the syllabus takes: one sentence such as "75 minutes in class; the code runs in about
+# 15 s" is about 50 characters; a paragraph of conventions is ten times that and makes a syllabus row pages tall.
+TIME_LIMIT = 200
+# Relative widths of the syllabus columns: session, notebook, objectives, prerequisites, time.  The session column
+# is just wide enough for its header on one line; objectives (a sentence and four or five bullets) and
+# prerequisites (a paragraph) share the rest, which keeps every row of the course under 400 px at a 1,400 px window.
+SYLLABUS_WIDTHS = (7, 12, 38, 33, 10)
 SCALES = ("small", "large")
+# Seconds a cell may run before its notebook fails (conf.py's nb_execution_timeout; the builder passes this one).
+EXECUTION_TIMEOUT = 300
+# Seconds the PDF printer waits for the page to load, for MathJax, and for chromium's print.
+PRINT_TIMEOUT = 900
 # MathJax 2.7 as jupyter_server_mathjax ships it, cut to what the pages use: the combined TeX + HTML-CSS
 # configuration, the TeX input, the HTML-CSS output with its STIX-Web font data, the woff fonts of that output
 # only, and the small extensions TeX may autoload (the 3.7 MB accessibility bundle stays out).
@@ -74,6 +101,7 @@ _MATHJAX_PARTS = (
 _MARKER = ".workbench-book-source"
 _SITE_MARKER = ".workbench-book-site"
 _TITLE = re.compile(r"^#\s+(?P<number>\d+[a-z]?)\s*[—–-]\s*(?P<title>.+?)\s*$")
+_LIST_ITEM = re.compile(r"^\s{0,3}(?:[*+-]|\d{1,3}[.)])\s")
 _LINK = re.compile(r"\]\((?!#|/|[a-zA-Z][a-zA-Z0-9+.-]*:)([^)\s]+)\)")
 
 
@@ -101,16 +129,41 @@ def _read_notebook(path: Path):
     return jupytext.read(path, fmt="py:percent")
 
 
+def _paragraph(text: str) -> str:
+    """The first block of ``text``: its opening paragraph and any list that follows it directly.
+
+    A label's text is one paragraph ("**Time.** About 60 minutes in class.") or a paragraph that introduces a
+    list ("**Objectives.** After this notebook you can" and its bullets); a blank line followed by anything
+    else (a "Conventions" paragraph, a new section) ends it.
+    """
+    lines = text.strip("\n").splitlines()
+    kept: list[str] = []
+    in_list = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            following = next((x for x in lines[i + 1 :] if x.strip()), None)
+            if following is None or not (_LIST_ITEM.match(following) or (in_list and following[:1].isspace())):
+                break
+            kept.append(line)
+            continue
+        in_list = in_list or bool(_LIST_ITEM.match(line))
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
 def session(path: Path) -> Session:
     """The session of notebook ``path``: number, title, and the three labelled parts of its first cell.
 
     The first markdown cell opens with ``# NN — Title`` and carries the bold labels ``**Objectives.**``,
-    ``**Prerequisites.**`` and ``**Time.**``, each followed by its text (up to the next label).
+    ``**Prerequisites.**`` and ``**Time.**``.  Each label's text is the paragraph it opens (with a list that
+    follows that paragraph directly): it ends at the next label or at the end of the paragraph, so a
+    conventions paragraph after ``**Time.**`` stays in the notebook and out of the syllabus.
 
     Raises
     ------
     BookError
-        naming the notebook, when the title or a label is missing.
+        naming the notebook, when the title or a label is missing, a label has no text, or the time is longer
+        than :data:`TIME_LIMIT` characters (it belongs in one short sentence; the rest in its own paragraph).
     """
     path = Path(path)
     markdown = [c.source for c in _read_notebook(path).cells if c.cell_type == "markdown"]
@@ -131,9 +184,15 @@ def session(path: Path) -> Session:
     parts = {}
     for label, found in marks.items():
         end = min((e for e in ends if e > found.start()), default=len(first))
-        parts[label] = first[found.end() : end].strip()
+        parts[label] = _paragraph(first[found.end() : end])
         if not parts[label]:
             raise BookError(f"{path.name}: the label **{label}.** has no text after it")
+    if len(parts["Time"]) > TIME_LIMIT:
+        raise BookError(
+            f"{path.name}: the **Time.** paragraph is {len(parts['Time'])} characters long, over {TIME_LIMIT}: "
+            "keep it to one short sentence (e.g. '75 minutes in class; the code runs in about 15 s') and put "
+            "anything else in a paragraph of its own after a blank line"
+        )
     return Session(
         path=path,
         number=heading["number"],
@@ -155,11 +214,16 @@ def _cell(text: str) -> list[str]:
 
 
 def syllabus_table(sessions: list[Session], folder: str = "notebooks") -> str:
-    """The session table (MyST ``list-table``) of ``sessions``, for a page beside the folder ``folder``."""
+    """The session table (MyST ``list-table``) of ``sessions``, for a page beside the folder ``folder``.
+
+    The table sits in a container that book/_static/workbench.css widens into the page's right margin on a wide
+    screen (five columns of prose need the room) and that sets the rest of its layout.
+    """
     lines = [
+        ":::{container} workbench-syllabus-wrap",
         "```{list-table}",
         ":header-rows: 1",
-        ":widths: 8 17 36 26 13",
+        f":widths: {' '.join(str(w) for w in SYLLABUS_WIDTHS)}",
         ":class: workbench-syllabus",
         "",
         "* - Session",
@@ -174,7 +238,7 @@ def syllabus_table(sessions: list[Session], folder: str = "notebooks") -> str:
         lines.extend(_cell(link))
         for text in (s.objectives, s.prerequisites, s.time):
             lines.extend(_cell(_relink(text, f"{folder}/")))
-    lines.append("```")
+    lines += ["```", ":::"]
     return "\n".join(lines) + "\n"
 
 
@@ -267,11 +331,16 @@ def _require(path: Path, what: str) -> Path:
     return path
 
 
+def _fresh_check(folder: Path, marker: str = _MARKER, what: str = "staged") -> None:
+    """Refuse ``folder`` when it holds files the builder did not write there."""
+    if not folder.is_dir() or (any(folder.iterdir()) and not (folder / marker).exists()):
+        raise BookError(f"{folder} exists and was not {what} by workbench book build; move it away first")
+
+
 def _fresh(folder: Path, marker: str = _MARKER, what: str = "staged") -> None:
     """Empty ``folder`` for the builder: refuse one that holds files the builder did not write there."""
     if folder.exists():
-        if not folder.is_dir() or (any(folder.iterdir()) and not (folder / marker).exists()):
-            raise BookError(f"{folder} exists and was not {what} by workbench book build; move it away first")
+        _fresh_check(folder, marker, what)
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     (folder / marker).write_text(f"{what} by workbench book build; replaced on every build\n")
@@ -287,14 +356,16 @@ def stage(
 ) -> list[Session]:
     """Stage the site's Sphinx source tree in ``source`` (emptied first); return the sessions in order.
 
-    ``book_dir`` holds conf.py, index.md, syllabus.md, reference.md, bibliography.md, references.bib (and
-    optionally _static/); ``notebooks_dir`` the course's percent scripts and their ``solutions/``.  Defaults: the
-    repository's book/ and notebooks/.
+    ``book_dir`` holds conf.py, index.md, syllabus.md, bibliography.md, references.bib (and optionally
+    _static/); ``notebooks_dir`` the course's percent scripts, the mathematical reference ``reference.md`` (staged
+    beside them, as notebooks/reference.md; in the repository a link to book/reference.md) and the worked
+    solutions in ``solutions/``.  Defaults: the repository's book/ and notebooks/.
     """
     book_dir = Path(book_dir or ROOT / "book")
     notebooks_dir = Path(notebooks_dir or ROOT / "notebooks")
-    for name in ("conf.py", "index.md", "syllabus.md", "reference.md", "bibliography.md", "references.bib"):
+    for name in ("conf.py", "index.md", "syllabus.md", "bibliography.md", "references.bib"):
         _require(book_dir / name, f"book/{name}")
+    _require(notebooks_dir / "reference.md", "the mathematical reference notebooks/reference.md")
     scripts = _notebooks(notebooks_dir)
     if not scripts:
         raise BookError(f"no course notebook (NN_name.py) in {notebooks_dir}")
@@ -317,7 +388,7 @@ def stage(
     course.mkdir()
     for script in scripts:
         shutil.copy2(script, course / script.name)
-    shutil.copy2(book_dir / "reference.md", course / "reference.md")
+    shutil.copy2(notebooks_dir / "reference.md", course / "reference.md")
     answers = sorted((notebooks_dir / "solutions").glob("*_solutions.py")) if solutions else []
     if answers:
         (course / "solutions").mkdir()
@@ -351,6 +422,146 @@ def _scale() -> str:
     return scale
 
 
+def _jobs(jobs: int | None) -> int:
+    if jobs is None:
+        return os.cpu_count() or 1
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise BookError(f"jobs must be an integer >= 1 (notebooks executed at once), got {jobs!r}")
+    return jobs
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One staged notebook's execution: ``seconds`` it took (its earlier run's, when ``cached``), or its ``error``."""
+
+    path: Path
+    seconds: float | None
+    cached: bool
+    error: str | None = None
+
+
+def _kernel_environment(jobs: int) -> dict[str, str]:
+    """What the kernels run with: the scale, the inline figure backend, and a fair share of the cores each."""
+    env = dict(os.environ, WORKBENCH_SCALE=_scale())
+    env.pop("MPLBACKEND", None)  # the kernels' inline backend puts the figures in the pages
+    share = str(max(1, (os.cpu_count() or 1) // jobs))
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(variable, share)  # jobs kernels with a BLAS pool of every core each would thrash
+    return env
+
+
+def _execute_one(path: Path, timeout: int, env: dict[str, str]):
+    """Run the notebook ``path`` in its folder, as myst-nb would: (executed notebook or None, seconds, error)."""
+    from nbclient import NotebookClient
+
+    notebook = _read_notebook(path)
+    # As myst-nb's runner (jupyter-cache's single_nb_execution): a notebook's own execution metadata wins.
+    own = notebook.metadata.get("execution", {})
+    client = NotebookClient(
+        notebook,
+        timeout=own.get("timeout", timeout),
+        allow_errors=own.get("allow_errors", False),
+        record_timing=False,  # timings in the cells' metadata would change the hash the cache matches on
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    try:
+        client.execute(env=env)  # the kernel's environment (start_kernel's env): scale, backend, threads
+    except Exception as exc:  # a failing cell (its source and traceback), a timeout, a dead kernel
+        return None, time.perf_counter() - start, str(exc) or repr(exc)
+    return notebook, time.perf_counter() - start, None
+
+
+def execute(source: Path, cache: Path, *, jobs: int | None = None, timeout: int = EXECUTION_TIMEOUT):
+    """Execute the staged notebooks of ``source`` that myst-nb's cache ``cache`` lacks, ``jobs`` at a time.
+
+    myst-nb (``nb_execution_mode = "cache"``) runs notebooks one after the other as Sphinx reads them; here they
+    run in parallel first, each in its own folder and kernel as myst-nb would run it, and go into the same
+    jupyter-cache, keyed by the hash of their code cells, so Sphinx then finds every one executed.  A notebook
+    whose code has not changed since an earlier build is not run again.
+
+    Returns one :class:`Execution` per notebook, in the staged order; raises :class:`BookError` naming every
+    notebook that failed (their tracebacks go to stderr first).
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from tqdm import tqdm
+
+    jobs = _jobs(jobs)
+    source = Path(source)
+    store = get_cache(str(cache))
+    paths = sorted((source / "notebooks").rglob("*.py"))
+    done: dict[Path, Execution] = {}
+    pending = []
+    for path in paths:
+        notebook = _read_notebook(path)
+        try:
+            record = store.match_cache_notebook(notebook)
+        except KeyError:
+            if any(cell.cell_type == "code" for cell in notebook.cells):
+                pending.append(path)
+                continue
+            # Nothing to run: cached as it is, without starting a kernel (myst-nb would start one).
+            bundle = CacheBundleIn(notebook, str(path), data={"execution_seconds": 0.0})
+            store.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+            done[path] = Execution(path, 0.0, cached=False)
+        else:
+            done[path] = Execution(path, record.data.get("execution_seconds"), cached=True)
+    if pending:
+        # Threads suffice: each notebook runs in its own kernel process, and a thread only waits on it.
+        env = _kernel_environment(jobs)
+        with (
+            concurrent.futures.ThreadPoolExecutor(min(jobs, len(pending))) as pool,
+            tqdm(total=len(pending), desc=f"executing notebooks ({jobs} at a time)", unit="nb", file=sys.stderr) as bar,
+        ):
+            futures = {pool.submit(_execute_one, path, timeout, env): path for path in pending}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    path = futures[future]
+                    notebook, seconds, error = future.result()
+                    if error is None:  # written by this thread only: one writer of the cache's database
+                        bundle = CacheBundleIn(notebook, str(path), data={"execution_seconds": seconds})
+                        store.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
+                    done[path] = Execution(path, seconds, cached=False, error=error)
+                    verb = "FAILED after" if error else "executed in"
+                    bar.write(f"{verb} {seconds:.1f} s: {path.relative_to(source)}", file=sys.stderr)
+                    bar.update()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    executions = [done[path] for path in paths]
+    failed = [e for e in executions if e.error is not None]
+    if failed:
+        for e in failed:
+            print(f"\n{e.path.relative_to(source)} failed:\n{e.error}", file=sys.stderr)
+        names = ", ".join(str(e.path.relative_to(source)) for e in failed)
+        raise BookError(f"{len(failed)} notebook(s) failed to execute (tracebacks above): {names}")
+    return executions
+
+
+def _sphinx(builder: str, source: Path, out: Path, work: Path, jobs: int) -> int:
+    """sphinx-build ``builder`` from the staged ``source`` into ``out``: its exit status (messages on stderr)."""
+    command = [
+        # -E: a fresh environment every build (the staged tree is new each time, and a saved environment goes
+        # stale when references.bib changes); the notebooks' execution cache is what keeps a rebuild quick.
+        sys.executable, "-m", "sphinx", "-b", builder, "-W", "--keep-going", "-q", "-E", "-j", str(jobs),
+        "-d", str(work / f"doctrees-{builder}"),
+        "-D", f"nb_execution_cache_path={work / '.jupyter_cache'}",
+        "-D", f"nb_execution_timeout={EXECUTION_TIMEOUT}",
+        str(source), str(out),
+    ]  # fmt: skip
+    return subprocess.run(command, env=_kernel_environment(jobs), check=False).returncode
+
+
+def _prepare(work: Path, *, solutions: bool, book_dir, notebooks_dir, identities, jobs: int) -> Path:
+    """Stage the source in ``work/_source`` and execute what the cache lacks: the staged folder."""
+    source = work / "_source"
+    stage(source, book_dir=book_dir, notebooks_dir=notebooks_dir, solutions=solutions, identities=identities)
+    execute(source, work / ".jupyter_cache", jobs=jobs)
+    return source
+
+
 def build(
     out: Path | None = None,
     *,
@@ -358,30 +569,170 @@ def build(
     book_dir: Path | None = None,
     notebooks_dir: Path | None = None,
     identities=None,
+    jobs: int | None = None,
 ) -> int:
     """Build the site into ``out`` (default book/_build/html); return sphinx-build's exit status.
 
     The staged source, the doctrees and the notebook execution cache go beside ``out`` (its parent folder).
-    Notebooks execute at ``WORKBENCH_SCALE`` (``small`` unless set); Sphinx's messages go to stderr.
+    Notebooks execute at ``WORKBENCH_SCALE`` (``small`` unless set), ``jobs`` at a time (default: one per CPU),
+    before Sphinx reads them (:func:`execute`); a notebook that fails raises :class:`BookError` naming it.
+    Sphinx's messages go to stderr.
     """
+    jobs = _jobs(jobs)
+    _scale()
     out = Path(out or (Path(book_dir or ROOT / "book") / "_build" / "html")).resolve()
-    env = dict(os.environ, WORKBENCH_SCALE=_scale())
-    env.pop("MPLBACKEND", None)  # the kernels' inline backend puts the figures in the pages
     work = out.parent
-    source = work / "_source"
-    stage(source, book_dir=book_dir, notebooks_dir=notebooks_dir, solutions=solutions, identities=identities)
+    if out.exists():
+        _fresh_check(out, _SITE_MARKER, "built")
+    source = _prepare(
+        work, solutions=solutions, book_dir=book_dir, notebooks_dir=notebooks_dir, identities=identities, jobs=jobs
+    )
     # A fresh output folder: no page of a renamed or removed notebook survives from an earlier build.  (The
     # execution cache and the doctrees beside it keep a rebuild quick.)
     _fresh(out, _SITE_MARKER, "built")
-    command = [
-        # -E: a fresh environment every build (the staged tree is new each time, and a saved environment goes
-        # stale when references.bib changes); the notebooks' execution cache is what keeps a rebuild quick.
-        sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-q", "-E",
-        "-d", str(work / "doctrees"),
-        "-D", f"nb_execution_cache_path={work / '.jupyter_cache'}",
-        str(source), str(out),
-    ]  # fmt: skip
-    return subprocess.run(command, env=env, check=False).returncode
+    return _sphinx("html", source, out, work, jobs)
+
+
+# Waits until MathJax 2.7 has typeset the page (or the page has no MathJax): a flag set by a callback queued
+# behind everything MathJax has queued so far.
+_TYPESET = """
+if (!window.MathJax || !MathJax.Hub) { return !document.querySelector('script[src*="MathJax.js"]'); }
+if (window.__workbenchTypeset === undefined) {
+    window.__workbenchTypeset = false;
+    MathJax.Hub.Queue(function () { window.__workbenchTypeset = true; });
+}
+return window.__workbenchTypeset;
+"""
+
+
+def _chromium():
+    """A headless Debian chromium under selenium (chromedriver), or a BookError saying what to install."""
+    chromium_binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    missing = [
+        what
+        for what, present in (
+            ("selenium (pip install selenium)", importlib.util.find_spec("selenium") is not None),
+            ("chromium (apt-get install chromium)", chromium_binary is not None),
+            ("chromedriver (apt-get install chromium-driver)", shutil.which("chromedriver") is not None),
+        )
+        if not present
+    ]
+    if missing:
+        raise BookError("printing the course needs a headless chromium; install " + ", ".join(missing))
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium_binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1200,1600")
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.command_executor.client_config.timeout = PRINT_TIMEOUT  # printing a whole course takes a while
+    driver.set_page_load_timeout(PRINT_TIMEOUT)
+    driver.set_script_timeout(PRINT_TIMEOUT)
+    return driver
+
+
+def print_pdf(page: Path, out: Path, *, open_answers: bool = True) -> Path:
+    """Print the HTML ``page`` (served from its folder on 127.0.0.1) to the PDF ``out`` with headless chromium.
+
+    The page is printed once MathJax has typeset it; the site's print styles (book/_static/workbench.css) wrap
+    long code lines instead of cutting them.  ``open_answers`` opens the concept checks' answer dropdowns so the
+    answers are printed (closed, only their "Answer" line is).
+    """
+    import base64
+
+    page = Path(page).resolve()
+    handler = functools.partial(_QuietHandler, directory=str(page.parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    driver = None
+    try:
+        driver = _chromium()
+        driver.get(f"http://127.0.0.1:{server.server_address[1]}/{page.name}")
+        deadline = time.monotonic() + PRINT_TIMEOUT
+        while not driver.execute_script(_TYPESET):
+            if time.monotonic() > deadline:
+                raise BookError(f"MathJax did not finish typesetting {page} within {PRINT_TIMEOUT} s")
+            time.sleep(0.5)
+        if open_answers:
+            driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; });")
+        # Chromium's own print (DevTools' Page.printToPDF): WebDriver's print command gives up after the renderer
+        # is silent for 10 s, and a whole course takes longer to lay out on paper.
+        printed = driver.execute_cdp_cmd(
+            "Page.printToPDF",
+            {
+                "paperWidth": 8.27,  # A4, in inches
+                "paperHeight": 11.69,
+                "marginTop": 0.6,
+                "marginBottom": 0.7,
+                "marginLeft": 0.6,
+                "marginRight": 0.6,
+                "printBackground": True,
+                "displayHeaderFooter": True,
+                "headerTemplate": "<div></div>",
+                "footerTemplate": (
+                    '<div style="font-size: 8px; width: 100%; text-align: center; color: #555;">'
+                    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+                ),
+            },
+        )
+        pdf = base64.b64decode(printed["data"])
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.shutdown()
+        server.server_close()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(pdf)
+    return out
+
+
+def pdf(
+    out: Path | None = None,
+    *,
+    solutions: bool = True,
+    book_dir: Path | None = None,
+    notebooks_dir: Path | None = None,
+    identities=None,
+    jobs: int | None = None,
+) -> Path:
+    """The whole course as one PDF ``out`` (default book/_build/course.pdf): return its path.
+
+    The course is built as one HTML page (Sphinx's ``singlehtml`` builder, in book/_build/singlehtml beside the
+    site's staged source and execution cache, which it shares with :func:`build`), then printed by headless
+    chromium once its maths is typeset (:func:`print_pdf`).  Without ``solutions`` the solutions part is left
+    out and the concept checks' answers stay folded.
+
+    Raises
+    ------
+    BookError
+        when a notebook fails, the single-page build fails, or no chromium/selenium is installed.
+    """
+    jobs = _jobs(jobs)
+    _scale()
+    work = (Path(book_dir or ROOT / "book") / "_build").resolve()
+    out = Path(out or work / "course.pdf").resolve()
+    if out.suffix.lower() != ".pdf":
+        raise BookError(f"the PDF's name must end in .pdf, got {str(out)!r}")
+    single = work / "singlehtml"
+    if single.exists():
+        _fresh_check(single, _SITE_MARKER, "built")
+    source = _prepare(
+        work, solutions=solutions, book_dir=book_dir, notebooks_dir=notebooks_dir, identities=identities, jobs=jobs
+    )
+    _fresh(single, _SITE_MARKER, "built")
+    status = _sphinx("singlehtml", source, single, work, jobs)
+    if status != 0:
+        raise BookError(f"the single-page build failed (sphinx-build exit status {status}; its messages are above)")
+    return print_pdf(single / "index.html", out, open_answers=solutions)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
 
 
 def serve(out: Path | None = None, port: int = 8000) -> None:

@@ -1,4 +1,4 @@
-"""The ``workbench`` command line: list, check, derive, bench, diagnose, study, experiment, sweep, lab, book.
+"""The ``workbench`` command line: list, check, derive, bench, diagnose, study, experiment, sweep, lab, book, course.
 
 The contract (names, options, exit codes, the ``--json`` documents) is the one in DESIGN.md; tests drive
 :func:`main` directly and through a subprocess.  This package parses and checks the options and prints the
@@ -13,7 +13,8 @@ _parser       -- the argparse parser: every command and option, the whole contra
 _catalogue    -- list, check, derive, bench: the catalogue, the Lie series and the benchmarks
 _models       -- diagnose, study: real models (one text or a corpus run; connection-walk, head-subspaces)
 _experiments  -- experiment, sweep: config overrides (--steps, --seed, --set), --resume checks, --grid parsing
-_course       -- lab, book: JupyterLab on the course notebooks, and the course as a static site
+_course       -- lab, book, course: JupyterLab on the course notebooks, the course as a static site and a PDF,
+                 a student copy of the course and the grading of submissions
 _common       -- what the commands share: rich tables and console (imported only when drawn), strict JSON,
                  number formats, option checks, the interrupt a command raises on SIGINT
 
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from workbench.catalogue import CatalogueError
 from workbench.cli._catalogue import cmd_bench, cmd_check, cmd_derive, cmd_list
 from workbench.cli._common import Interrupted
-from workbench.cli._course import cmd_book, cmd_lab
+from workbench.cli._course import cmd_book, cmd_course, cmd_lab
 from workbench.cli._experiments import cmd_experiment, cmd_sweep
 from workbench.cli._models import cmd_diagnose, cmd_study
 from workbench.cli._parser import build_parser
@@ -50,6 +51,7 @@ _COMMANDS = {
     "experiment": cmd_experiment,
     "sweep": cmd_sweep,
     "book": cmd_book,
+    "course": cmd_course,
 }
 
 

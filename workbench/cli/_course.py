@@ -1,4 +1,9 @@
-"""The course commands: ``lab`` (JupyterLab on the notebooks) and ``book`` (the course as a static site)."""
+"""The course commands: ``lab``, ``book`` and ``course``.
+
+lab     -- JupyterLab on the course notebooks
+book    -- the course as a static site (build, serve) and as one PDF (pdf)
+course  -- a student copy of the course (assign) and the grading of submitted notebooks (grade)
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = []  # package-internal: the command line's index dispatches to cmd_lab and cmd_book
+__all__ = []  # package-internal: the command line's index dispatches to cmd_lab, cmd_book and cmd_course
 
 
 def _notebook_dir(requested: str | None) -> Path:
@@ -33,15 +38,38 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from workbench.book import build, serve
+    from workbench.book import build, pdf, serve
 
     out = Path(args.out) if args.out else None
     if args.action == "serve":
         serve(out, port=args.port)
         return 0
-    status = build(out, solutions=not args.without_solutions)
+    if args.action == "pdf":
+        written = pdf(out, solutions=not args.without_solutions, jobs=args.jobs)
+        print(f"wrote the course to {written} ({written.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+        return 0
+    status = build(out, solutions=not args.without_solutions, jobs=args.jobs)
     if status != 0:
         print(f"workbench book: error: the site build failed (sphinx-build exit status {status})", file=sys.stderr)
         return 1
     print(f"built the site in {out or 'book/_build/html'}", file=sys.stderr)
+    return 0
+
+
+def cmd_course(args: argparse.Namespace) -> int:
+    # workbench.course imports otter and nbformat only inside its functions; imported here, on demand, like them.
+    from workbench import course
+
+    if args.action == "assign":
+        written = course.assign(Path(args.dir), force=args.force)
+        notebooks = sum(1 for path in written if path.suffix == ".ipynb")
+        print(f"wrote the student copy to {args.dir}: {notebooks} notebooks, {len(written)} files")
+        return 0
+    out = Path(args.out) if args.out else None
+    rows = course.grade(Path(args.submissions), out=out)
+    if out is not None:
+        print(f"graded {len(rows)} submissions into {out}")
+        return 0
+    for row in rows:  # no CSV asked for: one line per submission on stdout
+        print(f"{row.student}\t{row.notebook}\t{row.total:g}/{row.out_of:g}\t{row.status}")
     return 0

@@ -22,8 +22,19 @@ def _seed(text: str) -> int:
     return value
 
 
+def _jobs(text: str) -> int:
+    """The argparse type of ``--jobs``: a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of ``workbench`` and its ten commands (:func:`workbench.cli.main` parses with it)."""
+    """The parser of ``workbench`` and its eleven commands (:func:`workbench.cli.main` parses with it)."""
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="Attention Geometry Workbench: derive identities symbolically, check them numerically.",
@@ -244,12 +255,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
 
-    p_book = sub.add_parser("book", help="the course as a static HTML site (Sphinx + myst-nb, offline)")
+    p_book = sub.add_parser("book", help="the course as a static HTML site (Sphinx + myst-nb, offline), or a PDF")
     book_sub = p_book.add_subparsers(dest="action", required=True)
     p_build = book_sub.add_parser("build", help="execute the notebooks and build the site (warnings are errors)")
     p_build.add_argument("--out", help="the output folder (default book/_build/html)")
     p_build.add_argument("--without-solutions", action="store_true", help="leave the Solutions part out")
+    p_pdf = book_sub.add_parser(
+        "pdf", help="the whole course as one PDF: a single-page build printed by headless chromium"
+    )
+    p_pdf.add_argument("--out", metavar="FILE", help="the PDF (default book/_build/course.pdf)")
+    p_pdf.add_argument(
+        "--without-solutions", action="store_true", help="leave the Solutions part and the concept checks' answers out"
+    )
+    for p_run in (p_build, p_pdf):
+        p_run.add_argument(
+            "--jobs", type=_jobs, help="notebooks executed at once (default: one per CPU); unchanged ones are cached"
+        )
     p_serve = book_sub.add_parser("serve", help="serve the built site on 127.0.0.1")
     p_serve.add_argument("--out", help="the built site (default book/_build/html)")
     p_serve.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+
+    p_course = sub.add_parser("course", help="teach the course: a student copy, and grading submitted notebooks")
+    course_sub = p_course.add_subparsers(dest="action", required=True)
+    p_assign = course_sub.add_parser(
+        "assign", help="write the student copy (notebooks with grader checks, no solutions) into DIR"
+    )
+    p_assign.add_argument("dir", metavar="DIR", help="the folder of the student copy (must be new or empty)")
+    p_assign.add_argument("--force", action="store_true", help="replace a student copy written there before")
+    p_grade = course_sub.add_parser("grade", help="grade the submitted notebooks under SUBMISSIONS")
+    p_grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of submitted notebooks")
+    p_grade.add_argument("--out", metavar="CSV", help="write one row per submission to this CSV file")
     return parser
