@@ -20,7 +20,6 @@
 # and a circulation ({cite:p}`candanedo2026attention` §4, §7; [mathematical reference §A.7](#reference-a7)).
 #
 # **Objectives.**  After this notebook you can
-#
 # * split a head's score into bond $\mathcal S$ and link $\mathcal A$, and the bond into a pseudo-distance $d^2$ and a site
 #   potential $g$, with `score_split`, and say why the row softmax ignores the source term;
 # * write the bond-only head as a Doob transform and predict its stationary law $\pi \propto h\odot\mathsf Kh$;
@@ -29,14 +28,17 @@
 # * explain with a formula how the inverse temperature moves a head from uniform to argmax attention, and why
 #   $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance.
 #
-# **Prerequisites.**  Notebooks 00 (How to read this workbench: the small-β softmax expansion, used in Exercise 08.1),
-# 02 (Heat kernels and Markov semigroups: stationary laws, detailed balance) and 06b (Doob tilt and antisymmetric link: the
-# Doob h-transform, cycle affinities).  Maths: symmetric and antisymmetric parts of a
-# matrix, the softmax and its entropy, variance of a product of independent Gaussians.
+# **Prerequisites.**  Notebooks 00 (How to read this workbench: the small-β softmax expansion and `fit_rate`, used in
+# Exercise 08.1), 04 (Geometry without coordinates: the flux $\operatorname{diag}(\pi)\mathsf P$ and its current, the
+# residual $\varepsilon_{\mathrm{rev}}$, cycle affinities and Kolmogorov's criterion, the Hodge split of a link) and 06b
+# (Doob tilt and antisymmetric link: the Doob h-transform and its stationary law $\pi \propto h\odot\mathsf Kh$); finite
+# Markov chains with their stationary law, reversibility and detailed balance, which the course assumes as background.
+# Maths: symmetric and antisymmetric parts of a matrix, the softmax and its entropy, variance of a product of
+# independent Gaussians.
 #
-# **Time.**  About 45 minutes in class; the code runs in under 10 seconds on one core.
+# **Time.**  About 60 minutes in class (sections 1–4; section 5 as reading); the code runs in about 20 s.
 #
-# On a random head with biases and a context of a dozen tokens, this notebook checks cell by cell that
+# **Plan.**  On a random head with biases and a context of a dozen tokens, this notebook checks cell by cell that
 #
 # 1. the score splits exactly into bond $\mathcal S$ and link $\mathcal A$, and the bond into a
 #    distance $d^2$ and a site potential $g$;
@@ -47,11 +49,11 @@
 # 4. the inverse temperature β moves the head from uniform to argmax attention, and the standard
 #    $\beta = 1/\sqrt{d_h}$ keeps the logits at unit variance for every head width.
 #
-# Tags in the statements are those of the [mathematical reference](reference.md): **[SEED]** printed in the
+# **Tags.**  Those of the [mathematical reference](reference.md): **[SEED]** printed in the
 # available text of the paper, **[DERIVED]** a consequence checked here, **[RECON]** a reconstruction of a formula
 # that is not available.
 #
-# Conventions: row-vector tokens $X \in \mathbb R^{n\times D}$, $q_i = X_iW_Q + b_Q$, $k_j = X_jW_K + b_K$;
+# **Conventions.**  Row-vector tokens $X \in \mathbb R^{n\times D}$, $q_i = X_iW_Q + b_Q$, $k_j = X_jW_K + b_K$;
 # the head's Markov operator $\mathsf P = \operatorname{rownorm}\exp_\odot(\beta\mathcal W)$ is
 # row-stochastic and acts on functions from the left, $(\mathsf Pf)_i = \sum_j\mathsf P_{ij}f_j$; its
 # positive generator is $\mathsf L = I - \mathsf P$.
@@ -387,6 +389,64 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  A constant $c_i$ is added to every score of row $i$, $\mathcal W_{ij} \mapsto \mathcal W_{ij} + c_i$.
+# What happens to the head's operator $\mathsf P = \operatorname{rownorm}\exp_\odot(\beta\mathcal W)$?
+#
+# (a) nothing: $e^{\beta c_i}$ divides out of row $i$  (b) it becomes the Doob transform by $h = e^{\beta c}$
+# (c) its stationary law is multiplied by $e^{\beta c}$ and renormalised  (d) its link changes, so it circulates
+#
+# :::{dropdown} Answer
+# (a).  A row constant is a source term, and the row normalisation removes it exactly — the same cancellation as the
+# $\tfrac\beta2g_i$ of §2.  (b) is what a *destination* term $c_j$ would do (a Doob tilt, whose stationary law is
+# $h\odot\mathsf Kh$ and not the (c) of the options); and the antisymmetric part $\tfrac12(c_i - c_j)$ of a row constant
+# is exact, so it could not create circulation anyway (d).
+# :::
+#
+# **Check 2.**  The coexact part $\mathcal A^\perp$ of the link is removed and the exact part $\varphi_i - \varphi_j$
+# kept.  The new head $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \varphi_i - \varphi_j))$ is
+#
+# (a) reversible: the Doob transform of $\mathsf K$ by $h\odot e^{-\beta\varphi}$  (b) reversible only if $\varphi$ is
+# constant  (c) irreversible, with the same cycle affinities as the head  (d) the head itself, since the exact part
+# carries the circulation
+#
+# :::{dropdown} Answer
+# (a).  In the logits, $\beta\varphi_i$ is one more source term (cancelled) and $-\beta\varphi_j$ one more destination
+# tilt, so the head is a Doob transform of the symmetric $\mathsf K$, reversible for every $\varphi$ (b is wrong).  Its
+# cycle affinities are $2\beta\oint(\varphi_i - \varphi_j) = 0$, not the head's (c); the circulation sits in
+# $\mathcal A^\perp$, not in the exact part (d).
+# :::
+#
+# **Check 3.**  Removing the *exact* part of the link leaves every cycle affinity unchanged but moves
+# $\varepsilon_{\mathrm{rev}}$.  Why?
+#
+# (a) affinities are sums of $\log(\mathsf P_{ij}/\mathsf P_{ji})$ around loops, where partition functions and gradients
+# telescope; $\varepsilon_{\mathrm{rev}}$ is weighted by π, which the exact part moves  (b) rounding
+# (c) $\varepsilon_{\mathrm{rev}}$ only sees the bond  (d) affinities only see the bond
+#
+# :::{dropdown} Answer
+# (a).  Around a loop each partition function $Z_{i_m}$ appears once with each sign, the symmetric bond cancels between
+# the two directions and $\oint(\varphi_i - \varphi_j) = 0$, so only $2\beta\oint\mathcal A^\perp$ survives.  $\varepsilon_{\mathrm{rev}}$ is
+# built from the flux $\operatorname{diag}(\pi)\mathsf P$, and a Doob tilt changes π: it is not gauge invariant.  The
+# differences in §3 are of order 0.01, far from rounding (b); (c) and (d) swap what each quantity sees — the bond
+# enters $\varepsilon_{\mathrm{rev}}$ through π, and never enters an affinity.
+# :::
+#
+# **Check 4.**  At the standard initialisation a head's width $d_h$ is doubled and the logits are *not* scaled by
+# $1/\sqrt{d_h}$.  What happens to the variance of an off-diagonal score $q_i\cdot k_j$, and to the head?
+#
+# (a) it doubles, and the head moves towards the argmax regime  (b) it stays 1  (c) it halves, and the head becomes
+# more uniform  (d) it quadruples
+#
+# :::{dropdown} Answer
+# (a).  $\operatorname{Var}(q_i\cdot k_j) = \operatorname{tr}(\mathbb E[W_Q^\top W_Q]\,\mathbb E[W_K^\top W_K]) = d_h$, a
+# sum of $d_h$ uncorrelated products of unit variance: linear in $d_h$, not quadratic (d).  Larger logits act like a
+# larger β, and the row entropy falls with β (§4), so the head sharpens — not (c).  The factor $1/\sqrt{d_h}$ is exactly
+# what makes (b) true.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * A head's score is bond + link, exactly (residual at rounding, $\mathcal S$ and $\mathcal A$ symmetric and antisymmetric
@@ -423,13 +483,19 @@ plt.show()
 # $$\operatorname{softmax}_\beta(\mathcal W) = \tfrac1n\mathbf 1\mathbf 1^\top + \tfrac\beta n\,\mathcal W\bigl(I - \tfrac1n\mathbf 1\mathbf 1^\top\bigr) + O(\beta^2).$$
 #
 # Compute the error $\max_{ij}\lvert\operatorname{softmax\_rows}(\beta\mathcal W) - \texttt{softmax\_first\_order}(\mathcal W, \beta)\rvert$ for
-# $\beta = 10^{-1}, \dots, 10^{-3}$ (five values, geometric), fit its rate with `fit_rate`, and check that adding an
-# arbitrary row constant to $\mathcal W$ (a source potential $c_i$) changes neither side.
+# $\beta = 10^{-1}, \dots, 10^{-3}$ (five values, geometric), fit its rate with `fit_rate`, and check at $\beta = 10^{-2}$
+# that adding an arbitrary row constant to $\mathcal W$ (a source potential $c_i$) changes neither side.
 #
 # **What a correct answer shows.**  The fitted slope is 2 (within 0.05): the expansion is exact to first order.  The
 # first-order term uses only the row-centred score, so the source potential drops out already at first order, not only
 # after the full softmax — the same cancellation as section 2, seen perturbatively (the first-order terms agree to
 # rounding, ~$10^{-16}$).
+#
+# **Answer in** `answer_08_1`: a dict with keys `"betas"` (array of the five β), `"errors"` (array: the five errors
+# $\max_{ij}\lvert\dots\rvert$, in the order of `"betas"`), `"slope"` (float: `fit_rate(betas, errors)`), `"c"` (array of
+# 12 values: your constants $c_i$, varying from row to row), `"first_order_gap"` and `"softmax_gap"` (floats: the largest
+# change of `softmax_first_order(·, 1e-2)`, respectively of `softmax_rows(1e-2 * ·)`, when $c_i$ is added to row $i$ of
+# $\mathcal W$).
 
 # %%
 # your code here: softmax_rows(b * W) against softmax_first_order(W, b) for b in np.geomspace(1e-1, 1e-3, 5)
@@ -452,6 +518,12 @@ plt.show()
 # **What a correct answer shows.**  sympy confirms $dH/d\beta + \beta\operatorname{Var}_p = 0$ and the series identically; the numeric
 # slope is 3 (within 0.1).  So the entropy is flat at β = 0 (no first-order term: a slightly warm head is still uniform to
 # first order in its entropy), and its curvature there is the spread of the scores along each row.
+#
+# **Answer in** `answer_08_2`: a dict with keys `"dH_dbeta"` (your closed form of $dH/d\beta$ for the row of three
+# scores, a sympy expression in the symbols `beta`, `s0`, `s1`, `s2`), `"series"` (the expansion of $H(\beta)$ to second
+# order, without the $O(\beta^3)$ term, a sympy expression in the same symbols), `"betas"` (array of the five β),
+# `"residual"` (array: $\lvert\bar H(\beta) - \log n + \tfrac{\beta^2}2\overline{\operatorname{Var}_u}\rvert$ at those β) and
+# `"slope"` (float: its fitted rate, `fit_rate(betas, residual)`).
 
 # %%
 # your code here: sympy symbols for beta and three scores, then beta_sweep(W, np.geomspace(2e-3, 2e-4, 5))

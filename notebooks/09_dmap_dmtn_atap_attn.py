@@ -23,7 +23,6 @@
 # | bond $\mathcal S$ indefinite  | **ATAP**                | **ATTN** (attention)   |
 #
 # **Objectives.**  After this notebook you can
-#
 # * build the four operators as corners of one two-parameter family $\ell(b, a)$ with `family_operator`, and write
 #   each corner's logits in closed form (DMAP as a Gaussian kernel of learned features);
 # * prove and check that an exact link makes an operator reversible for any weights, and compute the two diagnostics
@@ -31,13 +30,16 @@
 # * explain why DMAP needs half of attention's query–key weights (a flat gauge orbit) and read the inertia of each bond;
 # * project a head onto the corners, and locate its circulation in the stationary current $J$ and in the cycle affinities.
 #
-# **Prerequisites.**  Notebook 08 (Reading a head: bond, link, potential), and notebooks 03 (Heat on a Swiss roll) and
-# 06b (Doob tilt and antisymmetric link: Doob transforms, currents).  Maths: quadratic forms and Sylvester's law of inertia,
-# Frobenius norms, stationary laws of Markov chains.
+# **Prerequisites.**  Notebook 08 (Reading a head: bond and link, the site potential and the pseudo-distance $d^2$, the
+# Doob tilt of a head, $\varepsilon_{\mathrm{rev}}$ and cycle affinities), notebook 03 (Heat on a Swiss roll: Swiss-roll
+# samples, Gauss-kernel walks and the α = 0 diffusion map, whose stationary law is the degree) and notebook 06b (Doob
+# tilt and antisymmetric link: Doob transforms, the stationary current); finite Markov chains with their stationary law
+# and detailed balance, which the course assumes as background.  Maths: quadratic forms and Sylvester's law of inertia,
+# Frobenius norms.
 #
-# **Time.**  About 60 minutes in class (sections 1–3, then 4–7); the code runs in under 10 seconds on one core.
+# **Time.**  Two sessions of about 50 minutes (sections 1–3, then 4–7); the code runs in about 30 s.
 #
-# This notebook
+# **Plan.**  This notebook
 #
 # 1. builds the four corners of one two-parameter family $(b, a)$ from the *same* $W_Q, W_K$ and checks each
 #    against its closed form;
@@ -49,11 +51,14 @@
 # 5. draws the stationary current $J$ (zero exactly for an exact link) and the effective neighbour count
 #    $e^{\bar H}$ of each operator along β.
 #
-# Tags ([mathematical reference](reference.md)): **[SEED]** printed in the available text of the paper, **[CODE]** what
-# the author's public implementation computes, **[DERIVED]** a consequence checked here, **[RECON]** a reconstruction
-# of a formula that is not available.  Every operator is
-# $\mathsf P = \operatorname{rownorm}\exp_\odot(\ell)$ for its logits $\ell$: row-stochastic, acting on functions from
-# the left, positive generator $\mathsf L = I - \mathsf P$.
+# **Tags.**  Those of the [mathematical reference](reference.md): **[SEED]** printed in the available text of the paper,
+# **[CODE]** what the author's public implementation computes, **[DERIVED]** a consequence checked here, **[RECON]** a
+# reconstruction of a formula that is not available.
+#
+# **Conventions.**  Tokens are row vectors $X_i$, with queries $q_i = X_iW_Q$ and keys $k_i = X_iW_K$ (no biases here).
+# Every operator is $\mathsf P = \operatorname{rownorm}\exp_\odot(\ell)$ for its logits $\ell$: row-stochastic, acting
+# on functions from the left, positive generator $\mathsf L = I - \mathsf P$.  Gauss kernels are written
+# $e^{-\beta'\lVert m_i - m_j\rVert^2}$, with no factor 2 or 4 inside the exponent (`gauss_kernel(m, beta_prime)`).
 
 # %%
 import os
@@ -138,10 +143,12 @@ logits = {name: family_logits(q, k, *CORNERS[name]) for name in OPERATORS}
 # \ell^{\mathrm{ATAP}} \simeq -\tfrac\beta2\,d^2_{ij}, \quad
 # \ell^{\mathrm{DMAP}} \simeq -\tfrac\beta4\lVert m_i - m_j\rVert^2,$$
 #
-# with $d^2$ the pseudo-distance of the bond from notebook 08.  DMAP is thus the Gaussian kernel
-# $\mathsf K_{ij} = e^{-\beta'\lVert x_i - x_j\rVert^2}$, $\beta' = \beta/4$, on the learned features $m = xW_M$,
-# $W_M = (W_Q + W_K)/\sqrt2$: an α = 0 diffusion map {cite:p}`coifman2006diffusion` in the metric $W_MW_M^\top$.  The DMAP oracle below is
-# built by `workbench.markov` from the points $m_i$ alone.
+# with $d^2$ the pseudo-distance of the bond from notebook 08.  DMAP is thus the Gauss kernel
+# $\mathsf K_{ij} = e^{-\beta'\lVert m_i - m_j\rVert^2}$, $\beta' = \beta/4$, of the learned features $m_i = X_iW_M$,
+# $W_M = (W_Q + W_K)/\sqrt2$: an α = 0 diffusion map {cite:p}`coifman2006diffusion` of the points $m_i$ — on the tokens
+# themselves, a Gauss kernel in the degenerate metric $W_MW_M^\top$, $\lVert m_i - m_j\rVert^2 =
+# (X_i - X_j)W_MW_M^\top(X_i - X_j)^\top$.  The DMAP oracle below is built by `workbench.markov` from the points $m_i$
+# alone.
 
 # %%
 d2 = token_split(q, k).squared_distance
@@ -333,7 +340,7 @@ plt.show()
 #
 # **DMAP needs half the weights** **[DERIVED]** ([§A.7](#reference-a7) corollaries; Attention Geometry §10 notes that DMAP
 # trains with half of ATTN's query–key weights).  Write $W_M = (W_Q + W_K)/\sqrt2$ and
-# $W_N = (W_Q - W_K)/\sqrt2$.  DMAP's logits use $m = xW_M$ only, so every $(W_Q, W_K)$ with the same $W_M$ —
+# $W_N = (W_Q - W_K)/\sqrt2$.  DMAP's logits use $m_i = X_iW_M$ only, so every $(W_Q, W_K)$ with the same $W_M$ —
 # any $W_N$ at all, a whole $D\times d_h$ space of them — gives the same operator: a flat gauge orbit, along
 # which every loss is constant.  The other three corners all see $W_N$.
 
@@ -509,6 +516,52 @@ ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  Which corners of the square are reversible for *every* choice of $W_Q, W_K$?
+#
+# (a) DMAP and ATAP  (b) DMAP and DMTN  (c) DMAP only  (d) all four, at small enough β
+#
+# :::{dropdown} Answer
+# (a).  Reversibility is decided by the link: with $a = 0$ it is the exact link $\tfrac12(g_i - g_j)$, and the
+# operator is a Doob transform of a symmetric kernel, whatever the bond.  DMTN (b) keeps the free link and circulates;
+# (c) forgets that ATAP's indefinite bond is still symmetric; and a free link gives $\varepsilon_{\mathrm{rev}} > 0$ at
+# every β > 0 (d), only proportionally smaller.
+# :::
+#
+# **Check 2.**  A trained head has $\varepsilon_{\mathrm{rev}} = 1.41$.  What does that say?
+#
+# (a) almost no edge carries flux both ways: the head transports one way  (b) its cycle affinities are maximal
+# (c) its bond is strongly indefinite  (d) its attention is nearly uniform
+#
+# :::{dropdown} Answer
+# (a).  $\lVert F - F^\top\rVert_F^2 = 2\lVert F\rVert_F^2 - 2\sum_{ij}F_{ij}F_{ji}$, so the bound $\sqrt2$ is reached
+# exactly when $F_{ij}F_{ji} = 0$ on every edge.  The affinities (b) are not bounded at all — $\varepsilon_{\mathrm{rev}}$
+# saturates while they grow (Exercise 09.2); the bond (c) does not decide reversibility; and uniform attention (d) is
+# reversible.
+# :::
+#
+# **Check 3.**  $W_N = (W_Q - W_K)/\sqrt2$ is changed and $W_M$ kept.  Which operators change?
+#
+# (a) DMTN, ATAP and ATTN, but not DMAP  (b) all four  (c) only ATTN  (d) none: only $W_M$ enters the logits
+#
+# :::{dropdown} Answer
+# (a).  DMAP's logits $-\tfrac\beta4\lVert m_i - m_j\rVert^2$ use $m = XW_M$ only, so $W_N$ is a flat gauge orbit for DMAP
+# (its parameter count is half of ATTN's); DMTN keeps the link $\mathcal A$, ATAP the negative sector
+# $-\tfrac12\langle n_i, n_j\rangle$, ATTN both, and all of them involve $n = XW_N$.
+# :::
+#
+# **Check 4.**  How do the cycle affinities of DMTN and ATTN, built from the same weights, compare?
+#
+# (a) they are equal  (b) DMTN's are smaller, its bond being definite  (c) DMTN's vanish  (d) ATTN's are twice DMTN's
+#
+# :::{dropdown} Answer
+# (a).  Both are $2\beta\oint\mathcal A$: around a loop the symmetric bond, definite or not, cancels between the two
+# directions, and only the link survives.  DMTN and ATTN share the free link, so they share every affinity (§6 checks it
+# on all triangles); DMTN's current $J$ still differs from ATTN's, because π does.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * One family $\ell(b, a)$ holds the four operators; its corners are closed forms: ATTN is $\beta q\cdot k$ exactly (bit
@@ -548,6 +601,11 @@ plt.show()
 # **What a correct answer shows.**  Operators and stationary laws agree to $\sim10^{-15}$ for every $b$ (rounding only:
 # these are identities), and DMAP's stationary law is the degree of the Gauss kernel — the stationary law of an α = 0
 # diffusion map {cite:p}`coifman2006diffusion`: tokens in dense parts of the roll (in feature space) are visited more.
+#
+# **Answer in** `answer_09_1`: a dict with keys `"K"`, `"h"` and `"pi"`, each a dict keyed by $b \in \{0.0, 0.5, 1.0\}$
+# (`"K"`: the $64\times64$ kernel $\exp_\odot(\beta S^{(b)})$; `"h"`: the 64 values of the tilt $h$; `"pi"`:
+# $h\odot\mathsf Kh$ normalised to sum 1), and `"pi_degree"` (array of 64 values: the degree of
+# `gauss_kernel(m, beta / 4)` normalised to sum 1).
 
 # %%
 # your code here: m = (q + k) / np.sqrt(2), n_feat = (q - k) / np.sqrt(2); then doob_transform and MarkovOperator
@@ -568,6 +626,11 @@ plt.show()
 # $10^{-14}$.  The formula is $0$ at $p = \tfrac12$ (reversible), reaches $\sqrt2$ only at $p \in \{0, 1\}$ (one-way transport,
 # the equality case of the bound), and is already $1.03$ at $p = 0.8$: $\varepsilon_{\mathrm{rev}}$ saturates, while the affinity
 # $N\log\frac p{1-p}$ grows without bound as $p \to 1$.
+#
+# **Answer in** `answer_09_2`: a dict with keys `"eps_rev"` (your closed form of $\varepsilon_{\mathrm{rev}}(p)$, a sympy
+# expression in the symbol `p`), `"affinity"` (the affinity of the whole cycle walked forwards, $0 \to 1 \to \dots \to
+# N - 1 \to 0$, a sympy expression in the symbols `p` and `N`), `"p_values"` (array: the values of $p$ of your numerical
+# check) and `"eps_numeric"` (array: `reversibility_residual` of the walk with $N = 6$ at those $p$).
 
 # %%
 # your code here: sympy Matrix for the cycle walk, then reversibility_residual and cycle_affinities(P, [list(range(N))])

@@ -23,7 +23,6 @@
 # (holonomy) and a real encoder.
 #
 # **Objectives.**  After this notebook you can
-#
 # * write $\sum_hA^{(h)}XM_h$ as $H\,\mathcal T(A_{\mathrm{eff}}, O^{\mathrm{eff}})X$ and as a block matrix, and
 #   check both to rounding;
 # * read the effective transport of an edge as a convex combination of the head maps and recover its weights;
@@ -32,19 +31,21 @@
 # * show that the drift conserves $\lVert X\rVert_\pi^2$ while the dissipation sets the initial loss rate;
 # * measure how the drift switches on as a walk becomes nonreversible.
 #
-# **Prerequisites.**  Notebook 02 (heat kernels and Markov semigroups: generators, stationary laws), notebook 08
-# (reading a head: bond and link, $\varepsilon_{\mathrm{rev}}$) and notebook 09 (the four corners DMAP, DMTN,
-# ATAP, ATTN).  Maths: block matrices and Kronecker products, adjoints with respect to a weighted inner product,
-# the matrix exponential.
+# **Prerequisites.**  Notebook 08 (Reading a head: a head as a row-stochastic walk
+# $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$, bond and link, reversibility and the residual
+# $\varepsilon_{\mathrm{rev}}$) and notebook 00 (the positive generator $L = I - T$); finite Markov chains with their
+# stationary law and detailed balance $\pi_iA_{ij} = \pi_jA_{ji}$, which the course assumes as background (they are at
+# work in notebooks 03, 04 and 06b).  Maths: block matrices and Kronecker products, adjoints with respect to a weighted
+# inner product, the matrix exponential.
 #
-# **Time.**  About 45 minutes in class; the code runs in a few seconds.
+# **Time.**  About 50 minutes in class (§1 and §2); the code runs in about 20 s.
 #
-# The connection-Laplacian paper states its results in prose and proofs; where one of its displayed formulas
+# **Sources.**  The connection-Laplacian paper states its results in prose and proofs; where one of its displayed formulas
 # is not available, the formula used here is the one reconstructed in the mathematical reference, and the
 # text says so ("reconstructed").  "Derived" marks consequences worked out in the workbench.  Every such
 # statement is checked numerically below.
 #
-# Conventions: features are row vectors, $X \in \mathbb R^{n\times d}$ with token $i$ the row $X_i$.  The
+# **Conventions.**  Features are row vectors, $X \in \mathbb R^{n\times d}$ with token $i$ the row $X_i$.  The
 # transport $O_{ij} \in \mathbb R^{d\times d}$ belongs to the oriented edge $j \to i$ and acts by right
 # multiplication, $X_j \mapsto X_jO_{ij}$; arrays have `O.shape == (n, n, d, d)`.  Walks are row-stochastic
 # and act from the left; generators are positive, $L = I - T$.
@@ -345,6 +346,59 @@ axes[1].legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  On the edge $j \to i$ only heads 1 and 2 attend: $A^{(1)}_{ij} = 0.3$, $A^{(2)}_{ij} = 0.1$, and
+# $A^{(3)}_{ij} = A^{(4)}_{ij} = 0$.  What is $O^{\mathrm{eff}}_{ij}$?
+#
+# (a) $0.3M_1 + 0.1M_2$  (b) $\tfrac34M_1 + \tfrac14M_2$  (c) $\tfrac12(M_1 + M_2)$  (d) $\tfrac14(0.3M_1 + 0.1M_2)$
+#
+# :::{dropdown} Answer
+# (b).  The effective transport is the mixture $\sum_hw_h(i,j)M_h$ with weights normalised on the edge,
+# $w_h = A^{(h)}_{ij}/\sum_gA^{(g)}_{ij}$, here $0.3/0.4$ and $0.1/0.4$.  (a) is the unnormalised sum
+# $\sum_hA^{(h)}_{ij}M_h$, the transposed block of $T_{\mathrm{MHA}}$, and (d) is $A_{\mathrm{eff},ij}O^{\mathrm{eff}}_{ij}$,
+# the transposed block of $\bar T$: both still carry the weight of the edge, which the transport must not.  (c) ignores
+# how strongly each head attends.
+# :::
+#
+# **Check 2.**  Which hypotheses make the drift $L_{\mathrm{skew}}$ vanish?
+#
+# (a) a reversible walk, whatever the transports  (b) orthogonal transports, whatever the walk
+# (c) a reversible walk and $O_{ji} = O_{ij}^\top$ on every edge, self-loops included  (d) a row-stochastic walk and $O_{ii} = I$
+#
+# :::{dropdown} Answer
+# (c).  $L_{\mathrm{skew}} = 0$ means $\pi_iA_{ij}O_{ij}^\top = \pi_jA_{ji}O_{ji}$ on every pair; detailed balance
+# supplies the scalar factor and $O_{ji} = O_{ij}^\top$ the matrix one.  The table of §2 shows that the reversible walk
+# with independent $O_{ji}$ (a) and the nonreversible walk with orthogonal, inverse-consistent transports (b) both drift;
+# (d) says nothing about the pairs $i \ne j$.
+# :::
+#
+# **Check 3.**  Along the flow $\dot X = -L_{\mathrm{skew}}X$, what happens to $\lVert X\rVert_\pi^2$?
+#
+# (a) it is constant  (b) it decreases at the rate $2\langle X, L_{\mathrm{sym}}X\rangle_\pi$  (c) it grows
+# (d) it decreases only when the transports are orthogonal
+#
+# :::{dropdown} Answer
+# (a).  $\tfrac d{dt}\lVert X\rVert_\pi^2 = -2\langle X, L_{\mathrm{skew}}X\rangle_\pi = 0$, because
+# $\Pi L_{\mathrm{skew}}$ is antisymmetric: the drift moves features around without losing any (advection), whatever
+# the transports.  (b) is the loss rate of the symmetric part (and, at $t = 0$, of the full flow); (c) and (d) confuse
+# the drift with the dissipation, whose sign does depend on the transports.
+# :::
+#
+# **Check 4.**  With $O_{ji} = O_{ij}^\top = 1.5\,Q_{ij}$ on the reversible walk, §2 finds $L_{\mathrm{skew}} = 0$
+# and $\lambda_{\min}(L_{\mathrm{sym}}) < 0$.  What does orthogonality of the transports buy, then?
+#
+# (a) nothing: the drift vanishes either way  (b) a nonnegative dissipation: $\bar T$ cannot amplify a feature field
+# (c) reversibility of the walk  (d) a zero drift on the self-loops
+#
+# :::{dropdown} Answer
+# (b).  Orthogonal transports have operator norm 1, so $\bar T$ is a contraction in $\lVert\cdot\rVert_\pi$ and
+# $L_{\mathrm{sym}} \succeq 0$; with $1.5\,Q$ the propagator can amplify and the "dissipation" has a negative
+# direction.  (a) is half true — the drift does vanish — but misses this; reversibility (c) is a property of the walk
+# $A$, not of the transports; and the self-loops (d) need symmetric $O_{ii}$, which orthogonality does not give.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * $\sum_hA^{(h)}XM_h = H\,\mathcal T(A_{\mathrm{eff}}, O^{\mathrm{eff}})X$ and its block form
@@ -383,6 +437,11 @@ plt.show()
 # and the recovered weights are nonnegative and sum to 1 on every edge.  Explain why the weights are unique here
 # although every single $M_h$ is singular (rank and linear independence are different questions), and why five
 # heads in $D = 2$ could never be read back this way.
+#
+# **Answer in** `answer_10a_1`: a dict with keys `"weights"` (array of shape `(7, 7, 4)`: the recovered weight
+# $w_h(i, j)$ of head $h$ on the edge $j \to i$ at `[i, j, h]`), `"condition"` (float: the condition number of the
+# $36\times4$ matrix of flattened head maps) and `"residual"` (float: the largest entry of
+# $\lvert\sum_hw_h(i,j)M_h - O^{\mathrm{eff}}_{ij}\rvert$ over all edges).  Use the layer of §1 as it is.
 
 # %%
 # your code here (A_heads, M_heads and O_eff are defined in §1)
@@ -405,8 +464,14 @@ plt.show()
 # *What a correct answer shows:* the block formula matches `L_skew` to $10^{-15}$ (same arithmetic, a few
 # ulps); for the modified field the off-diagonal blocks of $L_{\mathrm{skew}}$ vanish to rounding, the diagonal
 # blocks equal $\tfrac12A_{ii}(O_{ii} - O_{ii}^\top)$, and the drift ratio of `drift_reading` is clearly nonzero
-# (of order 0.1).  Say why the effective transport of a multi-head layer has no reason to be
-# symmetric on its self-loops.
+# (a few hundredths here: the self-loop weights $A_{ii}$ of `P_rev` are small).  Say why the effective transport of a
+# multi-head layer has no reason to be symmetric on its self-loops.
+#
+# **Answer in** `answer_10a_2`: a dict with keys `"L_skew_formula"` (the $42\times42$ matrix assembled from your block
+# formula for `A_eff`, `O_eff`, block $(i, j)$ in rows $6i, \dots, 6i+5$ and columns $6j, \dots, 6j+5$), `"loops"` (array
+# `(7, 3, 3)`: the orthogonal matrices you put on the self-loops, `loops[i]` $= O_{ii}$), `"diagonal_blocks"` (array
+# `(7, 3, 3)`: the diagonal blocks $(L_{\mathrm{skew}})_{ii}$ of `mixing_generator(P_rev, O_loops)`, where `O_loops` is
+# `O_consistent` with your self-loops) and `"drift_ratio"` (float: `drift_reading(P_rev, O_loops)[0]`).
 
 # %%
 # your code here (ortho_group and mixing_generator are already imported)

@@ -23,7 +23,6 @@
 # curvature (holonomy) and a real encoder.
 #
 # **Objectives.**  After this notebook you can
-#
 # * factor a transport into a rotation and a deformation (polar decomposition), also for singular head maps,
 #   and check the factors against `scipy.linalg.polar`;
 # * read a measured $\delta_{\mathrm{orth}}$ against its rank floor $\sqrt{1/r - 1/d}$ and its random-map level
@@ -32,16 +31,19 @@
 #   show that dropping any one leaves exactly the predicted gap;
 # * build a flat connection by a change of frames and exhibit its parallel sections.
 #
-# **Prerequisites.**  Notebook 10a (multi-head attention is a connection walk: $A_{\mathrm{eff}}$,
-# $O^{\mathrm{eff}}$, $L_{\mathrm{mix}}$ and its dissipation/drift split), notebook 02 (stationary laws).  Maths:
-# the SVD and the polar decomposition, Gram matrices and the Cauchy–Schwarz inequality, weighted inner products.
+# **Prerequisites.**  Notebook 10a (Multi-head attention is a connection walk: $A_{\mathrm{eff}}$,
+# $O^{\mathrm{eff}}$, the head weights $w_h(i,j)$, $L_{\mathrm{mix}}$ and the inner product $\langle\cdot,\cdot\rangle_\pi$),
+# and the stationary law of a finite Markov chain, which the course assumes as background.  Maths: the SVD and the
+# polar decomposition, Gram matrices and the Cauchy–Schwarz inequality, weighted inner products.
 #
-# **Time.**  About 45 minutes in class; the code runs in a few seconds.
+# **Time.**  About 45 minutes in class (§1 and §2); the code runs in about 20 s.
 #
-# As in 10a, "reconstructed" marks a formula of the connection-Laplacian paper taken from the mathematical
-# reference, and "derived" a consequence worked out in the workbench; every such statement is checked
-# numerically below.  Conventions are those of 10a: row vectors $X_i$, transports $O_{ij}$ of the edge $j \to i$
-# acting by right multiplication, `O.shape == (n, n, d, d)`, positive generators $L = I - T$.
+# **Sources.**  As in 10a, "reconstructed" marks a formula of the connection-Laplacian paper taken from the
+# mathematical reference, and "derived" a consequence worked out in the workbench; every such statement is checked
+# numerically below.
+#
+# **Conventions.**  Those of 10a: row vectors $X_i$, transports $O_{ij}$ of the edge $j \to i$ acting by right
+# multiplication, `O.shape == (n, n, d, d)`, positive generators $L = I - T$.
 
 # %%
 import os
@@ -253,7 +255,9 @@ assert all(np.abs(f - e).max() > 1e-2 for name, (e, f) in pairs_of_values.items(
 # $X'_i = X_iV_i$ carries transports to $O'_{ij} = V_j^{-1}O_{ij}V_i$ (`gauge_transform`); applied to the
 # identity it gives the flat connection $O_{ij} = V_j^{-1}V_i$.  Then $X_i = cV_i$ is a parallel section,
 # $X_i = X_jO_{ij}$ on every edge: it is fixed by the walk, lies in the kernel of $L_{\mathrm{mix}} = I - T$ and
-# has zero energy — for any invertible frames, orthogonal or not.
+# has zero energy — for any invertible frames, orthogonal or not.  Transport around a closed loop telescopes to the
+# identity, $O_{ki}O_{jk}O_{ij} = V_i^{-1}V_kV_k^{-1}V_jV_j^{-1}V_i = I$ (trivial holonomy, measured by
+# `holonomy_deviation`; notebook 10c studies connections where it is not).
 
 # %%
 identity_field = np.broadcast_to(np.eye(d), (m, m, d, d)).copy()
@@ -284,6 +288,59 @@ ax.set_title(f"energy identity, {len(samples)} random X per case")
 ax.legend(fontsize=8)
 plt.show()
 
+
+# %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  What is $\delta_{\mathrm{orth}}$ of the transport $O = 2Q$, with $Q \in O(d)$?
+#
+# (a) 0  (b) 1  (c) $\sqrt{1 - 1/d}$  (d) about $d^{-1/2}$
+#
+# :::{dropdown} Answer
+# (a).  $G = O^\top O = 4I$, so $\mu = 4$ and $G - \mu I = 0$: $\delta_{\mathrm{orth}}$ measures the distance to
+# *scaled* orthogonal maps, and a uniform stretch costs nothing (its polar factor $S = 2I$ is a multiple of $I$).
+# $\sqrt{1 - 1/d}$ (c) is the value at rank one, $d^{-1/2}$ (d) the level of a square Gaussian map, and 1 (b) is never
+# attained for $d \ge 2$.
+# :::
+#
+# **Check 2.**  Every head map is scaled orthogonal, $M_h = c_hQ_h$, yet $\delta_{\mathrm{orth}}(O^{\mathrm{eff}}_{ij})$
+# is large on some edge.  What does that say about the edge?
+#
+# (a) one head carries almost all of its attention  (b) several heads with different rotations share it
+# (c) the walk is nonreversible there  (d) the head maps are singular
+#
+# :::{dropdown} Answer
+# (b).  $O^{\mathrm{eff}}_{ij} = \sum_hw_h(i,j)c_hQ_h$ is a scaled rotation when one weight dominates (a gives a small
+# δ, as the right panel of §1 shows) and not when rotations about different axes are averaged.  Reversibility (c) is a
+# property of the weights $\pi_iA_{ij}$, not of the transports, and the maps here are invertible (d).
+# :::
+#
+# **Check 3.**  Which hypothesis is *not* needed for $\langle X, L_{\mathrm{mix}}X\rangle_\pi = \mathcal E_c(X)$?
+#
+# (a) $A$ row-stochastic  (b) $\pi^\top A = \pi^\top$  (c) every active $O_{ij}$ orthogonal  (d) detailed balance
+# $\pi_iA_{ij} = \pi_jA_{ji}$
+#
+# :::{dropdown} Answer
+# (d).  Expanding the square, the cross terms give $\langle X, TX\rangle_\pi$ and the squares give
+# $\tfrac12\sum_i\pi_ir_i\lVert X_i\rVert^2 + \tfrac12\sum_{ij}\pi_iA_{ij}\lVert X_jO_{ij}\rVert^2$; row sums $r_i = 1$ (a),
+# stationarity (b) and $\lVert X_jO_{ij}\rVert = \lVert X_j\rVert$ (c) turn these into $\lVert X\rVert_\pi^2$.  Nothing
+# pairs the edge $j \to i$ with $i \to j$, so the identity holds for nonreversible walks, as §2 checks: the antisymmetric
+# part of $L_{\mathrm{mix}}$ drops out of a quadratic form anyway.
+# :::
+#
+# **Check 4.**  Frames $V_i \in GL(d)$, not orthogonal, applied to the identity connection give $O_{ij} = V_j^{-1}V_i$.
+# Which statement holds?
+#
+# (a) $X_i = cV_i$ is a parallel section and lies in the kernel of $L_{\mathrm{mix}}$
+# (b) the connection is flat only if the $V_i$ are orthogonal  (c) its energy $\mathcal E_c$ of $X_i = cV_i$ is positive
+# (d) its holonomy around a triangle $i \to k \to j \to i$ is $V_i^{-1}V_kV_j^{-1}V_i$
+#
+# :::{dropdown} Answer
+# (a).  $X_jO_{ij} = cV_jV_j^{-1}V_i = cV_i = X_i$ on every edge, so the walk fixes $X$ and
+# $L_{\mathrm{mix}}X = 0$; the energy is a sum of $\lVert X_i - X_jO_{ij}\rVert^2 = 0$ (c is wrong), for any invertible
+# frames (b is wrong).  Around a loop the frames telescope, $O_{ki}O_{jk}O_{ij} = V_i^{-1}V_k\,V_k^{-1}V_j\,V_j^{-1}V_i = I$:
+# the holonomy is trivial, not (d).
+# :::
 
 # %% [markdown]
 # ## Recap
@@ -319,6 +376,11 @@ plt.show()
 # (one parallel section per starting vector, because the token graph is connected).  The random connection has
 # smallest singular value bounded away from zero (a few tenths): a generic connection has no parallel section.
 # Explain why the kernel cannot be larger than $d$ on a connected graph.
+#
+# **Answer in** `answer_10b_1`: a dict with keys `"V"` (array `(7, 3, 3)`: your orthogonal frames), `"sv_flat"` (the 21
+# singular values of `connection_laplacian(P_walk, O_flat)`, ascending), `"sv_rand"` (the 21 singular values of
+# `connection_laplacian(P_walk, O_rand)`, ascending) and `"kernel_dim"` (int: the number of singular values of the flat
+# connection below $10^{-12}$).
 
 # %%
 # your code here (ortho_group, gauge_transform and connection_laplacian are already imported)
@@ -343,6 +405,11 @@ plt.show()
 # *What a correct answer shows:* sympy reduces the difference of the two expressions to 0; the numerical δ matches the
 # formula to $10^{-14}$ on the whole grid; at $\varphi = \pi$ it reaches $\sqrt{2/3}$, the rank-one value
 # $\sqrt{1 - 1/d}$ of §1, because $O$ is then a rank-one map.
+#
+# **Answer in** `answer_10b_2`: a dict with keys `"delta"` (your closed form of $\delta_{\mathrm{orth}}(O)$, a sympy
+# expression in the symbol `phi` for φ), `"angles"` (array: the angles of your numerical grid, in radians, in
+# $(0, \pi]$), `"numeric"` (array: `orthogonality_deviation` of the $d = 3$ mixture at those angles) and `"planar_max"`
+# (float: the largest $\delta_{\mathrm{orth}}$ of the same mixture in $d = 2$ over your grid, φ = π left out).
 
 # %%
 import sympy as sp  # noqa: F401  (for the symbolic check)
@@ -361,7 +428,7 @@ import sympy as sp  # noqa: F401  (for the symbolic check)
 # \lVert X\rVert_\pi^2$ over the random fields `samples`, fit its slope against η on a log–log plot, and read the
 # deformation factor $S$ of `polar_transports` for each perturbation.
 #
-# *What a correct answer shows:* (a) stays at rounding ($\sim10^{-16}$) for every η — it is still a rotation; (b)
+# *What a correct answer shows:* (a) stays at rounding ($\sim10^{-15}$) for every η — it is still a rotation; (b)
 # has slope 2 and (c) slope 1 (each within 0.05).  Explain with the polar decomposition of §1: only the deformation
 # $S$ can open a gap, since the gap formula involves $O_{ij}O_{ij}^\top = RS^2R^\top$, which is $I$ exactly when
 # $S = I$; for (b) $S = (I - \eta^2K^2)^{1/2}$ differs from $I$ at second order, for (c) at first order.  A first-order-accurate update of a rotation costs the

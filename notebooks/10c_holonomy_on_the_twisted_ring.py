@@ -21,7 +21,6 @@
 # [mathematical reference §B.6](#reference-b6)).  Notebook 10d then reads a real encoder with these instruments.
 #
 # **Objectives.**  After this notebook you can
-#
 # * compute the holonomy of a connection around a loop and the spectrum of the connection Laplacian of a twisted
 #   ring, and compare it with $2 - 2\cos((2\pi k \pm \theta)/n)$;
 # * explain why a nontrivial holonomy leaves no parallel section (the bottom eigenvalue lifts off zero);
@@ -29,16 +28,17 @@
 # * say which holonomy quantities are gauge invariant (its spectrum, the Laplacian spectrum) and which are not
 #   (the matrix, $\lVert\mathrm{Hol} - I\rVert_F$), and check it numerically.
 #
-# **Prerequisites.**  Notebook 10b (rotation, deformation and the connection energy: the change of frames
-# `gauge_transform` and flat connections) and notebook 10a (multi-head attention is a connection walk: the block
-# operator and the connection Laplacian).  Maths: eigenvalues of circulant matrices, rotations of the plane and
-# their complex eigenvectors, similarity transformations.
+# **Prerequisites.**  Notebook 10a (Multi-head attention is a connection walk: transports $O_{ij}$ on the edges, the
+# block operator $T(A, O)$ and the generator $I - T$) and notebook 10b (Rotation, deformation and the connection
+# energy: the change of frames `gauge_transform`, flat connections, parallel sections and `connection_laplacian`).
+# Maths: eigenvalues of circulant matrices, rotations of the plane and their complex eigenvectors, similarity
+# transformations.
 #
-# **Time.**  About 30 minutes in class; the code runs in a few seconds.
+# **Time.**  About 30 minutes in class; the code runs in about 15 s.
 #
-# Conventions are those of 10a: row vectors, $O_{ij}$ on the oriented edge $j \to i$ acting by $X_j \mapsto X_jO_{ij}$,
-# positive generators.  "Reconstructed" marks a formula of the connection-Laplacian paper that the mathematical
-# reference reconstructs; each is checked numerically here.
+# **Conventions.**  Those of 10a: row vectors, $O_{ij}$ on the oriented edge $j \to i$ acting by
+# $X_j \mapsto X_jO_{ij}$, positive generators.  "Reconstructed" marks a formula of the connection-Laplacian paper that
+# the mathematical reference reconstructs; each is checked numerically here.
 #
 # **What we use from 10a and 10b.**  The block operator $T(A, O)_{ij} = A_{ij}O_{ij}^\top$ with
 # $\operatorname{vec}^r(\mathcal T(A,O)X) = T(A,O)\operatorname{vec}^r(X)$, and the connection Laplacian built from it
@@ -180,6 +180,57 @@ ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  On the ring $C_6$, what is the smallest eigenvalue of $2I - T$ at the twist θ = 2π?
+#
+# (a) 0  (b) $2 - 2\cos(2\pi/6)$, the bottom eigenvalue moved up one branch  (c) $2 - 2\cos(\pi/6)$
+# (d) it depends on where the twist sits
+#
+# :::{dropdown} Answer
+# (a).  The holonomy is $R(2\pi) = I$, so the connection is flat again and has parallel sections; in the closed form,
+# $\lambda_{k,\pm}(2\pi) = 2 - 2\cos(2\pi(k \pm 1)/6)$ is the θ = 0 spectrum with $k$ relabelled — spectral flow
+# returns the spectrum to itself while each branch has moved to its neighbour's place, so (b) mistakes the relabelling
+# for a change.  (c) is the value at θ = π, and (d) is excluded by gauge invariance.
+# :::
+#
+# **Check 2.**  Frames $V_i \in GL(2)$, not orthogonal, are applied to the twisted ring.  Which quantity is unchanged?
+#
+# (a) the matrix $\mathrm{Hol}$ at the base point  (b) $\lVert\mathrm{Hol} - I\rVert_F/\sqrt2$
+# (c) the eigenvalues $e^{\pm i\theta}$ of $\mathrm{Hol}$  (d) the transport on each edge
+#
+# :::{dropdown} Answer
+# (c).  The inner frames cancel around the loop and $\mathrm{Hol}' = V_{i_0}^{-1}\,\mathrm{Hol}\,V_{i_0}$: a similarity,
+# which keeps the eigenvalues and changes the matrix (a) and its distance to $I$ (b) unless $V_{i_0}$ is orthogonal.
+# The edge transports (d) are what the change of frames changes.
+# :::
+#
+# **Check 3.**  Why does a connection with holonomy $R(\theta)$, $\theta \notin 2\pi\mathbb Z$, have no parallel section?
+#
+# (a) a parallel section would satisfy $X_0 = X_0\,\mathrm{Hol}$, and $R(\theta)$ has no eigenvalue 1
+# (b) the transports are rotations, and rotations have no fixed vectors  (c) the ring is not simply connected
+# (d) the unnormalised Laplacian is not stochastic
+#
+# :::{dropdown} Answer
+# (a).  Following $X_i = X_jO_{ij}$ once around the loop brings $X_0$ back as $X_0\,\mathrm{Hol}$, so a nonzero section
+# needs a fixed vector of the holonomy.  Each single rotation (b) is harmless — the flat connections of 10b are made of
+# them — and the loop (c) only matters through its holonomy: at θ = 2π the same ring has parallel sections.  (d) is
+# irrelevant: the kernel of $2I - T$ is the space of parallel sections whatever the normalisation.
+# :::
+#
+# **Check 4.**  At θ = 0, why is every eigenvalue of $2I - T$ on $C_n$ at least double?
+#
+# (a) all transports are the identity, so $2I - T = (2I - A)\otimes I_2$: two copies of the scalar ring Laplacian
+# (b) the ring is bipartite  (c) the symmetry $k \leftrightarrow n - k$ of $\cos(2\pi k/n)$  (d) rounding
+#
+# :::{dropdown} Answer
+# (a).  With $O_{ij} = I$ each coordinate of the feature row diffuses on its own, so each eigenvalue of the scalar
+# ring appears once per coordinate, the bottom one 0 included.  (c) is a second pairing, inside the scalar spectrum
+# ($k = 0$, and $k = n/2$ for even $n$, have no partner), which is why most eigenvalues are four-fold at θ = 0; (b)
+# fails for odd $n$, where every eigenvalue is still double; and the degeneracy is exact, not a rounding effect (d).
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * The twisted ring reproduces $2 - 2\cos((2\pi k \pm \theta)/n)$ to rounding for every twist; any nontrivial
@@ -208,6 +259,10 @@ plt.show()
 # form two pairs, $2 - 2\cos(0.9\pi/8)$ twice and $2 - 2\cos(1.1\pi/8)$ twice; at θ = π all four agree to $10^{-14}$
 # with $2 - 2\cos(\pi/8)$.  Explain both degeneracies from the closed form: why is every eigenvalue at least double
 # (pair $(k, +)$ with $(n - k, -)$), and which branches cross at θ = π?
+#
+# **Answer in** `answer_10c_1`: a dict with keys `"holonomy"` (a dict `{"pi": …, "0.9pi": …}` of 2×2 arrays: the
+# holonomy of the loop $0 \to 1 \to \dots \to 7 \to 0$ at θ = π and at θ = 0.9π) and `"smallest"` (a dict with the same
+# keys: arrays of the four smallest eigenvalues of $2I - T$, ascending).
 
 # %%
 # your code here
@@ -229,6 +284,12 @@ plt.show()
 #
 # *What a correct answer shows:* sympy returns 0; the numerical residual $\lVert(2I - T)v - \lambda v\rVert$ is below
 # $10^{-13}$ for every $k$ and both signs, which also tells you which sign goes with which eigenvector.
+#
+# **Answer in** `answer_10c_2`: a dict with keys `"phase"` (a sympy expression in the symbol `alpha`: the coefficient
+# $c$ in $(Lf)_j = 2f_j - c\,f_{j-1} - \bar c\,f_{j+1}$ on the field $X_j = f_j\,(1, i)$), `"eigenvalue_plus"` and
+# `"eigenvalue_minus"` (sympy expressions in the symbols `k`, `theta`, `n`: the eigenvalue of the eigenvector
+# $X_j = e^{2\pi ikj/n}(1, i)$, respectively $e^{2\pi ikj/n}(1, -i)$) and `"residual"` (float: your largest
+# $\lVert(2I - T)v - \lambda v\rVert$).
 
 # %%
 import sympy as sp  # noqa: F401  (for the symbolic check)

@@ -60,22 +60,26 @@ m, n_feat = (q + k) / np.sqrt(2), (q - k) / np.sqrt(2)
 # so $\pi_i \propto \sum_j h_i\mathsf K_{ij}h_j$ is the degree of the Gauss kernel of the features at bandwidth parameter β/4.
 
 # %%
+kernels, tilts, laws, gaps = {}, {}, {}, {}
 for b in (0.0, 0.5, 1.0):
     S_b = 0.5 * m @ m.T - 0.5 * b * n_feat @ n_feat.T
     g_b = np.diag(S_b)
     K, h = np.exp(beta * S_b), np.exp(-beta * g_b / 2)
+    kernels[b], tilts[b] = K, h
+    laws[b] = h * (K @ h) / np.sum(h * (K @ h))  # π ∝ h⊙Kh, normalised
     P_b = family_operator(q, k, (b, 0.0))
     pi_b = MarkovOperator(P_b).stationary
-    gap_P = np.abs(doob_transform(K, h).P - P_b).max()
-    gap_pi = np.abs(pi_b - h * (K @ h) / np.sum(h * (K @ h))).max()
-    print(f"b = {b}: max |P_h − P(b, 0)| = {gap_P:.1e}, max |π − h⊙Kh/Σ| = {gap_pi:.1e}")
-    # oracle: the Doob transform identity (exact), computed from K and h alone; entries of P are at most 1 and the
-    # logits of size ~10 lose about one digit in exp, so rounding is ~1e-15: 1e-14 leaves a factor 10
-    assert gap_P < 1e-14 and gap_pi < 1e-14
+    gaps[b] = np.abs(doob_transform(K, h).P - P_b).max(), np.abs(pi_b - laws[b]).max()
+    print(f"b = {b}: max |P_h − P(b, 0)| = {gaps[b][0]:.1e}, max |π − h⊙Kh/Σ| = {gaps[b][1]:.1e}")
 
 degree = gauss_kernel(m, beta / 4).sum(axis=1)
 pi_dmap = MarkovOperator(family_operator(q, k, "DMAP")).stationary
 print(f"DMAP: max |π − degree/Σdegree| = {np.abs(pi_dmap - degree / degree.sum()).max():.1e}")
+answer_09_1 = {"K": kernels, "h": tilts, "pi": laws, "pi_degree": degree / degree.sum()}
+for gap_P, gap_pi in gaps.values():
+    # oracle: the Doob transform identity (exact), computed from K and h alone; entries of P are at most 1 and the
+    # logits of size ~10 lose about one digit in exp, so rounding is ~1e-15: 1e-14 leaves a factor 10
+    assert gap_P < 1e-14 and gap_pi < 1e-14
 assert np.abs(pi_dmap - degree / degree.sum()).max() < 1e-14  # oracle: the degree of gauss_kernel (exact identity)
 
 fig, ax = plt.subplots(figsize=(5.5, 4.5), layout="constrained")
@@ -100,6 +104,11 @@ plt.show()
 
 # %%
 p = sp.Symbol("p", positive=True)
+N_symbol = sp.Symbol("N", positive=True, integer=True)
+eps_closed = sp.sqrt(2) * sp.Abs(2 * p - 1) / sp.sqrt(p**2 + (1 - p) ** 2)  # the derived ε_rev(p)
+affinity_closed = N_symbol * sp.log(p / (1 - p))  # the derived affinity of the whole cycle, walked forwards
+p_values = (0.5, 0.6, 0.8, 0.99)
+eps_numeric = {}
 for N in (3, 6):
     walk = sp.zeros(N)
     for i in range(N):
@@ -110,14 +119,24 @@ for N in (3, 6):
     difference = sp.simplify(numerator / denominator - 2 * (2 * p - 1) ** 2 / (p**2 + (1 - p) ** 2))
     print(f"N = {N}: ε_rev² − 2(2p − 1)²/(p² + (1 − p)²) simplifies to {difference}")
     assert difference == 0  # oracle: sympy, exact
-    for value in (0.5, 0.6, 0.8, 0.99):
+    for value in p_values:
         P_num = np.array(walk.subs(p, value), dtype=float)
+        eps_numeric[N, value] = reversibility_residual(P_num)
         closed = np.sqrt(2) * abs(2 * value - 1) / np.hypot(value, 1 - value)
         affinity = cycle_affinities(P_num, [list(range(N))])[0]
         # oracle: the closed forms; 1e-14 is a few roundings of O(1) quantities
         assert abs(reversibility_residual(P_num) - closed) < 1e-14
         assert abs(affinity - N * np.log(value / (1 - value))) < 1e-13
 print("numbers agree with both closed forms; at p = 0.8: ε_rev =", round(np.sqrt(2) * 0.6 / np.hypot(0.8, 0.2), 4))
+answer_09_2 = {
+    "eps_rev": eps_closed,
+    "affinity": affinity_closed,
+    "p_values": np.array(p_values),
+    "eps_numeric": np.array([eps_numeric[6, value] for value in p_values]),
+}
+# the closed forms in the answer are those checked above: ε_rev² as simplified by sympy, the affinity numerically
+assert sp.simplify(eps_closed**2 - 2 * (2 * p - 1) ** 2 / (p**2 + (1 - p) ** 2)) == 0
+assert abs(float(affinity_closed.subs({N_symbol: 6, p: 0.8})) - 6 * np.log(4)) < 1e-14
 
 # %% [markdown]
 # ### Solution 09.3

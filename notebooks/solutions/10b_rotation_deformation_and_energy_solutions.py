@@ -15,8 +15,10 @@
 #
 # Worked answers to the exercises of notebook `10b_rotation_deformation_and_energy`.  Each answer is computed and
 # then asserted against an oracle: a dimension count, a closed form checked by sympy, the exact gap formula of the
-# energy identity, or a fitted slope with a stated margin.  The objects of the notebook are rebuilt here with their
-# own random generator, so the numbers differ slightly from the notebook's; the statements do not.
+# energy identity, or a fitted slope with a stated margin.  The objects the exercises use (`P_walk`, `pi_walk`, `O_rand`,
+# `samples`) are rebuilt here exactly as the notebook builds them: the same generator (seed 10), the same draws in the
+# same order (the draws of the notebook's §1 are repeated and discarded, to stay in step) and the same rotations
+# (`random_state=13`), so every number below is the one a student gets from the notebook's objects.
 
 # %%
 import os
@@ -35,6 +37,7 @@ from workbench.attention import (
     orthogonality_deviation,
     polar_transports,
     propagate,
+    random_multihead,
     softmax_rows,
 )
 from workbench.markov import MarkovOperator
@@ -43,10 +46,27 @@ SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
-rng = np.random.default_rng(1010)
+rng = np.random.default_rng(10)
+
+# The draws of the notebook before §2, in its order: the layer of 10a, the Gaussian maps and the orthogonal heads of §1
+n, D, d_h, H = 7, 6, 3, 4
+random_multihead(rng, H, D, d_h, bias=True, scale=1.5 / np.sqrt(D))
+rng.standard_normal((n, D))
+dims = np.array([4, 8, 16, 32, 64, 128, 256, 384] if SMALL else [4, 8, 16, 32, 64, 128, 256, 384, 768, 1024])
+for k in dims:
+    for _ in range(5):
+        rng.standard_normal((k, k))
+for k in dims[dims > 32]:
+    rng.standard_normal((k, 32)), rng.standard_normal((32, k))
+rng.uniform(0.5, 2.0, H)
+
+# The objects of §2 that the exercises use
 m, d = 7, 3
 P_walk = softmax_rows(rng.standard_normal((m, m)) * 1.5)  # a nonreversible walk, all entries positive
-O_rand = ortho_group.rvs(d, size=m * m, random_state=31).reshape(m, m, d, d)
+pi_walk = MarkovOperator(P_walk).stationary
+O_rand = ortho_group.rvs(d, size=m * m, random_state=13).reshape(m, m, d, d)  # no O_ji = O_ijᵀ
+rng.uniform(0.5, 1.5, (m, m, 1, 1))  # the scale factors of O_skewed
+samples = rng.standard_normal((200 if SMALL else 2000, m, d))
 
 # %% [markdown]
 # ### Solution 10b.1
@@ -71,6 +91,7 @@ sv_flat = np.linalg.svd(connection_laplacian(P_walk, O_flat), compute_uv=False)[
 sv_rand = np.linalg.svd(connection_laplacian(P_walk, O_rand), compute_uv=False)[::-1]
 print("flat connection, smallest singular values:", np.array2string(sv_flat[:5], precision=2))
 print("random connection, smallest singular values:", np.array2string(sv_rand[:5], precision=2))
+answer_10b_1 = {"V": V, "sv_flat": sv_flat, "sv_rand": sv_rand, "kernel_dim": int(np.sum(sv_flat < 1e-12))}
 # Oracle 1: the dimension count d.  Rounding of a 21×21 dense SVD is ~1e-15, so 1e-12 separates zero from nonzero.
 assert np.sum(sv_flat < 1e-12) == d and sv_flat[d] > 0.05
 assert sv_rand[0] > 0.05
@@ -119,6 +140,9 @@ print("sympy: δ from the eigenvalues − claimed formula =", difference)
 # Oracle: exact symbolic algebra; writing c = 1 − u with u ≥ 0 lets sympy take sqrt(u²) = u.
 assert difference == 0
 
+phi = sp.Symbol("phi", real=True)
+delta_phi = (1 - sp.cos(phi)) / (sp.sqrt(6) * (2 + sp.cos(phi)))  # the closed form, as a function of the angle
+
 angles = np.linspace(0.05, np.pi, 40)
 axis = np.array([1.0, 2.0, -0.5]) / np.linalg.norm([1.0, 2.0, -0.5])
 Q1 = ortho_group.rvs(3, random_state=33)
@@ -133,6 +157,8 @@ planar = [
 ]
 print(f"max |δ − formula| on {angles.size} angles: {np.abs(numeric - formula).max():.1e};  δ(π) = {numeric[-1]:.6f}")
 print(f"d = 2: max δ of the mixture = {max(planar):.1e}")
+answer_10b_2 = {"delta": delta_phi, "angles": angles, "numeric": numeric, "planar_max": max(planar)}
+assert sp.simplify(delta_phi.subs(sp.cos(phi), c) - claimed) == 0  # the same formula as above, with cos φ = 1 − u
 # Oracles: the closed form (rounding of a 3×3 Gram matrix, a few ulps: 1e-14), the rank-one value √(2/3) at φ = π
 assert np.abs(numeric - formula).max() < 1e-14
 assert abs(numeric[-1] - np.sqrt(2 / 3)) < 1e-14 and max(planar) < 1e-14
@@ -168,20 +194,31 @@ plt.show()
 # to second order, while any symmetric stretch breaks it at first order.
 
 # %%
-pi_walk = MarkovOperator(P_walk).stationary
 K = rng.standard_normal((m, m, d, d))
 K = (K - np.swapaxes(K, -1, -2)) / 2  # antisymmetric per edge
 S_sym = rng.standard_normal((m, m, d, d))
 S_sym = (S_sym + np.swapaxes(S_sym, -1, -2)) / 2  # symmetric per edge
-samples = rng.standard_normal((50 if SMALL else 500, m, d))
 norms = np.einsum("i,sia,sia->s", pi_walk, samples, samples)  # ‖X‖²_π
 
 
 def gaps(transports):
-    """⟨X, L_mix X⟩_π − ℰ_c(X) for every sample field."""
-    form = np.array([np.sum(pi_walk[:, None] * Z * (Z - propagate(P_walk, transports, Z))) for Z in samples])
-    energy = np.array([float(connection_energy(P_walk, transports, Z, pi=pi_walk)) for Z in samples])
+    """⟨X, L_mix X⟩_π − ℰ_c(X) for every sample field, all samples at once (the sample axis s in einsum)."""
+    moved = np.einsum("sjb,ijba->sija", samples, transports)  # X_j O_ij, for every sample
+    form = np.einsum("i,sia->s", pi_walk, samples * (samples - np.einsum("ij,sija->sia", P_walk, moved)))
+    energy = 0.5 * np.einsum("i,ij,sija->s", pi_walk, P_walk, (samples[:, :, None, :] - moved) ** 2)
     return form - energy
+
+
+def gaps_one_by_one(transports, fields):
+    """The same, sample by sample, with the library's propagate and connection_energy (the batched formula's oracle)."""
+    form = np.array([np.sum(pi_walk[:, None] * Z * (Z - propagate(P_walk, transports, Z))) for Z in fields])
+    energy = np.array([float(connection_energy(P_walk, transports, Z, pi=pi_walk)) for Z in fields])
+    return form - energy
+
+
+skewed = O_rand @ (np.eye(d) + 0.1 * S_sym)
+batched_error = np.abs(gaps(skewed)[:5] - gaps_one_by_one(skewed, samples[:5])).max()
+assert batched_error < 1e-13  # same sums in another order: rounding of O(1) quadratic forms
 
 
 perturbations = {
