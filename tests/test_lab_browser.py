@@ -1,4 +1,5 @@
-"""`workbench lab` in a real browser: a double-click on a percent script in the file browser opens a notebook.
+"""`workbench lab` in a real browser: a double-click on a percent script in the file browser opens a notebook, and
+the notebooks' MyST renders as on the course site (citations, links into the mathematical reference, dropdowns).
 
 Headless Debian chromium driven by selenium through Debian's chromedriver.  Without chromium, chromedriver or
 selenium the test is skipped with the reason, except under CI (the environment variable ``CI`` set), where a
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import shutil
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -109,12 +113,13 @@ def test_a_double_click_opens_a_percent_script_as_a_notebook(lab_in_chromium):
     entry = wait_for(driver, item, 60, f"{SCRIPT} in the file browser")
     screenshot(driver, "lab-file-browser")
     ActionChains(driver).double_click(entry).perform()
-    # The notebook view renders the cells in sight (a windowed list): a markdown cell and the code below it.
+    # The notebook view renders the cells in sight (a windowed list): a markdown cell and the code below it.  The
+    # markdown is rendered by jupyterlab-myst (a div.myst; the first cell's title becomes its frontmatter title).
     wait_for(
         driver,
         lambda d: (
             len(d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell")) > 1
-            and d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-MarkdownCell .jp-RenderedMarkdown h1")
+            and d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-MarkdownCell .myst h1")
         ),
         30,
         "a notebook panel with its rendered title",
@@ -146,3 +151,160 @@ def test_an_html_export_renders_its_maths_offline_from_disk(lab_in_chromium, tmp
     assert rendered > 0
     errors = driver.execute_script("return document.querySelectorAll('.MathJax .merror, .MathJax_Error').length")
     assert errors == 0
+
+
+# A notebook of the course's MyST constructs, written into the lab's copy of the course: the citation forms, a link
+# to the reference and one to a labelled section of it, and a concept check's answer dropdown.  (The course's own
+# notebooks are checked link by link without a browser in tests/test_lab.py.)
+MYST_CHECK = "lab_myst_check.py"
+_MYST_CHECK_TEXT = """\
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # MyST in the lab
+#
+# Cited {cite:p}`candanedo2026attention`, after {cite:t}`coifman2006diffusion`; two at once
+# {cite:p}`coifman2006diffusion,candanedo2026attention`.  The [mathematical reference](reference.md), and its
+# [§A.7](reference.md#reference-a7).
+#
+# :::{dropdown} Answer
+# The answer.
+# :::
+
+# %%
+1 + 1
+"""
+
+
+def _script(driver, source: str, *args):
+    return driver.execute_script(source, *args)
+
+
+def test_citations_reference_links_and_dropdowns_render_as_on_the_site(lab_in_chromium):
+    (course, base, token, _), driver = lab_in_chromium
+    (course / MYST_CHECK).write_text(_MYST_CHECK_TEXT)
+    driver.get(f"{base}/lab/tree/{MYST_CHECK}?token={token}")
+    panel = "#jp-main-dock-panel .jp-NotebookPanel:not(.lm-mod-hidden)"
+
+    # Citations: the site's author-year text (sphinxcontrib-bibtex), never the raw role nor jupyterlab-myst's
+    # "Citation Not Found" warning.
+    cites = wait_for(
+        driver,
+        lambda d: (
+            (
+                texts := _script(
+                    d, f"return [...document.querySelectorAll('{panel} .workbench-cite')].map(e => e.textContent)"
+                )
+            )
+            and len(texts) == 3
+            and texts
+        ),
+        60,
+        "the notebook's citations, resolved",
+    )
+    screenshot(driver, "lab-myst-notebook")
+    assert cites == ["[Candanedo, 2026]", "Coifman and Lafon [2006]", "[Coifman and Lafon, 2006, Candanedo, 2026]"]
+    shown = _script(driver, f"return document.querySelector('{panel} .jp-MarkdownCell').innerText")
+    assert "{cite:" not in shown and "Citation Not Found" not in shown, shown
+    warnings = _script(
+        driver,
+        "return [...document.querySelectorAll('span[title=\"Citation Not Found\"]')].filter(e => e.offsetParent).length",
+    )
+    assert warnings == 0
+    entries = json.loads(
+        urllib.request.urlopen(
+            f"{base}/lab/extensions/attention-workbench-course/static/citations.json", timeout=30
+        ).read()
+    )["entries"]
+    titles = {e["key"]: e["text"] for e in entries}
+    cite_links = _script(
+        driver, f"return [...document.querySelectorAll('{panel} .workbench-cite a')].map(a => [a.dataset.key, a.title])"
+    )
+    assert cite_links and all(title == titles[key] for key, title in cite_links), cite_links
+
+    # The concept check's answer: a closed dropdown that opens on a click.
+    dropdown = f"document.querySelector('{panel} details.myst-dropdown')"
+    assert _script(driver, f"return {dropdown}.querySelector('summary').textContent").strip() == "Answer"
+    assert not _script(driver, f"return {dropdown}.open")
+    _script(driver, f"{dropdown}.querySelector('summary').click()")
+    wait_for(driver, lambda d: _script(d, f"return {dropdown}.open"), 10, "the opened dropdown")
+    assert "The answer." in _script(driver, f"return {dropdown}.innerText")
+
+    # No link gives a 404: a link to a file points at the server's copy of it, a citation at a bibliography entry.
+    hrefs = _script(
+        driver, f"return [...document.querySelectorAll('{panel} .jp-MarkdownCell a[href]')].map(a => a.href)"
+    )
+    for href in hrefs:
+        url = urllib.parse.urlsplit(href)
+        if url.fragment.startswith("workbench-bibliography-"):
+            assert url.fragment.removeprefix("workbench-bibliography-") in titles, href
+            continue
+        assert url.path.startswith("/files/"), f"a link that opens nothing in the lab: {href}"
+        query = urllib.parse.urlencode({"token": token})
+        try:
+            with urllib.request.urlopen(f"{base}{url.path}?{query}", timeout=30) as response:
+                assert response.status == 200, href
+        except urllib.error.HTTPError as error:
+            pytest.fail(f"the link {href} answers {error.code} {error.reason}")
+    assert any(urllib.parse.urlsplit(h).fragment == "reference-a7" for h in hrefs), hrefs
+
+    # §A.7 opens the reference in the Markdown viewer, scrolled to the section.  jupyterlab-myst points a link at
+    # the server's file (and hands its clicks to the lab) a moment after it renders it; click once it has, and
+    # check that the click did not leave the page (a page load would open reference.md at its top).
+    section_link = f"[...document.querySelectorAll('{panel} a')].find(a => a.textContent === '§A.7')"
+    wait_for(driver, lambda d: "/files/" in _script(d, f"return {section_link}.href"), 10, "the §A.7 link, resolved")
+    _script(driver, f"window.workbenchTestPage = true; {section_link}.click()")
+    viewer = "#jp-main-dock-panel .jp-MarkdownViewer:not(.lm-mod-hidden)"
+
+    def section_in_view(d):
+        return _script(
+            d,
+            f"""const view = document.querySelector('{viewer}');
+            const target = view && view.querySelector('#reference-a7');
+            if (!target) return null;
+            const v = view.getBoundingClientRect(), t = target.getBoundingClientRect();
+            return t.top >= v.top - 10 && t.top < v.top + 100 && target.textContent;""",
+        )
+
+    # reference.md is long (jupyterlab-myst takes seconds to render it): a generous limit, which only a failure uses.
+    wait_for(driver, section_in_view, 60, "reference.md scrolled to §A.7")
+    assert _script(driver, "return window.workbenchTestPage === true"), "the link loaded a new page"
+    time.sleep(1)
+    heading = section_in_view(driver)  # still there once the document has settled
+    screenshot(driver, "lab-reference-section")
+    assert heading and heading.startswith("A.7"), heading
+    tab = driver.find_element("css selector", "#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel")
+    assert tab.text == "reference.md"
+    # The reference's own citations resolve too; one opens the Bibliography panel at its entry.
+    wait_for(
+        driver,
+        lambda d: _script(d, f"return document.querySelector('{viewer} .workbench-cite a')"),
+        30,
+        "a citation in reference.md",
+    )
+    key = _script(
+        driver, f"const a = document.querySelector('{viewer} .workbench-cite a'); a.click(); return a.dataset.key"
+    )
+
+    def entry_in_view(d):
+        return _script(
+            d,
+            """const view = document.querySelector('#workbench-bibliography');
+            const entry = view && view.querySelector('.workbench-target');
+            if (!entry) return null;
+            const v = view.getBoundingClientRect(), e = entry.getBoundingClientRect();
+            return e.top >= v.top && e.bottom <= v.bottom && entry.dataset.key;""",
+        )
+
+    assert wait_for(driver, entry_in_view, 20, "the bibliography entry, in view") == key
+    screenshot(driver, "lab-bibliography")

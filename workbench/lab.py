@@ -13,20 +13,40 @@ twin is written).  What the lab needs besides, the command line sets here rather
 * "Save and Export Notebook As → HTML" loads MathJax from a CDN unless told otherwise: the export is pointed at
   the MathJax 2.7 that jupyter-server-mathjax installs (the same copy the course site bundles, a file URL, since
   the page may be opened later from disk when no server runs);
+* the course's citations.  jupyterlab-myst renders the notebooks' MyST (cross-references, dropdowns, maths) but
+  resolves no ``{cite:p}``/``{cite:t}``: it reads no BibTeX file, no ``myst.yml`` and no frontmatter
+  ``bibliography:``, and shows every key as a "Citation Not Found" warning.  The lab therefore gets one more
+  extension, the workbench's own (``lab_extension.js``, a prebuilt extension with no build step), in a
+  workbench-owned labextensions folder of the Jupyter data dir, with the course's ``references.bib`` read into
+  ``citations.json`` beside it at every start (the .bib stays the one source).  The extension prints each
+  citation as the site does (sphinxcontrib-bibtex's author-year style), as a link that opens a Bibliography
+  panel at its entry;
+* raw files (``/files/...``, the address jupyterlab-myst gives a link to a file) are served through the contents
+  manager, as the notebooks themselves are, rather than by Jupyter's default static handler, which refuses a
+  symbolic link whose target is outside the lab's folder (403): ``notebooks/reference.md`` is one, to
+  ``book/reference.md``;
 * Jupyter refuses to run as root without ``--allow-root``, which containers need.
+
+Links to the mathematical reference need nothing more: ``notebooks/reference.md`` sits beside the notebooks, and a
+link ``reference.md#reference-a7`` opens it in JupyterLab's Markdown viewer (rendered by jupyterlab-myst, whose
+``(reference-a7)=`` label becomes the section's id), scrolled to the section by the extension above, while the
+site's myst-parser resolves the same link against the document's labels.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Sequence
+from html import escape as html_escape
 from pathlib import Path
 
-from workbench.book import mathjax_dir
+from workbench.book import ROOT, mathjax_dir
 
-__all__ = ["LAB_DEFAULTS", "lab_command", "lab_settings_dir"]
+__all__ = ["LAB_DEFAULTS", "lab_command", "lab_extensions_dir", "lab_settings_dir"]
 
 #: The setting defaults the lab gets (JupyterLab plugin id → settings).
 LAB_DEFAULTS = {
@@ -35,6 +55,11 @@ LAB_DEFAULTS = {
 }
 _MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 _NEEDS_LAB = "workbench lab needs JupyterLab: pip install 'attention-workbench[lab]'"
+#: The workbench's JupyterLab extension: its name (the folder it is installed under) and its source.
+EXTENSION_NAME = "attention-workbench-course"
+_EXTENSION_SOURCE = Path(__file__).with_name("lab_extension.js")
+# Raw files (/files/...) served through the contents manager, as the notebooks are (see the module docstring).
+_FILES_HANDLER = "jupyter_server.files.handlers.FilesHandler"
 
 
 def lab_settings_dir() -> Path:
@@ -64,6 +89,115 @@ def lab_settings_dir() -> Path:
     return settings
 
 
+def _bibfile(folder: Path) -> Path | None:
+    """The course's BibTeX file: beside the notebooks, else in the book/ folder next to them, else the checkout's."""
+    folder = Path(folder).resolve()
+    for candidate in (folder, folder.parent / "book", ROOT / "book"):
+        candidate = candidate / "references.bib"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _author_year(entry) -> tuple[str, bool, str]:
+    """(authors, et al., year) of a citation as sphinxcontrib-bibtex's author-year style prints it.
+
+    One name is its last name, two are joined by "and", three or more are the first and "et al."; the editors
+    stand in for missing authors, the title for missing names, and "n.d." for a missing year.
+    """
+    from pybtex.backends.plaintext import Backend
+    from pybtex.richtext import Text
+
+    people = entry.persons.get("author") or entry.persons.get("editor") or []
+    text = Backend()  # an instance, not render_as("text") (see _citations)
+
+    def last(person) -> str:
+        return Text.from_latex(" ".join(person.last_names)).render(text)
+
+    if not people:
+        authors = Text.from_latex(entry.fields.get("title", entry.key)).render(text)
+    elif len(people) == 2:
+        authors = f"{last(people[0])} and {last(people[1])}"
+    else:
+        authors = last(people[0])
+    year = entry.fields.get("year", "n.d.")
+    return authors, len(people) > 2, year
+
+
+def _citations(bibfile: Path | None) -> dict:
+    """The bibliography as the lab's extension reads it: every entry, numbered and formatted as on the site.
+
+    pybtex's "plain" style, the site's (``bibtex_default_style``), sorts and formats the entries; the numbers are
+    those of the site's bibliography page (all entries, in that order).  An ``error`` says why there are none.
+    pybtex is called with backend instances throughout: ``render_as(name)`` looks its backend up among all installed
+    entry points on every call, which takes minutes over a whole bibliography.
+    """
+    if bibfile is None:
+        return {"entries": [], "error": "no references.bib beside the notebooks or in book/"}
+    try:
+        from pybtex.backends import html, plaintext
+        from pybtex.database import parse_file
+        from pybtex.exceptions import PybtexError
+        from pybtex.style.formatting.plain import Style
+    except ImportError:
+        return {"entries": [], "error": "citations need pybtex: pip install pybtex"}
+    bibliography = parse_file(str(bibfile), bib_format="bibtex")
+    style, as_html, as_text = Style(), html.Backend(), plaintext.Backend()
+    entries = []
+    for number, entry in enumerate(style.sort(bibliography.entries.values()), start=1):
+        authors, etal, year = _author_year(entry)
+        try:
+            text = style.format_entry(str(number), entry).text
+            plain, rich = text.render(as_text), text.render(as_html)
+        except PybtexError as exc:  # an incomplete entry (the site's build fails on it) still gets a line here
+            plain = f"{authors}. {year}. (This entry cannot be formatted: {exc}.)"
+            rich = html_escape(plain)
+        entries.append(
+            {
+                "key": entry.key,
+                "number": number,
+                "author": authors,
+                "etal": etal,
+                "year": year,
+                "text": plain,
+                "html": rich,
+            }
+        )
+    return {"source": f"Every entry of {bibfile.name}, numbered as on the course site.", "entries": entries}
+
+
+def lab_extensions_dir(bibfile: Path | None = None) -> Path:
+    """Rebuild the workbench's labextensions folder: its extension, with ``bibfile``'s entries as citations.json.
+
+    The folder (in the Jupyter data dir) holds one prebuilt extension, :data:`EXTENSION_NAME`: ``package.json``,
+    the script ``lab_extension.js`` under a name that carries its hash (so a browser never runs a cached older
+    copy), and ``citations.json`` from :func:`_citations`.
+    """
+    try:
+        from jupyter_core.paths import jupyter_data_dir
+    except ImportError as exc:  # pragma: no cover - the lab extra brings it
+        raise ValueError(_NEEDS_LAB) from exc
+
+    folder = Path(jupyter_data_dir()) / "workbench" / "lab" / "labextensions"
+    extension = folder / EXTENSION_NAME
+    if extension.exists():
+        shutil.rmtree(extension)  # the workbench's own copy, rebuilt on every start
+    (extension / "static").mkdir(parents=True)
+    script = _EXTENSION_SOURCE.read_bytes()
+    entry = f"static/remoteEntry.{hashlib.sha256(script).hexdigest()[:16]}.js"
+    (extension / entry).write_bytes(script)
+    citations = _citations(bibfile)
+    (extension / "static" / "citations.json").write_text(json.dumps(citations, ensure_ascii=False) + "\n")
+    package = {
+        "name": EXTENSION_NAME,
+        "version": "1.0.0",  # the extension's own (JupyterLab requires one); the file name carries the content's hash
+        "description": "The course's citations and bibliography in JupyterLab (workbench lab).",
+        "jupyterlab": {"extension": True, "_build": {"load": entry, "extension": "./extension"}},
+    }
+    (extension / "package.json").write_text(json.dumps(package, indent=2) + "\n")
+    return folder
+
+
 def lab_command(folder: Path, extra: Sequence[str] = ()) -> list[str]:
     """The ``jupyter lab`` command line on ``folder``, with the course's settings; ``extra`` goes last.
 
@@ -83,6 +217,17 @@ def lab_command(folder: Path, extra: Sequence[str] = ()) -> list[str]:
     command = ["jupyter", "lab", f"--ServerApp.root_dir={Path(folder).resolve()}"]
     if not given("--LabApp.app_settings_dir"):
         command.append(f"--LabApp.app_settings_dir={lab_settings_dir()}")
+    if _EXTENSION_SOURCE.is_file():
+        extensions = lab_extensions_dir(_bibfile(folder))
+        error = json.loads((extensions / EXTENSION_NAME / "static" / "citations.json").read_text()).get("error")
+        if error:
+            print(f"workbench lab: citations will show as keys ({error})", file=sys.stderr)
+        # A list option given twice accumulates, so the user's own extra labextensions paths still apply.
+        command.append(f"--LabApp.extra_labextensions_path={extensions}")
+    else:  # an installation without the package's data file
+        print(f"workbench lab: citations will show as keys ({_EXTENSION_SOURCE} is missing)", file=sys.stderr)
+    if not given("--ContentsManager.files_handler_class"):
+        command.append(f"--ContentsManager.files_handler_class={_FILES_HANDLER}")
     if not given("--HTMLExporter.mathjax_url"):
         mathjax = mathjax_dir() / "MathJax.js"
         command.append(f"--HTMLExporter.mathjax_url={mathjax.as_uri()}?config={_MATHJAX_CONFIG}")
