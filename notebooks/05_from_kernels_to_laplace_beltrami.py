@@ -48,11 +48,13 @@
 # * estimate a co-metric with the Cauchy–Green estimator $2\beta\sum_j\mathsf P_{ij}(x_j - x_i)(x_j - x_i)^\top$ for an
 #   anisotropic kernel and a curved feature map.
 #
-# **Prerequisites.**  Notebook 03 (Heat on a Swiss roll: Gauss kernels, $\mathsf P$ and its spectrum on points) and
-# notebook 04 (Geometry without coordinates: Γ as a co-metric).  Maths: Taylor series and Gaussian moments
+# **Prerequisites.**  Notebook 03 (Heat on a Swiss roll: the Gauss-kernel operator $\mathsf P$ of a point cloud, its
+# α = 0 and α = 1 normalisations, the spectrum $4\beta(1 - \mu_k)$ on points) and notebook 04 (Geometry without
+# coordinates: $4\beta\,\Gamma(x^a, x^b)$ as a co-metric, and why the kernel's self-loop is removed); notebook 00 for
+# derivation steps decided by sympy and for rates read as fitted slopes.  Maths: Taylor series and Gaussian moments
 # (completing the square), Fourier modes and spherical harmonics, modified Bessel functions, log–log fits.
 #
-# **Time.**  About 50 minutes in class; the code runs in under half a minute.
+# **Time.**  75 minutes in class (sections 1–4; section 5 as reading); the code runs in about 30 s.
 
 # %%
 import os
@@ -502,6 +504,67 @@ plt.show()
 print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** With the kernel $K_\beta(x, y) = e^{-\beta(y-x)^\top G(y-x)}$, which rescaling of $I - \mathsf P_\beta$ tends to
+# $\mathcal Cf = -\Delta_G f - 2(1-\alpha)\langle\nabla\log q, \nabla f\rangle_G$, with coefficient exactly 1 in front of $\Delta_G$?
+#
+# (a) $2\beta(I - \mathsf P_\beta)$, because the step covariance is $G^{-1}/(2\beta)$
+# (b) $4\beta(I - \mathsf P_\beta)$, because the Gaussian average is the heat series $\sum_m \Delta_G^m f/(m!\,(4\beta)^m)$
+# (c) $\beta(I - \mathsf P_\beta)$, because β is the only scale in the exponent
+#
+# :::{dropdown} Answer
+# (b).  $\mathsf P_\beta f - f = c_1/\beta + \dots$ with $4c_1 = \Delta_G f + \text{drift}$, so $4\beta$ is what cancels the
+# $1/(4\beta)$ of the first heat-series term.  The factor $2\beta$ of (a) belongs to the second moment:
+# $2\beta\,\mathrm{Cov} \to G^{-1}$ (the Cauchy–Green estimator of section 5); applied to $I - \mathsf P_\beta$ it gives
+# $\tfrac12\mathcal C$.  (c) gives $\tfrac14\mathcal C$: the constant is fixed by the Gaussian moments, not by the
+# exponent alone.
+# :::
+#
+# **Check 2.** Samples come from a nonuniform density $q$ and you use the α = 1 normalisation.  Which statement is
+# true?
+#
+# (a) The limit $\mathcal C$ and the first correction $c_2$ are both free of $q$.
+# (b) The limit $\mathcal C$ is the Laplace–Beltrami operator, free of $q$, but $c_2$ still depends on $q$.
+# (c) The limit still carries half the drift, $\langle\nabla\log q, \nabla f\rangle_G$.
+# (d) α = 1 removes the density only when the metric $G$ is constant.
+#
+# :::{dropdown} Answer
+# (b).  The drift of the limit is $2(1-\alpha)\langle\nabla\log q, \nabla f\rangle_G$, zero at α = 1; but section 1 shows a
+# nonzero density term in $c_2$ at α = 1 (for $q = 1 + \tfrac12\cos x$), so (a) is wrong: the normalisation removes $q$
+# from the limit, not from the bias.  (c) describes α = ½.  (d) is wrong: with a varying metric the drift involves
+# $\rho_G = q/\sqrt{\det G}$, and α = 1 still removes it.
+# :::
+#
+# **Check 3.** On $N$ random samples at fixed $N$, with the bias already far below the noise, you double β.  What
+# happens to the RMS error of $4\beta(I - \mathsf P_\beta)f$?
+#
+# (a) It halves, since the bias is $O(1/\beta)$.
+# (b) It grows by about $2^{3/4} \approx 1.7$.
+# (c) It does not change: the noise depends on $N$ only.
+#
+# :::{dropdown} Answer
+# (b).  The noise scales like $\beta\sqrt{\sigma/N} \propto \beta^{3/4}N^{-1/2}$: fewer neighbours per kernel width
+# ($\sigma \propto \beta^{-1/2}$) and a larger factor $4\beta$.  (a) is the bias, which here is already negligible, and
+# (c) forgets that β sets both the number of neighbours and the prefactor.  This is why the bandwidth must shrink
+# with $N$, not independently of it.
+# :::
+#
+# **Check 4.** On $S^2$ the relative error of $4\beta(1 - \mu_l)$ against $l(l+1)$ falls like $1/\beta$ for $l = 2, 3$ but is at
+# rounding for $l = 1$.  Why?
+#
+# (a) The $l = 1$ eigenvalue is elementary, $\mu_1 = \coth 2\beta - 1/(2\beta)$, so $4\beta(1 - \mu_1) = 2 - O(\beta e^{-4\beta})$.
+# (b) $l = 1$ is the constant mode, which every Markov operator fixes.
+# (c) The quadrature on the sphere integrates degree-1 harmonics exactly, and only quadrature error is left.
+#
+# :::{dropdown} Answer
+# (a).  The half-integer Bessel ratio $I_{3/2}/I_{1/2}$ is elementary, and its expansion has no algebraic term beyond
+# $1 - 1/(2\beta)$; the coordinate functions are therefore reproduced without a $1/\beta$ bias.  (b) confuses $l = 1$
+# with $l = 0$ (eigenvalue $\mu_0 = 1$, $4\beta(1 - \mu_0) = 0$).  (c) is wrong because these are the continuum values
+# from `kernel_spectrum`, with no quadrature at all.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Completing the square and the heat series give $\mathcal P_\beta f - f = c_1/\beta + c_2/\beta^2 + \dots$ with
@@ -537,6 +600,13 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 # **What a correct answer shows:** the generators are $-f''/g - 2(1-\alpha)\,q'f'/(gq)$, i.e. drift coefficients $3/2$ and
 # $1/2$; both bias slopes are $1.00 \pm 0.05$; the control's error does not decrease with β (slope within 0.1 of 0):
 # it converges, but to the wrong operator, by the difference of the two drifts.
+#
+# **Answer in** `answer_05_1`: a dict with keys `"generators"` (dict α → the sympy limit generator $\mathcal Cf$ returned
+# by `kernel_generator_expansion`, for α = `0.25` and `0.75`, in its own symbols `x`, `f(x)`, `q(x)`, `g`), `"drift"`
+# (dict α → the drift coefficient $d$ of $\mathcal Cf = -f''/g - d\,q'f'/(gq)$, a float), `"betas"` (the array of the
+# four β), `"bias"` (dict α → array of the errors `circle_generator_errors(betas, alpha)[0]`, one per β), `"slopes"` (dict
+# α → the fitted slope of the bias in $1/\beta$, a float), `"control"` (array of the control's errors, one per β) and
+# `"control_slope"` (its fitted slope in $1/\beta$, a float).
 
 # %%
 import numpy as np
@@ -564,6 +634,10 @@ betas_exercise = np.array([100.0, 200.0, 400.0, 800.0])
 # $1/8$, $-1$ and $-63/8$ with a remainder that halves when β doubles ($O(1/\beta)$).  Interpret the sign: the $k = 1$
 # eigenvalue lies slightly **above** $1$, every $k \ge 2$ below $k^2$ — the relative bias $(k^2 - 2)/(8\beta)$ grows like $k^2$,
 # which is why higher modes need a larger β in section 4.
+#
+# **Answer in** `answer_05_2`: a dict with keys `"coefficient"` (the sympy expression, in the symbol `k` of the cell
+# below, of the coefficient of $1/\beta$ in $4\beta(1 - \mu_k)$), `"betas"` (the array of the four β) and `"measured"`
+# (dict k → array of $\beta\,[4\beta(1 - \mu_k) - k^2]$, one entry per β, for the integers k = 1, 2, 3).
 
 # %%
 import sympy as sp

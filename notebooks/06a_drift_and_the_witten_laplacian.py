@@ -33,13 +33,17 @@
 #   Witten Laplacian), and check its spectrum against finite differences with a fitted convergence slope.
 #
 # **Prerequisites.**  Notebook 05 (From kernels to Laplace–Beltrami: the limit
-# $4\beta(I - \mathsf P_\beta) \to -\Delta_G + \text{drift}$, which is where a drift comes from).  Maths: gradient,
-# divergence and Laplacian in coordinates on a surface, integration by parts, the quantum harmonic oscillator and
-# Hermite polynomials, eigenvalues of symmetric tridiagonal matrices.
+# $4\beta(I - \mathsf P_\beta) \to -\Delta_G + \text{drift}$, which is where a drift comes from, and derivation steps
+# decided by sympy) and notebook 04 (Geometry without coordinates, section 3: stationary laws and reversibility, and
+# the split of a link into an exact part, which is a Doob transform, and a coexact part, which carries the
+# circulation — the discrete picture of $A = d\Phi + A^\perp$).  Maths: gradient, divergence and Laplacian in
+# coordinates on a surface, closed and exact 1-forms, integration by parts, the quantum harmonic oscillator and
+# Hermite polynomials, eigenvalues of symmetric tridiagonal matrices; for Exercise 06a.3, the overdamped Langevin
+# equation.
 #
-# **Time.**  About 40 minutes in class; the code runs in under ten seconds.
+# **Time.**  About 45 minutes in class; the code runs in about 10 s.
 #
-# Conventions: $\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{ab}\partial_bf)$ is **negative** semi-definite;
+# **Conventions.**  $\Delta_G f = g^{-1/2}\partial_a(g^{1/2}G^{ab}\partial_bf)$ is **negative** semi-definite;
 # $\mathcal C_A$ is the **positive** generator (the sign of the paper) and $\mathcal L = -\mathcal C$ the negative
 # one.  The Gauss kernel is $\mathsf K_\beta(x, y) = e^{-\beta\lVert y - x\rVert^2}$ (no factor 2 or 4), and
 # $\mathcal C = \lim 4\hbar\beta(I - \mathsf P_\beta)$; the scale ħ is kept as a free symbol wherever sympy can.
@@ -355,6 +359,64 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** On the circle, add to the exact drift $d\Phi$ a μ-co-closed $A^\perp = c\,e^{2\Phi/\hbar}$ with $c \ne 0$.  What
+# changes?
+#
+# (a) μ stays stationary, but $\mathcal C_A$ is no longer symmetric in $L^2(\mu)$.
+# (b) μ is no longer stationary, but $\mathcal C_A$ stays symmetric in $L^2(\mu)$.
+# (c) Nothing: every 1-form on a curve is closed, hence exact, so $A^\perp$ can be absorbed into Φ.
+#
+# :::{dropdown} Answer
+# (a).  The adjoint gains only $-2\operatorname{div}_G(e^{-2\Phi/\hbar}A^\perp)$, which vanishes for a μ-co-closed $A^\perp$, so μ is
+# still stationary; but $e^{-2\Phi/\hbar}(g\mathcal Cf - f\mathcal Cg)$ picks up $2c(gf' - fg')$, whose integral for $f = \cos$,
+# $g = \sin$ is $-4\pi c \ne 0$.  (b) has it backwards.  (c) is wrong because closed is not exact on a circle: the period
+# $\oint A^\perp\,d\theta$ is nonzero — the Novikov case.
+# :::
+#
+# **Check 2.** On the sphere in the coordinates $(\vartheta, \varphi)$, which density does the Lebesgue adjoint
+# $\mathcal C_{d\Phi}^\dagger$ annihilate?
+#
+# (a) $e^{-2\Phi/\hbar}$
+# (b) $e^{-2\Phi/\hbar}\,r^2\sin\vartheta$
+# (c) $e^{-\Phi/\hbar}\,r^2\sin\vartheta$
+#
+# :::{dropdown} Answer
+# (b).  The stationary measure is $\mu = e^{-2\Phi/\hbar}dV_G$, and against $d\vartheta\,d\varphi$ the volume element carries
+# $\sqrt g = r^2\sin\vartheta$.  (a) is the negative control of section 1: dropping $\sqrt g$ leaves a nonzero residual.
+# (c) has the exponent of the ground state $e^{-\Phi/\hbar}$ of the conjugated operator, not that of the Gibbs weight
+# $e^{-2\Phi/\hbar}$.
+# :::
+#
+# **Check 3.** Why does the Witten operator $-\hbar\Delta_G + V = e^{-\Phi/\hbar}\mathcal C_{d\Phi}e^{\Phi/\hbar}$ have the same
+# spectrum as $\mathcal C_{d\Phi}$, and what is its ground state?
+#
+# (a) $u \mapsto e^{\Phi/\hbar}u$ is unitary from $L^2(dV_G)$ onto $L^2(\mu)$; the ground state is $e^{-\Phi/\hbar}$, the image of the
+#     constant.
+# (b) Conjugation by any function preserves the spectrum; the ground state is $e^{+\Phi/\hbar}$.
+# (c) $V \ge 0$ everywhere, so both operators are nonnegative; the ground state is the constant 1.
+#
+# :::{dropdown} Answer
+# (a).  $\lVert e^{\Phi/\hbar}u\rVert^2_{L^2(\mu)} = \int|u|^2e^{2\Phi/\hbar}e^{-2\Phi/\hbar}dV_G = \lVert u\rVert^2_{L^2(dV_G)}$, so the two operators are
+# unitarily equivalent; $\mathcal C_{d\Phi}1 = 0$ maps to $(-\hbar\Delta_G + V)e^{-\Phi/\hbar} = 0$.  (b): a conjugation that is not
+# unitary between the right spaces can change the spectrum, and $e^{+\Phi/\hbar}$ is not normalisable for a confining
+# Φ.  (c): $V = |d\Phi|^2/\hbar - \Delta_G\Phi$ is negative near a minimum of Φ (for the harmonic well $V(0) = -1$).
+# :::
+#
+# **Check 4.** For the harmonic well $\Phi = x^2/2$, how do the levels of $H = -\hbar\,d^2/dx^2 + x^2/\hbar - 1$ depend on ħ?
+#
+# (a) They are $2n$ for every ħ.
+# (b) They are $2n\hbar$: the generator carries the factor ħ.
+# (c) They are $(2n + 1)\hbar - 1$, the oscillator's levels shifted.
+#
+# :::{dropdown} Answer
+# (a).  In $y = x/\sqrt\hbar$ the operator is $-d^2/dy^2 + y^2 - 1$, whose levels are $(2n + 1) - 1 = 2n$; ħ only sets the
+# width $\sqrt\hbar$ of the eigenfunctions, which is why the finite-difference errors agree at ħ = 1 and ħ = ¼.  (b) and
+# (c) forget that the potential $x^2/\hbar$ scales with ħ too, inversely to the kinetic term.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * $\mathcal C_{d\Phi} = -\hbar e^{2\Phi/\hbar}\operatorname{div}_G(e^{-2\Phi/\hbar}\nabla\,\cdot)$ is in divergence form, hence
@@ -387,6 +449,11 @@ plt.show()
 # $e^{-\Phi/\hbar}$ to better than $10^{-5}$ — the conjugation of section 2 predicts both.  The next eigenvalue is
 # about $0.85$, far below the value $4 = 2\Phi''(\pm1)$ of a single harmonic well fitted at either minimum:
 # explain in a sentence why two wells make the first gap small.
+#
+# **Answer in** `answer_06a_1`: a dict with keys `"V"` (the Witten potential at ħ = 1, a sympy expression in `x`),
+# `"grid"` (the array of the 2000 interior grid points), `"eigenvalues"` (array of the four lowest eigenvalues of the
+# discretised $H$, increasing) and `"ground_state"` (the eigenvector of the lowest eigenvalue, an array of length 2000
+# normalised to Euclidean norm 1; either sign).
 
 # %%
 import numpy as np
@@ -420,6 +487,12 @@ grid = np.linspace(-4, 4, 2002)[1:-1]  # 2000 interior points; the Dirichlet end
 # $QQ^*u - (H + 2)u$ to be identically 0; the four lowest eigenvalues of $\tilde H$ equal $\lambda_1, \dots, \lambda_4$ of $H$ to
 # within $10^{-3}$ (each discretisation has its own $O(\Delta x^2)$ error, about $10^{-4}$ here), so the lowest level of
 # $\tilde H$ is the tunnelling gap $\approx 0.85$, not 0 — the candidate $e^{+\Phi/\hbar}$ is not normalisable.
+#
+# **Answer in** `answer_06a_2`: a dict with keys `"QstarQ"` (the sympy expression $Q^*Qu$, in the symbols `x`, `hbar`,
+# `Phi(x)`, `u(x)` of the cell below), `"QQstar"` ($QQ^*u$, same symbols), `"Q_ground"` ($Qe^{-\Phi/\hbar}$, simplified),
+# `"commutator_well"` ($QQ^*u - Q^*Qu$ for $\Phi = x^2/2$, in `x`, `hbar`, `u(x)`), `"levels_H"` and `"levels_partner"`
+# (arrays of the five lowest eigenvalues of the discretised $H$ and $\tilde H$ for the double well at ħ = 1, on the grid
+# of Exercise 06a.1, increasing).
 
 # %%
 import sympy as sp

@@ -32,13 +32,15 @@
 # * measure the stationary current field of a circulating walk on a torus and compare it with the continuum drift.
 #
 # **Prerequisites.**  Notebook 06a (Drift and the Witten Laplacian: the split $A = d\Phi + A^\perp$, μ-co-closed drifts,
-# the Witten potential $V$) and notebook 04 (Geometry without coordinates: the current $J$, the circulation
-# $\Omega_\pi$, the Doob transform of a link).  Maths: the mean and variance of one Gaussian step, detailed balance and
-# stationary laws of Markov chains, slopes on log–log plots.
+# the Witten potential $V$), notebook 05 (From kernels to Laplace–Beltrami: the limit $4\beta(I - \mathsf P_\beta)$ with
+# its drift, the α-normalisation) and notebook 04 (Geometry without coordinates, section 3: the current $J$, the
+# circulation $\Omega_\pi$, $\varepsilon_{\mathrm{rev}}$, the Doob transform of a link).  Maths: the mean and variance of one
+# Gaussian step, detailed balance and stationary laws of Markov chains, slopes on log–log plots; for Exercise 06b.3,
+# modified Bessel functions.
 #
-# **Time.**  About 35 minutes in class; the code runs in under twenty seconds.
+# **Time.**  About 45 minutes in class; the code runs in about 20 s.
 #
-# Conventions as in notebook 06a: the Gauss kernel is $\mathsf K_\beta(x, y) = e^{-\beta\lVert y - x\rVert^2}$, and in the
+# **Conventions.**  As in notebook 06a: the Gauss kernel is $\mathsf K_\beta(x, y) = e^{-\beta\lVert y - x\rVert^2}$, and in the
 # paper's scaling $4\hbar\beta(I - \mathsf P_\beta) \to \mathcal C$, the positive generator.  Tags as in the mathematical
 # reference: [SEED] printed in the paper's available text, [DERIVED] worked out and checked here, [RECON] a
 # reconstruction of a formula whose exact form is not available.
@@ -271,6 +273,62 @@ plt.show()
 # coexact drift does, and what no reversible kernel can do.
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** For a symmetric kernel $\mathsf K > 0$ and a tilt $h > 0$, what is the stationary law of
+# $\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)$?
+#
+# (a) $\pi \propto h\odot\mathsf Kh$, exactly, at every β.
+# (b) $\pi \propto e^{-2U/\hbar}$ exactly, when $h = e^{-U/\hbar}$.
+# (c) $\pi \propto h^2$, exactly.
+#
+# :::{dropdown} Answer
+# (a).  $\pi_i\mathsf P_{h,ij} \propto h_i\mathsf K_{ij}h_j$ is symmetric, so detailed balance holds and π is stationary.
+# (b) is only the limit: section 1 measures the $O(1/\beta)$ gap, whose coefficient is $V/(4\hbar\beta)$, the Witten
+# potential.  (c) is the same limit written as $h^2 = e^{-2U/\hbar}$; it forgets the smoothing $\mathsf Kh$ of the tilt.
+# :::
+#
+# **Check 2.** On the tilted ring of section 2, compare the co-closed link $B \propto e^{2U/\hbar}$ with the constant link
+# $B = c$.  Which statement is right?
+#
+# (a) Both keep π up to $O(1/\beta)$: an antisymmetric link never moves the stationary law.
+# (b) The co-closed link keeps π up to $O(1/\beta)$; the constant one moves it at order one.
+# (c) The constant link keeps π exactly, because it is the same at every node.
+#
+# :::{dropdown} Answer
+# (b).  Only a μ-co-closed drift, $B \propto e^{2\Phi/\hbar}$ on a circle, leaves the Gibbs law stationary (notebook 06a,
+# section 1); the table of section 2 shows $\max|\pi/\pi^{(h)} - 1| < 3/\beta$ for it and above 0.5 for the constant
+# link.  (a) is wrong for that reason.  (c) would hold on the untilted ring, where the walk is circulant; with a
+# potential $U$ the constant push piles mass up in front of the barrier.
+# :::
+#
+# **Check 3.** On the torus, why is π **exactly** uniform for the rotation link but only up to $O(1/\beta)$ for the vortex?
+#
+# (a) The rotation walk commutes with the grid's translations, so its rows and columns sum to 1 (doubly stochastic).
+# (b) The rotation drift is exact, so the walk is reversible with a uniform law.
+# (c) The vortex field is not divergence-free, so it must move π.
+#
+# :::{dropdown} Answer
+# (a).  A translation-invariant stochastic matrix on a group is doubly stochastic, and then the uniform law is
+# stationary at every β.  (b) is wrong: the rotation drift $\propto dx$ is closed but not exact, and the walk circulates
+# ($\Omega_\pi(\cos x, \sin x) \approx c/(4\beta)$).  (c) is wrong: $B = (\partial_y\psi, -\partial_x\psi)$ is divergence-free, which
+# is why the vortex keeps π up to the $O(1/\beta)$ bias of the kernel.
+# :::
+#
+# **Check 4.** Which statement about the current $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ of a
+# stationary chain is true?
+#
+# (a) $J = 0$ exactly when detailed balance holds, so a Doob tilt of a symmetric kernel carries no current.
+# (b) $J = 0$ whenever π is uniform.
+# (c) The row sums $J\mathbf 1$ are the mass each node gains per step, generally nonzero.
+#
+# :::{dropdown} Answer
+# (a).  $J_{ij} = \pi_i\mathsf P_{ij} - \pi_j\mathsf P_{ji}$ vanishes entrywise exactly under detailed balance.  (b) is wrong:
+# the rotation on the torus has a uniform π and a nonzero current.  (c) is wrong: $J\mathbf 1 = \pi - \pi\mathsf P = 0$ at
+# stationarity — Kirchhoff's law, which makes the current through every cut of a ring the same number.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * A Doob tilt $\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h)$ of a symmetric kernel is reversible with the
@@ -306,6 +364,10 @@ plt.show()
 # $1/(2\beta)$ give the current density $\rho(B - U')/(2\beta) - \rho'/(4\beta)$, which the co-closed $B$ makes the constant
 # $c/(4\pi\beta)$.  The constant link carries only about $0.17$ of that flux, although it pushes as hard on average:
 # explain in a sentence where its mass goes and why the barrier of $U$ then throttles the current.
+#
+# **Answer in** `answer_06b_1`: a dict with keys `"flux"` (dict link → dict β → the array $[F(0), F(N/3), F(N/2)]$, for the
+# links `"co-closed"` and `"constant"` and β = `50.0`, `200.0`) and `"ratio"` (dict link → dict β → $4\pi\beta F(0)/c$, a
+# float).
 
 # %%
 import numpy as np
@@ -338,6 +400,12 @@ step = (nodes[None, :] - nodes[:, None] + np.pi) % (2 * np.pi) - np.pi  # θ_j �
 # \mathsf P_h^\top\operatorname{diag}(\pi)$ and the vector $\pi\mathsf P_h - \pi$ to be zero identically; the two
 # α-normalised operators agree to a few ulps ($< 10^{-14}$), because the left factor $q^{-\alpha}$ cancels in the row
 # normalisation — which is why α = 1 removes the density by a reversible reweighting only.
+#
+# **Answer in** `answer_06b_2`: a dict with keys `"P"` (the 3×3 sympy Matrix $\mathsf P_h$ in the symbols `k_00`, …, `k_22`
+# and `h_0`, `h_1`, `h_2` of the cell below), `"pi"` (the sympy 3×1 Matrix of $\pi_i = h_i(\mathsf Kh)_i$, normalised or
+# not), `"balance"` (the simplified sympy matrix $\operatorname{diag}(\pi)\mathsf P_h - \mathsf P_h^\top\operatorname{diag}(\pi)$),
+# `"P_doob"` (dict α → the 50×50 array `doob_transform(K, q**-alpha).P`, for α = `0.5` and `1.0`, with `q = K.sum(axis=1)`)
+# and `"gaps"` (dict α → the largest entry of $|$`P_doob[α]` − `MarkovOperator.from_kernel(K, alpha=α).P`$|$, a float).
 
 # %%
 import numpy as np

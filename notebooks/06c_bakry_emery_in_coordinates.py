@@ -34,14 +34,17 @@
 #   $O(1/\beta)$ bias, and tell the sphere's Bochner value from the flat one.
 #
 # **Prerequisites.**  Notebook 06a (Drift and the Witten Laplacian: the generator $\mathcal C_{d\Phi}$, its Gibbs law, the
-# harmonic well), notebook 06b (Doob tilt and antisymmetric link: a Gauss kernel on a uniform grid, whose $1/\beta$
-# bias is measured free of sampling noise, as in section 2 here) and notebook 04 (Geometry without coordinates: the
-# discrete Γ, $\Gamma_2$ and Bakry–Émery curvature of graphs).  Maths: Christoffel symbols, the covariant Hessian and the Ricci tensor of a surface
-# (the round sphere, surfaces of revolution), the Bochner formula, Gauss–Legendre quadrature.
+# harmonic well, the finite-difference levels of a Witten operator), notebook 05 (From kernels to Laplace–Beltrami:
+# $4\beta(\mathsf P_\beta - I)$, its $O(1/\beta)$ bias measured on quadrature nodes, Funk–Hecke spectra on $S^2$),
+# notebook 06b (Doob tilt and antisymmetric link: a Gauss kernel on a uniform grid, whose $1/\beta$ bias is measured
+# free of sampling noise, as in section 2 here) and notebook 04 (Geometry without coordinates: the discrete Γ,
+# $\Gamma_2$ and Bakry–Émery curvature of graphs, and the sampling noise of $\Gamma_2$ on random points).  Maths:
+# Christoffel symbols, the covariant Hessian and the Ricci tensor of a surface (the round sphere, surfaces of
+# revolution), the Bochner formula, Gauss–Legendre quadrature.
 #
-# **Time.**  About 40 minutes in class; the code runs in under half a minute.
+# **Time.**  About 45 minutes in class; the code runs in about 20 s.
 #
-# Conventions as in notebook 06a: $\Delta_G$ is negative semi-definite, $\mathcal C_{d\Phi}$ the positive generator and
+# **Conventions.**  As in notebook 06a: $\Delta_G$ is negative semi-definite, $\mathcal C_{d\Phi}$ the positive generator and
 # $\mathcal L = -\mathcal C_{d\Phi}$ the negative one, with which Bakry–Émery write Γ and $\Gamma_2$; the Gauss kernel is
 # $e^{-\beta\lVert y - x\rVert^2}$.  Tags as in the mathematical reference ([RECON]: a reconstruction of a formula
 # whose exact form in the paper is not available; [DERIVED]: worked out and checked here).
@@ -308,6 +311,63 @@ plt.show()
 # curvature term, not only the Hessian — in contrast with notebook 04, where random samples buried it in noise.
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** On the unit sphere with $\Phi = 0$, $\Gamma_2(z) = \hbar^2(1 + z^2)$ while $\hbar^2\lVert\operatorname{Hess}z\rVert^2 = 2\hbar^2z^2$.
+# What accounts for the difference $\hbar^2(1 - z^2)$?
+#
+# (a) The Ricci term $\hbar^2\operatorname{Ric}(\nabla z, \nabla z) = \hbar^2\lvert\nabla z\rvert^2$.
+# (b) The drift term $2\hbar\operatorname{Hess}\Phi(\nabla z, \nabla z)$.
+# (c) The $O(1/\beta)$ bias of the kernel operator.
+#
+# :::{dropdown} Answer
+# (a).  On the unit sphere $\operatorname{Ric} = G$, so the Ricci term is $\hbar^2\lvert\nabla z\rvert^2 = \hbar^2\sin^2\vartheta$ — exactly what the
+# Ricci-free control misses.  (b) vanishes here because $\Phi = 0$.  (c) confuses the two halves of the notebook:
+# section 1 is the continuum, computed exactly by sympy, with no β at all.
+# :::
+#
+# **Check 2.** On the line, $\mathcal Lf = \hbar f'' - 2\Phi'f'$.  For which $K$ does $\Gamma_2(f) \ge K\,\Gamma(f)$ hold for every $f$?
+#
+# (a) $K \le 2\inf_x\Phi''(x)$
+# (b) $K \le \inf_x\Phi''(x)$
+# (c) $K \le 2\inf_x\Phi''(x)/\hbar$
+#
+# :::{dropdown} Answer
+# (a).  $\Gamma_2 = \hbar^2f''^2 + 2\hbar\Phi''f'^2$ and $\Gamma = \hbar f'^2$; since $f''$ and $f'$ are free at a point, the bound needs
+# $2\hbar\Phi'' \ge K\hbar$ everywhere.  (b) drops the factor 2 that comes from the drift $-2\langle d\Phi, d\cdot\rangle$.  (c) takes $K$ to be
+# the infimum of the Bakry–Émery Ricci tensor $(2/\hbar)\Phi''$, forgetting that $\Gamma_2$ carries $\hbar^2$ and $\Gamma$ only ħ: the
+# constant is $K = \hbar\inf(2\Phi''/\hbar)$.
+# :::
+#
+# **Check 3.** For the double well $\Phi = (x^2 - 1)^2/4$ at ħ = 1, what does the curvature-dimension argument say about the
+# spectral gap?
+#
+# (a) Nothing positive: $\inf\Phi'' = -1$ gives $K = -2$.
+# (b) $\lambda_1 \ge 4$, from the curvature $2\Phi''(\pm1) = 4$ at the two minima.
+# (c) $\lambda_1 \ge 2$, as for the harmonic well.
+#
+# :::{dropdown} Answer
+# (a).  The bound $\Gamma_2 \ge K\Gamma$ must hold everywhere, and near the barrier $\Phi'' < 0$; a negative $K$ gives no gap
+# bound, consistent with the tunnelling gap $\approx 0.85$ of Exercise 06a.1.  (b) uses the curvature of one well as if
+# it were global — the measured gap is far below 4.  (c) copies the harmonic well, where $\Phi'' \equiv 1$.
+# :::
+#
+# **Check 4.** Why does section 2 measure $\Gamma_{2,\beta}$ on a product Gauss rule of the sphere rather than on random
+# samples?
+#
+# (a) $\Gamma_2$ applies $4\beta(\mathsf P_\beta - I)$ twice, so Monte Carlo noise is amplified by about $(4\beta)^2$ and hides the
+#     $1/\beta$ bias.
+# (b) Random samples of the sphere carry no curvature, so the Ricci term would be absent.
+# (c) On random samples the bias of $\Gamma_{2,\beta}$ is $O(1/\beta^2)$, too small to fit.
+#
+# :::{dropdown} Answer
+# (a).  The integration error of i.i.d. samples enters each application of the operator with the factor $4\beta$, so
+# $\Gamma_2$ sees it twice; a quadrature rule (or a lattice) integrates far more accurately, leaving the bias visible
+# (notebook 04 shows the noise on random points).  (b) is wrong: random points of the sphere sample the same
+# geometry.  (c) is wrong: the bias is $O(1/\beta)$ whatever the nodes; it is the noise that changes.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * For $\mathcal L = \hbar\Delta_G - 2\langle d\Phi, d\cdot\rangle_G$, sympy computes $\Gamma(f, g) = \hbar\langle\nabla f, \nabla g\rangle_G$
@@ -344,6 +404,11 @@ plt.show()
 # $\hbar^2\operatorname{Ric}(\nabla z, \nabla z)$.  The ratio $\hbar(1 + z^2)/(1 - z^2)$ is smallest, equal to $\hbar$, on the
 # equator, where the Hessian of $z$ vanishes and only the curvature is left: the sphere's bound $\Gamma_2 \ge \hbar\,\Gamma$
 # is attained there.
+#
+# **Answer in** `answer_06c_1`: a dict with keys `"gamma"` ($\Gamma(z)$, a simplified sympy expression in `vartheta` and
+# `hbar`), `"gamma2"` ($\Gamma_2(z)$, same symbols), `"bochner_ricci_free"` (`bochner_gamma2` of $z$ without the Ricci
+# term, same symbols), `"min_ratio"` (the minimum over ϑ of $\Gamma_2(z)/\Gamma(z)$ at ħ = 1, a float) and `"argmin"` (the
+# ϑ in radians where it is attained, a float).
 
 # %%
 import sympy as sp
@@ -374,6 +439,11 @@ z = sp.cos(vartheta)
 # $\Phi'' = 3x^2 + 1 \ge 1$ gives $K = 2$ and the measured gap $\lambda_1 - \lambda_0$ is above 2 (about 3.4: the bound holds
 # and is not sharp, since $\Phi''$ exceeds its infimum away from 0).  For the double well of Exercise 06a.1,
 # $\inf\Phi'' = -1$ gives $K = -2$: no positive bound, consistent with its small gap.
+#
+# **Answer in** `answer_06c_2`: a dict with keys `"gamma2"` ($\Gamma_2(f)$ from `bakry_emery_gamma2`, a sympy expression in
+# the symbols `x`, `hbar`, `Phi(x)`, `f(x)` of the cell below), `"K"` (the largest $K$ with $\Gamma_2 \ge K\,\Gamma$ for
+# $\Phi = x^4/4 + x^2/2$, a number), `"levels"` (array of the two lowest eigenvalues $\lambda_0, \lambda_1$ of its discretised
+# Witten operator at ħ = 1) and `"K_double_well"` (the same bound $2\inf\Phi''$ for the double well of Exercise 06a.1).
 
 # %%
 import sympy as sp

@@ -32,14 +32,16 @@
 # * read Varadhan's formula $-4\hbar t\log p_t \to d^2$ on the circle and on $S^2$, and name the correction
 #   (prefactor, images, van Vleck factor) that each remainder shows.
 #
-# **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups), 05 (From kernels to
-# Laplace–Beltrami) and 06b (Doob tilt and antisymmetric link: the Doob tilt).  Maths: Gaussian integrals and their
-# moments, Fourier series on the circle, log–log fits of a convergence rate.
+# **Prerequisites.**  Notebooks 02 (Heat kernels and Markov semigroups: the heat kernel $p_t$, in closed form on a
+# cycle), 04 (Geometry without coordinates, sections 1 and 4: the carré du champ Γ of a walk and the split of a
+# Dirichlet form into local and jump parts over a radius, with the Gauss kernel's jump fraction as a Gaussian tail),
+# 05 (From kernels to Laplace–Beltrami: the limit of $4\beta(I - \mathsf P_\beta)$ and its $1/\beta$ bias) and 06b (Doob
+# tilt and antisymmetric link: the Doob tilt as an exact drift).  Maths: Gaussian integrals and their moments, Fourier
+# series on the circle, the incomplete Gamma function, log–log fits of a convergence rate.
 #
-# **Time.**  About 60 minutes in class (sections 1–2 in the first half, 3–4 in the second); the code runs in
-# about 10 seconds on one core.
+# **Time.**  Two sessions of 50 minutes (sections 1–2, then 3–4); the code runs in about 20 s.
 #
-# This notebook
+# **Plan.**  This notebook
 #
 # 1. splits the energy of a Gauss + remote jump form with killing, and shows which rate scaling λ_β is
 #    **critical**: the Gauss bonds become $\hbar\int|f'|^2$, the remote bonds stay jumps, the killing is exact;
@@ -48,7 +50,7 @@
 # 4. checks Varadhan's formula {cite:p}`varadhan1967behavior`: the short-time heat kernel knows the geodesic
 #    distance, on the circle and on $S^2$.
 #
-# Conventions: the kernel is $K_\beta(x, y) = e^{-\beta\,d(x, y)^2}$ with $d$ the geodesic (periodic) distance
+# **Conventions.**  The kernel is $K_\beta(x, y) = e^{-\beta\,d(x, y)^2}$ with $d$ the geodesic (periodic) distance
 # and $G = 1$ — no factor 2 or 4 in the exponent.  Generators are **positive** (the sign of Attention Geometry):
 # the Courrège operator is $\mathcal C$, and $\partial_t u = -\mathcal Cu$.  Heat kernels are those of $\hbar\Delta$,
 # $\partial_tp = \hbar\Delta p$.  All numbers use the data of the catalogue's checks in
@@ -545,6 +547,62 @@ plt.show()
 print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.** On the circle ($m = 1$), the Gauss part of the jump form is $\lambda_\beta e^{-\beta d^2}$.  Which rate makes its
+# energy converge to a finite, nonzero diffusion part $\hbar\int|f'|^2$?
+#
+# (a) $\lambda_\beta \propto \beta$
+# (b) $\lambda_\beta \propto \beta^{3/2}$
+# (c) $\lambda_\beta \propto \beta^2$
+#
+# :::{dropdown} Answer
+# (b).  The critical rate is $4\hbar\beta(\beta/\pi)^{m/2} \propto \beta^{(m+2)/2}$: the factor $(\beta/\pi)^{1/2}$ normalises the
+# Gaussian and $4\hbar\beta$ cancels its variance $1/(2\beta)$ and the ½ of the form.  With (a) the local energy vanishes
+# like $\beta^{-1/2}$, with (c) it blows up like $\beta^{1/2}$ — the three slopes measured in section 1.
+# :::
+#
+# **Check 2.** Cut the bonds of a pure Gauss kernel (no remote part) at a fixed radius $r > 0$.  What happens to the
+# jump part as β → ∞?
+#
+# (a) It tends to 0: beyond $r = c/\sqrt\beta$ it is the Gaussian tail $\Gamma(\tfrac32, c^2)/\Gamma(\tfrac32)$ of the energy, and $c \to \infty$.
+# (b) It tends to a fixed fraction of the energy, the same for every $r$.
+# (c) It grows, since the rate $\lambda_\beta$ grows.
+#
+# :::{dropdown} Answer
+# (a).  At fixed $r$ the scaled radius $c = r\sqrt\beta$ grows and the tail vanishes; the Gauss kernel's limit is purely
+# local, and only a remote kernel survives as a jump part.  (b) would hold at a fixed $c$, not a fixed $r$.  (c)
+# forgets that $\lambda_\beta e^{-\beta r^2} \to 0$: polynomial growth loses against $e^{-\beta r^2}$.
+# :::
+#
+# **Check 3.** The Courrège operator has a diffusion, a drift $2\Phi'f'$, a jump integral and a killing $c f$.  Which parts
+# contribute to its carré du champ Γ as computed in section 2?
+#
+# (a) The diffusion and the jumps: $\Gamma(f) = \hbar|f'|^2 + \tfrac12\int(f(y) - f(x))^2n$.
+# (b) All four: each part of the generator adds a term.
+# (c) Only the diffusion: jumps are nonlocal and drop out of a local quantity.
+#
+# :::{dropdown} Answer
+# (a).  A first-order drift is a derivation, $D(fg) - fDg - gDf = 0$, so it drops out; the killing adds $\tfrac12 c\,fg$ to
+# the three-term formula and is kept apart, as in Beurling–Deny — `carre_du_champ` reads only off-diagonal rates.
+# (b) forgets the derivation property.  (c) is wrong: the jump part is $\tfrac12\int(f(y) - f(x))^2n(x, dy)$, measured on
+# the grid to rounding.
+# :::
+#
+# **Check 4.** On $S^2$, after subtracting the prefactor $4\hbar t\log(4\pi\hbar t)$, the remainder of $-4\hbar t\log p_t - \theta^2$
+# falls like $t$, and like $t^2$ after a further correction.  Which correction?
+#
+# (a) The van Vleck–Morette factor: $-2\hbar t\log(\theta/\sin\theta)$.
+# (b) The images of the geodesic around the sphere, as on the circle.
+# (c) The prefactor of dimension $m = 1$ instead of $m = 2$.
+#
+# :::{dropdown} Answer
+# (a).  The curved geometry multiplies the flat kernel by $u_0 = (\theta/\sin\theta)^{1/2}$, which contributes
+# $-2\hbar t\log(\theta/\sin\theta)$; after it the remainder is $O(t^2)$.  (b) is the circle's correction, exponentially
+# small, not a power of $t$.  (c) is the negative control: with the wrong dimension a $t\log t$ term is left over.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Beurling–Deny on the circle [RECON]: with the critical rate $\lambda_\beta = 4\hbar\beta(\beta/\pi)^{m/2} \propto \beta^{(m+2)/2}$ the Gauss
@@ -581,6 +639,11 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 # has no Fourier mode above 2, so high frequencies see only its total mass), and the measured jump part matches it to
 # about $10^{-5}$; the killing part is $\pi\kappa_0$ to $10^{-12}$; the local part is below $\hbar\pi k^2$ by almost exactly
 # the predicted bias $\hbar\pi k^4/(8\beta)$ (within 5 %), so the bias grows like $k^4$: a fixed β resolves low frequencies best.
+#
+# **Answer in** `answer_07_1`: a dict with keys `"beta"` (the β used, 1600.0), `"parts"` (dict k → dict with keys `"local"`,
+# `"jump"`, `"killing"`: the three parts returned by `beurling_deny_split`, floats, for k = 3 and 5) and `"predicted"` (dict
+# k → dict with the same keys: your hand limits $\hbar\pi k^2$, $\pi\int_{-\pi}^{\pi}(1 - \cos ku)\,n(u)\,du$ and
+# $\int\kappa f^2$, floats).
 
 # %%
 # your code here: build circle_jump_kernel(grid_size(1600.0), 1600.0, HBAR, remote=remote, killing=killing),
@@ -604,6 +667,12 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 # **What a correct answer shows.**  For $k \ge 3$, $\Gamma_{\mathrm{jump}} = \tfrac{3\pi\nu}4(2 + \cos 2kx)$; sympy confirms it, and
 # the grid agrees to rounding ($\lesssim 10^{-14}$), because the trapezoid rule is exact for the trigonometric
 # polynomial integrand.  Integrating over $x$ gives $\pi A_k$, the jump energy of Exercise 07.1.
+#
+# **Answer in** `answer_07_2`: a dict with keys `"A"` and `"B"` (dicts k → the sympy values of $A_k$ and $B_k$ for
+# $n = \nu(1 - \cos u)^2$, in a symbol `nu`, for k = 2, 3, 4), `"closed_form"` ($\Gamma_{\mathrm{jump}}(\cos kx)(x)$ for $k \ge 3$,
+# a sympy expression in symbols `x`, `nu` and `k`), `"nodes"` (the grid returned by `circle_courrege_operator` at
+# β = 1600) and `"gamma_grid"` (dict k → the array `carre_du_champ(L_local - L, np.cos(k * nodes))` on that grid, for
+# k = 3 and 4).
 
 # %%
 # your code here: sympy with claim(...), then carre_du_champ(L_local - L, np.cos(k * nodes))

@@ -48,13 +48,16 @@ expansion = kernel_generator_expansion(d=1, order=1)
 sym = expansion.symbols
 x, f, q, g = sym["x"][0], sym["f"], sym["q"], sym["G"][0, 0]
 betas_exercise = np.array([100.0, 200.0, 400.0, 800.0])
+generators, drifts, biases, bias_slopes = {}, {}, {}, {}
 for a in (0.25, 0.75):
-    generator = kernel_generator_expansion(d=1, order=1, alpha=a).generator
+    generator = generators[a] = kernel_generator_expansion(d=1, order=1, alpha=a).generator
+    # read off d in 𝒞f = −f''/g − d q'f'/(gq): what is left after −f''/g, divided by −q'f'/(gq)
+    drifts[a] = float(sp.simplify((generator + f.diff(x, 2) / g) / (-q.diff(x) * f.diff(x) / (g * q))))
     expected = -f.diff(x, 2) / g - 2 * (1 - sp.nsimplify(a)) * q.diff(x) * f.diff(x) / (g * q)
     # oracle: the hand formula of c₁; sympy decides the difference is identically 0
     assert sp.simplify(generator - expected) == 0
-    errors = circle_generator_errors(betas_exercise, a)[0]
-    slope = fit_rate(1 / betas_exercise, errors)
+    errors = biases[a] = circle_generator_errors(betas_exercise, a)[0]
+    slope = bias_slopes[a] = fit_rate(1 / betas_exercise, errors)
     print(
         f"α = {a}: drift coefficient {2 * (1 - a)}, bias {np.array2string(errors, formatter={'float': '{:.2e}'.format})}, slope {slope:.4f}"
     )
@@ -63,6 +66,15 @@ for a in (0.25, 0.75):
 control = circle_generator_errors(betas_exercise, 0.25, limit_alpha=0.75)[0]
 control_slope = fit_rate(1 / betas_exercise, control)
 print(f"control (α = ¼ vs the α = ¾ limit): {np.array2string(control, precision=4)}, slope {control_slope:.4f}")
+answer_05_1 = {
+    "generators": generators,
+    "drift": drifts,
+    "betas": betas_exercise,
+    "bias": biases,
+    "slopes": bias_slopes,
+    "control": control,
+    "control_slope": control_slope,
+}
 # oracle: a wrong limit leaves a β-independent error, slope 0 (0.1 margin for the O(1/β) part riding on it)
 assert abs(control_slope) < 0.1 and control.min() > 10 * circle_generator_errors(betas_exercise[:1], 0.25)[0][0]
 
@@ -97,6 +109,7 @@ assert sp.simplify(coefficient + k**2 * (k**2 - 2) / 8) == 0
 betas_bessel = np.array([100.0, 200.0, 400.0, 800.0])
 circle_exercise = Circle()
 measured = {}
+answer_05_2 = {"coefficient": coefficient, "betas": betas_bessel, "measured": measured}  # filled by the loop
 for kk in (1, 2, 3):
     mu_k = np.array([circle_exercise.kernel_spectrum(b, 2 * kk)[2 * kk - 1] for b in betas_bessel])
     measured[kk] = betas_bessel * (4 * betas_bessel * (1 - mu_k) - kk**2)

@@ -62,11 +62,13 @@ def witten_levels(potential, hbar, half_width, size, count):
 # of $u_0$ at the barrier — the slow mode is the hopping between wells.
 
 # %%
-print("V =", sp.expand(witten_potential(line, double_well, 1)))
+V_double = sp.expand(witten_potential(line, double_well, 1))
+print("V =", V_double)
 grid, levels, modes = witten_levels(double_well, 1.0, 4.0, 2000, 4)
 ground = np.exp(-((grid**2 - 1) ** 2) / 4)
 ground /= np.linalg.norm(ground)
 mode0 = modes[:, 0] * np.sign(modes[:, 0] @ ground)
+answer_06a_1 = {"V": V_double, "grid": grid, "eigenvalues": levels, "ground_state": mode0}
 print(f"lowest eigenvalues: {np.round(levels, 6)}")
 print(f"max |u₀ − e^(−Φ/ħ)/‖·‖| = {np.abs(mode0 - ground).max():.1e}")
 # oracle: the exact ground state (eigenvalue 0, eigenfunction e^{−Φ/ħ}); the tolerances are the O(Δx²)
@@ -162,6 +164,14 @@ dx = grid[1] - grid[0]
 levels_partner = scipy.linalg.eigh_tridiagonal(
     2 / dx**2 + partner(grid), np.full(grid.size - 1, -1 / dx**2), eigvals_only=True, select="i", select_range=(0, 4)
 )
+answer_06a_2 = {
+    "QstarQ": sp.expand(Q_adjoint(Q(u))),
+    "QQstar": sp.expand(Q(Q_adjoint(u))),
+    "Q_ground": sp.simplify(Q(sp.exp(-Phi / hbar))),
+    "commutator_well": sp.expand(Q(Q_adjoint(u, well), well) - Q_adjoint(Q(u, well), well)),
+    "levels_H": levels_H,
+    "levels_partner": levels_partner,
+}
 print(f"H:       {np.round(levels_H, 5)}")
 print(f"partner: {np.round(levels_partner, 5)}")
 print(f"max |λ_(n+1)(H) − λ_n(QQ*)|, n < 4: {np.abs(levels_H[1:] - levels_partner[:4]).max():.1e}")
