@@ -208,7 +208,7 @@ assert np.max(np.abs(phi1(z) - reference) / reference) < 1e-15
 # ## 3. Small-β softmax, checked as a rate
 #
 # $\operatorname{softmax}_\beta(S) = N^{-1}\mathbf 1\mathbf 1^\top + (\beta/N)\,S(I - N^{-1}\mathbf 1\mathbf 1^\top) + O(\beta^2)$
-# ({cite:p}`candanedo2026attention`; [mathematical reference §A.9](#reference-a9)).  At high
+# ({cite:p}`candanedo2026attention`; [mathematical reference §A.9](reference.md#reference-a9)).  At high
 # temperature attention averages uniformly, and the first correction sees only the *row-centred*
 # scores.  An asymptotic claim is not checked at one β but as the **slope** of the remainder on a
 # log–log plot: it must be 2.
@@ -239,7 +239,7 @@ plt.show()
 # no factor 2 or 4 inside the exponent), degree $\mathsf p = K\mathbf 1$, stationary law
 # $\pi = \mathsf p/\mathbf 1^\top\mathsf p$ and $\mathsf L = I - \mathsf P$:
 # $\mathcal E(f,f) = (\mathbf 1^\top\mathsf p)\langle f, \mathsf L f\rangle_\pi = \tfrac12\sum_{ij}K_{ij}(f_i - f_j)^2$
-# ({cite:p}`candanedo2026attention` §2; [mathematical reference §A.2](#reference-a2); the
+# ({cite:p}`candanedo2026attention` §2; [mathematical reference §A.2](reference.md#reference-a2); the
 # continuous theory is {cite:t}`fukushima2011dirichlet`).  The right-hand side is a sum of squares,
 # so $\mathsf L$ is positive semidefinite in $\langle\cdot,\cdot\rangle_\pi$: that is why its
 # eigenvalues can be read as frequencies.

@@ -15,7 +15,7 @@
 #
 # Figure 1 of *Attention Geometry* ({cite:p}`candanedo2026attention`) shows a point mass $e_i$
 # pushed forward by a Markov operator, $e_i\mathsf P^t$: the heat spreads **along the Swiss-roll
-# sheet**, and the equilibrium $\pi$ is visibly **nonuniform** ([mathematical reference §A.2](#reference-a2)).
+# sheet**, and the equilibrium $\pi$ is visibly **nonuniform** ([mathematical reference §A.2](reference.md#reference-a2)).
 # Attention is such a Markov operator on the tokens, so this picture is the paper's first lesson:
 # the walk sees the geometry of the data, not of the ambient space.  This notebook rebuilds the
 # figure from samples and then checks what it claims:

@@ -18,7 +18,7 @@
 # non-reversible operator the circulation $\Omega_\pi$ measures what detailed balance leaves out.  These are
 # the objects of the "Bakry–Émery I" and "Courrège" sections of {cite:t}`candanedo2026attention` (§5, §7), in the
 # Γ-calculus of {cite:t}`bakry2014analysis`; the formulas, with their tags, are collected in the
-# [mathematical reference §A.5, §A.7 and §A.8](#reference-a5).  This notebook
+# [mathematical reference §A.5, §A.7 and §A.8](reference.md#reference-a5).  This notebook
 #
 # 1. recovers a metric from $\Gamma$ — a linear anisotropic map and a curved saddle surface;
 # 2. computes the exact Bakry–Émery curvature of graphs against published values, and says what it
@@ -111,7 +111,7 @@ def random_walk(K):
 # $$4\beta\,\Gamma(f, g) = 4\beta\cdot\tfrac12\sum_j \mathsf P_{ij}(f_j - f_i)(g_j - g_i) \;\to\; \langle\nabla f, \nabla g\rangle$$
 #
 # (the `carre_du_champ` docstring; it is the limit $4\hbar\beta\,\Gamma \to \hbar\,\mathcal G^{ab}\partial_af\partial_bg$ of
-# {cite:t}`candanedo2026attention`, §5, at $\hbar = 1$ — [mathematical reference §A.5](#reference-a5)).  Applied to coordinate functions $f = x^a$, $g = x^b$ of *another* chart, it returns
+# {cite:t}`candanedo2026attention`, §5, at $\hbar = 1$ — [mathematical reference §A.5](reference.md#reference-a5)).  Applied to coordinate functions $f = x^a$, $g = x^b$ of *another* chart, it returns
 # the co-metric $g^{ab}$ in that chart — without ever differentiating.
 #
 # **A linear map.**  Sample $x$ uniformly in a square, embed $y = Fx$ and build the kernel on $y$ only.
@@ -364,7 +364,7 @@ assert max(checks.values()) < 1e-13
 # %% [markdown]
 # **An attention-like head.**  $\mathsf P = \operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \mathcal A))$
 # with a random symmetric bond $\mathcal S$ and a random antisymmetric link $\mathcal A$ on $N$ tokens
-# ({cite:t}`candanedo2026attention`, §7; [mathematical reference §A.7](#reference-a7)).  Its stationary law comes from a linear solve; we check that $J$ has
+# ({cite:t}`candanedo2026attention`, §7; [mathematical reference §A.7](reference.md#reference-a7)).  Its stationary law comes from a linear solve; we check that $J$ has
 # zero row sums (stationarity), that $\Omega_\pi$ is antisymmetric and equals
 # $\langle f, \tfrac12(\mathsf P - \mathsf P^*)g\rangle_\pi$.
 
@@ -508,7 +508,7 @@ assert potentials["head"].max() < 0 and np.abs(potentials["exact-link head"]).ma
 # For a symmetric kernel $\mathcal E(f,f) = \tfrac12\sum_{ij}\mathsf K_{ij}(f_i - f_j)^2$, and a radius $r$
 # splits the bonds into local ($d_{ij}\le r$, the diffusion part) and remote ($d_{ij} > r$, the jump
 # part) — the finite analogue of the Beurling–Deny decomposition {cite:p}`fukushima2011dirichlet` [RECON: the paper's
-# finite formulas are not available; [mathematical reference §A.6](#reference-a6)].  For the Gauss kernel on a dense sample of an
+# finite formulas are not available; [mathematical reference §A.6](reference.md#reference-a6)].  For the Gauss kernel on a dense sample of an
 # $m$-dimensional manifold and smooth $f$, a bond of length $\rho$ carries energy
 # $\propto e^{-\beta\rho^2}\rho^2\rho^{m-1}$, so at $r = c/\sqrt\beta$ the jump fraction tends to the
 # Gaussian tail $\Gamma(\tfrac m2 + 1, c^2)/\Gamma(\tfrac m2 + 1)$ — the Gauss kernel has **no jump part**
@@ -721,7 +721,7 @@ points_1d = np.random.default_rng(0).uniform(0, 1, (1500, 1))
 # (`workbench.catalogue.fit_rate`).
 #
 # **What a correct answer shows:** slope $1.00 \pm 0.02$ at small β, then a plateau at or below $\sqrt2$ at large β.
-# Interpret both ends: at small β the softmax is linear in the score ([mathematical reference §A.9](#reference-a9): the first-order
+# Interpret both ends: at small β the softmax is linear in the score ([mathematical reference §A.9](reference.md#reference-a9): the first-order
 # term is $(\beta/N)$ times the row-centred score), so its antisymmetric part — and $\varepsilon_{\mathrm{rev}}$ — grows like β;
 # at large β each row concentrates on its largest score, and $\varepsilon_{\mathrm{rev}} \le \sqrt2$ with equality only when no
 # edge is reciprocated (each token's favourite does not favour it back).

@@ -15,7 +15,7 @@
 #
 # {cite:t}`candanedo2026attention` (§3–§4) writes the continuum generator as
 # $\mathcal C f = \lim_{\beta\to\infty} 4\hbar\beta(I - \mathcal P_\beta)f$ and the learned co-metric as
-# $\lim 2\hbar\beta\,\mathrm{Cov} = \hbar\mathcal G^{ab}$ ([mathematical reference §A.3–§A.4](#reference-a3)).  Both are
+# $\lim 2\hbar\beta\,\mathrm{Cov} = \hbar\mathcal G^{ab}$ ([mathematical reference §A.3–§A.4](reference.md#reference-a3)).  Both are
 # moment computations for one Gaussian, and the density correction that turns the first limit into the
 # Laplace–Beltrami operator is the α-normalisation of diffusion maps {cite:p}`coifman2006diffusion`.  This notebook
 # follows the derivation step by step and then measures each claim on points:

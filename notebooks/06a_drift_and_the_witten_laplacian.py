@@ -19,7 +19,7 @@
 # stationary law to a Gibbs measure and keeps the process reversible; the coexact part $A^\perp$ keeps
 # that law and makes the process circulate.  This is the "Witten–Novikov–Girsanov" section of
 # {cite:t}`candanedo2026attention` (§4); its formulas, with their tags, are in the
-# [mathematical reference §A.4–§A.5](#reference-a4).  Here we stay in the continuum and turn the generator into a
+# [mathematical reference §A.4–§A.5](reference.md#reference-a4).  Here we stay in the continuum and turn the generator into a
 # Schrödinger operator with a computable spectrum; notebook 06b builds the same drifts from kernels on points (Doob
 # tilt, antisymmetric link), and notebook 06c asks what the generator knows about curvature.
 #
@@ -93,7 +93,7 @@ def zero(expr):
 # %% [markdown]
 # ## 1. The generator with drift
 #
-# The Witten/Girsanov generator of {cite:t}`candanedo2026attention` (§4; [SEED], [mathematical reference §A.4](#reference-a4)) —
+# The Witten/Girsanov generator of {cite:t}`candanedo2026attention` (§4; [SEED], [mathematical reference §A.4](reference.md#reference-a4)) —
 # Girsanov's change of drift {cite:p}`girsanov1960transforming` — is
 #
 # $$\mathcal C_Af = -\hbar\Delta_Gf + 2\langle A, df\rangle_G, \qquad A = d\Phi + A^\perp,$$
@@ -215,7 +215,7 @@ assert missing_volume != 0
 # ## 2. Ground-state conjugation: the Witten Laplacian
 #
 # Conjugating by $e^{\Phi/\hbar}$ removes the first-order term — the ground-state transform behind the Witten Laplacian
-# {cite:p}`witten1982supersymmetry` [DERIVED, [mathematical reference §A.4](#reference-a4)]:
+# {cite:p}`witten1982supersymmetry` [DERIVED, [mathematical reference §A.4](reference.md#reference-a4)]:
 #
 # $$e^{-\Phi/\hbar}\,\mathcal C_{d\Phi}\,e^{\Phi/\hbar} = -\hbar\Delta_G + V, \qquad V = \frac{|d\Phi|_G^2}{\hbar} - \Delta_G\Phi.$$
 #

@@ -20,7 +20,7 @@
 # an antisymmetric link** multiplying the kernel.  The first has an exact, reversible stationary law that tends to the
 # Gibbs law at rate $1/\beta$ — with the Witten potential of notebook 06a as the coefficient; the second creates a
 # stationary current that no reversible kernel can carry.  This is the discrete side of §4 of
-# {cite:t}`candanedo2026attention`; the formulas and their tags are in the [mathematical reference §A.4–§A.5](#reference-a4).
+# {cite:t}`candanedo2026attention`; the formulas and their tags are in the [mathematical reference §A.4–§A.5](reference.md#reference-a4).
 #
 # **Objectives.**  After this notebook you can
 #
@@ -71,7 +71,7 @@ SMALL = SCALE == "small"
 # ## 1. Exact drift: the Doob tilt
 #
 # Reweight the Gauss kernel at the destination by $h > 0$ — Doob's
-# $h$-transform {cite:p}`doob1957conditional` [SEED, [mathematical reference §A.4](#reference-a4)]:
+# $h$-transform {cite:p}`doob1957conditional` [SEED, [mathematical reference §A.4](reference.md#reference-a4)]:
 #
 # $$\mathsf P_h = \operatorname{diag}(\mathsf Kh)^{-1}\mathsf K\operatorname{diag}(h), \qquad \pi^{(h)} \propto h\odot\mathsf Kh \ \text{(exactly)},$$
 #
@@ -161,7 +161,7 @@ plt.show()
 # * a constant link $B = c$: not co-closed when $U$ varies, and π moves at order one.
 #
 # The current $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ and the circulation
-# $\Omega_\pi(f, g) = \tfrac12\sum_{ij}J_{ij}f_ig_j$ [RECON, [mathematical reference §A.5](#reference-a5)] measure what detailed balance leaves out.  At leading order
+# $\Omega_\pi(f, g) = \tfrac12\sum_{ij}J_{ij}f_ig_j$ [RECON, [mathematical reference §A.5](reference.md#reference-a5)] measure what detailed balance leaves out.  At leading order
 # $\sum_jJ_{ij}(\theta_j - \theta_i) \approx \pi_iB_i/\beta$, which gives $\Omega_\pi(f, g) \approx \tfrac1{2\beta}\oint fg'B\,d\mu$ —
 # for the co-closed link and $f = \cos$, $g = \sin$: $\Omega_\pi \approx c/(4\beta)$.
 

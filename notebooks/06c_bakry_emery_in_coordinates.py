@@ -18,7 +18,7 @@
 # alone, yet for a diffusion it equals the Bochner expression $\lVert\operatorname{Hess}f\rVert^2 + \operatorname{Ric}(\nabla
 # f, \nabla f)$ plus a drift term — so a lower bound $\Gamma_2 \ge K\,\Gamma$ is a lower bound on the Ricci curvature
 # {cite:p}`bakry2014analysis`.  This is the "Bakry–Émery I" section of {cite:t}`candanedo2026attention` (§5, with the
-# curvature of §8); the formulas and their tags are in the [mathematical reference §A.5 and §A.8](#reference-a5).
+# curvature of §8); the formulas and their tags are in the [mathematical reference §A.5 and §A.8](reference.md#reference-a5).
 # We check the identity symbolically on curved surfaces, then measure the same $\Gamma_2$ for the Gauss-kernel
 # operator on nodes of the sphere and of the flat torus: the kernel sees the Ricci term.
 #
@@ -111,7 +111,7 @@ well = x**2 / 2
 #
 # For the negative generator $\mathcal L = -\mathcal C_{d\Phi} = \hbar\Delta_G - 2\langle d\Phi, d\cdot\rangle_G$ the iterated carré du champ
 # $\Gamma_2(f) = \tfrac12[\mathcal L\Gamma(f,f) - 2\Gamma(f, \mathcal Lf)]$ satisfies the Bochner formula with a drift
-# {cite:p}`bakry2014analysis` [RECON, [mathematical reference §A.5](#reference-a5)]:
+# {cite:p}`bakry2014analysis` [RECON, [mathematical reference §A.5](reference.md#reference-a5)]:
 #
 # $$\Gamma(f, g) = \hbar\langle\nabla f, \nabla g\rangle_G, \qquad
 #   \Gamma_2(f) = \hbar^2\lVert\operatorname{Hess}f\rVert^2 + \hbar^2\operatorname{Ric}(\nabla f, \nabla f) + 2\hbar\operatorname{Hess}\Phi(\nabla f, \nabla f),$$

@@ -21,7 +21,7 @@
 # order + drift + an integral against a jump kernel + a potential) {cite:p}`courrege1965forme`.  Attention
 # Geometry names both ({cite:p}`candanedo2026attention` §6–§7), but its finite formulas are not in the
 # available text, so what is checked here is a reconstruction
-# ([mathematical reference §A.6–§A.8](#reference-a6), almost all [RECON]).
+# ([mathematical reference §A.6–§A.8](reference.md#reference-a6), almost all [RECON]).
 #
 # **Objectives.**  After this notebook you can
 #
@@ -116,7 +116,7 @@ def grid_size(beta):
 # %% [markdown]
 # ## 1. Beurling–Deny: three parts of one energy
 #
-# A regular symmetric Dirichlet form splits uniquely into three parts [SEED names it, [§A.6](#reference-a6); the
+# A regular symmetric Dirichlet form splits uniquely into three parts [SEED names it, [§A.6](reference.md#reference-a6); the
 # formula is the standard theorem, {cite:p}`fukushima2011dirichlet` §3.2]:
 #
 # $$\mathcal E(f, f) = \underbrace{\int\hbar\,\mathcal G^{ab}\partial_af\,\partial_bf\,d\mu}_{\text{diffusion}}
@@ -317,7 +317,7 @@ plt.show()
 # ## 2. What the carré du champ becomes
 #
 # For the nonlocal generator the carré du champ $\Gamma(f, g) = \tfrac12[\mathcal L(fg) - f\mathcal Lg - g\mathcal Lf]$ (negative $\mathcal L = -\mathcal C$)
-# has one part per piece of the generator [RECON, [mathematical reference §A.8](#reference-a8)]:
+# has one part per piece of the generator [RECON, [mathematical reference §A.8](reference.md#reference-a8)]:
 #
 # $$\Gamma_{\mathcal C}(f, f)(x) = \hbar\,|f'(x)|^2 + \tfrac12\int(f(y) - f(x))^2\,n(x, dy),$$
 #
@@ -413,7 +413,7 @@ plt.show()
 # ## 3. Courrège: the limit generator
 #
 # Courrège's theorem says that a generator satisfying the positive maximum principle is a second-order part, a
-# drift, a jump integral with a compensator, and a potential [RECON, standard {cite:p}`courrege1965forme`; [§A.7](#reference-a7)].  The discrete operator
+# drift, a jump integral with a compensator, and a potential [RECON, standard {cite:p}`courrege1965forme`; [§A.7](reference.md#reference-a7)].  The discrete operator
 # `circle_courrege_operator` is $\mathsf L = 4\hbar\beta(I - \mathsf P_\beta) + (\operatorname{diag}(\mathsf R\mathbf 1) - \mathsf R) + \operatorname{diag}(c)$, with
 # $\mathsf P_\beta$ the row-normalised kernel $e^{-\beta d_{ij}^2}$ tilted at the destination by $e^{-\Phi(x_j)/\hbar}$ (a Doob tilt,
 # notebook 06b) and $\mathsf R_{ij} = h\,n(d_{ij})$.  As β → ∞ [RECON; local part DERIVED in notebook 05],
@@ -452,7 +452,7 @@ plt.show()
 # ## 4. Varadhan: the heat kernel knows the distance
 #
 # Attention Geometry §8 keeps a fragment of Varadhan's formula {cite:p}`varadhan1967behavior` [SEED fragment,
-# [mathematical reference §A.5](#reference-a5)]: $\lim_{t\to0}-4\hbar t\log p_t(x, y) = d(x, y)^2$.
+# [mathematical reference §A.5](reference.md#reference-a5)]: $\lim_{t\to0}-4\hbar t\log p_t(x, y) = d(x, y)^2$.
 # For the flat kernel $(4\pi\hbar t)^{-m/2}e^{-d^2/(4\hbar t)}$ the identity holds up to the prefactor,
 # $-4\hbar t\log p_t = d^2 + 2m\hbar t\log(4\pi\hbar t)$ exactly [DERIVED]; the correction vanishes like $t\log t$, i.e. with
 # exponent ≈ 1.  `varadhan_remainder` subtracts it.  What is left:
@@ -612,7 +612,7 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 #   in β, each within 0.02 of the prediction).
 # * At fixed radius the Gauss kernel's own "jump" part is a Gaussian tail $\Gamma(\tfrac32, c^2)/\Gamma(\tfrac32)$ at $r = c/\sqrt\beta$
 #   (oracle: `scipy.special.gammaincc`), gone in the limit: only a remote kernel survives as a jump part.
-# * The carré du champ of the nonlocal generator is $\hbar|f'|^2 + \tfrac12\int(f(y) - f(x))^2n$ [RECON, [§A.8](#reference-a8)]; drift and
+# * The carré du champ of the nonlocal generator is $\hbar|f'|^2 + \tfrac12\int(f(y) - f(x))^2n$ [RECON, [§A.8](reference.md#reference-a8)]; drift and
 #   killing do not enter.  On the grid the jump part matches the sympy integral to rounding and the local part converges with rate $1/\beta$.
 # * The discrete Courrège operator converges to $-\hbar f'' + 2\Phi'f' - \int[f(y) - f(x)]n + cf$ with rate $1/\beta$ [RECON]
 #   (oracle: the catalogue's sympy limit; the control without the Doob tilt does not converge).

@@ -17,7 +17,7 @@
 # symmetric, and that single fact organises everything: the symmetric part (the **bond**) is a Gaussian
 # kernel of a pseudo-distance with a site potential, the antisymmetric part (the **link**) is a field
 # on the edges of the complete graph, and the row softmax turns the two into a diffusion, a Doob tilt
-# and a circulation ({cite:p}`candanedo2026attention` §4, §7; [mathematical reference §A.7](#reference-a7)).
+# and a circulation ({cite:p}`candanedo2026attention` §4, §7; [mathematical reference §A.7](reference.md#reference-a7)).
 #
 # **Objectives.**  After this notebook you can
 # * split a head's score into bond $\mathcal S$ and link $\mathcal A$, and the bond into a pseudo-distance $d^2$ and a site
@@ -109,7 +109,7 @@ def heatmap(ax, values, title):
 # %% [markdown]
 # ## 1. Bond and link
 #
-# **[DERIVED]** ([§A.7](#reference-a7) "Exact bond/link split").  Split the score into its symmetric and antisymmetric parts,
+# **[DERIVED]** ([§A.7](reference.md#reference-a7) "Exact bond/link split").  Split the score into its symmetric and antisymmetric parts,
 #
 # $$\mathcal W = \mathcal S + \mathcal A, \qquad \mathcal S_{ij} = \tfrac12(q_i\cdot k_j + k_i\cdot q_j), \qquad
 # \mathcal A_{ij} = \tfrac12(q_i\cdot k_j - k_i\cdot q_j),$$
@@ -151,7 +151,7 @@ plt.show()
 # %% [markdown]
 # ## 2. The distance form and the site potential
 #
-# **[DERIVED]** ([§A.7](#reference-a7) "Distance form with site potentials").  Put $g_i = \mathcal S_{ii} = q_i\cdot k_i$ and
+# **[DERIVED]** ([§A.7](reference.md#reference-a7) "Distance form with site potentials").  Put $g_i = \mathcal S_{ii} = q_i\cdot k_i$ and
 # $d^2_{ij} = g_i + g_j - 2\mathcal S_{ij}$.  Then, exactly,
 #
 # $$\beta\mathcal W_{ij} = -\tfrac\beta2 d^2_{ij} + \underbrace{\tfrac\beta2 g_i}_{\text{source}}
@@ -217,7 +217,7 @@ assert reversibility_residual(P_bond) < 1e-12
 # %% [markdown]
 # ## 3. The link: an exact gauge and a circulation
 #
-# **[DERIVED]** ([§A.7](#reference-a7) "Cycle affinities").  On the complete graph the link has a Hodge split
+# **[DERIVED]** ([§A.7](reference.md#reference-a7) "Cycle affinities").  On the complete graph the link has a Hodge split
 #
 # $$\mathcal A_{ij} = \underbrace{\varphi_i - \varphi_j}_{\text{exact}} + \mathcal A^\perp_{ij},
 # \qquad \varphi_i = \tfrac1n\sum_j\mathcal A_{ij}, \qquad \mathcal A^\perp\mathbf 1 = 0,$$
@@ -236,12 +236,12 @@ assert np.abs(exact + coexact - A).max() < 1e-14 and np.abs(coexact.sum(axis=1))
 assert abs(np.sum(exact * coexact)) < 1e-12
 
 # %% [markdown]
-# **The exact part is a Doob gauge** **[DERIVED]** ([§A.7](#reference-a7) "Exact link ⇔ Doob ⇔ reversible").  In the logits,
+# **The exact part is a Doob gauge** **[DERIVED]** ([§A.7](reference.md#reference-a7) "Exact link ⇔ Doob ⇔ reversible").  In the logits,
 # $\beta(\varphi_i - \varphi_j)$ is one more source term (cancelled) and one more destination tilt
 # $e^{-\beta\varphi_j}$.  So the head with its coexact link removed,
 # $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \text{exact}))$, is the Doob transform of the same $\mathsf K$
 # by $h\odot e^{-\beta\varphi}$ — and is reversible.  The detailed-balance residual (a [RECON] of the
-# paper's Table 1 metric, [§A.10](#reference-a10))
+# paper's Table 1 metric, [§A.10](reference.md#reference-a10))
 #
 # $$\varepsilon_{\mathrm{rev}} = \frac{\lVert\operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)\rVert_F}
 # {\lVert\operatorname{diag}(\pi)\mathsf P\rVert_F}$$
@@ -258,7 +258,7 @@ assert np.abs(P_gauge - doob_gauge.P).max() < 1e-14
 assert eps_gauge < 1e-12 and eps_head > 0.01
 
 # %% [markdown]
-# **The coexact part carries all the circulation** **[DERIVED]** ([§A.7](#reference-a7) "Cycle affinities"; {cite:p}`schnakenberg1976network`).  For a cycle
+# **The coexact part carries all the circulation** **[DERIVED]** ([§A.7](reference.md#reference-a7) "Cycle affinities"; {cite:p}`schnakenberg1976network`).  For a cycle
 # $\gamma = (i_0\to i_1\to\dots\to i_0)$ the Schnakenberg affinity of the head is twice β times the holonomy of the
 # link,
 #
@@ -478,7 +478,7 @@ plt.show()
 # ### Exercise 08.1 (compute)
 #
 # The small-β end of the temperature sweep has a closed form to first order
-# ([mathematical reference §A.9](#reference-a9)):
+# ([mathematical reference §A.9](reference.md#reference-a9)):
 #
 # $$\operatorname{softmax}_\beta(\mathcal W) = \tfrac1n\mathbf 1\mathbf 1^\top + \tfrac\beta n\,\mathcal W\bigl(I - \tfrac1n\mathbf 1\mathbf 1^\top\bigr) + O(\beta^2).$$
 #

@@ -15,7 +15,7 @@
 #
 # Notebook 08 took one head apart into a bond $\mathcal S$ (symmetric) and a link $\mathcal A$ (antisymmetric).
 # Two independent restrictions of those parts give four operators ({cite:p}`candanedo2026attention` §1, §7 and
-# Table 4 in §12; [mathematical reference §A.7](#reference-a7), "The four parameterisations"):
+# Table 4 in §12; [mathematical reference §A.7](reference.md#reference-a7), "The four parameterisations"):
 #
 # |                               | link $\mathcal A$ exact | link $\mathcal A$ free |
 # |-------------------------------|-------------------------|------------------------|
@@ -110,7 +110,7 @@ LINK = {0: "exact", 1: "free"}
 #
 # Rotate queries and keys into $m = (q + k)/\sqrt2$ and $n = (q - k)/\sqrt2$.  Then
 # $q_i\cdot k_j + k_i\cdot q_j = \langle m_i, m_j\rangle - \langle n_i, n_j\rangle$: the bond of a head is a definite part
-# minus a definite part.  The family **[CODE]** (the author's public implementation, as recorded in [§A.7](#reference-a7)) has two
+# minus a definite part.  The family **[CODE]** (the author's public implementation, as recorded in [§A.7](reference.md#reference-a7)) has two
 # switches,
 #
 # $$\ell_{ij}(b, a) = \beta\Bigl[\tfrac12\langle m_i, m_j\rangle - b\,\tfrac12\langle n_i, n_j\rangle
@@ -135,7 +135,7 @@ assert polar < 1e-14
 logits = {name: family_logits(q, k, *CORNERS[name]) for name in OPERATORS}
 
 # %% [markdown]
-# **The corners in closed form** **[DERIVED]** ([§A.7](#reference-a7), corollaries).  Up to row constants, which the row softmax
+# **The corners in closed form** **[DERIVED]** ([§A.7](reference.md#reference-a7), corollaries).  Up to row constants, which the row softmax
 # ignores,
 #
 # $$\ell^{\mathrm{ATTN}} = \beta\,q_i\cdot k_j, \quad
@@ -230,10 +230,10 @@ plt.show()
 # %% [markdown]
 # ## 3. Reversibility and skew
 #
-# **Exact link ⇔ reversible** **[DERIVED]** ([§A.7](#reference-a7) "Exact link ⇔ Doob ⇔ reversible").  With an exact link the
+# **Exact link ⇔ reversible** **[DERIVED]** ([§A.7](reference.md#reference-a7) "Exact link ⇔ Doob ⇔ reversible").  With an exact link the
 # logits are a symmetric kernel plus row constants plus a destination tilt, i.e. a Doob transform, so DMAP and
 # ATAP satisfy detailed balance for *any* weights; a free link generically does not.  The table reports the
-# two diagnostics of Table 1 of Attention Geometry (§9), both **[RECON]** ([§A.10](#reference-a10)):
+# two diagnostics of Table 1 of Attention Geometry (§9), both **[RECON]** ([§A.10](reference.md#reference-a10)):
 #
 # $$\varepsilon_{\mathrm{rev}} = \frac{\lVert\operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)\rVert_F}
 #   {\lVert\operatorname{diag}(\pi)\mathsf P\rVert_F}, \qquad
@@ -292,7 +292,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **The bound $\varepsilon_{\mathrm{rev}} \le \sqrt2$** **[DERIVED]** ([§A.10](#reference-a10)).  The flux $F = \operatorname{diag}(\pi)\mathsf P$ is
+# **The bound $\varepsilon_{\mathrm{rev}} \le \sqrt2$** **[DERIVED]** ([§A.10](reference.md#reference-a10)).  The flux $F = \operatorname{diag}(\pi)\mathsf P$ is
 # nonnegative, so
 #
 # $$\lVert F - F^\top\rVert_F^2 = 2\lVert F\rVert_F^2 - 2\sum_{ij}F_{ij}F_{ji} \le 2\lVert F\rVert_F^2,$$
@@ -338,7 +338,7 @@ plt.show()
 # %% [markdown]
 # ## 4. Parameters, gauge and inertia
 #
-# **DMAP needs half the weights** **[DERIVED]** ([§A.7](#reference-a7) corollaries; Attention Geometry §10 notes that DMAP
+# **DMAP needs half the weights** **[DERIVED]** ([§A.7](reference.md#reference-a7) corollaries; Attention Geometry §10 notes that DMAP
 # trains with half of ATTN's query–key weights).  Write $W_M = (W_Q + W_K)/\sqrt2$ and
 # $W_N = (W_Q - W_K)/\sqrt2$.  DMAP's logits use $m_i = X_iW_M$ only, so every $(W_Q, W_K)$ with the same $W_M$ —
 # any $W_N$ at all, a whole $D\times d_h$ space of them — gives the same operator: a flat gauge orbit, along
@@ -427,7 +427,7 @@ plt.show()
 # ## 6. Where the circulation is: the stationary current
 #
 # $J = \operatorname{diag}(\pi)\mathsf P - \mathsf P^\top\operatorname{diag}(\pi)$ **[RECON defs, DERIVED identities]**
-# ([§A.7](#reference-a7) "Stationary currents") is antisymmetric, $J\mathbf 1 = 0$ at stationarity, and $J = 0$ iff detailed balance
+# ([§A.7](reference.md#reference-a7) "Stationary currents") is antisymmetric, $J\mathbf 1 = 0$ at stationarity, and $J = 0$ iff detailed balance
 # holds.  Exact link ⇔ $J = 0$: DMAP carries none; DMTN, whose link is the head's free link, carries a current
 # along the roll.  Its cycle affinities are $2\beta\oint\mathcal A$, the *same* as ATTN's — the bond (definite or
 # not) never enters a cycle affinity.
@@ -488,7 +488,7 @@ plt.show()
 # %% [markdown]
 # ## 7. How many keys each operator reads
 #
-# The effective neighbour count $e^{\bar H} \in [1, n]$ **[RECON]** ([§A.10](#reference-a10); Table 1 of Attention Geometry reports it for
+# The effective neighbour count $e^{\bar H} \in [1, n]$ **[RECON]** ([§A.10](reference.md#reference-a10); Table 1 of Attention Geometry reports it for
 # trained heads, e.g. 1.14 for a DMAP head close to the identity walk).  Along β every operator goes from $n$
 # (uniform) towards 1: DMAP and ATAP become identity-like (every token is its own nearest point), ATTN and DMTN
 # concentrate on a row argmax.
@@ -577,7 +577,7 @@ plt.show()
 #   ATTN (to $10^{-10}$ on all triangles): the bond never enters a cycle affinity.
 #
 # The trained numbers of Table 1 of Attention Geometry depend on a training protocol that is not available
-# ([mathematical reference §A.11](#reference-a11)); what is reproduced here are the structural facts behind them.
+# ([mathematical reference §A.11](reference.md#reference-a11)); what is reproduced here are the structural facts behind them.
 # Notebook 10a (Multi-head attention is a connection walk) puts several heads together: multi-head attention
 # as one step of a connection walk.
 

@@ -97,13 +97,13 @@ def inverse_consistent(Q):
 #
 # With $H$ heads of attention $A^{(h)}$ (row-stochastic) and value-output maps $M_h = W_V^hW_O^h \in
 # \mathbb R^{D\times D}$, the bias-free part of multi-head attention is $\sum_h A^{(h)}XM_h$ ({cite:p}`connectionlaplacian` §3, Eq. (4),
-# reconstructed in [mathematical reference §B.3](#reference-b3)).  Define the **effective walk** and the **effective transport** (Eqs. (8)–(9), reconstructed)
+# reconstructed in [mathematical reference §B.3](reference.md#reference-b3)).  Define the **effective walk** and the **effective transport** (Eqs. (8)–(9), reconstructed)
 #
 # $$A_{\mathrm{eff}} = \frac1H\sum_h A^{(h)}, \qquad
 # O^{\mathrm{eff}}_{ij} = \frac{\sum_h A^{(h)}_{ij}M_h}{\sum_h A^{(h)}_{ij}}\quad(\text{any matrix, e.g. } I,
 # \text{ where all heads vanish}).$$
 #
-# Then, with $(\mathcal T(A, O)X)_i = \sum_j A_{ij}X_jO_{ij}$ the connection propagation operator ([§B.2](#reference-b2)),
+# Then, with $(\mathcal T(A, O)X)_i = \sum_j A_{ij}X_jO_{ij}$ the connection propagation operator ([§B.2](reference.md#reference-b2)),
 #
 # $$\sum_h A^{(h)}XM_h = H\,\mathcal T(A_{\mathrm{eff}}, O^{\mathrm{eff}})X \qquad\text{(Eq. (10); the paper proves it by splitting
 # active and inactive edges, §4).}$$
@@ -140,7 +140,7 @@ for name, residual in checks.items():
 assert max(checks.values()) < 1e-13
 
 # %% [markdown]
-# **The block matrix** ([§B.2](#reference-b2); the transposes come from the row-vector convention).  Stack the rows,
+# **The block matrix** ([§B.2](reference.md#reference-b2); the transposes come from the row-vector convention).  Stack the rows,
 # $\operatorname{vec}^r(X) = (X_1, \dots, X_n)$ (`X.reshape(-1)`).  The $a$-th entry of $X_jO_{ij}$ is
 # $\sum_b(O_{ij}^\top)_{ab}X_{jb}$, so
 #
@@ -234,7 +234,7 @@ assert max(checks.values()) < 1e-13
 # $\pi_iA_{ij}O_{ij}^\top = \pi_jA_{ji}O_{ji}$ on every edge.  A reversible walk ($\pi_iA_{ij} = \pi_jA_{ji}$,
 # Eq. (12)) with transposed transports on reversed edges, $O_{ji} = O_{ij}^\top$, satisfies it; for
 # orthogonal transports the latter is inverse consistency $O_{ji} = O_{ij}^{-1}$, and then $L_{\mathrm{mix}}$
-# is also positive semidefinite ([mathematical reference §B.4](#reference-b4)).  We test the two conditions separately, and the role of
+# is also positive semidefinite ([mathematical reference §B.4](reference.md#reference-b4)).  We test the two conditions separately, and the role of
 # orthogonality: a walk $\operatorname{rownorm}\exp_\odot(\beta(\mathcal S + \lambda\mathcal A))$ with a
 # symmetric bond $\mathcal S$ and an antisymmetric link $\mathcal A$ (reversible at λ = 0, notebook 08) and
 # random orthogonal transports in $d = 3$.  The norm is the π-weighted one,

@@ -102,7 +102,7 @@ assert guard < 1e-13
 # %% [markdown]
 # ## 1. Rotation and deformation; how orthogonal are the transports?
 #
-# **Polar decomposition** ([mathematical reference §B.4](#reference-b4); the paper does not fix the side of the
+# **Polar decomposition** ([mathematical reference §B.4](reference.md#reference-b4); the paper does not fix the side of the
 # factorisation, the workbench uses the right form).  From the SVD $O = U\Sigma V^\top$: $R = UV^\top \in O(d)$, $S = V\Sigma V^\top =
 # (O^\top O)^{1/2} \succeq 0$, and in the row convention $X_jO_{ij} = (X_jR_{ij})S_{ij}$ — transport rigidly,
 # then deform.  For a singular map (every $M_h$ here has rank $d_v = 3 < D$) the paper uses a partial isometry:
@@ -131,7 +131,7 @@ print(f"heads: rank of RᵀR = {[round(np.trace(p)) for p in projector]}")
 assert max(checks.values()) < 1e-12
 
 # %% [markdown]
-# **The orthogonality deviation** (Eq. (15) of {cite:t}`connectionlaplacian`, §7; [§B.6](#reference-b6)).  With
+# **The orthogonality deviation** (Eq. (15) of {cite:t}`connectionlaplacian`, §7; [§B.6](reference.md#reference-b6)).  With
 # $G = O^\top O$ and $\mu = \operatorname{tr}G/d$,
 #
 # $$\delta_{\mathrm{orth}} = \frac{\lVert G - \mu I_d\rVert_F}{\mu\,d},$$
@@ -251,7 +251,7 @@ assert np.abs(held[1] - held[0]).max() < 1e-13 and held[0].min() > 0
 assert all(np.abs(f - e).max() > 1e-2 for name, (e, f) in pairs_of_values.items() if name != "hypotheses hold")
 
 # %% [markdown]
-# **Flat connections and parallel sections** ({cite:p}`connectionlaplacian`; [mathematical reference §B.2, §B.6](#reference-b2)).  A change of frame
+# **Flat connections and parallel sections** ({cite:p}`connectionlaplacian`; [mathematical reference §B.2, §B.6](reference.md#reference-b2)).  A change of frame
 # $X'_i = X_iV_i$ carries transports to $O'_{ij} = V_j^{-1}O_{ij}V_i$ (`gauge_transform`); applied to the
 # identity it gives the flat connection $O_{ij} = V_j^{-1}V_i$.  Then $X_i = cV_i$ is a parallel section,
 # $X_i = X_jO_{ij}$ on every edge: it is fixed by the walk, lies in the kernel of $L_{\mathrm{mix}} = I - T$ and

@@ -18,7 +18,7 @@
 # frames.  A connection can also be *curved*: transporting a vector around a closed loop need not bring it back.
 # This notebook measures that curvature — the holonomy — on an oracle whose spectrum is known in closed form, and
 # proves what a change of frames can and cannot change ({cite:t}`connectionlaplacian` §6;
-# [mathematical reference §B.6](#reference-b6)).  Notebook 10d then reads a real encoder with these instruments.
+# [mathematical reference §B.6](reference.md#reference-b6)).  Notebook 10d then reads a real encoder with these instruments.
 #
 # **Objectives.**  After this notebook you can
 # * compute the holonomy of a connection around a loop and the spectrum of the connection Laplacian of a twisted
@@ -126,7 +126,7 @@ plt.show()
 # Under $O'_{ij} = V_j^{-1}O_{ij}V_i$ the holonomy at the base point is conjugated,
 # $\mathrm{Hol}' = V_{i_0}^{-1}\,\mathrm{Hol}\,V_{i_0}$ (the inner frames cancel), so its spectrum is invariant,
 # while the matrix and the deviation $\lVert\mathrm{Hol} - I\rVert_F/\sqrt d$ are not (unless the frames are
-# orthogonal) ([mathematical reference §B.6](#reference-b6), reconstructed).  The block operator changes by a
+# orthogonal) ([mathematical reference §B.6](reference.md#reference-b6), reconstructed).  The block operator changes by a
 # block-diagonal similarity, so the spectrum of the connection Laplacian is gauge invariant too (it stops being
 # symmetric, so we use a general eigensolver).
 # Checked on the ring and on every triangle of a random connection on the complete graph.

@@ -174,11 +174,6 @@ def _course_markdown() -> list[tuple[Path, str]]:
     return pages
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the notebooks still write [§A.7](#reference-a7): a same-document anchor, dead in JupyterLab "
-    "(the rewrite to reference.md#reference-a7 is pending; remove this marker with it)",
-)
 def test_every_link_in_the_course_opens_a_file_the_lab_serves_at_a_label_it_defines():
     # The lab's root is notebooks/: a link works there when its file is inside that folder, and its #label is a
     # MyST label "(label)=" of that file (jupyterlab-myst gives the labelled section that id; the site's

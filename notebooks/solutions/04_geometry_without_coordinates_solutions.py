@@ -129,7 +129,7 @@ plt.show()
 # ### Solution 04.3
 #
 # At small β, $\operatorname{softmax}_\beta(W) = \tfrac1N\mathbf 1\mathbf 1^\top + \tfrac\beta N W_c + O(\beta^2)$ with $W_c$ the row-centred
-# score ([mathematical reference §A.9](#reference-a9)).  The stationary law is then $\pi = \tfrac1N\mathbf 1 + \beta\delta$ with
+# score ([mathematical reference §A.9](../reference.md#reference-a9)).  The stationary law is then $\pi = \tfrac1N\mathbf 1 + \beta\delta$ with
 # $\delta = W_c^\top\mathbf 1/N^2$ (insert into $\pi\mathsf P = \pi$ and keep first order), and the flux
 # $\mathsf A = \operatorname{diag}(\pi)\mathsf P$ has the antisymmetric part
 # $J = \tfrac\beta{N^2}(W_c - W_c^\top) + \tfrac\beta N(\delta\mathbf 1^\top - \mathbf 1\delta^\top) + O(\beta^2)$ while
