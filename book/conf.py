@@ -59,6 +59,12 @@ mathjax2_config = {
     },
     "messageStyle": "none",
 }
+if tags.has("workbench_print"):  # noqa: F821 - Sphinx gives conf.py its build tags
+    # The single page `workbench book pdf` prints holds every formula of the course (over 6,000): no quick preview
+    # pass, and no automatic line breaking, which measures each formula again and again (a quarter of an hour
+    # for the whole course); a display wider than the printed line then runs into the page margin.
+    mathjax2_config["HTML-CSS"]["linebreaks"] = {"automatic": False}
+    mathjax2_config["fast-preview"] = {"disabled": True}
 
 html_theme = "sphinx_book_theme"
 html_title = "Attention Geometry Workbench"

@@ -79,7 +79,7 @@ SCALES = ("small", "large")
 # Seconds a cell may run before its notebook fails (conf.py's nb_execution_timeout; the builder passes this one).
 EXECUTION_TIMEOUT = 300
 # Seconds the PDF printer waits for the page to load, for MathJax, and for chromium's print.
-PRINT_TIMEOUT = 900
+PRINT_TIMEOUT = 1800
 # MathJax 2.7 as jupyter_server_mathjax ships it, cut to what the pages use: the combined TeX + HTML-CSS
 # configuration, the TeX input, the HTML-CSS output with its STIX-Web font data, the woff fonts of that output
 # only, and the small extensions TeX may autoload (the 3.7 MB accessibility bundle stays out).
@@ -540,7 +540,7 @@ def execute(source: Path, cache: Path, *, jobs: int | None = None, timeout: int 
     return executions
 
 
-def _sphinx(builder: str, source: Path, out: Path, work: Path, jobs: int) -> int:
+def _sphinx(builder: str, source: Path, out: Path, work: Path, jobs: int, tags: tuple[str, ...] = ()) -> int:
     """sphinx-build ``builder`` from the staged ``source`` into ``out``: its exit status (messages on stderr)."""
     command = [
         # -E: a fresh environment every build (the staged tree is new each time, and a saved environment goes
@@ -549,6 +549,7 @@ def _sphinx(builder: str, source: Path, out: Path, work: Path, jobs: int) -> int
         "-d", str(work / f"doctrees-{builder}"),
         "-D", f"nb_execution_cache_path={work / '.jupyter_cache'}",
         "-D", f"nb_execution_timeout={EXECUTION_TIMEOUT}",
+        *(f"-t{tag}" for tag in tags),
         str(source), str(out),
     ]  # fmt: skip
     return subprocess.run(command, env=_kernel_environment(jobs), check=False).returncode
@@ -724,7 +725,8 @@ def pdf(
         work, solutions=solutions, book_dir=book_dir, notebooks_dir=notebooks_dir, identities=identities, jobs=jobs
     )
     _fresh(single, _SITE_MARKER, "built")
-    status = _sphinx("singlehtml", source, single, work, jobs)
+    # The workbench_print tag: MathJax without its slow passes (book/conf.py), for a page with every formula.
+    status = _sphinx("singlehtml", source, single, work, jobs, tags=("workbench_print",))
     if status != 0:
         raise BookError(f"the single-page build failed (sphinx-build exit status {status}; its messages are above)")
     return print_pdf(single / "index.html", out, open_answers=solutions)
