@@ -381,9 +381,7 @@ def test_the_fixture_course_builds_with_its_pages_figure_and_solutions(fixture_s
 @needs_sphinx
 def test_every_page_names_the_copyright_holder_and_both_licences_in_one_footer_line(fixture_site):
     for page in ("index.html", "notebooks/00_first.html"):
-        lines = [
-            line for line in (fixture_site / page).read_text().splitlines() if 'class="workbench-licence"' in line
-        ]
+        lines = [line for line in (fixture_site / page).read_text().splitlines() if 'class="workbench-licence"' in line]
         assert len(lines) == 1, page
         assert "the Attention Geometry Workbench authors" in lines[0]
         assert "MIT licence (LICENSE)" in lines[0] and "CC BY 4.0 (LICENSE-CONTENT.md)" in lines[0]
