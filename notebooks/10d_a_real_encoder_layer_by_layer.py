@@ -15,7 +15,7 @@
 #
 # Notebooks 10a–10c built the instruments of attention as a connection walk.  This notebook turns them on a real
 # sentence encoder, all-MiniLM-L6-v2 {cite:p}`wang2020minilm,reimers2019sentence`, layer by layer, as
-# {cite:t}`connectionlaplacian` (§7) do for BERT and GPT-2 ([mathematical reference §B.6–§B.7](#reference-b6)), and
+# {cite:t}`connectionlaplacian` (§7) do for BERT and GPT-2 ([mathematical reference §B.6–§B.7](reference.md#reference-b6)), and
 # tests every reading against an independent computation and a null model before interpreting it.
 #
 # **Objectives.**  After this notebook you can
@@ -30,15 +30,17 @@
 #
 # **Prerequisites.**  Notebook 10c (holonomy on the twisted ring; for the exercises), 10b (rotation, deformation and
 # the connection energy), 10a (multi-head attention is a connection walk), 09 (the four corners DMAP, DMTN, ATAP,
-# ATTN) and 08 (reading a head).  Maths: stationary laws of Markov chains, a rough idea of a BERT layer.
+# ATTN) and 08 (reading a head).  Maths: stationary laws of Markov chains, a rough idea of a BERT layer
+# (self-attention, LayerNorm and the residual stream).
 #
-# **Time.**  About 40 minutes in class; the code runs in about 10 seconds at the default scale (a short sentence;
-# `WORKBENCH_SCALE=large` reads two full sentences in about the same time).
+# **Time.**  About 50 minutes in class; the code runs in about 20 s at the default scale.
 #
-# **What we use from 10a–10c** (conventions of 10a: row vectors, $X_j \mapsto X_jO_{ij}$ on the edge $j \to i$).  The
-# identity $\sum_hA^{(h)}XM_h = H\,\mathcal T(A_{\mathrm{eff}}, O^{\mathrm{eff}})X$ (10a); $\delta_{\mathrm{orth}}$ with
-# its rank floor $\sqrt{1/r - 1/d}$ and random-map level $d^{-1/2}$, and the connection energy $\mathcal E_c$ (10b).
-# "Reconstructed" marks a formula of the paper as the mathematical reference rebuilds it; each is checked here.
+# **Conventions and what we use from 10a–10c.**  At the default scale the notebook reads one short sentence;
+# `WORKBENCH_SCALE=large` reads two full sentences in about the same time.  Conventions of 10a: row vectors,
+# $X_j \mapsto X_jO_{ij}$ on the edge $j \to i$.  The identity $\sum_hA^{(h)}XM_h = H\,\mathcal T(A_{\mathrm{eff}},
+# O^{\mathrm{eff}})X$ (10a); $\delta_{\mathrm{orth}}$ with its rank floor $\sqrt{1/r - 1/d}$ and random-map level
+# $d^{-1/2}$, and the connection energy $\mathcal E_c$ (10b).  "Reconstructed" marks a formula of the paper as the
+# mathematical reference rebuilds it; each is checked here.
 
 # %%
 import os
@@ -46,6 +48,7 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from workbench.attention import (
     OPERATORS,
@@ -63,6 +66,8 @@ SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
+# One BLAS thread: products of 384×384 maps gain little from a second, and on a shared machine threads thrash.
+threadpool_limits(limits=1)
 rng = np.random.default_rng(10)
 # One short sentence at the default scale, two full ones at the large scale ("Where the time goes" in §4).
 TEXTS = (
@@ -106,12 +111,12 @@ if model is not None:
 # (its docstring lists the definitions).  Per layer: the mean row entropy $\bar H$ of the heads and the
 # effective number of neighbours, the mean over heads of $e^{\bar H_h}$ ({cite:t}`candanedo2026attention` Table 1;
 # the report also gives $e^{\text{mean}\,\bar H_h}$, never larger by Jensen's inequality;
-# [mathematical reference §A.10](#reference-a10)); $\varepsilon_{\mathrm{rev}}$ of $A_{\mathrm{eff}}$
-# ([§B.4](#reference-b4)); the $A_{\mathrm{eff}}$-weighted $\delta_{\mathrm{orth}}$ of $O^{\mathrm{eff}}$ and the
+# [mathematical reference §A.10](reference.md#reference-a10)); $\varepsilon_{\mathrm{rev}}$ of $A_{\mathrm{eff}}$
+# ([§B.4](reference.md#reference-b4)); the $A_{\mathrm{eff}}$-weighted $\delta_{\mathrm{orth}}$ of $O^{\mathrm{eff}}$ and the
 # geometric drift $d_A^{\ell\to\ell+1} = 1 - \cos(A^{\ell+1}_{\mathrm{eff}}, A^\ell_{\mathrm{eff}})$ on the pairs
 # of non-special tokens, as {cite:t}`connectionlaplacian` do for BERT; $\lVert A_{\mathrm{eff}}\rVert_F$; the
 # ratio of the mean absolute diagonal to the mean absolute off-diagonal entry of the mean transport Gram matrix
-# $\bar G$ (the paper reports 15–20× for GPT-2 Small's middle layers; [§B.7](#reference-b7)); the energy ratio
+# $\bar G$ (the paper reports 15–20× for GPT-2 Small's middle layers; [§B.7](reference.md#reference-b7)); the energy ratio
 # $\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2$ (the paper's Appendix F, reconstructed); and how many heads sit
 # near each corner DMAP, DMTN, ATAP, or none of them (ATTN; notebook 09).  At the default scale one short
 # sentence; at the large scale two sentences, to see which readings are stable.
@@ -373,6 +378,72 @@ if model is not None:
 # eigenvalues are exact zeros) — $H^2d_{\mathrm{head}}^3$ work per layer instead of $H^2D^3 + H^4D^2$ (dense: 10 s).
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  In layers 1–4, $\varepsilon_{\mathrm{rev}}(A_{\mathrm{eff}}) \le 0.015$.  What does this small value
+# say about the walk?
+#
+# (a) The content tokens are nearly in detailed balance with one another.
+# (b) The stationary law sits almost entirely on `[CLS]`, so $\operatorname{diag}(\pi)A_{\mathrm{eff}}$ is dominated by
+# one nearly symmetric entry whatever the other rows do.
+# (c) The heads of these layers are DMAP heads, reversible by construction.
+# (d) LayerNorm symmetrises the attention matrices.
+#
+# :::{dropdown} Answer
+# (b).  With $\pi_s \approx 0.8$–$0.97$ on the sink and $A_{ss}$ large, $\operatorname{diag}(\pi)A_{\mathrm{eff}} \approx
+# \pi_sA_{ss}e_se_s^\top$, symmetric, and the residual is small.  (a) is what the content walk refutes: restricted
+# to the words it is more than ten times less reversible.  (c) is false: nearly every head is ATTN (at most one, in
+# layer 0, sits near another corner).
+# (d) LayerNorm acts on features, not on the attention weights.
+# :::
+#
+# **Check 2.**  The energy ratio $\mathcal E_c(X)/\lVert X\rVert_\pi^2$ is ½ within 2 % in every layer.  Since
+# $\mathcal E_c/\lVert X\rVert_\pi^2 = \tfrac12 - c + \tfrac12t$, what does that say?
+#
+# (a) The transported features are nearly orthogonal to the features they arrive at.
+# (b) The cross term $c$ and the transported mass $t$ are both small: the attention update is small next to the
+# residual stream.
+# (c) The transports are scaled isometries.
+# (d) The walk is close to uniform.
+#
+# :::{dropdown} Answer
+# (b).  Both $c$ and $t$ are below 0.03, so the ratio is ½ for the trivial reason that little is transported.  (a)
+# would require $t$ to be of order 1 with $c \approx 0$, which is not what is measured.  (c) and (d) are statements
+# about $O^{\mathrm{eff}}$ and $A_{\mathrm{eff}}$ that the ratio cannot see once $c$ and $t$ are small.
+# :::
+#
+# **Check 3.**  $\delta_{\mathrm{orth}}(O^{\mathrm{eff}}) \approx 0.11$–$0.16$ and a Gram ratio of 12–26, as the paper
+# reports for GPT-2.  The null model with the maps of a fresh layer gives about the same values.  What follows?
+#
+# (a) MiniLM has learned nearly isometric transports.
+# (b) At $D = 384$ these readings are what random maps of the same shape give, so on their own they cannot tell
+# learned transports from random ones.
+# (c) The trained weights of MiniLM are random.
+# (d) The null model is wrong because its δ is lower than the learned one.
+#
+# :::{dropdown} Answer
+# (b).  A reading means something only against its null model; here the null reproduces it (δ within 0.05, Gram
+# ratio 15–21), as $\delta \approx D^{-1/2}$ for random maps at full rank predicts.  (a) reads the number without its
+# null.  (c) does not follow: other readings (the sink, the drift, the locality of layers 0–2) differ from random.
+# (d) A null is not wrong for being close; a slightly lower δ only says the random maps are a little more isometric.
+# :::
+#
+# **Check 4.**  The loop reading $\lVert\mathrm{Hol}/s - I\rVert_F/\sqrt D$ on triangles of consecutive tokens is
+# within 0.03 of $\sqrt2$ in every layer.  Which statement is right?
+#
+# (a) The loops are maximally curved.
+# (b) The holonomies are nearly trace-free relative to their norm: they are about as far from multiples of the
+# identity as random maps are.
+# (c) The holonomies are close to $-sI$.
+# (d) The encoder's transports are flat.
+#
+# :::{dropdown} Answer
+# (b).  The reading is $\sqrt{2 - 2\tau}$ with $\tau$ the cosine between Hol and $I$ (Exercise 10d.2), so
+# $\sqrt2$ means $\tau \approx 0$, which random maps give ($\lvert\tau\rvert \sim 1/D$).  The maximum is 2, at
+# $H = -sI$, so (a) and (c) are wrong; a flat loop would read 0, so (d) is wrong.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * The float64 forward pass is sane: two paraphrases are closer than either is to an unrelated sentence (by > 0.3).
@@ -403,8 +474,11 @@ if model is not None:
 # *What a correct answer shows:* your means agree with `report.layers[layer].loop_inconsistency` to $10^{-12}$ (the
 # same formula in another order); learned and null layer means lie within 0.03 of $\sqrt2$: like
 # $\delta_{\mathrm{orth}}$, this reading does not tell learned transports from random ones here.
-
-# %%
+#
+# **Answer in** `answer_10d_1`: a dict with keys `"text"` (the sentence read, a string), `"learned"` (a $6\times T$
+# array: the reading of every layer, row, and every triangle of consecutive content tokens, column, in the order of
+# the tokens; $T = 6$ for the short sentence), `"null"` (the same $6\times T$ array with the maps of the fresh layer)
+# and `"diagnose"` (the 6 values `report.layers[layer].loop_inconsistency`).
 # your code here
 
 # %% [markdown]
@@ -425,8 +499,12 @@ if model is not None:
 # $2\lvert\sin(\theta/2)\rvert$ the ring to $10^{-14}$; on the encoder $\lvert\tau\rvert < 0.05$ throughout: no loop
 # returns near a multiple of the identity, as for random maps; a reading near $\sqrt2$ does not mean "maximally
 # curved".  Which part of τ is gauge invariant (10c §2)?
-
-# %%
+#
+# **Answer in** `answer_10d_2`: a dict with keys `"tau"` (a $6\times T$ array: τ of every layer and triangle of
+# 10d.1, in the same order), `"reading"` (the matching $6\times T$ array of readings, as in 10d.1), `"thetas"` (the
+# 1-D array of angles θ you tried on the ring), `"ring"` (the readings of `cycle_connection(6, theta)` at those angles)
+# and `"closed_form"` (a Python function of θ, accepting a numpy array, that returns your closed-form reading on the
+# ring).
 # your code here
 
 # %% [markdown]

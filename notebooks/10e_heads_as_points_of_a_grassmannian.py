@@ -18,7 +18,7 @@
 # four times over, a point of the Grassmannian $\mathrm{Gr}(d_h, D)$ of $d_h$-planes in $\mathbb R^D$.  The ISA ML01
 # entry {cite:p}`isaml01` takes this view and claims that heads which attend to similar features lie close on that
 # manifold.  The entry gives neither a distance nor a test.  This notebook builds both from standard sources
-# ([mathematical reference §C.1–§C.4](#reference-c1)), checks each step numerically, and then measures the claim on
+# ([mathematical reference §C.1–§C.4](reference.md#reference-c1)), checks each step numerically, and then measures the claim on
 # all-MiniLM-L6-v2 {cite:p}`wang2020minilm,reimers2019sentence` and on the workbench's trained induction models.
 #
 # **Objectives.**  After this notebook you can
@@ -32,25 +32,28 @@
 #   distance, tested by relabelling heads), run it on MiniLM, and say what it does and does not show.
 #
 # **Prerequisites.**  Notebook 10d (the MiniLM encoder and its forward pass) and 08 (reading a head: attention rows
-# as probability distributions).  Maths: the singular value decomposition, orthogonal projections, rank
-# correlation and the idea of a permutation test.
+# as probability distributions); §6 reads the two-layer induction models that notebook 12 trains, and recalls their
+# task and circuit where it uses them.  Maths: the singular value decomposition, orthogonal projections, rank
+# correlation (Spearman's $\rho$) and the idea of a permutation test; for Exercise 10e.1, the Beta law and the
+# Kolmogorov–Smirnov test.
 #
-# **Time.**  About 45 minutes in class; the code runs in about 10 seconds at the default scale (8 windows of
-# Shakespeare; `WORKBENCH_SCALE=large` reads 64 windows, with more random pairs and relabellings, in about 15 s).
+# **Time.**  About 75 minutes in class (sections 1–5; 6–7 as reading); the code runs in about 30 s at the default
+# scale.
 
 # %% [markdown]
 # **Conventions.**  Bases are the columns of a matrix, angles are in radians unless a cell says degrees, and the input
-# rows $X \in \mathbb R^{N\times D}$ are read by a subspace with basis $Q$ through $XQ$.
+# rows $X \in \mathbb R^{N\times D}$ are read by a subspace with basis $Q$ through $XQ$.  The default scale reads 8
+# windows of Shakespeare; `WORKBENCH_SCALE=large` reads 64 windows, with more random pairs and relabellings.
 
 # %%
 import json
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.linalg
 from scipy.linalg import block_diag
+from threadpoolctl import threadpool_limits
 
 from workbench.attention import (
     GRASSMANN_METRICS,
@@ -67,16 +70,18 @@ from workbench.attention import (
     random_subspaces,
     subspace_null,
 )
+from workbench.experiments import committed_results
 from workbench.models import corpus_windows, head_geometry, load_minilm, read_corpus
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")
 if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
+# One BLAS thread: products of 384×384 maps gain little from a second, and on a shared machine threads thrash.
+threadpool_limits(limits=1)
 WINDOWS = 8 if SMALL else 64  # Shakespeare windows of 64 tokens read live in §5
 NULL_PAIRS = 256 if SMALL else 2048  # random pairs of planes in §3
 PERMUTATIONS = 999 if SMALL else 9999  # relabellings of the Mantel tests in §5
-RESULTS = Path("..") / "experiments" / "results"
 rng = np.random.default_rng(10)
 
 # %% [markdown]
@@ -141,7 +146,7 @@ assert abs(by_cosine[-1] - tiny) / tiny > 0.1  # the cosine route has lost the a
 # ## 2. Distances, the gauge, and the dimension
 #
 # Every distance on $\mathrm{Gr}(k, n)$ that an orthogonal change of coordinates leaves alone is a function of the
-# principal angles ([mathematical reference §C.2](#reference-c2); {cite:t}`edelman1998geometry` §4.3): the geodesic
+# principal angles ([mathematical reference §C.2](reference.md#reference-c2); {cite:t}`edelman1998geometry` §4.3): the geodesic
 # $\lVert\theta\rVert_2$ (arc length of the standard metric, the default below), the chordal $\lVert\sin\theta\rVert_2$
 # {cite:p}`conway1996packing`, the projection $\lVert P_1 - P_2\rVert_F = \sqrt2\lVert\sin\theta\rVert_2$, the
 # procrustes $\lVert2\sin(\theta/2)\rVert_2$, the spectral $\sin\theta_k$ and the Fubini–Study
@@ -168,7 +173,7 @@ assert np.all(chordal <= procrustes) and np.all(procrustes <= geodesic) and np.a
 # **The gauge.**  For any invertible $G$, replacing $W_Q \mapsto W_QG$ and $W_K \mapsto W_KG^{-\top}$ leaves every
 # score unchanged, $(XW_QG)(XW_KG^{-\top})^\top = XW_QW_K^\top X^\top$, and moves neither column space.  So the weight
 # matrices are not properties of the head (training could have produced any point of the orbit), but the subspaces
-# are ([§C.4](#reference-c4)).  We check it on head 0 of MiniLM's layer 3, with a random $G$ and the layer's real input
+# are ([§C.4](reference.md#reference-c4)).  We check it on head 0 of MiniLM's layer 3, with a random $G$ and the layer's real input
 # (the residual stream of one Shakespeare window):
 
 # %%
@@ -198,7 +203,7 @@ assert grassmann_distance(Wq, Wq @ G) < 1e-11 and grassmann_distance(Wk, np.lina
 # **The dimension.**  The full-rank $n\times k$ matrices have $nk$ parameters, and the $k^2$ of $GL_k$ do not change the
 # plane, so $\dim\mathrm{Gr}(k, n) = k(n - k)$.  The same count comes from the embedding $Y \mapsto P(Y) = Y(Y^\top
 # Y)^{-1}Y^\top$: its Jacobian (`projection_differential`) has rank $k(n - k)$, and the directions $dY = YB$ of the
-# orbit are in its kernel ([§C.1](#reference-c1)).  A MiniLM head lives in a manifold of dimension $32\cdot352$.
+# orbit are in its kernel ([§C.1](reference.md#reference-c1)).  A MiniLM head lives in a manifold of dimension $32\cdot352$.
 
 # %%
 for n, k in ((5, 1), (6, 2), (9, 3), (12, 4)):
@@ -216,7 +221,7 @@ assert grassmann_dimension(384, 32) == 11264
 # ## 3. What "close" means: the random null
 #
 # A distance says "close" only against a reference.  The reference here is a pair of independent, uniformly (Haar)
-# distributed planes: the column spaces of two Gaussian matrices ([§C.3](#reference-c3)).  Their squared cosines
+# distributed planes: the column spaces of two Gaussian matrices ([§C.3](reference.md#reference-c3)).  Their squared cosines
 # follow the Jacobi (MANOVA) ensemble, and for large $n$ with $\alpha = p/n$, $\beta = q/n$ fixed their empirical law
 # tends to Wachter's density {cite:p}`wachter1980limiting`
 #
@@ -341,7 +346,7 @@ plt.show()
 # %% [markdown]
 # ## 5. The claim as a measurement
 #
-# Our reading of the claim ([§C.4](#reference-c4); the entry itself defines no distance): across the heads of a layer,
+# Our reading of the claim ([§C.4](reference.md#reference-c4); the entry itself defines no distance): across the heads of a layer,
 # the rank correlation between $D^{QK}_{ab}$ and the distance $T_{ab}$ between what the heads do, the mean
 # total-variation distance between their attention rows,
 #
@@ -402,7 +407,7 @@ plt.show()
 # live already give nearly the same $\rho$:
 
 # %%
-study = json.loads((RESULTS / "head-subspaces-minilm" / "results.json").read_text())
+study = json.loads((committed_results("head-subspaces-minilm") / "results.json").read_text())
 record = study["models"][0]
 print(f"{record['model']}: {record['windows']} windows of {record['max_tokens']} tokens")
 print("layer   ρ(QK) committed / live    p committed    ρ(Q)    ρ(K)    ρ(V)    ρ(O)")
@@ -437,8 +442,11 @@ assert record["layers"][1]["tests"]["V"]["rho"] > 0.35 and record["layers"][1]["
 #
 # ## 6. The induction models: a circuit as two points
 #
-# The workbench's two-layer attention-only induction models (notebook 12) give a sharper test.  The circuit such
-# models learn {cite:p}`olsson2022context` is a previous-token head in layer 0 feeding an induction head in layer 1.
+# The workbench's two-layer attention-only induction models (trained in notebook 12) give a sharper test.  Their task
+# is a sequence of random tokens whose second half repeats the first: from the repeat on, each token can be predicted
+# by finding the previous occurrence of the current token and copying the token that followed it.  The circuit such
+# models learn for it {cite:p}`olsson2022context` is a previous-token head in layer 0 (each position attends to the
+# one before) feeding an induction head in layer 1 (it attends to the token after the previous occurrence).
 # The study picks, per seed, the layer-0 head with the highest previous-token score and the layer-1 head with the
 # highest induction score, and asks two questions.  As points: do the two heads, which attend very differently, sit
 # apart?  As a composition {cite:p}`elhage2021mathematical`: for the circuit to work, what the previous-token head
@@ -449,7 +457,7 @@ assert record["layers"][1]["tests"]["V"]["rho"] > 0.35 and record["layers"][1]["
 # reads them:
 
 # %%
-induction = json.loads((RESULTS / "head-subspaces-induction-paper" / "results.json").read_text())
+induction = json.loads((committed_results("head-subspaces-induction-paper") / "results.json").read_text())
 print(
     "seed  accuracy  best prev-token / induction scores  pair  QK distance: pair / others   K-composition angle"
     " (rank of 16) / null 5 %   ρ(QK, T), p"
@@ -589,6 +597,72 @@ assert all(row["summary"]["QK"]["median_distance"] > row["data_null"]["qk_median
 # in §4 was the anisotropy of the input.
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  Two subspaces meet at an angle of $10^{-8}$.  Why does `principal_angles` take this angle from a sine
+# rather than from $\arccos\sigma_i(Q_1^\top Q_2)$?
+#
+# (a) The arccos is slower.
+# (b) A cosine near 1 is known only to about $10^{-16}$ absolutely, and $\arccos$ turns that into an error of about
+# $10^{-8}$; the sine of a small angle is computed to relative accuracy.
+# (c) The singular values of $Q_1^\top Q_2$ can exceed 1.
+# (d) The sines do not depend on the bases, the cosines do.
+#
+# :::{dropdown} Answer
+# (b).  Near 0, $\cos\theta = 1 - \theta^2/2$, so $\theta \approx \sqrt{2(1 - \cos\theta)}$ loses half the digits:
+# at $10^{-8}$ the cosine is not even representable apart from 1.  (a) is not the reason.  (c) happens only by
+# rounding and clipping handles it; it does not restore the lost digits.  (d) is false: both are invariants of the two
+# planes.
+# :::
+#
+# **Check 2.**  For a head, replace $W_Q \mapsto W_QG$ and $W_K \mapsto W_KG^{-\top}$ with an invertible $G$.  What
+# changes?
+#
+# (a) The scores and the query and key subspaces.
+# (b) The scores, but not the subspaces.
+# (c) Neither the scores nor the subspaces; only the weight matrices.
+# (d) The subspaces, but not the scores.
+#
+# :::{dropdown} Answer
+# (c).  $(XW_QG)(XW_KG^{-\top})^\top = XW_QW_K^\top X^\top$, and $\operatorname{col}(W_QG) = \operatorname{col}W_Q$ for
+# invertible $G$.  That is why the head is read as a point of $\mathrm{Gr}(d_h, D)$ and not through its weights:
+# training could have produced any point of the orbit.  (a), (b) and (d) each claim a change that the two identities
+# rule out.
+# :::
+#
+# **Check 3.**  Most pairs of MiniLM's heads are "closer than chance" against uniform random 32-planes of
+# $\mathbb R^{384}$.  Why is this weak evidence that the heads cluster?
+#
+# (a) The uniform null is very narrow and ignores the anisotropy of the residual stream: heads that all read its few
+# dominant directions are pulled together whatever they attend to.
+# (b) 66 pairs are too few for a quantile.
+# (c) Principal angles cannot compare planes of equal dimension.
+# (d) The geodesic distance is not a metric.
+#
+# :::{dropdown} Answer
+# (a).  Random planes of a large space are all about equally far apart, so the 5 % quantile sits just below the
+# median; and against the data-aware null (random heads reading where the inputs live) only 3–13 of 66 pairs are
+# closer, and the median pair is farther apart than chance.  (b) The quantile is that of the null, drawn as often as
+# wanted.  (c) and (d) are false.
+# :::
+#
+# **Check 4.**  Over the 66 pairs of a layer, why does the test of $\rho(D^{QK}, T)$ relabel whole heads instead of
+# treating the pairs as independent?
+#
+# (a) Spearman's $\rho$ needs an even number of pairs.
+# (b) Each head enters eleven pairs, so the pairs are dependent; relabelling the heads (rows and columns together)
+# keeps that dependence in the reference distribution.
+# (c) Relabelling makes the test two-sided.
+# (d) It removes the layer-to-layer differences.
+#
+# :::{dropdown} Answer
+# (b).  That is the Mantel test: under the null hypothesis the labels of the heads are exchangeable, and permuting
+# them (not the 66 entries) gives the right reference for $\rho$.  (a) is false.  (c) The test here is one-sided,
+# since the claim predicts $\rho > 0$.  (d) Layers are handled by pooling within layers (strata), not by the
+# relabelling itself.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Principal angles are the singular values' arccosines of $Q_1^\top Q_2$, but small ones must come from the sines of
@@ -615,7 +689,7 @@ assert all(row["summary"]["QK"]["median_distance"] > row["data_null"]["qk_median
 # ### Exercise 10e.1 (compute)
 #
 # **The law of one angle.**  For a uniformly random line and a fixed $l$-plane of $\mathbb R^n$, $\cos^2\theta =
-# \chi^2_l/(\chi^2_l + \chi^2_{n-l}) \sim \mathrm{Beta}(l/2, (n - l)/2)$ ([§C.3](#reference-c3)).  Draw 4,000
+# \chi^2_l/(\chi^2_l + \chi^2_{n-l}) \sim \mathrm{Beta}(l/2, (n - l)/2)$ ([§C.3](reference.md#reference-c3)).  Draw 4,000
 # angles with `random_principal_angles(n, 1, l)` for $(n, l) = (384, 32)$ and $(10, 3)$, and compare $\cos^2\theta$
 # with the Beta law (`scipy.stats.kstest`) and its mean $l/n$.  Then draw the same angles a second way,
 # `principal_angles` between `random_subspaces(n, 1)` and `np.eye(n)[:, :l]`, and compare the two samples
@@ -624,6 +698,12 @@ assert all(row["summary"]["QK"]["median_distance"] > row["data_null"]["qk_median
 # *What a correct answer shows:* the KS p-values are not small (above 0.01) in all six comparisons and the sample
 # means are within $3\,\mathrm{sd}/\sqrt{4000}$ of $l/n$; at $(384, 32)$ a random line makes an angle of more than
 # 60° with the plane in most draws.
+#
+# **Answer in** `answer_10e_1`: a dict with keys `"jacobi"` and `"bases"` (each a dict mapping `(n, l)`, for
+# `(384, 32)` and `(10, 3)`, to the 1-D array of your 4,000 values of $\cos^2\theta$ from `random_principal_angles`,
+# respectively from `principal_angles`), `"p_values"` (a dict mapping `(n, l)` to the tuple of three KS p-values:
+# Jacobi sample against the Beta law, bases sample against the Beta law, the two samples against each other) and
+# `"over_60"` (a float: the share of the Jacobi draws at $(384, 32)$ whose angle exceeds 60°).
 
 # %%
 # your code here
@@ -647,6 +727,13 @@ assert all(row["summary"]["QK"]["median_distance"] > row["data_null"]["qk_median
 #
 # *What a correct answer shows:* both identities to $10^{-12}$ relative; the Procrustes minimiser gives the same value,
 # and a random orthogonal $U, V$ a larger one.
+#
+# **Answer in** `answer_10e_2`: a dict with keys `"Q1"`, `"Q2"` (the $384\times32$ orthonormal bases of the two
+# heads), `"theta"` (their 32 principal angles, ascending), `"chordal"` ($\lVert\sin\theta\rVert_2$), `"projection"`
+# ($\lVert P_1 - P_2\rVert_F$, computed from the projectors), `"procrustes"` ($\lVert2\sin(\theta/2)\rVert_2$),
+# `"procrustes_min"` ($\lVert Q_1 - Q_2R\rVert_F$ at the minimiser $R$ of `scipy.linalg.orthogonal_procrustes`),
+# `"random_value"` ($\lVert Q_1U - Q_2V\rVert_F$ at your random orthogonal $U, V$) and `"dimension"` (the integer
+# $\dim\mathrm{Gr}(32, 384)$ from your count in step 3).
 
 # %%
 # your code here

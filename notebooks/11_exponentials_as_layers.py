@@ -47,7 +47,8 @@
 # eigenvalues of symmetric matrices, the Poisson distribution, orthogonal and symplectic groups; a little PyTorch
 # (modules, autograd).
 #
-# **Time.**  About 60 minutes in class; the code runs in about 10 seconds.
+# **Time.**  About 75 minutes in class (sections 1–5; 6–7 as reading); the code runs in about 15 s at the default
+# scale.
 
 # %%
 import os
@@ -386,6 +387,70 @@ for scale in (1e-1, 1e-2, 1e-3):  # the product form's defect is the degree-2 BC
     )
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  Exp-Markov attention applies $e^{tQ}$ with $Q_{ij} \ge 0$ off the diagonal and rows summing to 0.  Why
+# is $e^{tQ}$ row-stochastic and nonnegative without any softmax?
+#
+# (a) Because $t$ is learned to keep the rows normalised.
+# (b) Because $e^{tQ} = \sum_ke^{-\lambda t}\frac{(\lambda t)^k}{k!}P^k$ with $P = I + Q/\lambda$ stochastic: a Poisson
+# mixture of stochastic matrices.
+# (c) Because $Q$ is symmetric.
+# (d) Because the uniformization is truncated at a certified $K$.
+#
+# :::{dropdown} Answer
+# (b).  With $\lambda$ at least the largest exit rate, $P$ is nonnegative with unit row sums, so every $P^k$ is, and
+# so is any convex combination of them.  (a) The property holds for every $t \ge 0$.  (c) $Q$ need not be
+# symmetric: that is the heat-kernel case of §2.  (d) The truncation only approximates the sum; the exact sum is
+# stochastic whatever $K$.
+# :::
+#
+# **Check 2.**  `SPDMap(lipschitz=L)` scales its generator with a Gershgorin bound on $\lambda_{\max}(S)$.  Why not
+# with a few steps of power iteration, which are closer to the true value?
+#
+# (a) Power iteration does not converge for symmetric matrices.
+# (b) Power iteration gives a lower bound on $\lambda_{\max}$, which cannot certify $\lVert e^S\rVert_2 \le L$;
+# Gershgorin gives an upper bound, which can.
+# (c) Gershgorin is exact for symmetric matrices.
+# (d) Power iteration would break the SPD property.
+#
+# :::{dropdown} Answer
+# (b).  A Rayleigh quotient never exceeds $\lambda_{\max}$, so scaling with it could leave $\lambda_{\max} > \log L$.
+# The price of the upper bound is looseness: the true norm sits below the cap.  (a) It converges (slowly when the top
+# eigenvalues are close).  (c) Gershgorin is only a bound.  (d) $e^S$ is SPD for every symmetric $S$.
+# :::
+#
+# **Check 3.**  Givens rotations on *overlapping* planes: $\lVert\prod G - e^A\rVert_F$ has slope 2 in the angle scale
+# ε.  Where does the 2 come from?
+#
+# (a) From rounding errors, which grow like ε².
+# (b) From the first BCH term: $\log(e^Xe^Y) = X + Y + \tfrac12[X, Y] + \dots$, and $[X, Y]$ is of order ε² when $X$
+# and $Y$ are of order ε.
+# (c) From the two rotations in each plane.
+# (d) From the Frobenius norm, which squares the entries.
+#
+# :::{dropdown} Answer
+# (b).  The product and $e^{X+Y}$ agree to first order; they differ by $\tfrac12[X, Y] + O(\varepsilon^3)$, whose norm
+# is of order ε².  On disjoint planes the bracket vanishes and the product is exactly $e^A$.  (a) Rounding is
+# $10^{-16}$, not ε².  (c) and (d) do not produce an order in ε.
+# :::
+#
+# **Check 4.**  A stack $e^{A_1}\cdots e^{A_k}$ with generators of size ε is replaced by $e^{\Omega_N}$, the BCH series
+# truncated at degree $N$.  How does the error behave?
+#
+# (a) Like $\varepsilon^{N+1}$: the first omitted terms are brackets of degree $N + 1$.
+# (b) Like $\varepsilon^{N}$.
+# (c) It is zero for $N \ge 2$.
+# (d) Like $\varepsilon^{2N}$.
+#
+# :::{dropdown} Answer
+# (a).  Every term of degree $m$ in the series is an $m$-fold bracket of generators of size ε, hence of size
+# $\varepsilon^m$; dropping degrees above $N$ leaves $O(\varepsilon^{N+1})$, the slopes $N + 1$ of §6.  (b) would be
+# the error of stopping one degree earlier.  (c) holds only when the generators commute.  (d) has no basis in the
+# series.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Exp-Markov attention is row-stochastic and nonnegative by construction: the uniformized $e^{tQ}$ matches
@@ -419,6 +484,11 @@ for scale in (1e-1, 1e-2, 1e-3):  # the product form's defect is the degree-2 BC
 # *What a correct answer shows:* $P$ is stochastic (nonnegative, rows sum to 1), every partial sum is nonnegative, and
 # the error never exceeds the tail mass, because each $P^k$ has $\infty$-norm 1; so the tail is a certificate that
 # needs no reference.  $K$ comes out a little above $\lambda t + c\sqrt{\lambda t}$ (about 40 here).
+#
+# **Answer in** `answer_11_1`: a dict with keys `"Q"` (the $24\times24$ generator you used), `"t"` (the time, 2.0),
+# `"rate"` (your $\lambda$), `"errors"` (a 1-D array: entry $K$ is $\lVert S_K - e^{tQ}\rVert_\infty$, for
+# $K = 0, 1, \dots$ at least up to your answer), `"tails"` (the matching array of $\Pr(N > K)$) and `"K"` (the
+# smallest $K$ with an error below $10^{-12}$, an integer).
 
 # %%
 # your code here (scipy.stats.poisson gives the tail mass)
@@ -442,6 +512,12 @@ for scale in (1e-1, 1e-2, 1e-3):  # the product form's defect is the degree-2 BC
 # closer at ε = 0.01).  Explain why the slope 2 of §3 is the first BCH term, why disjoint planes give no defect at all,
 # and why the correction to the ratio is of order ε² rather than ε (hint: for a skew matrix $X$ the map
 # $Z \mapsto [X, Z]$ is antisymmetric in the Frobenius inner product, so $\langle Z, [X, Z]\rangle_F = 0$).
+#
+# **Answer in** `answer_11_2`: a dict with keys `"commutator"` (the sympy $3\times3$ matrix $[B_1, B_2]$),
+# `"second_order"` (the sympy $3\times3$ matrix of the coefficient of $\varepsilon^2$ in $W(\varepsilon) -
+# e^{\varepsilon(aB_1 + bB_2)}$, in the symbols `a` and `b`), `"weights"` (the numbers $(a, b)$ of your numerical
+# check), `"epsilons"` (the values of ε you used) and `"ratios"` (the matching ratios
+# $\lVert W - e^{A}\rVert_F/(\varepsilon^2\lvert ab\rvert/\sqrt2)$).
 
 # %%
 # your code here (sympy for the symbolic check)

@@ -26,7 +26,7 @@
 # The notebook reads the paper-preset runs committed in `experiments/results/` (made by
 # `workbench experiment NAME --preset paper`, about 9 minutes each on two cores).  It then reruns a few
 # conditions live at the quick preset, to show that the structural facts hold for any weights.  The paper does
-# not give its training protocols ([mathematical reference §A.11](#reference-a11)), so every protocol choice here is a
+# not give its training protocols ([mathematical reference §A.11](reference.md#reference-a11)), so every protocol choice here is a
 # reconstruction.  Compare orderings and ratios with the paper's numbers, not raw values.
 #
 # **Objectives.**  After this notebook you can
@@ -41,14 +41,14 @@
 #
 # **Prerequisites.**  Notebook 08 (reading a head: $\varepsilon_{\mathrm{rev}}$, entropy) and notebook 09 (the four
 # corners DMAP, DMTN, ATAP, ATTN).  Maths: stationary laws and detailed balance, entropy of a probability vector,
-# the Frobenius norm; an idea of flow matching and of training curves.
+# the Frobenius norm; an idea of a transformer block (attention and feed-forward sublayers), of flow matching and of
+# training curves.
 #
-# **Time.**  About 45 minutes in class; the code runs in under 30 seconds (the paper-preset runs are read from disk).
+# **Time.**  About 50 minutes in class; the code runs in about 15 s at the default scale.
 
 # %%
 import json
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -58,6 +58,7 @@ from workbench.experiments import (
     PAPER_TABLE1,
     InductionConfig,
     SwissSiTConfig,
+    committed_results,
     induction_table,
     run_induction,
     run_swiss_sit,
@@ -69,8 +70,7 @@ if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
 torch.set_num_threads(1)  # small models: one thread is the fastest, and robust on a shared machine
-RESULTS = Path("..") / "experiments" / "results"
-sit = json.loads((RESULTS / "swiss-sit-paper" / "results.json").read_text())
+sit = json.loads((committed_results("swiss-sit-paper") / "results.json").read_text())
 print(swiss_sit_table(sit))
 
 # %% [markdown]
@@ -113,7 +113,7 @@ print(f"transport: ε_rev ≤ {max(reversible):.1e} (DMAP, ATAP) against ≥ {mi
 # The analogue of the paper's Fig. 2: DMTN with FFN→MHSA, from noise ($\tau = 1$) to data ($\tau = 0$).
 
 # %%
-image = plt.imread(RESULTS / "swiss-sit-paper" / "samples.png")
+image = plt.imread(committed_results("swiss-sit-paper") / "samples.png")
 plt.figure(figsize=(14, 2.8))
 plt.imshow(image)
 plt.axis("off")
@@ -149,7 +149,7 @@ assert all(live["checks"][k]["passed"] for k in ("rho_skew_zero_dmap_atap", "eps
 # period, where "look back $T - 1$ tokens" is at chance $1/V$.
 
 # %%
-ind = json.loads((RESULTS / "induction-paper" / "results.json").read_text())
+ind = json.loads((committed_results("induction-paper") / "results.json").read_text())
 print(induction_table(ind))
 fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), layout="constrained")
 for run in ind["runs"]:
@@ -186,7 +186,7 @@ print(f"shifted-period accuracy: {min(probe):.3f}–{max(probe):.3f}; chance 1/V
 
 # %%
 for op in ("ATTN", "DMTN", "DMAP"):
-    varying = json.loads((RESULTS / "induction-varying-period" / op / "results.json").read_text())["runs"][0]
+    varying = json.loads((committed_results("induction-varying-period") / op / "results.json").read_text())["runs"][0]
     head = varying["best_head"]
     print(
         f"{op}: period-T accuracy {varying['induction_accuracy']:.3f}, shifted-period {varying['shifted_period_accuracy']:.3f}, "
@@ -209,6 +209,69 @@ print(
     f"quick ATTN: period-T accuracy {run['induction_accuracy']:.2f}, shifted-period {run['shifted_period_accuracy']:.2f}"
 )
 assert quick["checks"]["all"]
+
+# %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  A Swiss SiT trained with DMAP for 40 steps already has $\rho_{\mathrm{skew}} = 0$ and
+# $\varepsilon_{\mathrm{rev}} \sim 10^{-16}$.  Why?
+#
+# (a) Training drives every walk towards detailed balance.
+# (b) DMAP's walk is a Doob transform of a symmetric kernel, which is reversible with no bilinear skew for every set
+# of weights.
+# (c) 40 steps are too few to learn an irreversible walk.
+# (d) The Swiss roll is symmetric.
+#
+# :::{dropdown} Answer
+# (b).  The zeros are structural: a walk $\mathsf P_{ij} \propto K_{ij}h_j$ with $K$ symmetric satisfies detailed
+# balance with $\pi_i \propto h_i(Kh)_i$, whatever $K$ and $h$ are.  (a) is refuted by DMTN and ATTN, which learn
+# $\varepsilon_{\mathrm{rev}}$ of 0.14–0.64.  (c) would not give zero *to rounding*.  (d) The data play no role in
+# the identity.
+# :::
+#
+# **Check 2.**  A learned walk has $\varepsilon_{\mathrm{rev}} = \sqrt2$ to three digits.  What does it look like?
+#
+# (a) A walk in detailed balance.
+# (b) A walk with no reciprocal edges and no self-loops: $\pi_i\mathsf P_{ij}\cdot\pi_j\mathsf P_{ji} = 0$ for all
+# $i, j$.
+# (c) A uniform walk.
+# (d) A walk that stays where it is.
+#
+# :::{dropdown} Answer
+# (b).  $\varepsilon_{\mathrm{rev}}^2 = 2 - 2\sum F_{ij}F_{ji}/\lVert F\rVert_F^2$ with $F = \operatorname{diag}(\pi)\mathsf P$
+# (Exercise 12.2), which is 2 exactly when no edge is travelled both ways and no state keeps mass.  (a) gives 0.
+# (c) is symmetric and gives 0.  (d) is all self-loops: $F$ is diagonal, symmetric, and gives 0.
+# :::
+#
+# **Check 3.**  After training on a fixed period $T$, a model's period-$T$ accuracy is about 1 but the shifted-period
+# probe is at chance $1/V$.  What has the model learned?
+#
+# (a) An induction circuit that matches content.
+# (b) To copy the token $T - 1$ positions back: a positional rule the fixed period allows.
+# (c) Nothing: the accuracy is an artefact.
+# (d) The unigram frequencies.
+#
+# :::{dropdown} Answer
+# (b).  On repeats of another period, "look back a fixed offset" lands on an unrelated token, hence chance.  A
+# content-matching circuit (a) would still find the previous occurrence and score far above chance, as the runs with
+# varying periods do.  (c) Period-$T$ accuracy near 1 on random tokens cannot come from nothing, and (d) a unigram
+# model scores about $1/V$ on both.
+# :::
+#
+# **Check 4.**  All eight Swiss SiT conditions reach $d_{\mathrm{NN}}$ within 1.35–1.46× the native spacing, while
+# $\varepsilon_{\mathrm{rev}}$ ranges from $10^{-16}$ to 0.64.  What does that show?
+#
+# (a) Reversible operators generate better samples.
+# (b) Sample fidelity does not reveal how the attention transports: equally good generators can have reversible or
+# strongly irreversible walks.
+# (c) $\varepsilon_{\mathrm{rev}}$ is too noisy to compare.
+# (d) The block order decides the transport.
+#
+# :::{dropdown} Answer
+# (b).  That is the paper's null-task claim: fidelity is the same, the transport differs, so the transport must be
+# read from the walk itself.  (a) The fidelities are equal within the band.  (c) The differences are structural zeros
+# against values of 0.14 and more.  (d) The operator, not the block order, decides whether the walk is reversible.
+# :::
 
 # %% [markdown]
 # ## Recap
@@ -244,6 +307,11 @@ assert quick["checks"]["all"]
 # a symmetric kernel, reversible with $\pi \propto$ the row sums of $e^{S}$; (b) equals $\sqrt2$ to $10^{-15}$, the
 # largest possible value (Exercise 12.2); the mixtures lie strictly in between.  Which row of Table 1 sits nearest
 # (b), and what does that say about the walk that ATTN MHSA→FFN learned in the paper?
+#
+# **Answer in** `answer_12_1`: a dict with keys `"S"` (your $6\times6$ symmetric score matrix), `"eps_symmetric"`
+# ($\varepsilon_{\mathrm{rev}}$ of `softmax_rows(S)`), `"eps_cycle"` ($\varepsilon_{\mathrm{rev}}$ of the directed
+# cycle) and `"mixtures"` (a dict mapping each $s$ of (c) to $\varepsilon_{\mathrm{rev}}$ of the mixture
+# $(1 - s)P_{(a)} + sP_{(b)}$).
 
 # %%
 # your code here
@@ -260,6 +328,12 @@ assert quick["checks"]["all"]
 #
 # *What a correct answer shows:* sympy reduces the difference of the two sides to 0; numerically the bound holds on
 # every sample, and a walk with a single reciprocal edge (or a self-loop) falls strictly below $\sqrt2$.
+#
+# **Answer in** `answer_12_2`: a dict with keys `"rhs"` (a Python function of a square numpy array $F$ returning the
+# right-hand side $2\lVert F\rVert_F^2 - 2\sum_{i,j}F_{ij}F_{ji}$), `"samples"` (the random walks $\mathsf P$ of your
+# numerical check, an array of shape $(m, n, n)$, rows summing to 1), `"values"` (their $\varepsilon_{\mathrm{rev}}$,
+# shape $(m,)$), `"one_way"` (a walk with no reciprocal edge and no self-loop, an $n\times n$ array) and
+# `"reciprocal"` (the same walk with one reciprocal edge added, rows renormalised).
 
 # %%
 # your code here (sympy for the symbolic check)

@@ -44,12 +44,11 @@
 # diagnostics; the induction probe).  Maths: cross-entropy and logarithms in two bases, the Student-$t$
 # distribution, paired versus unpaired comparisons.
 #
-# **Time.**  About 50 minutes in class; the code runs in under 30 seconds (the sweeps are read from disk).
+# **Time.**  About 60 minutes in class (section 5 as reading); the code runs in about 15 s at the default scale.
 
 # %%
 import json
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -59,6 +58,7 @@ from workbench.experiments import (
     PAPER_TABLE2,
     PAPER_TABLE3,
     TransferConfig,
+    committed_results,
     language_model_sweep_figure,
     language_model_sweep_table,
     paired_difference,
@@ -74,7 +74,7 @@ if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
 torch.set_num_threads(1)
-RESULTS = Path("..") / "experiments" / "results"
+RESULTS = committed_results()  # experiments/results of the checkout, from any working directory
 
 
 def sweep(name: str) -> dict:
@@ -266,6 +266,67 @@ ax.set_ylabel("repeat-half loss")
 plt.show()
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  A model with a tokenizer reports a held-out loss of 2.0 nats per token, and its tokens cover 4 bytes
+# on average.  What is its bits per byte?
+#
+# (a) $2.0/\ln 2 \approx 2.89$.
+# (b) $2.0/(4\ln 2) \approx 0.72$.
+# (c) $2.0\cdot4/\ln 2 \approx 11.5$.
+# (d) $2.0/4 = 0.5$.
+#
+# :::{dropdown} Answer
+# (b).  The summed loss is $2.0\,N_{\mathrm{tok}}$ nats over $4N_{\mathrm{tok}}$ bytes, so $0.5$ nats per byte, and
+# dividing by $\ln 2$ turns nats into bits.  (a) is bits per *token*.  (c) multiplies where it should divide.  (d)
+# forgets the change of base from nats to bits.
+# :::
+#
+# **Check 2.**  Over five paired seeds, DMTN − ATTN is +0.038 bpb with a 95 % interval of about [−0.03, +0.10].  What
+# can you conclude about the paper's claim that DMTN is within 0.002 of ATTN?
+#
+# (a) It is refuted: the mean is twenty times larger.
+# (b) It is confirmed: the interval contains 0.
+# (c) The seeds cannot decide it: the interval contains the paper's +0.002 and differences twenty times larger.
+# (d) Nothing, since the models are not converged.
+#
+# :::{dropdown} Answer
+# (c).  An interval that contains 0 does not decide the sign, and this one also contains both sizes in dispute.  (a)
+# reads the mean without its uncertainty.  (b) confuses "not detected" with "shown to be absent".  (d) is too strong:
+# the runs decide other things, e.g. that DMAP is worse at this scale (interval [+0.21, +0.26]).
+# :::
+#
+# **Check 3.**  When does the paired interval of $b^{\mathrm{DMAP}} - b^{\mathrm{ATTN}}$ have a smaller standard error
+# than Welch's interval of the difference of means, over the same seeds?
+#
+# (a) Always: pairing removes noise.
+# (b) Exactly when the two operators' bpb are positively correlated across seeds.
+# (c) Only when the two operators have equal variances.
+# (d) Never with fewer than ten seeds.
+#
+# :::{dropdown} Answer
+# (b).  $\operatorname{Var}(a - b) = \operatorname{Var}a + \operatorname{Var}b - 2\operatorname{Cov}(a, b)$: the pairing
+# gains exactly the covariance, and loses it when the covariance is negative (DMTN − ATTN here).  (a) ignores the
+# sign of the covariance.  (c) Equal variances matter for the pooled interval, not for this comparison.  (d) The
+# identity holds for any number of seeds.
+# :::
+#
+# **Check 4.**  A trained ATTN model is projected to DMTN and straight back to ATTN, with no training in between.
+# What comes out?
+#
+# (a) The original model, bit for bit: a projection changes how the logits are formed, never a weight.
+# (b) A model close to the original, up to rounding.
+# (c) A model with the negative sector of the bond removed for good.
+# (d) A DMAP model.
+#
+# :::{dropdown} Answer
+# (a).  `project_attention` writes the corner of each attention layer and keeps every weight, so switching back
+# restores the ATTN logits exactly (`torch.equal` holds).  (b) understates it: no arithmetic is done on the weights,
+# so there is no rounding.  (c) would be true only if the projection rewrote the weights.  (d) DMAP also drops the
+# free link; nothing here switches to it.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # * Bits per byte are exact for a byte model: summed nats over the predicted bytes, divided by $N\ln 2$.  The
@@ -299,15 +360,27 @@ plt.show()
 # %% [markdown]
 # ### Exercise 13.1 (compute)
 #
-# **Paired or not.**  From `experiments/results/lm-table2/sweep.json` collect each seed's held-out bpb of ATTN and of
-# DMAP.  Compute (a) the paired Student-$t$ 95% interval of DMAP − ATTN, (b) the unpaired Welch interval of the
-# difference of means, (c) a paired bootstrap percentile interval (10,000 resamples of the seeds).  Then do the same
-# for DMTN − ATTN.
+# **Paired or not.**  From the committed sweep (`committed_results("lm-table2") / "sweep.json"`, read as in section 2)
+# collect each seed's held-out bpb of ATTN and of DMAP.  Compute (a) the paired Student-$t$ 95% interval of DMAP −
+# ATTN, (b) the unpaired Welch interval of the difference of means, (c) a paired bootstrap percentile interval
+# (10,000 resamples of the seeds), and the correlation across seeds of DMAP's bpb with ATTN's.  Then do the same for
+# DMTN − ATTN.
 #
 # *What a correct answer shows:* (a) equals the interval in the table of section 2 (to the printed digits) and
-# `scipy.stats.ttest_rel(...).confidence_interval()`; (b) is wider whenever the seeds' bpb move together across
-# operators (the shared initialisation and data); (c) is close to (a) but, with a handful of seeds, can only take a few
-# distinct values.  Which of the paper's two differences does each interval decide?
+# `scipy.stats.ttest_rel(...).confidence_interval()`.  (b) Welch's standard error exceeds the paired one exactly when
+# the two operators' bpb are positively correlated across seeds (the pairing cancels what they share), while its
+# $t$-quantile, with more degrees of freedom, is smaller.  So pairing is not a gain by itself: here DMAP − ATTN
+# (correlation about +0.5) gets a *wider* Welch interval, DMTN − ATTN (correlation about −0.1) a *narrower* one.
+# (c) With five seeds the percentile bootstrap is *narrower* than (a): it has no $t$-quantile ($t_{0.975,4} \approx
+# 2.78$ against 1.96) and its resampled means spread with the divisor $n$ instead of $n - 1$.  For DMTN − ATTN it
+# excludes 0 where (a) does not.  Which of the paper's two differences does each interval decide, and which interval
+# would you trust with five seeds?
+#
+# **Answer in** `answer_13_1`: a dict with keys `"seeds"` (the sorted list of seeds paired), `"bpb"` (a dict mapping
+# `"ATTN"`, `"DMTN"`, `"DMAP"` to the 1-D array of held-out bpb in the order of `"seeds"`), `"correlation"` (a dict
+# mapping `"DMTN"` and `"DMAP"` to the Pearson correlation across seeds of that operator's bpb with ATTN's), and
+# `"paired"`, `"welch"`, `"bootstrap"` (each a dict mapping `"DMTN"` and `"DMAP"` to the 95 % interval
+# `(low, high)` of that operator's bpb minus ATTN's, by method (a), (b), (c)).
 
 # %%
 # your code here
@@ -325,22 +398,54 @@ plt.show()
 # *What a correct answer shows:* `held_out_bpb` of the constant model equals the numpy value of
 # $-\frac1N\sum_t\log_2 q(x_t)$ over exactly the predicted bytes to $10^{-12}$, and lies above their empirical
 # entropy; the unigram baseline of section 1 is the same number computed from byte counts.
+#
+# **Answer in** `answer_13_2`: a dict with keys `"q"` (the 256 add-one byte frequencies of the training text),
+# `"predicted"` (the 1-D array of the held-out bytes that `held_out_bpb` scores, in order), `"bpb"` (what
+# `held_out_bpb` returns for the constant model, a float), `"direct"` (your numpy value of
+# $-\frac1N\sum_t\log_2 q(x_t)$ over those bytes) and `"entropy"` (the empirical entropy of those bytes, in bits).
 
 # %%
 # your code here
 
 # %% [markdown]
-# ### Exercise 13.3 (explore)
+# ### Exercise 13.3 (compute)
 #
-# **What a projection costs.**  Train the quick induction transfer (`TransferConfig.preset("quick",
-# task="induction", pretrain_steps=...)`) for target DMTN and for target DMAP, for a few seeds and two pretraining
-# budgets.  Record the jump of the repeat-half loss right after the first projection ($M_1$:projected − $A_0$) and
-# what is left after the adaptation ($M_1 - A_0$).  Then check, with `project_attention` on a trained model, that
-# ATTN → DMTN → ATTN with no training in between returns outputs equal to the original, bit for bit.
+# **What a projection costs, seed by seed.**  From the committed §10 sweep (`sit-transfer`, read as in section 4),
+# compute for every complete seed the jump of the held-out flow-matching loss right after each projection, measured
+# from the model that was projected: for DMTN, `DMTN:projected` minus the pretrained ATTN model; for DMAP,
+# `DMAP:projected` minus the adapted DMTN model (DMAP is folded from it).  Compute also what is left after adaptation,
+# `adapted` minus the pretrained ATTN model, for each target, and the paired Student-$t$ 95 % interval of the jumps'
+# difference DMAP − DMTN over seeds.
 #
-# *What a correct answer shows:* the round trip is exact (the projection changes logits, never weights); the jump is
-# larger for DMAP than for DMTN (DMAP also drops the free link, so more of what ATTN learned is lost) and much of it is
-# recovered by the short adaptation.  Does a longer pretraining make the jump larger or smaller?
+# *What a correct answer shows:* every projection costs 2–11 % of the loss (0.03–0.16 nats), and after adaptation
+# both targets end within 0.003 nats of the pretrained ATTN model (slightly below it).  Neither jump is the larger in
+# every seed: DMAP's is larger in seeds 0 and 2, DMTN's is more than twice DMAP's in seed 1, and the interval of the
+# difference contains 0.  "Dropping the free link as well costs more" is not what three seeds of this run show; which
+# readings of §10 (the loss, $d_{\mathrm{NN}}$) would you need before claiming an order?
+#
+# **Answer in** `answer_13_3`: a dict with keys `"seeds"` (the sorted list of complete seeds), `"jump"` (a dict
+# mapping `"DMTN"` and `"DMAP"` to the 1-D array of jumps in the order of `"seeds"`), `"left"` (the same for
+# adapted minus pretrained ATTN) and `"interval"` (the tuple `(low, high)` of the paired 95 % interval of
+# `jump["DMAP"] − jump["DMTN"]`).
+
+# %%
+# your code here
+
+# %% [markdown]
+# ### Exercise 13.4 (explore)
+#
+# **A projection live.**  Train the quick induction transfer (`TransferConfig.preset("quick", task="induction",
+# pretrain_steps=...)`) for target DMTN and for target DMAP, for a few seeds and two pretraining budgets.  Record the
+# jump of the repeat-half loss right after the first projection ($M_1$:projected − $A_0$) and what is left after the
+# adaptation ($M_1 - A_0$).  Then check, with `project_attention` on a trained model, that ATTN → DMTN → ATTN with no
+# training in between returns outputs equal to the original, bit for bit.
+#
+# *What a correct answer shows:* the round trip is exact (the projection changes logits, never weights).  After 40
+# or 120 pretraining steps the jumps are at most a few hundredths of a nat, and nearly equal for the two targets: a
+# model that has learned little has little to lose, so these runs cannot order the targets.  The jump grows with the
+# pretraining budget; try 400 steps.  Does an order of the two targets appear then, does the quick adaptation recover
+# the jump, and how far is it from the 3 nats that the 4,000-step models of the committed induction sweep (section 3)
+# lose?
 
 # %%
 # your code here

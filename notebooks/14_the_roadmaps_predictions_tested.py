@@ -43,17 +43,18 @@
 # * read a commutator heatmap against composition scores, with a relabelling test for chance;
 # * state, prediction by prediction, what a small run supports, contradicts or leaves undecided.
 #
-# **Prerequisites.**  Notebook 11 (the layers and their guarantees); notebook 12 (the induction task and its phase
-# transition); notebook 13 (bits per byte, paired seeds).  Maths: matrix exponential, BCH to second order, operator
-# norms, Spearman's rank correlation.
+# **Prerequisites.**  Notebook 11 (the layers and their guarantees, the log lens); notebook 12 (the induction task and
+# its phase transition); notebook 13 (bits per byte, paired seeds and $t$-intervals); notebook 10e §6 (the
+# previous-token and induction heads of a circuit, composition of heads, relabelling tests).  Maths: matrix
+# exponential, BCH to second order, operator norms and Lipschitz constants, Spearman's rank correlation.
 #
-# **Time.**  About 60 minutes in class; the code runs in under 30 seconds (the experiments are read from disk).
+# **Time.**  About 75 minutes in class (sections 1–3; 4–5 as reading); the code runs in about 10 s at the default
+# scale.
 
 # %%
 import json
 import os
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -64,6 +65,7 @@ import torch
 from workbench.experiments import (
     CausalSoftmaxAttention,
     certified_radius,
+    committed_results,
     composition_scores,
     decode_flop_share,
     fuse,
@@ -84,7 +86,7 @@ if SCALE not in ("small", "large"):
     raise ValueError(f"WORKBENCH_SCALE must be 'small' or 'large', got {SCALE!r}")
 SMALL = SCALE == "small"
 torch.set_num_threads(1)
-RESULTS = Path("..") / "experiments" / "results"
+RESULTS = committed_results()  # experiments/results of the checkout, from any working directory
 
 
 def sweep(name: str) -> dict | None:
@@ -444,6 +446,71 @@ if lens0 is not None:
 # (concentration above 1 in every seed with a transition).  The lens sees *that* something forms, not *where*.
 
 # %% [markdown]
+# ## Concept checks
+#
+# **Check 1.**  A causal softmax head costs about $n^2d_h$ per sequence, a banded exp-Markov head about
+# $K\lvert O\rvert nd_h$.  Why did the trained banded layer not overtake the fused kernel near $n \approx K\lvert O\rvert$?
+#
+# (a) Because the fused kernel is not quadratic.
+# (b) Because $K$ is not fixed: uniformization needs $K$ to grow with $\lambda t$, and the largest exit rate grows with
+# the number of positions; and a fused kernel's constant is small.
+# (c) Because the band has too few offsets.
+# (d) Because the banded layer stores the $n\times n$ matrix.
+#
+# :::{dropdown} Answer
+# (b).  The crossover $n \approx K\lvert O\rvert$ assumes a constant $K$; the trained layers needed 35 terms at 256
+# and 57 at 4,096, and the fused kernel's fixed costs dominate at short contexts.  (a) Its work is quadratic; it just
+# never stores the $n\times n$ matrix.  (c) Fewer offsets would make the band cheaper, not slower.  (d) It stores its
+# $K$ products of size $n\times d_h$, linear in $n$.
+# :::
+#
+# **Check 2.**  Why does the Givens experiment use masked byte modelling instead of next-byte prediction?
+#
+# (a) Masked modelling is easier.
+# (b) An orthogonal lower-triangular matrix is diagonal with entries $\pm1$, so a causal orthogonal token mixer moves
+# nothing between tokens; the task must allow a bidirectional mixer.
+# (c) Givens rotations cannot be trained with cross-entropy.
+# (d) Next-byte prediction needs a LayerNorm.
+#
+# :::{dropdown} Answer
+# (b).  Exercise 14.2: $Q^{-1} = Q^\top$ is upper triangular and the inverse of a lower-triangular matrix is lower
+# triangular, so $Q$ is diagonal.  (a) is not the reason.  (c) Any differentiable mixer can be.  (d) Normalisation is
+# what the experiment varies, not what the task requires.
+# :::
+#
+# **Check 3.**  A block's linear sublayers $e^{A_1}\cdots e^{A_r}$ are fused into $e^{\Omega_N}$, the BCH series
+# truncated at order $N$.  What does the truncation buy over multiplying out the exact product $\Pi = e^{A_1}\cdots
+# e^{A_r}$ once?
+#
+# (a) Speed: $e^{\Omega_N}$ costs fewer multiply-adds per token than $\Pi$.
+# (b) Nothing for linear sublayers: $\Pi$ is also one matrix, costs the same one matmul per token and has no
+# truncation error.
+# (c) Accuracy: $e^{\Omega_N}$ is closer to the unfused model.
+# (d) A smaller memory footprint.
+#
+# :::{dropdown} Answer
+# (b).  Both are one $d\times d$ matrix at inference, so they cost the same; the exact product is exact, so a BCH order
+# can at best tie it (the `exact` row of the table).  (a) and (d) compare equal objects.  (c) is backwards: the
+# truncation adds an error of order $\varepsilon^{N+1}$.
+# :::
+#
+# **Check 4.**  In the SPD experiment a PGD attack breaks a point that was certified at the radius being attacked.
+# What does that mean?
+#
+# (a) The attack is stronger than the certificate; nothing is wrong.
+# (b) A bug: a certified radius is a proof that no perturbation of that size changes the prediction, so an attack can
+# only fail there.
+# (c) The Lipschitz bound was too loose.
+# (d) The model was not trained long enough.
+#
+# :::{dropdown} Answer
+# (b).  Certificates are lower bounds on the robust radius and attacks give upper bounds on robust accuracy; a
+# broken certificate contradicts the bound, hence the violations column, which is 0 in every run.  (a) misreads what
+# a certificate is.  (c) A loose bound gives small radii, never wrong ones; only a "bound" below the true Lipschitz
+# constant could, and that is the bug (b) names.  (d) The certificate holds whatever the training.
+# :::
+
+# %% [markdown]
 # ## Recap
 #
 # | prediction (Lie-Exponential Roadmap) | measured here | verdict at this scale |
@@ -472,19 +539,47 @@ if lens0 is not None:
 # %% [markdown]
 # ### Exercise 14.1 (compute)
 #
-# Time the forward pass of the two layers of section 1 at $n = 256, 512, 1024, 2048$ (or read the trained run's
-# times from `experiments/results/long-context/` when it is committed) and fit power laws $t(n) = a\,n^{p}$, one per
-# mixer.  (a) Which exponents do you get, and what do they say about "linear in $n$"?  (b) Solve
-# $a_1 n^{p_1} = a_2 n^{p_2}$ for the crossover and compare it with `crossover_context`, which interpolates between
-# the two measured lengths that bracket the last crossing.  Why may the two differ?
+# **Power laws and a crossover.**  Read the forward times of the two trained mixers of seed 0 from the committed run
+# (`first_run("long-context")` of section 1; per context, `row["seconds"][mixer]["forward"]` for the mixers
+# `"softmax"` and `"exp-markov"`) and fit power laws $t(n) = a\,n^{p}$, one per mixer, by least squares on
+# $(\log n, \log t)$.  (a) Which exponents do you get?  Each time is for the same 4,096 tokens (sixteen sequences of
+# 256, …, one of 4,096), so a layer whose cost per sequence is linear in $n$ has $p = 0$ here, and quadratic work has
+# $p = 1$.  (b) Solve $a_1n^{p_1} = a_2n^{p_2}$ for the crossover $n^\star$, and compare it with
+# `crossover_context(n, ratios)`, `ratios` the exp-Markov time over the softmax time, which interpolates between the
+# two measured contexts that bracket the last crossing.  Why do the two differ?
+#
+# *What a correct answer shows:* $p \approx 0.94$ for the fused softmax, about what its quadratic work predicts, and
+# $p \approx 0.45$ for the banded layer, above the 0 of "linear in $n$" as a $K$ growing with $n$ predicts (seeds 1
+# and 2 give 0.05–0.13: with one timing per context the exponents are rough).  The power laws cross near $n^\star \approx 7{,}000$, beyond the measured contexts, while
+# `crossover_context` reports `"not reached"`: at 4,096 the banded forward pass is still about 2 % slower.  A fit
+# extrapolates, an interpolation does not; and at these contexts the times are not straight lines in log–log (the
+# softmax time even drops from 1,024 to 2,048), so the global fit should not be trusted outside the range.
+#
+# **Answer in** `answer_14_1`: a dict with keys `"n"` (the contexts, a 1-D array), `"times"` (a dict mapping
+# `"softmax"` and `"exp-markov"` to the 1-D array of forward times in seconds), `"exponents"` and `"prefactors"`
+# (dicts mapping each mixer to its fitted $p$ and $a$, with $a$ in seconds, not its logarithm), `"n_star"` (the
+# crossover of the two power laws, a float) and `"crossover"` (the dict returned by `crossover_context`).
+
+# %%
+# your code here
 
 # %% [markdown]
 # ### Exercise 14.2 (derive)
 #
-# Prove that a real lower-triangular orthogonal matrix is diagonal with entries $\pm 1$.  (Hint: $Q^{-1} = Q^\top$
-# is upper triangular, and the inverse of a lower-triangular matrix is lower triangular.)  Check the claim for
-# $3\times 3$ matrices with sympy by solving $L^\top L = I$ for a symbolic lower-triangular $L$, and conclude that a
-# causal token mixer cannot be orthogonal unless it mixes nothing.
+# **No causal rotation.**  Prove that a real lower-triangular orthogonal matrix is diagonal with entries $\pm 1$.
+# (Hint: $Q^{-1} = Q^\top$ is upper triangular, and the inverse of a lower-triangular matrix is lower triangular.)
+# Check the claim for $3\times 3$ matrices with sympy by solving all the equations $L^\top L = I$ for
+# $L = \begin{pmatrix}a&0&0\\b&c&0\\d&e&f\end{pmatrix}$ with real symbols `a`, …, `f`, and conclude that a causal
+# token mixer cannot be orthogonal unless it mixes nothing.
+#
+# *What a correct answer shows:* sympy finds exactly 8 solutions, $b = d = e = 0$ and $a, c, f \in \{\pm1\}$ in every
+# combination of signs: the diagonal matrices $\operatorname{diag}(\pm1, \pm1, \pm1)$, and nothing else.
+#
+# **Answer in** `answer_14_2`: a dict with keys `"solutions"` (the list of solution dicts returned by
+# `sympy.solve(..., dict=True)`, keyed by the symbols `a`, …, `f`) and `"count"` (their number).
+
+# %%
+# your code here
 
 # %% [markdown]
 # ### Exercise 14.3 (explore)
@@ -494,3 +589,12 @@ if lens0 is not None:
 # $\varepsilon\lVert v_y - v_j\rVert\Lambda$ inside the cross-entropy), and compare the median certified radius and
 # the certified accuracy at $\varepsilon = 0.2$ of the capped SPD model and of the dense MLP.  Which of the
 # roadmap's claims survives when the dense baseline is trained for its certificate too?
+#
+# *What a correct answer shows:* no certificate is broken by the attack in any run.  With plain cross-entropy the
+# capped SPD model certifies more than the dense MLP (quick preset, 300 steps, cap 1.5: median radius about 0.37
+# against 0.23, certified accuracy at 0.2 about 0.74 against 0.58).  With margin training both radii grow (about 0.59
+# and 0.54) and the MLP certifies as many points at 0.2 (about 0.84 against 0.80) at a higher clean accuracy: the gap
+# closes.
+
+# %%
+# your code here

@@ -67,6 +67,7 @@ for k in range(120):
     tails.append(poisson.sf(k, rate * t))  # Pr(N > k)
 errors, tails = np.array(errors), np.array(tails)
 K = int(np.argmax(errors < 1e-12))
+answer_11_1 = {"Q": Q, "t": t, "rate": rate, "errors": errors, "tails": tails, "K": K}
 print(
     f"λ = {rate:.3f}, λt = {rate * t:.2f}; P stochastic: min {P.min():.2e}, rows − 1 {np.abs(P.sum(1) - 1).max():.1e}"
 )
@@ -134,10 +135,6 @@ second_order = difference.applyfunc(lambda entry: entry.coeff(eps, 2))
 commutator = B1 * B2 - B2 * B1
 print("[B1, B2] =", commutator.tolist())
 print("ε² coefficient of the difference − (ab/2)[B1, B2] =", (second_order - a * b / 2 * commutator).tolist())
-# Oracle: exact matrix algebra; also the first-order part must vanish
-assert commutator == E(0, 2) - E(2, 0)
-assert (second_order - a * b / 2 * commutator) == sp.zeros(3, 3)
-assert difference.applyfunc(lambda entry: entry.coeff(eps, 1)) == sp.zeros(3, 3)
 
 planes, weights = ((0, 1), (1, 2)), np.array([0.7, -1.3])
 ratios = []
@@ -145,6 +142,17 @@ for scale in (1e-1, 1e-2, 1e-3):
     angles = torch.tensor(scale * weights)
     gap = givens_product(angles, planes, 3).as_matrix() - torch.linalg.matrix_exp(givens_generator(angles, planes, 3))
     ratios.append(float(torch.linalg.matrix_norm(gap)) / (scale**2 * abs(weights.prod()) / np.sqrt(2)))
+answer_11_2 = {
+    "commutator": commutator,
+    "second_order": second_order,
+    "weights": tuple(weights),
+    "epsilons": (1e-1, 1e-2, 1e-3),
+    "ratios": ratios,
+}
+# Oracle: exact matrix algebra; also the first-order part must vanish
+assert commutator == E(0, 2) - E(2, 0)
+assert (second_order - a * b / 2 * commutator) == sp.zeros(3, 3)
+assert difference.applyfunc(lambda entry: entry.coeff(eps, 1)) == sp.zeros(3, 3)
 print("‖W − e^A‖_F / (ε²|ab|/√2) at ε = 0.1, 0.01, 0.001:", np.round(ratios, 7))
 print("(1 − ratio)/ε²:", np.round([(1 - r) / s**2 for r, s in zip(ratios, (1e-1, 1e-2, 1e-3), strict=True)], 4))
 # Oracle: the leading term ε²|ab|/√2, with a relative correction of order ε² (derived above; it measures ≈ 0.06 ε²),

@@ -53,6 +53,12 @@ cycle = np.roll(np.eye(n), 1, axis=1)  # i → i + 1 mod n
 pi = np.exp(S).sum(axis=1)
 pi = pi / pi.sum()
 mixtures = {s: reversibility_residual((1 - s) * P_sym + s * cycle) for s in (0.1, 0.3, 0.5, 0.7, 0.9)}
+answer_12_1 = {
+    "S": S,
+    "eps_symmetric": reversibility_residual(P_sym),
+    "eps_cycle": reversibility_residual(cycle),
+    "mixtures": mixtures,
+}
 print(
     f"(a) ε_rev = {reversibility_residual(P_sym):.1e};  (b) ε_rev − √2 = {reversibility_residual(cycle) - np.sqrt(2):.1e}"
 )
@@ -81,14 +87,31 @@ rhs = 2 * sum(F[i, j] ** 2 for i in range(3) for j in range(3)) - 2 * sum(
 print("sympy: lhs − rhs =", sp.expand(lhs - rhs))
 assert sp.expand(lhs - rhs) == 0  # Oracle: exact symbolic algebra
 
+
+def rhs_identity(F):
+    """The right-hand side 2‖F‖_F² − 2 Σ_ij F_ij F_ji of the identity, for a numpy array F."""
+    return 2 * np.sum(F**2) - 2 * np.sum(F * F.T)
+
+
 samples = [rng.random((5, 5)) ** 6 for _ in range(200 if SMALL else 2000)]  # positive (irreducible), lopsided
-values = [reversibility_residual(M / M.sum(axis=1, keepdims=True)) for M in samples]
+walks = np.array([M / M.sum(axis=1, keepdims=True) for M in samples])  # rows normalised: walks
+values = [reversibility_residual(P) for P in walks]
 one_way = np.triu(np.ones((5, 5)), 1)  # edges i → j for j > i only: no reciprocal edge, no self-loop
 one_way[0, 4], one_way[4, 0] = 0.0, 1.0  # close the loop 4 → 0 (not 0 → 4): irreducible, π unique
 one_way = one_way / one_way.sum(axis=1, keepdims=True)
 reciprocal = one_way.copy()
 reciprocal[1, 0] = 0.5  # one reciprocal edge 0 ↔ 1
 reciprocal = reciprocal / reciprocal.sum(axis=1, keepdims=True)
+answer_12_2 = {
+    "rhs": rhs_identity,
+    "samples": walks,
+    "values": np.array(values),
+    "one_way": one_way,
+    "reciprocal": reciprocal,
+}
+identity_gap = max(abs(rhs_identity(F) - np.linalg.norm(F - F.T) ** 2) / np.sum(F**2) for F in samples[:20])
+print(f"numeric identity on 20 nonnegative matrices: largest relative gap {identity_gap:.1e}")
+assert identity_gap < 1e-13  # Oracle: the left-hand side computed directly; sums of ~25 terms round to ~1e-16
 print(f"random walks: max ε_rev = {max(values):.4f} ≤ √2 = {np.sqrt(2):.4f}")
 print(
     f"one-way walk ε_rev = {reversibility_residual(one_way):.6f}; with one reciprocal edge {reversibility_residual(reciprocal):.6f}"
