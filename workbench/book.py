@@ -27,6 +27,9 @@ warning (a missing reference, a bad cross-reference) fails the build.
 
 ``workbench book pdf`` builds the same staged source as one page (Sphinx's ``singlehtml``) and prints it with the
 headless chromium the browser tests use, once MathJax has typeset it (:func:`pdf`).
+
+One subject, the course as a document (750 lines): staging, parallel execution, the site and its print share the
+staged tree and its checks.  The natural split, when it grows, is the parallel executor into its own module.
 """
 
 from __future__ import annotations
