@@ -90,3 +90,64 @@ def test_a_fresh_venv_with_the_syllabus_install_runs_every_notebook_and_solution
     failures = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
     assert done.returncode == 0 and not failures, failures or done.stderr[-4000:]
     assert len([line for line in done.stdout.splitlines() if line.startswith("ok ")]) == len(paths)
+
+
+def _imported_top_levels(paths) -> set[str]:
+    import ast
+
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+def _requirement_closure(distribution: str, extras: set[str]) -> set[str]:
+    """The distributions ``distribution[extras]`` installs, read from the installed metadata (names normalised)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[str] = set()
+    todo = [(distribution, frozenset(extras))]
+    while todo:
+        name, wanted = todo.pop()
+        key = canonicalize_name(name)
+        if (key, wanted) in seen:
+            continue
+        seen.add((key, wanted))
+        try:
+            requirements = requires(name) or []
+        except PackageNotFoundError:
+            continue
+        for text in requirements:
+            requirement = Requirement(text)
+            marker = requirement.marker
+            if marker is None or any(marker.evaluate({"extra": extra}) for extra in wanted or {""}):
+                todo.append((requirement.name, frozenset(requirement.extras)))
+    return {name for name, _ in seen}
+
+
+def test_the_course_extra_installs_every_package_the_notebooks_and_the_library_import():
+    # The fresh-venv test above proves this end to end (slowly); this one names the missing package in seconds.
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    sources = [*(ROOT / "notebooks").glob("[0-9]*.py"), *(ROOT / "notebooks" / "solutions").glob("*.py")]
+    sources += [p for p in (ROOT / "workbench").rglob("*.py") if "sweep" not in p.name]  # sweeps: the sweep extra
+    closure = _requirement_closure("attention-workbench", {"course"})
+    # The syllabus's other lines install the weights and the corpus by name (with --no-deps).
+    for line in install_lines():
+        closure |= {canonicalize_name(re.split(r"[=<>!~]", word)[0]) for word in shlex.split(line)[4:] if word[0].isalpha()}
+    providers = packages_distributions()
+    missing = {}
+    for module in sorted(_imported_top_levels(sources) - set(sys.stdlib_module_names) - {"workbench"}):
+        distributions = {canonicalize_name(d) for d in providers.get(module, [])}
+        if distributions and not distributions & closure:
+            missing[module] = sorted(distributions)
+    assert not missing, f"imported but not installed by the course extra: {missing}"

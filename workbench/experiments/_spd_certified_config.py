@@ -150,8 +150,14 @@ def model_name(kind: str, cap: float | None = None) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _digits() -> tuple[np.ndarray, ...]:
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError as exc:  # the digits ship with scikit-learn, which only the experiments extra installs
+        raise ImportError(
+            "the SPD-certified experiment reads scikit-learn's bundled digits: "
+            "pip install 'attention-workbench[experiments]'"
+        ) from exc
 
     data = load_digits()
     x = (data.data / 16.0).astype(np.float64)
