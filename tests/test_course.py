@@ -196,9 +196,13 @@ def test_grade_stops_an_endless_submission_and_its_kernel(course, tmp_path):
     assign(dest, notebooks_dir=course)
     (tmp_path / "submitted" / "erin").mkdir(parents=True)
     nbformat.write(_answered(dest, ENDLESS), tmp_path / "submitted" / "erin" / "01_tiny.ipynb")
-    (row,) = grade(tmp_path / "submitted", notebooks_dir=course, timeout=15)
+    (tmp_path / "submitted" / "fay").mkdir()
+    nbformat.write(_answered(dest, RIGHT), tmp_path / "submitted" / "fay" / "01_tiny.ipynb")
+    # One worker: the endless submission's worker is killed and a fresh one grades the next submission.
+    row, after = grade(tmp_path / "submitted", notebooks_dir=course, timeout=15, workers=1)
     assert (row.status, row.total, row.out_of) == ("timed out after 15 s", 0.0, 2.0)
     assert row.seconds >= 15
+    assert (after.student, after.status, after.total) == ("fay", "graded", 2.0)
     # the kernel that ran the loop was stopped with the grading process (its session): nothing runs the loop now
     import subprocess
 

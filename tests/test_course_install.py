@@ -1,9 +1,12 @@
 """The syllabus's install runs the whole course: a fresh virtual environment, exactly the syllabus's lines, then
-every notebook and every solution executed by that environment's kernel from a folder that is not ``notebooks/``.
+every notebook executed by that environment's kernel from a folder that is not ``notebooks/``, and every solution
+graded by that environment's ``workbench course grade`` (full marks each).
 
-Slow (a full install: ~2–4 min with a warm pip cache, then the 42 notebooks two at a time).
+Slow (a full install: ~2–4 min with a warm pip cache, then the 21 notebooks and the 21 graded solutions two at a
+time).
 """
 
+import csv
 import os
 import re
 import shlex
@@ -12,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import jupytext
 import pytest
 
 ROOT = Path(__file__).parents[1]
@@ -60,7 +64,7 @@ EXECUTE = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_a_fresh_venv_with_the_syllabus_install_runs_every_notebook_and_solution(tmp_path):
+def test_a_fresh_venv_with_the_syllabus_install_runs_every_notebook_and_grades_every_solution(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -75,7 +79,7 @@ def test_a_fresh_venv_with_the_syllabus_install_runs_every_notebook_and_solution
         done = subprocess.run([str(python), *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True)
         assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     course = ROOT / "notebooks"
-    paths = sorted(course.glob("[0-9]*.py")) + sorted((course / "solutions").glob("*_solutions.py"))
+    paths = sorted(course.glob("[0-9]*.py"))
     elsewhere = tmp_path / "elsewhere"  # not notebooks/: every notebook must run from any working directory
     elsewhere.mkdir()
     done = subprocess.run(
@@ -90,6 +94,28 @@ def test_a_fresh_venv_with_the_syllabus_install_runs_every_notebook_and_solution
     failures = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
     assert done.returncode == 0 and not failures, failures or done.stderr[-4000:]
     assert len([line for line in done.stdout.splitlines() if line.startswith("ok ")]) == len(paths)
+    # The solutions, graded as a teacher grades (the venv's `workbench course grade`): each runs in a fresh kernel
+    # of the venv in a folder of its own, and each reference solution earns full marks.
+    submitted = tmp_path / "submitted" / "reference"
+    submitted.mkdir(parents=True)
+    for path in paths:
+        solution = course / "solutions" / f"{path.stem}_solutions.py"
+        jupytext.write(jupytext.read(solution, fmt="py:percent"), submitted / f"{path.stem}.ipynb")
+    grades = tmp_path / "grades.csv"
+    done = subprocess.run(
+        [str(venv / "bin" / "workbench"), "course", "grade", str(submitted.parent), "--out", str(grades)],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    rows = list(csv.DictReader(grades.open(encoding="utf-8")))
+    print("\n".join(f"{r['notebook']} {r['total']}/{r['possible']} {r['status']} {r['seconds']} s" for r in rows))
+    assert sorted(r["notebook"] for r in rows) == [p.stem for p in paths]
+    short = [(r["notebook"], r["status"], r["total"], r["possible"]) for r in rows]
+    assert all(s == "graded" and float(t) == float(o) > 0 for _, s, t, o in short), short
 
 
 def _imported_top_levels(paths) -> set[str]:
@@ -143,7 +169,9 @@ def test_the_course_extra_installs_every_package_the_notebooks_and_the_library_i
     closure = _requirement_closure("attention-workbench", {"course"})
     # The syllabus's other lines install the weights and the corpus by name (with --no-deps).
     for line in install_lines():
-        closure |= {canonicalize_name(re.split(r"[=<>!~]", word)[0]) for word in shlex.split(line)[4:] if word[0].isalpha()}
+        closure |= {
+            canonicalize_name(re.split(r"[=<>!~]", word)[0]) for word in shlex.split(line)[4:] if word[0].isalpha()
+        }
     providers = packages_distributions()
     missing = {}
     for module in sorted(_imported_top_levels(sources) - set(sys.stdlib_module_names) - {"workbench"}):

@@ -10,7 +10,8 @@ notebook per assignment with the solution inside it, a course directory layout a
 
 :func:`assign` writes the student copy: every notebook as ``.ipynb`` with a ``grader.check`` cell after each graded
 exercise, the tests, the reference, and nothing from ``notebooks/solutions``.  :func:`grade` grades a folder of
-submitted notebooks (each in a subprocess with a time limit, several at once) into one CSV row per submission.
+submitted notebooks (on worker processes, each submission in a fresh kernel with a time limit) into one CSV row
+per submission.
 """
 
 from __future__ import annotations
@@ -228,19 +229,42 @@ def _identify(path: Path, root: Path, stems: list[str]) -> tuple[str | None, str
 
 
 def _grade_one(archive: str, submission: str, result: str) -> None:
-    """Grade one submission with otter (in this process) and write the scores as JSON: the subprocess's job."""
+    """Grade one submission with otter (in this process) and write the scores as JSON, atomically."""
     from otter.api import grade_submission
 
-    results = grade_submission(submission, archive, quiet=True).to_dict()
-    scores = {
-        q: {
-            "score": float(r["score"]),
-            "possible": float(r["possible"]),
-            "messages": [t["message"] for t in r["test_case_results"] if not t["passed"]],
+    path = os.environ.get("PATH", "")
+    try:
+        results = grade_submission(submission, archive, quiet=True).to_dict()
+        scores = {
+            q: {
+                "score": float(r["score"]),
+                "possible": float(r["possible"]),
+                "messages": [t["message"] for t in r["test_case_results"] if not t["passed"]],
+            }
+            for q, r in results.items()
         }
-        for q, r in results.items()
-    }
-    Path(result).write_text(json.dumps(scores))
+    except Exception as exc:  # the row says why; the worker goes on with the next submission
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        scores = {"error": f"{type(exc).__name__}: {lines[-1] if lines else ''}"}
+    finally:
+        os.environ["PATH"] = path  # otter's runner prepends a conda folder on every call
+    partial = Path(result).with_suffix(".partial")
+    partial.write_text(json.dumps(scores))
+    partial.replace(result)
+
+
+def _serve() -> None:
+    """A grading worker: read tab-separated ``ARCHIVE SUBMISSION RESULT`` lines from stdin and grade each in turn.
+
+    One worker grades many submissions, so otter (several seconds of imports) is loaded once per worker rather
+    than once per submission; each submission still runs in a fresh kernel of its own.
+    """
+    import otter.api  # noqa: F401  (loaded before the first submission's clock starts)
+
+    Path(sys.argv[2]).touch()  # ready
+    for line in sys.stdin:
+        if line.strip():
+            _grade_one(*line.rstrip("\n").split("\t"))
 
 
 def grade(
@@ -256,10 +280,11 @@ def grade(
 
     The notebook a file answers is the course stem in its name (``alice/03_heat_on_a_swiss_roll.ipynb``,
     ``bob_03_heat_on_a_swiss_roll.ipynb``); the rest of its path names the student.  Each submission is executed
-    in a fresh kernel by otter in its own process (``workers`` at once, default the CPU count) and stopped after
-    ``timeout`` seconds.  The CSV has one row per submission: student, notebook, file, the points of each exercise
-    ``NN.k`` of the course, total, possible, status (``graded``, ``timed out``, ``not a course notebook``,
-    ``failed: …``) and seconds.  Rows come in path order, ``progress`` is called with each row as it finishes.
+    in a fresh kernel by otter on one of ``workers`` worker processes (default the CPU count; each loads otter
+    once) and stopped after ``timeout`` seconds (its worker is killed with the kernel; a fresh one takes the next).
+    The CSV has one row per submission: student, notebook, file, the points of each exercise ``NN.k`` of the
+    course, total, possible, status (``graded``, ``timed out``, ``not a course notebook``, ``failed: …``) and
+    seconds.  Rows come in path order, ``progress`` is called with each row as it finishes.
     """
     submissions = Path(submissions)
     if not submissions.is_dir():
@@ -307,45 +332,105 @@ def grade(
     return rows
 
 
-def _run(jobs, workers: int, timeout: float, progress) -> None:
-    """Run the grading subprocesses, ``workers`` at a time, each stopped after ``timeout`` seconds."""
-    pending, running = list(jobs), []
-    env = dict(os.environ)
-    env.pop("MPLBACKEND", None)
-    while pending or running:
-        while pending and len(running) < workers:
-            row, archive, notebook, result = pending.pop(0)
-            command = [sys.executable, "-m", "workbench.course", str(archive), str(notebook), str(result)]
-            log = (notebook.parent / "grading.log").open("w")  # a file, not a pipe: otter and the kernel talk a lot
+_STARTUP = 120.0  # seconds a fresh worker may take to load otter before its first submission's clock runs
+
+
+class _Worker:
+    """A grading worker process (:func:`_serve`) in a session of its own, its output in a log file."""
+
+    def __init__(self, folder: Path, number: int) -> None:
+        self.log = folder / f"worker-{number}.log"  # a file, not a pipe: otter and the kernel talk a lot
+        self.ready = folder / f"worker-{number}.ready"
+        env = dict(os.environ)
+        env.pop("MPLBACKEND", None)
+        with self.log.open("w") as log:
             # A session of its own: a timeout stops the kernel otter started too (an endless loop runs there).
-            process = subprocess.Popen(
-                command, cwd=notebook.parent, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "workbench.course", "--serve", str(self.ready)],
+                cwd=folder,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                text=True,
             )
-            log.close()
-            running.append((row, result, process, time.monotonic()))
-        time.sleep(0.2)
-        for job in list(running):
-            row, result, process, start = job
-            elapsed = time.monotonic() - start
-            if process.poll() is None and elapsed < timeout:
-                continue
-            running.remove(job)
-            row.seconds = round(elapsed, 1)
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                row.status = f"timed out after {timeout:g} s"
-            elif process.returncode != 0 or not result.is_file():
-                text = (result.parent / "grading.log").read_text(errors="replace")
-                lines = [line for line in text.splitlines() if line.strip() and "WARNING" not in line]
-                row.status = "failed: " + (lines[-1] if lines else f"exit status {process.returncode}")
-            else:
-                for question, r in json.loads(result.read_text()).items():
-                    row.scores[question] = r["score"]
-                    row.possible[question] = r["possible"]
-                    row.messages[question] = r["messages"]
-            if progress is not None:
-                progress(row)
+        self.job = None
+        self.start, self.offset, self.waiting = 0.0, 0, True
+
+    def give(self, job) -> None:
+        """Send one job (row, archive, notebook, result) to the worker."""
+        _row, archive, notebook, result = job
+        self.job, self.start, self.offset = job, time.monotonic(), self.log.stat().st_size
+        self.waiting = not self.ready.exists()  # a fresh worker: the clock starts once otter is loaded
+        self.process.stdin.write(f"{archive}\t{notebook}\t{result}\n")
+        self.process.stdin.flush()
+
+    def last_line(self) -> str:
+        """The last meaningful line the worker wrote since its job began (why it died)."""
+        with self.log.open("rb") as handle:
+            handle.seek(self.offset)
+            text = handle.read().decode(errors="replace")
+        lines = [line for line in text.splitlines() if line.strip() and "WARNING" not in line]
+        return lines[-1] if lines else f"exit status {self.process.returncode}"
+
+    def stop(self, kill: bool = False) -> None:
+        """Close the worker's input (it exits) or kill its whole session (the kernel with it)."""
+        if kill:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        else:
+            self.process.stdin.close()
+        self.process.wait()
+
+
+def _run(jobs, workers: int, timeout: float, progress) -> None:
+    """Grade ``jobs`` on ``workers`` worker processes; a submission past ``timeout`` seconds has its worker killed."""
+    pending, pool, spawned = list(jobs), [], 0
+    folder = Path(jobs[0][2]).parents[1] if jobs else None
+    try:
+        while pending or any(w.job for w in pool):
+            pool = [w for w in pool if w.job is not None or w.process.poll() is None]  # an idle worker that died
+            for worker in pool:
+                if worker.job is None and pending:
+                    worker.give(pending.pop(0))
+            while pending and len(pool) < workers:
+                pool.append(_Worker(folder, spawned))
+                spawned += 1
+                pool[-1].give(pending.pop(0))
+            time.sleep(0.2)
+            for worker in list(pool):
+                if worker.job is None:
+                    continue
+                row, _archive, _notebook, result = worker.job
+                if worker.waiting and worker.ready.exists():
+                    worker.waiting, worker.start = False, time.monotonic()
+                # A worker still loading otter gets a start-up allowance on top of the submission's time.
+                elapsed = time.monotonic() - worker.start - (_STARTUP if worker.waiting else 0.0)
+                done, dead = result.is_file(), worker.process.poll() is not None
+                if not (done or dead or elapsed >= timeout):
+                    continue
+                row.seconds = round(elapsed, 1)
+                if done:
+                    scores = json.loads(result.read_text())
+                    if "error" in scores:
+                        row.status = f"failed: {scores['error']}"
+                    for question, r in scores.items() if "error" not in scores else ():
+                        row.scores[question] = r["score"]
+                        row.possible[question] = r["possible"]
+                        row.messages[question] = r["messages"]
+                    worker.job = None
+                else:  # timed out or died: this worker is done for; the next job gets a fresh one
+                    if not dead:
+                        worker.stop(kill=True)
+                        row.status = f"timed out after {timeout:g} s"
+                    else:
+                        row.status = "failed: " + worker.last_line()
+                    pool.remove(worker)
+                if progress is not None:
+                    progress(row)
+    finally:
+        for worker in pool:
+            worker.stop(kill=worker.job is not None)
 
 
 def write_csv(rows: list[GradeRow], out: Path, questions: list[str]) -> Path:
@@ -363,5 +448,5 @@ def write_csv(rows: list[GradeRow], out: Path, questions: list[str]) -> Path:
     return out
 
 
-if __name__ == "__main__":  # the grading subprocess of :func:`grade`: ARCHIVE SUBMISSION RESULT
-    _grade_one(*sys.argv[1:4])
+if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:  # a grading worker of :func:`grade`
+    _serve()
