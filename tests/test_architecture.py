@@ -63,7 +63,9 @@ LAYERS: dict[str, set[str]] = {
     # The lab command line and settings (JupyterLab on the course); it reuses the site's MathJax.
     "lab": {"base", "book"},
     # The course site builder: top layer (only cli and lab import it); it reads the catalogue for its page.
-    "book": {"base", "catalogue"},
+    "book": {"base", "catalogue", "slides"},
+    # A notebook read as a slide deck (text only; book builds the decks).
+    "slides": {"base"},
     # Teaching: the student copy and the grading of submissions (otter-grader); top layer, only cli imports it.
     "course": {"base"},
     "__main__": {"cli"},

@@ -65,6 +65,7 @@ __all__ = [
     "print_pdf",
     "serve",
     "session",
+    "slides",
     "stage",
     "syllabus_table",
 ]
@@ -733,6 +734,128 @@ def pdf(
     if status != 0:
         raise BookError(f"the single-page build failed (sphinx-build exit status {status}; its messages are above)")
     return print_pdf(single / "index.html", out, open_answers=solutions)
+
+
+# The decks' Sphinx configuration (sphinx-revealjs ships reveal.js; MathJax is the site's bundled subset).
+SLIDES_CONF = """\
+project = "Attention Geometry Workbench"
+author = "the Attention Geometry Workbench authors"
+copyright = "2026, the Attention Geometry Workbench authors"
+extensions = ["myst_parser", "sphinx_revealjs", "sphinxcontrib.bibtex"]
+exclude_patterns = ["conf.py"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_dmath_double_inline = True
+suppress_warnings = ["myst.header"]
+bibtex_bibfiles = ["references.bib"]
+bibtex_reference_style = "author_year"
+bibtex_default_style = "plain"
+revealjs_html_theme = "revealjs-simple"
+revealjs_style_theme = "white"
+revealjs_static_path = ["_static"]
+revealjs_css_files = ["slides.css"]
+revealjs_script_conf = {"width": 1280, "height": 720, "hash": True, "slideNumber": "c/t", "transition": "none"}
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+mathjax2_config = {
+    "HTML-CSS": {"availableFonts": [], "preferredFont": None, "webFont": "STIX-Web", "imageFont": None},
+    "messageStyle": "none",
+}
+"""
+# Figures fit beside the text on a 1280 × 720 slide; long prose is set a little smaller than reveal.js's 40 px.
+SLIDES_CSS = """\
+.reveal { font-size: 30px; }
+.reveal h1 { font-size: 1.7em; }
+.reveal h2 { font-size: 1.25em; }
+.reveal h1, .reveal h2 { text-transform: none; }
+.reveal section img { max-width: 95%; object-fit: contain; margin: 0.2em auto; border: 0; box-shadow: none; }
+.reveal table { font-size: 0.42em; }
+.reveal .workbench-dense { font-size: 0.8em; }
+.reveal .workbench-references { font-size: 0.45em; column-count: 2; column-gap: 2em; text-align: left; }
+.reveal .workbench-references p { margin: 0.2em 0; }
+.reveal .math { font-size: 0.95em; }
+.reveal section p, .reveal section li { text-align: left; }
+.reveal p.workbench-licence { font-size: 0.5em; color: #555; text-align: center; }
+"""
+_SLIDES_MARKER = ".workbench-slides-source"
+_LICENCE_LINE = (
+    "© 2026 the Attention Geometry Workbench authors; these slides are CC BY 4.0 (LICENSE-CONTENT.md), "
+    "the course's code MIT (LICENSE)."
+)
+
+
+def slides(
+    out: Path | None = None,
+    *,
+    book_dir: Path | None = None,
+    notebooks_dir: Path | None = None,
+    identities=None,
+    jobs: int | None = None,
+) -> Path:
+    """Every session as a reveal.js deck in ``out`` (default book/_build/slides): return its index page.
+
+    The notebooks are staged and executed as for the site, sharing its execution cache beside ``out`` (after
+    ``workbench book build`` with the default folders nothing runs again); each deck is made from its executed notebook by :func:`workbench.slides.deck`, then
+    Sphinx's ``revealjs`` builder (sphinx-revealjs, which ships reveal.js) writes one page per session, with the
+    bundled MathJax: the decks open offline, from the file system or any static host.
+
+    Raises
+    ------
+    BookError
+        when a notebook fails, sphinx-revealjs is not installed, or the build fails.
+    """
+    from workbench.slides import deck
+
+    if importlib.util.find_spec("sphinx_revealjs") is None:
+        raise BookError("the slides need sphinx-revealjs: pip install 'attention-workbench[book]'")
+    jobs = _jobs(jobs)
+    _scale()
+    out = Path(out or (Path(book_dir or ROOT / "book") / "_build" / "slides")).resolve()
+    work = out.parent  # as for the site: the staged source and the execution cache go beside the output
+    if out.exists():
+        _fresh_check(out, _SITE_MARKER, "built")
+    source = _prepare(
+        work, solutions=False, book_dir=book_dir, notebooks_dir=notebooks_dir, identities=identities, jobs=jobs
+    )
+    from jupyter_cache import get_cache
+
+    store = get_cache(str(work / ".jupyter_cache"))
+    decks = work / "_slides_source"
+    _fresh(decks, _SLIDES_MARKER)
+    (decks / "conf.py").write_text(SLIDES_CONF, encoding="utf-8")
+    shutil.copy2(source / "references.bib", decks / "references.bib")
+    copy_mathjax(decks / "_static" / "mathjax")
+    (decks / "_static" / "slides.css").write_text(SLIDES_CSS, encoding="utf-8")
+    (decks / "figures").mkdir()
+
+    def figure(name: str, png: bytes) -> str:
+        (decks / "figures" / name).write_bytes(png)
+        return f"figures/{name}"
+
+    stems = []
+    for path in _notebooks(source / "notebooks"):
+        _, executed = store.merge_match_into_notebook(_read_notebook(path))
+        text = deck(executed, path.stem, figure)
+        title, rest = text.split("\n", 1)
+        # The licence under each title (the content licence covers the slides).
+        (decks / f"{path.stem}.md").write_text(
+            f"{title}\n{rest}".replace("\n## ", f'\n<p class="workbench-licence">{_LICENCE_LINE}</p>\n\n## ', 1),
+            encoding="utf-8",
+        )
+        stems.append((path.stem, title.lstrip("# ")))
+    index = ["# Slides of the course", "", "One deck per session (arrow keys move, Esc shows every slide).", ""]
+    index += [f"* [{title}]({stem}.md)" for stem, title in stems]
+    index += ["", f'<p class="workbench-licence">{_LICENCE_LINE}</p>', "", "```{toctree}", ":hidden:", ""]
+    index += [stem for stem, _ in stems] + ["```", ""]
+    (decks / "index.md").write_text("\n".join(index), encoding="utf-8")
+    _fresh(out, _SITE_MARKER, "built")
+    command = [
+        # One process: sphinx-revealjs is not safe for parallel reading (and the decks are quick to write).
+        sys.executable, "-m", "sphinx", "-b", "revealjs", "-W", "--keep-going", "-q", "-E",
+        "-d", str(work / "doctrees-revealjs"), str(decks), str(out),
+    ]  # fmt: skip
+    status = subprocess.run(command, check=False).returncode
+    if status != 0:
+        raise BookError(f"the slides' build failed (sphinx-build exit status {status}; its messages are above)")
+    return out / "index.html"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -1,7 +1,7 @@
 """The course commands: ``lab``, ``book`` and ``course``.
 
 lab     -- JupyterLab on the course notebooks
-book    -- the course as a static site (build, serve) and as one PDF (pdf)
+book    -- the course as a static site (build, serve), as one PDF (pdf) and as slides (slides)
 course  -- a student copy of the course (assign) and the grading of submitted notebooks (grade)
 """
 
@@ -38,7 +38,7 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from workbench.book import build, pdf, serve
+    from workbench.book import build, pdf, serve, slides
 
     out = Path(args.out) if args.out else None
     if args.action == "serve":
@@ -47,6 +47,10 @@ def cmd_book(args: argparse.Namespace) -> int:
     if args.action == "pdf":
         written = pdf(out, solutions=not args.without_solutions, jobs=args.jobs)
         print(f"wrote the course to {written} ({written.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
+        return 0
+    if args.action == "slides":
+        index = slides(out, jobs=args.jobs)
+        print(f"wrote one deck per session; the index is {index}", file=sys.stderr)
         return 0
     status = build(out, solutions=not args.without_solutions, jobs=args.jobs)
     if status != 0:

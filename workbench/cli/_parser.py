@@ -255,7 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
 
-    p_book = sub.add_parser("book", help="the course as a static HTML site (Sphinx + myst-nb, offline), or a PDF")
+    p_book = sub.add_parser(
+        "book", help="the course as a static HTML site (Sphinx + myst-nb, offline), a PDF, or slides"
+    )
     book_sub = p_book.add_subparsers(dest="action", required=True)
     p_build = book_sub.add_parser("build", help="execute the notebooks and build the site (warnings are errors)")
     p_build.add_argument("--out", help="the output folder (default book/_build/html)")
@@ -267,7 +269,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_pdf.add_argument(
         "--without-solutions", action="store_true", help="leave the Solutions part and the concept checks' answers out"
     )
-    for p_run in (p_build, p_pdf):
+    p_slides = book_sub.add_parser(
+        "slides", help="one reveal.js deck per session (offline: reveal.js and MathJax bundled)"
+    )
+    p_slides.add_argument("--out", help="the output folder (default book/_build/slides)")
+    for p_run in (p_build, p_pdf, p_slides):
         p_run.add_argument(
             "--jobs", type=_jobs, help="notebooks executed at once (default: one per CPU); unchanged ones are cached"
         )
