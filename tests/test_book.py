@@ -412,6 +412,29 @@ def test_without_solutions_the_site_has_no_solutions_part(tmp_path):
     assert "Solutions" not in (out / "index.html").read_text()
 
 
+@pytest.mark.skipif(importlib.util.find_spec("sphinx_revealjs") is None, reason="sphinx-revealjs is not installed")
+@needs_sphinx
+def test_the_slides_are_one_offline_deck_per_session_with_its_figure_and_references(tmp_path):
+    # The fixture notebook with its figure and citation under a numbered section, as the course's notebooks have.
+    notebook = NOTEBOOK.replace(
+        "# %%\nimport", "# %% [markdown]\n# ## 1. Rows\n#\n# See {cite:t}`coifman2006diffusion`.\n\n# %%\nimport"
+    )
+    book_dir, notebooks = _course(tmp_path, notebook)
+    out = tmp_path / "_build" / "slides"
+    index = book.slides(out, book_dir=book_dir, notebooks_dir=notebooks)
+    assert index == out / "index.html" and (out / "00_first.html").is_file()
+    assert "00 — A first session" in index.read_text()
+    deck = (out / "00_first.html").read_text()
+    scripts = [a.get("src", "") for tag, a in _tags(out / "00_first.html") if tag == "script"]
+    assert "_static/revealjs/dist/reveal.js" in scripts and (out / "_static/revealjs/dist/reveal.js").is_file()
+    assert any(src.startswith("_static/mathjax/MathJax.js?config=") for src in scripts), scripts
+    assert _remote_assets(out) == []
+    images = [a["src"] for tag, a in _tags(out / "00_first.html") if tag == "img"]
+    assert len(images) == 1 and (out / images[0]).is_file()  # the section's figure, from the executed notebook
+    assert "Coifman" in deck and "References" in deck  # the deck's own list of works
+    assert "CC BY 4.0" in deck  # the licence under the title
+
+
 @needs_sphinx
 def test_a_bad_cross_reference_fails_the_build(tmp_path, capfd):
     broken = NOTEBOOK.split("# %%\nimport")[0] + "\n# %% [markdown]\n# See {doc}`no_such_page`.\n"
@@ -673,3 +696,19 @@ def _assert_resolves(out: Path, page: str, href: str) -> None:
     if parsed.fragment and target.suffix == ".html":
         ids = {a.get("id") for _, a in _tags(target)} | {a.get("name") for _, a in _tags(target)}
         assert urllib.parse.unquote(parsed.fragment) in ids, f"{page}: link {href!r} names no anchor"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("sphinx_revealjs") is None, reason="sphinx-revealjs is not installed")
+def test_every_slide_of_the_course_fits_its_slide(served_course):
+    from test_book_browser import deck_overflows
+    from test_lab_browser import chromium
+
+    out, _ = served_course
+    slides = out.parent / "slides"  # beside the site: its execution cache serves the decks, nothing runs again
+    book.slides(slides)
+    decks = sorted(slides.glob("[0-9]*.html"))
+    assert [p.stem for p in decks] == sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9]*.py"))
+    with chromium(1280, 720) as driver:
+        bad = [line for deck in decks for line in deck_overflows(driver, deck.as_uri())]
+    assert bad == [], bad

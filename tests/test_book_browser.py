@@ -238,3 +238,66 @@ def test_the_footer_names_both_licences_on_one_line(site):
         assert "the Attention Geometry Workbench authors" in text
         assert "MIT" in text and "CC BY 4.0" in text
         assert footer.size["height"] < 2 * float(footer.value_of_css_property("line-height").removesuffix("px"))
+
+
+# -- the slides ----------------------------------------------------------------------------------------------------
+
+# Reveal.js ready and MathJax (on a deck with maths) done typesetting it.
+_DECK_READY = (
+    "return !!(window.Reveal && Reveal.isReady() && (!document.querySelector('script[src*=\"MathJax.js\"]')"
+    " || (window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running)))"
+)
+SLIDE_HEIGHT = 720  # revealjs_script_conf in workbench/book.py: every slide is laid out on 1280 × 720
+
+
+def deck_overflows(driver, url: str) -> list[str]:
+    """Open the deck at ``url``, visit every slide; the slides taller than the deck (or with broken maths/images)."""
+    from test_lab_browser import wait_for
+
+    driver.get(url)
+    wait_for(driver, lambda d: d.execute_script(_DECK_READY), 60, f"the deck {url} and its maths")
+    bad = []
+    for index in range(driver.execute_script("return Reveal.getTotalSlides()")):
+        driver.execute_script(f"Reveal.slide({index}, 0, 999)")
+        height, title, errors, broken = driver.execute_script(
+            "const s = Reveal.getCurrentSlide(); const h = s.querySelector('h1, h2');"
+            "return [s.scrollHeight, h ? h.innerText : '', s.querySelectorAll('.MathJax .merror').length,"
+            " [...s.querySelectorAll('img')].filter(i => !(i.complete && i.naturalWidth > 0)).length]"
+        )
+        if height > SLIDE_HEIGHT or errors or broken:
+            bad.append(
+                f"{url.rsplit('/', 1)[-1]} slide {index + 1} ({title}): {height} px, {errors} maths errors, "
+                f"{broken} broken images"
+            )
+    return bad
+
+
+def test_the_slides_fit_their_slides_and_a_check_reveals_its_answer_on_the_next_click(site):
+    from test_lab_browser import chromium, screenshot
+
+    out, _ = site
+    slides = out.parent / "slides"  # beside the site: its execution cache serves the decks
+    book.slides(slides, notebooks_dir=out.parents[1] / "notebooks")
+    decks = sorted(p for p in slides.glob("[0-9]*.html"))
+    assert [p.stem for p in decks] == sorted(p.stem for p in (out.parents[1] / "notebooks").glob("[0-9]*.py"))
+    with chromium(1280, 720) as driver:
+        bad = [line for deck in decks for line in deck_overflows(driver, deck.as_uri())]
+        assert bad == [], bad
+        deck = slides / f"{EXECUTED[0]}.html"
+        driver.get(deck.as_uri() + "#/")
+        from test_lab_browser import wait_for
+
+        wait_for(driver, lambda d: d.execute_script(_DECK_READY), 60, "the deck")
+        titles = driver.execute_script(
+            "return [...document.querySelectorAll('.slides > section')].map("
+            "s => (s.querySelector('h1, h2') || {}).innerText || '')"
+        )
+        check = next(i for i, t in enumerate(titles) if t.startswith("Check 1"))
+        assert any(t.startswith("1.") for t in titles) and "Recap" in titles
+        driver.execute_script(f"Reveal.slide({check}, 0, -1)")
+        fragment = "return Reveal.getCurrentSlide().querySelector('.fragment').classList.contains('visible')"
+        assert driver.execute_script(fragment) is False, "the answer shows before the click"
+        screenshot(driver, "slides-check-question")
+        driver.execute_script("Reveal.next()")
+        assert driver.execute_script(fragment) is True, "the answer does not show on the next click"
+        screenshot(driver, "slides-check-answer")

@@ -736,6 +736,7 @@ def pdf(
     return print_pdf(single / "index.html", out, open_answers=solutions)
 
 
+SLIDES_THEME = "white"
 # The decks' Sphinx configuration (sphinx-revealjs ships reveal.js; MathJax is the site's bundled subset).
 SLIDES_CONF = """\
 project = "Attention Geometry Workbench"
@@ -750,7 +751,7 @@ bibtex_bibfiles = ["references.bib"]
 bibtex_reference_style = "author_year"
 bibtex_default_style = "plain"
 revealjs_html_theme = "revealjs-simple"
-revealjs_style_theme = "white"
+revealjs_style_theme = "{theme}"
 revealjs_static_path = ["_static"]
 revealjs_css_files = ["slides.css"]
 revealjs_script_conf = {"width": 1280, "height": 720, "hash": True, "slideNumber": "c/t", "transition": "none"}
@@ -820,7 +821,7 @@ def slides(
     store = get_cache(str(work / ".jupyter_cache"))
     decks = work / "_slides_source"
     _fresh(decks, _SLIDES_MARKER)
-    (decks / "conf.py").write_text(SLIDES_CONF, encoding="utf-8")
+    (decks / "conf.py").write_text(SLIDES_CONF.replace("{theme}", SLIDES_THEME), encoding="utf-8")
     shutil.copy2(source / "references.bib", decks / "references.bib")
     copy_mathjax(decks / "_static" / "mathjax")
     (decks / "_static" / "slides.css").write_text(SLIDES_CSS, encoding="utf-8")
@@ -855,6 +856,10 @@ def slides(
     status = subprocess.run(command, check=False).returncode
     if status != 0:
         raise BookError(f"the slides' build failed (sphinx-build exit status {status}; its messages are above)")
+    # reveal.js ships every theme; some load web fonts from the web.  The decks use one, which loads nothing.
+    for theme in (out / "_static" / "revealjs" / "dist" / "theme").glob("*.css"):
+        if theme.name != f"{SLIDES_THEME}.css":
+            theme.unlink()
     return out / "index.html"
 
 

@@ -32,6 +32,7 @@ _RELATIVE_LINK = re.compile(r"\[([^\]]+)\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:)[^)\s]*\
 # prose, its height in px, and the least height a figure keeps (below it a figure says nothing).
 _CHARACTERS_PER_LINE, _LINE_HEIGHT, _MIN_FIGURE = 78, 41, 200
 _DENSE = 0.8  # the size of dense prose (slides.css)
+_DENSE_LEAD = 600  # characters of a lead paragraph above which the title slide sets it dense
 # About as much text as a 1280 × 720 slide holds at 30 px with formulas in it.
 _RECAP_CHARACTERS = 650
 _CITE = re.compile(r"(\{cite:[pt]\}`)([^`]+)`")
@@ -162,12 +163,19 @@ def deck(notebook, stem: str, figure: Callable[[str, bytes], str]) -> str:
         raise ValueError(f"notebook must open with a '# NN — Title' heading, got none in {stem!r}")
     intro = _blocks(title_part)
     out = [f"# {title_part.title}", ""]
-    lead = next((b for b in intro if not b.startswith("**")), "")
+    leads = [i for i, b in enumerate(intro) if not b.startswith("**")]
+    lead = intro[leads[0]] if leads else ""
+    listed = None  # the list a lead ending in a colon introduces: a slide of its own
+    if lead.endswith(":") and leads[0] + 1 < len(intro) and re.match(r"^\s*([-*+]|\d+\.) ", intro[leads[0] + 1]):
+        listed = intro[leads[0] + 1]
     time = _labelled(intro, "Time")
     if lead:
-        out += [_unlink(lead), ""]
+        long = len(lead) > _DENSE_LEAD
+        out += [":::{container} workbench-dense", _unlink(lead), ":::", ""] if long else [_unlink(lead), ""]
     if time:
         out += [f"*{_unlink(time)}*", ""]
+    if listed:
+        out += ["## This session", "", _unlink(listed), ""]
     objectives = _labelled(intro, "Objectives")
     if objectives:
         out += ["## Objectives", "", _unlink(objectives), ""]
