@@ -102,6 +102,12 @@ def test_repro2_bad_plot_path_is_refused_before_the_model_runs(plot, message):
 # --- reproducer 3: SIGINT is exit 130 and one line ---------------------------------------------------------
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a shell gives it.  A process started with SIGINT ignored (a background job of a
+    script, some test runners' workers) passes that on, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt_when(argv, ready, *, use_pty: bool, timeout: float = 120.0):
     """Start ``workbench argv``, send SIGINT once ``ready(stderr_so_far)`` holds, return (status, stderr)."""
     env = dict(os.environ, COLUMNS="120", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
@@ -109,10 +115,12 @@ def _interrupt_when(argv, ready, *, use_pty: bool, timeout: float = 120.0):
     master = None
     if use_pty:  # stderr on a terminal, so the rich progress bar draws and tells us the checks are running
         master, slave = pty.openpty()
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=slave, env=env, preexec_fn=_default_sigint)
         os.close(slave)
     else:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=_default_sigint
+        )
     chunks, deadline, sent = [], time.monotonic() + timeout, False
     stream = master if use_pty else proc.stderr.fileno()
     try:

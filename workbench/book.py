@@ -794,9 +794,10 @@ def slides(
     """Every session as a reveal.js deck in ``out`` (default book/_build/slides): return its index page.
 
     The notebooks are staged and executed as for the site, sharing its execution cache beside ``out`` (after
-    ``workbench book build`` with the default folders nothing runs again); each deck is made from its executed notebook by :func:`workbench.slides.deck`, then
-    Sphinx's ``revealjs`` builder (sphinx-revealjs, which ships reveal.js) writes one page per session, with the
-    bundled MathJax: the decks open offline, from the file system or any static host.
+    ``workbench book build`` with the default folders nothing runs again).  Each deck is made from its executed
+    notebook by :func:`workbench.slides.deck`; Sphinx's ``revealjs`` builder (sphinx-revealjs, which ships
+    reveal.js) writes one page per session with the bundled MathJax, so the decks open offline, from the file
+    system or any static host.
 
     Raises
     ------
