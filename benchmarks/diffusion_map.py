@@ -69,7 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import timed_in_fresh_process
+from ._timing import timed_in_fresh_process
 
 #: The ``run`` keywords ``workbench bench`` may pass: this benchmark takes no command-line options.
 OPTIONS = ()

@@ -27,7 +27,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.continuum import (
     RiemannianMetric,
@@ -39,6 +38,8 @@ from workbench.continuum import (
     witten_generator,
     witten_potential,
 )
+
+from ._common import by_scale
 
 HBAR = sp.Symbol("hbar", positive=True)
 X, Y = sp.symbols("x y", real=True)

@@ -22,7 +22,6 @@ import numpy as np
 import scipy.sparse
 import sympy as sp
 
-from derivations._common import by_scale
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.continuum import (
     bochner_gamma2,
@@ -34,6 +33,8 @@ from workbench.continuum import (
 )
 from workbench.markov import Circle, MarkovOperator, alpha_normalize, gauss_kernel, gauss_kernel_sparse, markov_operator
 from workbench.validation import check_in_range, check_integer
+
+from ._common import by_scale
 
 __all__ = [
     "IDENTITIES",
@@ -753,7 +754,7 @@ _SPHERE_BOCHNER: dict = {}
 def _sphere_bochner(ricci: bool):
     """Lambdified Bochner value ‖Hess f‖² (+ Ric(∇f,∇f)) on the unit sphere in (θ, φ), for both test functions."""
     if ricci not in _SPHERE_BOCHNER:
-        from derivations.continuum_geometry import PHI_, THETA, sphere
+        from .continuum_geometry import PHI_, THETA, sphere
 
         metric = sphere(sp.Integer(1))
         st, ct, sf, cf = sp.sin(THETA), sp.cos(THETA), sp.sin(PHI_), sp.cos(PHI_)

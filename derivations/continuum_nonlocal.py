@@ -36,7 +36,6 @@ import numpy as np
 import sympy as sp
 from scipy.integrate import quad
 
-from derivations._common import by_scale
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.continuum import (
     circle_courrege_operator,
@@ -47,6 +46,8 @@ from workbench.continuum import (
     varadhan_remainder,
 )
 from workbench.markov import beurling_deny_split, killing_measure
+
+from ._common import by_scale
 
 __all__ = [
     "IDENTITIES",

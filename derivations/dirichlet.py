@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from derivations._common import as_float, by_scale
 from workbench.backend import namespace, to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import (
@@ -20,6 +19,8 @@ from workbench.markov import (
     reversible_stationary_law,
     squared_distances,
 )
+
+from ._common import as_float, by_scale
 
 N_SYMBOLIC = 3
 

@@ -12,10 +12,11 @@ import scipy.linalg
 import scipy.special
 import sympy as sp
 
-from derivations._common import by_scale, relative_error
 from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.expmv import expmv
+
+from ._common import by_scale, relative_error
 
 #: (method, kind of A it applies to)
 CASES = (("taylor", "general"), ("krylov", "general"), ("chebyshev", "symmetric"), ("uniformization", "markov"))

@@ -26,7 +26,6 @@ import scipy.integrate
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import by_scale
 from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.lie import (
@@ -47,6 +46,8 @@ from workbench.lie import (
     witt_dimension,
     zassenhaus,
 )
+
+from ._common import by_scale
 
 # Lyndon-basis BCH coefficients through degree 5 (A < B, standard bracketing), as published.
 PUBLISHED_BCH = {

@@ -14,7 +14,6 @@ import numpy as np
 import scipy.sparse
 import sympy as sp
 
-from derivations._common import as_float, by_scale
 from workbench.backend import namespace, to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import (
@@ -37,6 +36,8 @@ from workbench.markov import (
     softmax_operator,
     stationary_current,
 )
+
+from ._common import as_float, by_scale
 
 N = 3  # states in the symbolic derivations
 

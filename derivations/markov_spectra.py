@@ -15,9 +15,10 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import by_scale
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim, fit_rate
 from workbench.markov import Circle, MarkovOperator, Sphere, gauss_kernel
+
+from ._common import by_scale
 
 
 def _derive_scale() -> list[Step]:

@@ -13,9 +13,10 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import EPS, by_scale, exp_series_coefficient, relative_error
 from workbench.backend import to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
+
+from ._common import EPS, by_scale, exp_series_coefficient, relative_error
 
 
 def _torch(backend: str):

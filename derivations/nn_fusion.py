@@ -18,11 +18,12 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import by_scale, exp_series_coefficient
 from workbench.backend import to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim, fit_rate
 from workbench.experiments import ResidualStack, fuse, product_of_exponentials
 from workbench.lie import bch_many, magnus
+
+from ._common import by_scale, exp_series_coefficient
 
 SEED = "Lie-Exponential Roadmap"
 RATE_TOLERANCE = 0.15  # measured slopes sit within 0.03 of the prediction; the next order bends the top of the range

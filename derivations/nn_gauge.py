@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale, relative_error
 from workbench.backend import to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.lie import bch, commutator_log
+
+from ._common import by_scale, relative_error
 
 if TYPE_CHECKING:  # torch is optional: the catalogue must load without it (these identities need it)
     import torch

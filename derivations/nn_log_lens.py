@@ -14,10 +14,11 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import EPS, by_scale, relative_error
 from workbench.backend import to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.lens import cartan_split, iwasawa_split, principal_log
+
+from ._common import EPS, by_scale, relative_error
 
 #: Largest rotation angle drawn for SO(d): the principal log is ill-conditioned as |θ| → π.
 MAX_ANGLE = 0.9 * np.pi

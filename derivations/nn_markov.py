@@ -20,8 +20,9 @@ import numpy as np
 import scipy.linalg
 import sympy as sp
 
-from derivations._common import by_scale
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
+
+from ._common import by_scale
 
 
 def _two_state():

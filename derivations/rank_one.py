@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale, relative_error
 from workbench.backend import matrix_exp, to_backend
 from workbench.catalogue import Identity, Step, Verification, claim
 from workbench.expmv import expm_rank1, expmv_rank1
+
+from ._common import by_scale, relative_error
 
 ORDER = 4  # powers of uvᵀ checked symbolically
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
-from derivations._common import as_float, by_scale
 from workbench.backend import namespace, to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.continuum import softmax_first_order, softmax_second_order, softmax_series
 from workbench.markov import softmax_operator
+
+from ._common import as_float, by_scale
 
 N_SYMBOLIC = 3
 

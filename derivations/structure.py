@@ -16,10 +16,11 @@ import array_api_compat
 import numpy as np
 import sympy as sp
 
-from derivations._common import EPS, as_float, by_scale, sandwich_coefficient
 from workbench.backend import matrix_exp, namespace, to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import markov_semigroup
+
+from ._common import EPS, as_float, by_scale, sandwich_coefficient
 
 SERIES_ORDER = 4  # Taylor coefficients t¹…t⁴ are checked symbolically
 BATCH = 4  # verify on a stack of matrices: the batched matrix_exp path is exercised too

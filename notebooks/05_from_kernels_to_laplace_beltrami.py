@@ -66,9 +66,9 @@ import sympy as sp
 from IPython.display import Math, display
 from matplotlib.ticker import NullFormatter
 
-from derivations.continuum_kernel import circle_generator_errors, feature_metric_errors
 from workbench.catalogue import fit_rate
 from workbench.continuum import cauchy_green_estimator, kernel_generator_expansion
+from workbench.derivations.continuum_kernel import circle_generator_errors, feature_metric_errors
 from workbench.markov import (
     Circle,
     MarkovOperator,
@@ -188,7 +188,7 @@ for a in ALPHAS:
 # chordal kernel $K_\beta = e^{-\beta\lVert y - x\rVert^2}$ ($G = I_2$ in the plane; in the angle, $G = r^2$ to
 # leading order), $f = \cos\theta$.  To see the bias alone the "samples" are **quadrature nodes** — the density's
 # quantiles $\theta_j = F^{-1}((j+\frac12)/n)$, spaced below the kernel width — so the discrete sums equal the
-# integrals to rounding and no sampling noise is mixed in (`derivations.continuum_kernel.circle_generator_errors`).
+# integrals to rounding and no sampling noise is mixed in (`workbench.derivations.continuum_kernel.circle_generator_errors`).
 # The oracle is the sympy generator of §1 at α = 0, ½, 1:
 #
 # $$\max_j\Bigl|\,4\beta(f - \mathsf P^{(\alpha)}_\beta f)(\theta_j) + \bigl[\Delta f + 2(1-\alpha)\langle\nabla\log q,
@@ -612,7 +612,7 @@ print(f"notebook ran in {time.perf_counter() - started:.1f} s")
 import numpy as np
 import sympy as sp
 
-from derivations.continuum_kernel import circle_generator_errors
+from workbench.derivations.continuum_kernel import circle_generator_errors
 
 betas_exercise = np.array([100.0, 200.0, 400.0, 800.0])
 # your code here (useful: kernel_generator_expansion from workbench.continuum, fit_rate from workbench.catalogue)

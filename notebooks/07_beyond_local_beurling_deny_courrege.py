@@ -72,7 +72,6 @@ import sympy as sp
 from IPython.display import display
 from matplotlib.ticker import NullFormatter
 
-from derivations.continuum_nonlocal import courrege_errors, jump_form_errors, sphere_varadhan_errors
 from workbench.catalogue import claim, fit_rate
 from workbench.continuum import (
     circle_courrege_operator,
@@ -82,6 +81,7 @@ from workbench.continuum import (
     sphere_log_heat_kernel,
     varadhan_remainder,
 )
+from workbench.derivations.continuum_nonlocal import courrege_errors, jump_form_errors, sphere_varadhan_errors
 from workbench.markov import beurling_deny_scan, beurling_deny_split, carre_du_champ, killing_measure
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")

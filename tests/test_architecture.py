@@ -69,8 +69,9 @@ LAYERS: dict[str, set[str]] = {
     # Teaching: the student copy and the grading of submissions (otter-grader); top layer, only cli imports it.
     "course": {"base"},
     "__main__": {"cli"},
-    # ``workbench`` itself only carries the version; cli reads it.
-    "workbench": set(),
+    # ``workbench`` itself only carries the version (from ``_version``, written by the build); cli reads it.
+    "workbench": {"_version"},
+    "_version": set(),
 }
 
 

@@ -308,8 +308,8 @@ def test_flat_limit_of_gamma2_gains_the_density_drift_unless_q_is_uniform_or_alp
     # derived by sympy in the identity; q = q₁(s)q₂(t) has Hess log q in closed form.  At β = 3200 on quadrature
     # nodes of q, (4β)²Γ₂(f) is within 0.5 % of the drift-corrected limit (measured 0.16 %, 0.20 %, 0.24 %: the
     # O(1/β) bias), while the uniform-q limit ‖Hess f‖² misses by 12 % (α = 0) and 6 % (α = ½).
-    from derivations import markov_geometry as mg
     from workbench.catalogue import discover, select
+    from workbench.derivations import markov_geometry as mg
     from workbench.markov import MarkovOperator, gauss_kernel_sparse
 
     beta = 3200.0

@@ -14,7 +14,7 @@ import pytest
 import scipy.linalg
 import torch
 
-import benchmarks.bch_fusion as bench
+import workbench.benchmarks.bch_fusion as bench
 from workbench.catalogue import fit_rate
 from workbench.experiments import (
     ResidualStack,
@@ -386,7 +386,7 @@ def test_benchmark_report_structure(monkeypatch):
 @pytest.mark.parametrize("backend", ["numpy", "torch:cpu"])
 def test_identities(backend):
     """Every derivation claim holds (sympy) and every numeric verification passes at scale 'small'."""
-    from derivations.nn_fusion import IDENTITIES
+    from workbench.derivations.nn_fusion import IDENTITIES
 
     assert [i.name for i in IDENTITIES] == [
         "nn.fusion.bch_orders",

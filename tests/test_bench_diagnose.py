@@ -8,7 +8,7 @@ pytest.importorskip("transformers", reason="the benchmark's reference forward pa
 
 
 def test_diagnose_benchmark_runs_and_its_forward_pass_agrees():
-    from benchmarks import diagnose
+    from workbench.benchmarks import diagnose
 
     report = diagnose.run(windows=2, gpt2_windows=1, gpt2_size="tiny", workers=1)
     assert report["columns"][:2] == ["workload", "wall"] and len(report["rows"]) == 3

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks import diffusion_map as bench
+from workbench.benchmarks import diffusion_map as bench
 
 HAS_SKLEARN = importlib.util.find_spec("sklearn") is not None
 HAS_DATAFOLD = importlib.util.find_spec("datafold") is not None or bool(os.environ.get(bench.DATAFOLD_PYTHON))

@@ -13,7 +13,7 @@ pytestmark = [
 def test_subspaces_benchmark_agrees_with_scipy():
     # Oracle: scipy.linalg.subspace_angles on the same weight slices; angles agree far below any reading's
     # resolution (measured 1.7e-10 rad, scipy's own error near π/2; 1e-8 leaves room for other BLAS kernels).
-    from benchmarks import subspaces
+    from workbench.benchmarks import subspaces
 
     report = subspaces.run()
     assert report["columns"][0] == "workload" and len(report["rows"]) == 4

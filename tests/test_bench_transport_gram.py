@@ -1,6 +1,6 @@
 """The transport-gram benchmark runs and its two routes agree (the benchmark itself is timed only by `bench`)."""
 
-from benchmarks import transport_gram
+from workbench.benchmarks import transport_gram
 
 
 def test_transport_gram_benchmark_agrees_with_the_dense_route():

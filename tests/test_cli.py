@@ -138,7 +138,7 @@ def test_bench_bch_small_json(tmp_path, monkeypatch):
     stand_in = tmp_path / "bch"
     stand_in.write_text("#!/bin/sh\nexit 0\n")
     stand_in.chmod(0o755)
-    from benchmarks import bch as bench
+    from workbench.benchmarks import bch as bench
 
     monkeypatch.setenv("WORKBENCH_BCH_PROGRAM", str(stand_in))
     row = bench.run(max_degree=6, runs=1)["rows"][0]
@@ -171,7 +171,7 @@ def test_bench_bch_fusion_toggle_and_tables(monkeypatch, capsys):
 
 def test_bench_exp_markov_small_json():
     # The layer kernel, the dense exponential, scipy and the engine agree (the benchmark's own error column).
-    import benchmarks.exp_markov as bench
+    import workbench.benchmarks.exp_markov as bench
 
     report = bench.run(sizes=(64,), d=4)
     assert report["columns"][0] == "n" and report["rows"][0][0] == 64

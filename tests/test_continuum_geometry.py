@@ -7,7 +7,6 @@ Numeric oracles state their tolerance where they are used.
 import pytest
 import sympy as sp
 
-from derivations.continuum_geometry import HBAR, IDENTITIES, THETA, U, X, Y, _coexact_drift, plane, revolution, sphere
 from workbench.continuum._riemann import (
     RiemannianMetric,
     bakry_emery_gamma2,
@@ -16,6 +15,18 @@ from workbench.continuum._riemann import (
     formal_adjoint,
     witten_generator,
     witten_potential,
+)
+from workbench.derivations.continuum_geometry import (
+    HBAR,
+    IDENTITIES,
+    THETA,
+    U,
+    X,
+    Y,
+    _coexact_drift,
+    plane,
+    revolution,
+    sphere,
 )
 
 BY_NAME = {identity.name: identity for identity in IDENTITIES}

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from derivations.continuum_kernel import (
+from workbench.catalogue import fit_rate
+from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_generator_expansion
+from workbench.derivations.continuum_kernel import (
     ALPHAS,
     IDENTITIES,
     circle_generator_errors,
@@ -14,8 +16,6 @@ from derivations.continuum_kernel import (
     curve_generator_errors,
     feature_metric_errors,
 )
-from workbench.catalogue import fit_rate
-from workbench.continuum._kernel_moments import cauchy_green_estimator, kernel_generator_expansion
 from workbench.markov import alpha_normalize, gauss_kernel, markov_operator
 
 BY_NAME = {identity.name: identity for identity in IDENTITIES}

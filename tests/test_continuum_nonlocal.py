@@ -6,15 +6,7 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-import derivations.continuum_nonlocal as nonlocal_module
-from derivations.continuum_nonlocal import (
-    IDENTITIES,
-    circle_cut_point_errors,
-    courrege_errors,
-    jump_form_errors,
-    sphere_varadhan_errors,
-    triangle_local_errors,
-)
+import workbench.derivations.continuum_nonlocal as nonlocal_module
 from workbench.catalogue import fit_rate
 from workbench.continuum._nonlocal import (
     circle_courrege_operator,
@@ -23,6 +15,14 @@ from workbench.continuum._nonlocal import (
     diffusive_jump_rate,
     sphere_log_heat_kernel,
     varadhan_remainder,
+)
+from workbench.derivations.continuum_nonlocal import (
+    IDENTITIES,
+    circle_cut_point_errors,
+    courrege_errors,
+    jump_form_errors,
+    sphere_varadhan_errors,
+    triangle_local_errors,
 )
 from workbench.markov import beurling_deny_split
 

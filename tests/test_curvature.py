@@ -93,8 +93,8 @@ def test_curvature_identity_needs_n_at_least_5_for_the_cycle():
     # reference say n ≥ 5, the check uses only cycles with n ≥ 5, and the outside case measures C₃ and C₄.
     from pathlib import Path
 
-    from derivations import markov_geometry as mg
     from workbench.catalogue import discover, select
+    from workbench.derivations import markov_geometry as mg
 
     for n, unnormalised, normalised in ((3, 2.5, 1.25), (4, 2.0, 1.0)):
         A = adjacency(nx.cycle_graph(n))

@@ -15,8 +15,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from derivations.attention import IDENTITIES, connection, diagnostics
-from derivations.attention import split as split_ids
 from workbench.attention import (
     connection_laplacian,
     cycle_connection,
@@ -28,6 +26,8 @@ from workbench.attention import (
 )
 from workbench.backend import namespace, to_backend
 from workbench.catalogue import discover, select
+from workbench.derivations.attention import IDENTITIES, connection, diagnostics
+from workbench.derivations.attention import split as split_ids
 
 NAMES = [identity.name for identity in IDENTITIES]
 

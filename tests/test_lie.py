@@ -11,7 +11,7 @@ from conftest import HAS_TORCH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import derivations.lie as lie_identities
+import workbench.derivations.lie as lie_identities
 from workbench.backend import to_backend, to_numpy
 from workbench.cli import main
 from workbench.lie import (

@@ -17,8 +17,8 @@ import pytest
 import scipy.linalg
 import torch
 
-from derivations.nn_markov import IDENTITIES
 from workbench.attention import row_entropy
+from workbench.derivations.nn_markov import IDENTITIES
 from workbench.expmv import expmv
 from workbench.nn import (
     BandedGenerator,

@@ -13,8 +13,8 @@ import scipy.linalg
 import torch
 from torch.func import functional_call
 
-from derivations.nn_flows import IDENTITIES
 from workbench.catalogue import fit_rate
+from workbench.derivations.nn_flows import IDENTITIES
 from workbench.lie import bch_many
 from workbench.nn import (
     GivensFlowMixer,
@@ -553,7 +553,7 @@ def test_spd_cap_with_a_negative_spectral_bound(monkeypatch):
     # The former statement's cap c = min(1, log L / b(S)) with b(S) = λ_max(S) = −1 < 0 is c = −log 2: it flips the
     # spectrum, ‖e^{cS}‖₂ = e^{10 log 2} = 1024 > L = 2.  The statement as now written, c = log L / max(b(S), log L),
     # gives c = 1, and so does the layer (both bounds): ‖W‖₂ = e^{−1} ≤ L.  Tolerance 1e-12 relative (expm rounding).
-    import derivations.nn_flows as flows
+    import workbench.derivations.nn_flows as flows
 
     cap, spectrum = 2.0, torch.tensor([-1.0, -10.0], dtype=F64)
     S, b = torch.diag(spectrum), float(spectrum.max())
@@ -597,7 +597,7 @@ def test_bch_defect_identity_checks_the_constant(monkeypatch):
 
 def test_spd_derivation_claims_have_content():
     # The Gershgorin, norm and cap steps are sympy claims (decided, not asserted) and all hold.
-    from derivations.nn_flows import _derive_spd
+    from workbench.derivations.nn_flows import _derive_spd
 
     steps = _derive_spd()
     claims = [s.text for s in steps if s.holds is not None]

@@ -14,7 +14,7 @@ import pytest
 import scipy.linalg
 import torch
 
-from derivations.nn_gauge import IDENTITIES
+from workbench.derivations.nn_gauge import IDENTITIES
 from workbench.lens import principal_log
 from workbench.lie import bch
 from workbench.nn import (

@@ -14,9 +14,9 @@ import pytest
 import scipy.linalg
 import sympy as sp
 
-from derivations.nn_log_lens import IDENTITIES
 from workbench.backend import to_backend
 from workbench.catalogue import fit_rate
+from workbench.derivations.nn_log_lens import IDENTITIES
 from workbench.lens import (
     adjacent_commutators,
     cartan_split,
@@ -522,7 +522,7 @@ def test_the_principal_log_statement_is_checked_beyond_rotations_and_spd_maps(rn
     through 160 terms for X = 0.5·I + 1.5·(unit-norm strictly upper part), ρ(X) = 0.5 < 1 < ‖X‖₂.  Tolerance
     1e-12 relative, as in the check; measured ~1e-14.
     """
-    from derivations.nn_log_lens import _log_of_exponential_error, _mercator_error, _near_identity_x
+    from workbench.derivations.nn_log_lens import _log_of_exponential_error, _mercator_error, _near_identity_x
 
     a = rng.standard_normal((6, 6))
     a *= 2.0 / np.linalg.norm(a, 2)

@@ -24,6 +24,13 @@ cli          -- the ``workbench`` command                                       
 torch is never imported here; numeric functions accept numpy arrays or torch tensors per call.
 """
 
-__version__ = "0.1.0"
+try:  # written by the build from the git tag (setuptools-scm)
+    from workbench._version import __version__
+except ImportError:  # a source tree on sys.path that was never built
+    __version__ = "0+unknown"
+# The distribution that installs this package.  The import name ``workbench`` is shared with an unrelated project
+# on PyPI; the command line checks this marker and says so in one line when another distribution's
+# ``__init__`` has been installed over this one (``workbench.cli.foreign_package``).
+__distribution__ = "attention-workbench"
 
-__all__ = ["__version__"]
+__all__ = ["__distribution__", "__version__"]

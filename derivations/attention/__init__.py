@@ -13,7 +13,7 @@ diagnostics  -- attention.diagnostics.uniform_and_shift
 grassmann    -- attention.grassmann.gauge_invariance, .dimension
 """
 
-from derivations.attention import connection, diagnostics, family, grassmann, split
+from . import connection, diagnostics, family, grassmann, split
 
 IDENTITIES = [
     *split.IDENTITIES,

@@ -14,12 +14,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale, relative_error
-from derivations.attention._shared import (
-    context,
-    gap,
-    max_abs,
-)
 from workbench.attention import (
     block_operator,
     connection_energy,
@@ -37,6 +31,13 @@ from workbench.attention import (
 from workbench.backend import namespace, to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import MarkovOperator
+
+from .._common import by_scale, relative_error
+from ._shared import (
+    context,
+    gap,
+    max_abs,
+)
 
 # ---- 5. multi-head attention is one connection step ----------------------------------------------
 

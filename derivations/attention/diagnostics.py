@@ -10,14 +10,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale
-from derivations.attention._shared import (
-    SQRT2,
-    N,
-    context,
-    gap,
-    max_abs,
-)
 from workbench.attention import (
     AttentionHead,
     effective_neighbours,
@@ -30,6 +22,15 @@ from workbench.attention import (
 )
 from workbench.backend import to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
+
+from .._common import by_scale
+from ._shared import (
+    SQRT2,
+    N,
+    context,
+    gap,
+    max_abs,
+)
 
 # ---- 8. diagnostics on closed-form heads ------------------------------------------------------------
 

@@ -10,16 +10,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale
-from derivations.attention._shared import (
-    SPREAD,
-    SQRT2,
-    N,
-    context,
-    gap,
-    max_abs,
-    transpose,
-)
 from workbench.attention import (
     OPERATORS,
     effective_form,
@@ -32,6 +22,17 @@ from workbench.attention import (
 from workbench.backend import namespace, to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import softmax_operator
+
+from .._common import by_scale
+from ._shared import (
+    SPREAD,
+    SQRT2,
+    N,
+    context,
+    gap,
+    max_abs,
+    transpose,
+)
 
 # ---- 4. the four corners ----------------------------------------------------------------------------
 

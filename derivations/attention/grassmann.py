@@ -14,11 +14,12 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale, relative_error
-from derivations.attention._shared import transpose
 from workbench.attention import grassmann_dimension, principal_angles, projection_differential, subspace_basis
 from workbench.backend import namespace, to_backend, to_numpy
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
+
+from .._common import by_scale, relative_error
+from ._shared import transpose
 
 # ---- 1. the gauge moves no subspace -------------------------------------------------------------------
 

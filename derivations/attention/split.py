@@ -13,19 +13,6 @@ import math
 import numpy as np
 import sympy as sp
 
-from derivations._common import by_scale
-from derivations.attention._shared import (
-    SPREAD,
-    N,
-    canonical,
-    context,
-    gap,
-    max_abs,
-    rownorm,
-    score_symbols,
-    symmetric_symbols,
-    transpose,
-)
 from workbench.attention import (
     bond_link_split,
     destination_tilt,
@@ -43,6 +30,20 @@ from workbench.attention import (
 from workbench.backend import namespace, to_backend
 from workbench.catalogue import Hypothesis, Identity, Step, Verification, claim
 from workbench.markov import cycle_affinities, doob_transform, softmax_operator
+
+from .._common import by_scale
+from ._shared import (
+    SPREAD,
+    N,
+    canonical,
+    context,
+    gap,
+    max_abs,
+    rownorm,
+    score_symbols,
+    symmetric_symbols,
+    transpose,
+)
 
 # ---- 1. the exact split and the distance form --------------------------------------------------
 

@@ -25,9 +25,9 @@ import numpy as np
 import sympy as sp
 from matplotlib.ticker import NullFormatter
 
-from derivations.continuum_kernel import circle_generator_errors
 from workbench.catalogue import fit_rate
 from workbench.continuum import kernel_generator_expansion
+from workbench.derivations.continuum_kernel import circle_generator_errors
 from workbench.markov import Circle, MarkovOperator, gauss_kernel_sparse
 
 SCALE = os.environ.get("WORKBENCH_SCALE", "small")

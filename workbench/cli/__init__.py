@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from workbench.catalogue import CatalogueError
 from workbench.cli._catalogue import cmd_bench, cmd_check, cmd_derive, cmd_list
@@ -39,7 +40,10 @@ from workbench.cli._models import cmd_diagnose, cmd_study
 from workbench.cli._parser import build_parser
 from workbench.memory import MAX_MEMORY_VARIABLE, parse_size
 
-__all__ = ["entry", "main"]
+__all__ = ["DISTRIBUTION", "distributions_providing", "entry", "foreign_package", "main"]
+
+# The distribution this command line belongs to (the PyPI name; the import name is ``workbench``).
+DISTRIBUTION = "attention-workbench"
 
 _COMMANDS = {
     "list": cmd_list,
@@ -89,6 +93,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def foreign_package() -> str | None:
+    """One line when the imported ``workbench`` package is not this distribution's, else ``None``.
+
+    The import name ``workbench`` is also taken by an unrelated project on PyPI; installing both writes one
+    ``workbench/__init__.py`` over the other without a word.  This distribution's ``__init__`` carries the
+    marker ``__distribution__``; when it is missing, the owners of the folder are looked up (a scan of the
+    installed distributions, done only then) and named.
+    """
+    import workbench
+
+    if getattr(workbench, "__distribution__", None) == DISTRIBUTION:
+        return None
+    folder = Path(workbench.__file__ or next(iter(workbench.__path__), "?")).parent
+    others = sorted(set(distributions_providing("workbench")) - {DISTRIBUTION})
+    who = f" (installed by {', '.join(others)})" if others else ""
+    return (
+        f"the package 'workbench' in {folder} is not {DISTRIBUTION}'s: another distribution's "
+        f"workbench/__init__.py{who} was installed over it; uninstall the other project, then "
+        f"`python -m pip install --force-reinstall --no-deps {DISTRIBUTION}`"
+    )
+
+
+def distributions_providing(name: str, path: list[str] | None = None) -> list[str]:
+    """The names of the distributions installed on ``path`` (default ``sys.path``) that hold the top-level ``name``."""
+    from importlib.metadata import distributions
+
+    found = []
+    for dist in distributions(**({} if path is None else {"path": path})):
+        top = dist.read_text("top_level.txt")
+        if top is not None:
+            provides = name in top.split()
+        else:  # wheels not built by setuptools carry no top_level.txt: read the file list
+            provides = any(str(path).split("/", 1)[0] == name for path in dist.files or ())
+        if provides:
+            found.append(dist.metadata["Name"])
+    return found
+
+
 def entry() -> None:
     """The ``workbench`` console script and ``python -m workbench``: :func:`main`, then exit with its status.
 
@@ -96,6 +138,9 @@ def entry() -> None:
     KeyboardInterrupt that once crossed a nested evaluation frame (torch runs some), and at exit kills
     itself with SIGINT even though :func:`main` handled it, so the status would read −2 instead of 130.
     """
+    foreign = foreign_package()
+    if foreign:
+        print(f"workbench: warning: {foreign}", file=sys.stderr)
     code = main()
     if code == 130:
         sys.stdout.flush()

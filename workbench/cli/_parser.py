@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench import __version__
+import workbench
 from workbench.catalogue import SCALES
 from workbench.cli._experiments import AXIS_OPTIONS
 
@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="workbench",
         description="Attention Geometry Workbench: derive identities symbolically, check them numerically.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    # getattr: another project's workbench/__init__.py installed over ours has no version (entry() says so).
+    version = getattr(workbench, "__version__", "unknown")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version}")
     parser.add_argument(
         "--max-memory",
         metavar="SIZE",
