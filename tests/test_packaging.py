@@ -59,6 +59,19 @@ def test_every_entry_point_and_script_names_a_module_under_workbench():
     assert set(PYPROJECT["project"]["scripts"]) == {"workbench", DISTRIBUTION}
 
 
+def test_every_module_of_the_catalogue_and_the_benchmarks_is_registered():
+    # Entry points live in the installed metadata: a module added to derivations/ needs its line in pyproject.toml
+    # and `python -m pip install --no-deps -e .` (README, "Writing your own identities").
+    for folder, group in (("derivations", "workbench.derivations"), ("benchmarks", "workbench.benchmarks")):
+        modules = {
+            f"workbench.{folder}.{p.stem if p.suffix else p.name}"
+            for p in (ROOT / folder).iterdir()
+            if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").exists())
+        }
+        registered = set(PYPROJECT["project"]["entry-points"][group].values())
+        assert modules == registered, f"{group}: unregistered {sorted(modules - registered)}"
+
+
 def test_the_catalogue_is_the_same_from_a_folder_with_its_own_derivations_and_benchmarks(tmp_path):
     # A research project with generic folder names: importing either would fail loudly.
     for name in ("derivations", "benchmarks"):

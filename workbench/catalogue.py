@@ -27,11 +27,13 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from workbench.backend import to_numpy
 from workbench.rates import fit_rate
 from workbench.symbolic import Derivation, Step, claim
 from workbench.validation import check_choice, check_integer
@@ -46,9 +48,12 @@ __all__ = [
     "Result",
     "Step",
     "Verification",
+    "as_float",
+    "by_scale",
     "claim",
     "discover",
     "fit_rate",
+    "relative_error",
     "run_checks",
     "run_outside_cases",
     "select",
@@ -56,6 +61,44 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "workbench.derivations"
 SCALES = ("small", "large")
+
+
+# -- helpers for identity authors (the repository's derivations use them as an outside course would) ---------
+
+
+def by_scale(scale: str, small, large):
+    """The problem size for ``scale``: ``small`` at ``"small"``, ``large`` at ``"large"``.
+
+    Examples
+    --------
+    >>> by_scale("large", 64, 1024)
+    1024
+    """
+    check_choice("scale", scale, SCALES)
+    return small if scale == "small" else large
+
+
+def as_float(x) -> float:
+    """A backend scalar (numpy, Python or 0-d torch, on any device) as a Python float.
+
+    Examples
+    --------
+    >>> as_float(np.float32(0.5))
+    0.5
+    """
+    return float(to_numpy(x))
+
+
+def relative_error(approx, exact) -> float:
+    """The relative Frobenius error ‖approx − exact‖ / ‖exact‖, computed on the host in float64.
+
+    Examples
+    --------
+    >>> relative_error(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    0.70710678
+    """
+    a, e = (np.asarray(to_numpy(x), dtype=np.float64) for x in (approx, exact))
+    return float(np.linalg.norm(a - e) / np.linalg.norm(e))
 
 
 class CatalogueError(RuntimeError):
@@ -270,14 +313,77 @@ def _identities_of(loaded: Any, origin: str) -> list[Identity]:
     return found
 
 
-def discover(group: str = ENTRY_POINT_GROUP) -> list[Identity]:
-    """Load every identity registered under the entry-point ``group``, sorted by name.
+def _load_file(path: Path) -> ModuleType:
+    """Import the Python file ``path`` as a module of its own (its folder on ``sys.path`` while it loads)."""
+    import importlib.util
+    import sys
+
+    name = f"workbench_user_identities_{zlib.crc32(str(path).encode()):08x}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a source loader
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    sys.path.insert(0, str(path.parent))  # so that the file can import its neighbours (helpers beside it)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def _path_sources(path: str | Path) -> list[tuple[str, Callable[[], Any]]]:
+    """``(origin, load)`` for each identity file named by ``path``: the file, or a folder's ``*.py`` files.
+
+    In a folder, files whose name starts with ``_`` are helpers and are not read for identities, and a module
+    without ``IDENTITIES`` is skipped; a file named on its own must have them.
+    """
+    given = Path(path).expanduser()
+    if given.is_file():
+        if given.suffix != ".py":
+            raise ValueError(f"path must be a Python file (.py) or a folder of them, got {str(path)!r}")
+        files, required = [given], True
+    elif given.is_dir():
+        files, required = sorted(f for f in given.glob("*.py") if not f.name.startswith("_")), False
+        if not files:
+            raise ValueError(f"path must be a Python file (.py) or a folder of them, got {str(path)!r} (no .py file)")
+    else:
+        raise ValueError(f"path must be a Python file (.py) or a folder of them, got {str(path)!r} (not found)")
+    sources = []
+    for file in files:
+        resolved = file.resolve()
+
+        def load(resolved=resolved, required=required):
+            module = _load_file(resolved)
+            return module if required or hasattr(module, "IDENTITIES") else []
+
+        sources.append((f"file {str(file)!r}", load))
+    return sources
+
+
+def discover(
+    group: str = ENTRY_POINT_GROUP,
+    *,
+    paths: Sequence[str | Path] = (),
+    failures: list[str] | None = None,
+) -> list[Identity]:
+    """Load every identity registered under the entry-point ``group``, and those in ``paths``, sorted by name.
+
+    ``paths`` names Python files, or folders of them, that define ``IDENTITIES`` with no packaging (the command
+    line's ``--path``): each file is imported as a module of its own.  A source that fails to load (an entry point
+    or a file that raises on import, or that holds something other than :class:`Identity` records) raises
+    :class:`CatalogueError`, unless ``failures`` is a list: then one line naming the source and its error is
+    appended to it, and the other sources are still read.
 
     Raises
     ------
     CatalogueError
-        If an entry point fails to import, declares something that is not an
-        :class:`Identity`, or two identities share a name.
+        If a source fails to load (and ``failures`` is None), or two identities share a name.
+    ValueError
+        If a path is neither a ``.py`` file nor a folder holding one.
 
     Examples
     --------
@@ -287,14 +393,23 @@ def discover(group: str = ENTRY_POINT_GROUP) -> list[Identity]:
     """
     from importlib.metadata import entry_points  # here, not at import: `workbench derive` never needs it
 
+    sources = [
+        (f"entry point {entry.name!r} ({entry.value}) in group {group!r}", entry.load)
+        for entry in sorted(entry_points(group=group), key=lambda e: e.name)
+    ]
+    for path in paths:
+        sources.extend(_path_sources(path))
     identities: dict[str, Identity] = {}
-    for entry in sorted(entry_points(group=group), key=lambda e: e.name):
-        origin = f"entry point {entry.name!r} ({entry.value}) in group {group!r}"
+    for origin, load in sources:
         try:
-            loaded = entry.load()
+            found = _identities_of(load(), origin)
         except Exception as exc:
-            raise CatalogueError(f"{origin} failed to load: {exc!r}") from exc
-        for identity in _identities_of(loaded, origin):
+            error = exc if isinstance(exc, CatalogueError) else CatalogueError(f"{origin} failed to load: {exc!r}")
+            if failures is None:
+                raise error from exc
+            failures.append(str(error))
+            continue
+        for identity in found:
             if identity.name in identities:
                 raise CatalogueError(f"{origin}: identity name {identity.name!r} is registered twice")
             identities[identity.name] = identity

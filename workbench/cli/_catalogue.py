@@ -16,18 +16,32 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 
+def _catalogue(args: argparse.Namespace) -> tuple[list, list[str]]:
+    """The identities of the installed catalogue and of ``--path``, and the sources that failed to load.
+
+    Each failed source (a plugin or file that raises on import) is reported on stderr in one line, and the other
+    sources are still read: one broken plugin does not hide the rest of the catalogue.
+    """
+    failures: list[str] = []
+    identities = discover(paths=args.path, failures=failures)
+    for line in failures:
+        print(f"workbench {args.command}: error: {line}; its identities are left out", file=sys.stderr)
+    return identities, failures
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    identities = select(discover(), area=args.area)
+    found, failed = _catalogue(args)
+    identities = select(found, area=args.area)
     if args.json:
         print_json([i.describe() for i in identities])
-        return 0
+        return 1 if failed else 0
     table = rich_table(title=f"workbench catalogue — {len(identities)} identities")
     for column in ("name", "area", "source", "statement"):
         table.add_column(column, overflow="fold")
     for identity in identities:
         table.add_row(*(rich_escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
     rich_console().print(table)
-    return 0
+    return 1 if failed else 0
 
 
 def _backends_for(device: str) -> list[str]:
@@ -105,7 +119,8 @@ def _results_table(results: list[Result], args) -> Table:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    identities = select(discover(), name=args.name, area=args.area)
+    found, unloaded = _catalogue(args)
+    identities = select(found, name=args.name, area=args.area)
     if args.hypotheses and (args.numeric_only or args.scale != "small" or args.device != "cpu"):
         raise ValueError(
             "--hypotheses runs the outside cases at their own size on the CPU: "
@@ -124,23 +139,24 @@ def cmd_check(args: argparse.Namespace) -> int:
             "backends": ["outside"]
             if args.hypotheses
             else (["sympy", *backends] if not args.numeric_only else backends),
-            "passed": not failed,
+            "passed": not failed and not unloaded,
             "summary": {"total": len(results), "passed": len(results) - len(failed), "failed": len(failed)},
             "results": [r.to_dict() for r in results],
+            "unloaded": unloaded,
         }
         print_json(document)
-        return 1 if failed else 0
+        return 1 if failed or unloaded else 0
     console = rich_console()
     if args.hypotheses and not results:
         console.print("no outside case to run: the selected identities state no hypothesis that has one")
-        return 0
+        return 1 if unloaded else 0
     console.print(_results_table(results, args))
     for r in failed:
         why = r.error or (f"residual {format_number(r.residual)} exceeds tolerance {format_number(r.tolerance)}")
         if args.hypotheses and r.residual is not None:
             why += f" (residual {format_number(r.residual)}, tolerance {format_number(r.tolerance)})"
         console.print(f"[bold red]FAIL[/bold red] {rich_escape(f'{r.name} [{r.backend}]: {why}')}")
-    return 1 if failed else 0
+    return 1 if failed or unloaded else 0
 
 
 # The BCH family computed level by level (letters per name): streamed as JSON without building the series.
@@ -184,7 +200,8 @@ def cmd_derive(args: argparse.Namespace) -> int:
         if args.expand:
             raise ValueError("--expand applies to catalogue identities, not to series")
         return _cmd_derive_series(args)
-    matches = [i for i in discover() if i.name == args.name]
+    found, unloaded = _catalogue(args)
+    matches = [i for i in found if i.name == args.name]
     if not matches:
         raise ValueError(
             f"name must be a series ({', '.join(SERIES)}) or a catalogue identity, got {args.name!r}; "
@@ -208,7 +225,7 @@ def cmd_derive(args: argparse.Namespace) -> int:
         for number, step in enumerate(steps, 1):
             out.extend(_derive_step_text(number, step, args.expand))
     print("\n".join(out))
-    return 0 if all(s.holds is not False for s in steps) else 1
+    return 0 if all(s.holds is not False for s in steps) and not unloaded else 1
 
 
 def _hypotheses_lines(identity, latex: bool) -> list[str]:

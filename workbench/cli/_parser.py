@@ -50,9 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def path_option(command):
+        command.add_argument(
+            "--path",
+            action="append",
+            default=[],
+            metavar="FILE_OR_DIR",
+            help="also read identities from this Python file, or from every .py file of this folder (no packaging "
+            "needed; repeatable)",
+        )
+
     p_list = sub.add_parser("list", help="the identity catalogue")
     p_list.add_argument("--area", help="only this area")
     p_list.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    path_option(p_list)
 
     p_check = sub.add_parser("check", help="run the verifications; exit 1 if any fails")
     p_check.add_argument("name", nargs="?", help="an identity name or dotted prefix")
@@ -72,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run each hypothesis's outside case instead: a row passes when the statement fails there as predicted",
     )
+    path_option(p_check)
 
     p_derive = sub.add_parser("derive", help="a Lie series to a degree, or the symbolic steps of an identity")
     p_derive.add_argument(
@@ -88,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_derive.add_argument(
         "--expand", action="store_true", help="identity: also print each step's symbolic instance in full"
     )
+    path_option(p_derive)
 
     p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
     p_bench.add_argument(
