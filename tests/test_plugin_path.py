@@ -129,3 +129,14 @@ def test_a_file_named_alone_must_define_identities(tmp_path):
     lonely.write_text("X = 1\n")
     with pytest.raises(CatalogueError, match="has no IDENTITIES sequence"):
         discover(paths=[lonely])
+
+
+def test_the_authors_helpers_refuse_what_has_no_relative_error():
+    from workbench.catalogue import by_scale, relative_error
+
+    with pytest.raises(ValueError, match=r"exact must be finite and nonzero for a relative error, got norm 0\.0"):
+        relative_error([1.0, 2.0], [0.0, 0.0])
+    with pytest.raises(ValueError, match=r"approx must have the shape of exact \(2,\), got \(3,\)"):
+        relative_error([1.0, 2.0, 3.0], [1.0, 1.0])
+    with pytest.raises(ValueError, match="scale"):
+        by_scale("huge", 1, 2)

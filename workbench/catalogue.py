@@ -98,7 +98,12 @@ def relative_error(approx, exact) -> float:
     0.70710678
     """
     a, e = (np.asarray(to_numpy(x), dtype=np.float64) for x in (approx, exact))
-    return float(np.linalg.norm(a - e) / np.linalg.norm(e))
+    if a.shape != e.shape:
+        raise ValueError(f"approx must have the shape of exact {e.shape}, got {a.shape}")
+    scale = float(np.linalg.norm(e))
+    if not scale > 0 or not math.isfinite(scale):
+        raise ValueError(f"exact must be finite and nonzero for a relative error, got norm {scale!r}")
+    return float(np.linalg.norm(a - e) / scale)
 
 
 class CatalogueError(RuntimeError):
