@@ -90,14 +90,14 @@ def as_float(x) -> float:
 
 
 def relative_error(approx, exact) -> float:
-    """The relative Frobenius error ‖approx − exact‖ / ‖exact‖, computed on the host in float64.
+    """The relative Frobenius error ‖approx − exact‖ / ‖exact‖, computed on the host (complex values too).
 
     Examples
     --------
     >>> relative_error(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     0.70710678
     """
-    a, e = (np.asarray(to_numpy(x), dtype=np.float64) for x in (approx, exact))
+    a, e = (np.asarray(to_numpy(x)) for x in (approx, exact))
     if a.shape != e.shape:
         raise ValueError(f"approx must have the shape of exact {e.shape}, got {a.shape}")
     scale = float(np.linalg.norm(e))
