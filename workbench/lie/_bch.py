@@ -151,11 +151,11 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
     if increasing:
         for level in increasing_log_levels(n_letters, degree):
             coordinates.update(level.coordinates(n_letters))
-        return LieSeries(name, n_letters, degree, coordinates)
+        return LieSeries(name, n_letters, degree, coordinates, factors=factors)
     for d in range(1, degree + 1):
         values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
         coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
-    return LieSeries(name, n_letters, degree, coordinates)
+    return LieSeries(name, n_letters, degree, coordinates, factors=factors)
 
 
 class Cost(NamedTuple):
@@ -248,7 +248,8 @@ def symmetric_bch(degree: int) -> LieSeries:
         for k in range(top + 1):
             key = (0,) * k + word
             coordinates[key] = coordinates.get(key, Fraction(0)) + Fraction((-1) ** k, 2**k * math.factorial(k)) * c
-    return LieSeries("symmetric-bch", 2, degree, {w: c for w, c in coordinates.items() if c})
+    factors = ((0, Fraction(1, 2)), (1, Fraction(1)), (0, Fraction(1, 2)))
+    return LieSeries("symmetric-bch", 2, degree, {w: c for w, c in coordinates.items() if c}, factors=factors)
 
 
 def bch_many(n_factors: int, degree: int) -> LieSeries:

@@ -8,13 +8,15 @@ expression in noncommutative symbols, and evaluated on numpy or torch matrices.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
-from workbench.backend import namespace
+from workbench.backend import namespace, to_numpy
 from workbench.lie._bases import BASES, change_of_basis_unchecked, lyndon_tree
 from workbench.lie._free import (
     NAMES,
@@ -64,6 +66,8 @@ class LieSeries:
     degree: int
     coordinates: dict[Word, Fraction] = field(repr=False)
     letter_weights: tuple[int, ...] | None = None  # Magnus: X_j carries h^{j+1}
+    # A logarithm of exponentials log(∏ e^{c_i X_{l_i}}): the factors (l_i, c_i), for the convergence check.
+    factors: tuple[tuple[int, Fraction], ...] | None = field(default=None, compare=False, repr=False)
 
     def _h_power(self, tree: Tree) -> int | None:
         if self.letter_weights is None:
@@ -148,14 +152,25 @@ class LieSeries:
             total += sp.Rational(c.numerator, c.denominator) * sp.Mul(*(symbols[i] for i in word))
         return total
 
-    def evaluate(self, *matrices, basis: str = "lyndon"):
-        """Evaluate on matrices ``shape=[..., n, n]`` (numpy or torch; batched), one per generator.
+    def evaluate(self, *matrices, basis: str = "lyndon", check_convergence: bool = True):
+        r"""Evaluate on matrices ``shape=[..., n, n]`` (numpy or torch; batched), one per generator.
 
         Each bracket tree is evaluated once (shared subtrees are memoised) and the terms are summed
         with float coefficients.
+
+        For a logarithm of exponentials :math:`\log\prod_i e^{c_iX_{l_i}}` (BCH, multi-factor BCH, symmetric
+        BCH, the group commutator) a ``RuntimeWarning`` says when :math:`s = \sum_i |c_i|\,\lVert X_{l_i}\rVert_2
+        \ge \pi`.  Below it the series grouped by degree converges absolutely to that logarithm: it is the Magnus
+        series of the piecewise-constant :math:`A(t)` equal to :math:`c_iX_{l_i}` on the i-th of unit intervals
+        (its degree-n term is the Magnus term :math:`\Omega_n`), and :math:`\int\lVert A\rVert_2 = s < \pi` is
+        Moan and Niesen's (2008) sufficient condition.  Beyond it nothing is guaranteed and a truncation may
+        approximate nothing.  ``check_convergence=False`` skips the check (a caller that knows its matrices generate
+        a nilpotent algebra, where the series terminates, or that measures the error itself).
         """
         if len(matrices) != self.n_letters:
             raise ValueError(f"matrices must be one per generator ({self.n_letters}), got {len(matrices)}")
+        if not isinstance(check_convergence, bool):
+            raise TypeError(f"check_convergence must be True or False, got {check_convergence!r}")
         arrays = [as_array(f"matrices[{i}]", m) for i, m in enumerate(matrices)]
         xp = namespace(**{f"matrices[{i}]": a for i, a in enumerate(arrays)})
         for i, m in enumerate(arrays):
@@ -183,7 +198,23 @@ class LieSeries:
             for tree, c in self.terms(basis):
                 total = total + float(c) * value(tree)
         named = {f"matrices[{i}]": a for i, a in enumerate(arrays)}
-        return check_finite_output(f"the Lie series evaluated at the matrices (degree {self.degree})", total, **named)
+        total = check_finite_output(f"the Lie series evaluated at the matrices (degree {self.degree})", total, **named)
+        if self.factors is not None and check_convergence:  # after the overflow refusal, which says more
+            self._warn_outside_convergence(arrays)
+        return total
+
+    def _warn_outside_convergence(self, arrays) -> None:
+        norms = [float(np.max(np.linalg.norm(to_numpy(a), 2, axis=(-2, -1)), initial=0.0)) for a in arrays]
+        total = sum(abs(float(c)) * norms[letter] for letter, c in self.factors)
+        if total >= math.pi:
+            product = "".join(f"e^{{{c}·{NAMES[letter]}}}" for letter, c in self.factors)
+            warnings.warn(
+                f"{self.name}: Σ|c|·‖X‖₂ = {total:.4g} ≥ π over the factors of {product}: outside the guaranteed "
+                "convergence domain of the series (Moan & Niesen 2008, for the Magnus series of the product), so "
+                "the truncation may approximate nothing; scale the matrices down or compare with a dense logm",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
 
 def _render(terms, coefficient, bracket, zero: str) -> str:
