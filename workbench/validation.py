@@ -76,6 +76,7 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
         check_integer("ndim", ndim, 0, 64)
     if min_ndim is not None:
         check_integer("min_ndim", min_ndim, 0, 64)
+    _refuse_graphs_and_sparse_tensors(name, x)
     namespace(**{name: x})  # rejects foreign array libraries, naming the parameter
     if array_api_compat.is_torch_array(x):
         if x.is_complex():
@@ -101,6 +102,27 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
         raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {shape}")
     check_finite(name, x)
     return x
+
+
+def _refuse_graphs_and_sparse_tensors(name: str, x: Any) -> None:
+    """One-line refusals of the containers a researcher passes where a dense array is meant."""
+    module = type(x).__module__
+    if module.startswith("networkx"):
+        raise TypeError(
+            f"{name} must be an array, got a networkx {type(x).__name__}; convert it with "
+            "W, nodes = workbench.markov.graph_weights(graph) (a sparse weight matrix and its vertex order) or "
+            "MarkovOperator.from_networkx(graph)"
+        )
+    if array_api_compat.is_torch_array(x) and str(x.layout) != "torch.strided":
+        raise TypeError(
+            f"{name} must be a dense torch tensor here, got layout {x.layout}; pass x.to_dense(), or a scipy "
+            "sparse matrix where the function takes one (kernels, generators, expmv)"
+        )
+    if is_sparse(x):
+        raise TypeError(
+            f"{name} must be a dense array here, got a scipy sparse {type(x).__name__}; pass x.toarray() "
+            "(functions that take sparse input say so in their documentation)"
+        )
 
 
 def is_sparse(x) -> bool:

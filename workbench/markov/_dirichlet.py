@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import array_api_compat
+import numpy as np
+
 from workbench.backend import namespace
-from workbench.validation import as_array, check_matching, check_nonnegative, check_square
+from workbench.validation import as_array, as_sparse, check_matching, check_nonnegative, check_square, is_sparse
 
 __all__ = ["dirichlet_form"]
 
@@ -24,8 +27,8 @@ def dirichlet_form(kernel, f, g=None):
 
     Parameters
     ----------
-    kernel : array, shape=[n, n]
-        Nonnegative kernel weights.
+    kernel : array, shape=[n, n], or scipy sparse matrix
+        Nonnegative kernel weights; a sparse kernel sums over its stored entries only (numpy ``f``, ``g``).
     f, g : array, shape=[n]
         Functions on the vertices; ``g`` defaults to ``f``.
 
@@ -44,6 +47,8 @@ def dirichlet_form(kernel, f, g=None):
     >>> float(dirichlet_form(K, np.array([1.0, 4.0])))
     18.0
     """
+    if is_sparse(kernel):
+        return _sparse_dirichlet_form(kernel, f, g)
     kernel = as_array("kernel", kernel, ndim=2)
     check_square("kernel", kernel)
     check_nonnegative("kernel", kernel)
@@ -56,3 +61,19 @@ def dirichlet_form(kernel, f, g=None):
     df = f[:, None] - f[None, :]
     dg = df if g is f else g[:, None] - g[None, :]
     return 0.5 * xp.sum(kernel * df * dg)
+
+
+def _sparse_dirichlet_form(kernel, f, g) -> float:
+    kernel = as_sparse("kernel", kernel).tocoo()
+    check_square("kernel", kernel)
+    check_nonnegative("kernel", kernel)
+    for name, x in (("f", f), ("g", g)):
+        if array_api_compat.is_torch_array(x):
+            raise TypeError(f"{name} must be a numpy array with a scipy sparse kernel, got a torch tensor")
+    f = as_array("f", f, ndim=1)
+    g = f if g is None else as_array("g", g, ndim=1)
+    check_matching("kernel rows", kernel.shape[0], "f", f.shape[0])
+    check_matching("f", f.shape[0], "g", g.shape[0])
+    df = f[kernel.row] - f[kernel.col]
+    dg = df if g is f else g[kernel.row] - g[kernel.col]
+    return float(0.5 * np.sum(kernel.data * df * dg))

@@ -7,10 +7,12 @@ import numpy as np
 from workbench.backend import namespace
 from workbench.validation import (
     as_array,
+    as_sparse,
     check_in_range,
     check_nonnegative,
     check_square,
     check_symmetric,
+    is_sparse,
 )
 
 __all__ = ["markov_operator", "reversible_stationary_law", "softmax_operator"]
@@ -21,9 +23,13 @@ def positive_row_sums(name, kernel):
 
     Package-internal (not in ``__all__``): :func:`workbench.markov._kernels.alpha_normalize` uses it too.
     """
-    xp = namespace(kernel)
-    degree = xp.sum(kernel, axis=-1)
-    smallest = float(xp.min(degree))
+    if is_sparse(kernel):
+        degree = np.asarray(kernel.sum(axis=1), dtype=np.float64).ravel()
+        smallest = float(degree.min()) if degree.size else 1.0
+    else:
+        xp = namespace(kernel)
+        degree = xp.sum(kernel, axis=-1)
+        smallest = float(xp.min(degree))
     if smallest <= 0.0:
         raise ValueError(
             f"{name} must have positive row sums (a degree p = {name}·1 > 0), got a row summing to {smallest:.6g}"
@@ -40,12 +46,13 @@ def markov_operator(kernel):
 
     Parameters
     ----------
-    kernel : array, shape=[..., n, n]
+    kernel : array, shape=[..., n, n], or scipy sparse matrix, shape=[n, n]
         Nonnegative, finite, with positive row sums.
 
     Returns
     -------
     array, shape=[..., n, n]
+        A scipy sparse CSR array (float64) for a sparse kernel, with the kernel's sparsity.
 
     References
     ----------
@@ -57,6 +64,14 @@ def markov_operator(kernel):
     >>> markov_operator(np.array([[1.0, 3.0], [2.0, 2.0]])).tolist()
     [[0.25, 0.75], [0.5, 0.5]]
     """
+    if is_sparse(kernel):
+        import scipy.sparse
+
+        kernel = as_sparse("kernel", kernel)
+        check_square("kernel", kernel)
+        check_nonnegative("kernel", kernel)
+        degree = positive_row_sums("kernel", kernel)
+        return scipy.sparse.csr_array(scipy.sparse.diags_array(1.0 / degree) @ kernel)
     kernel = as_array("kernel", kernel)
     check_square("kernel", kernel)
     check_nonnegative("kernel", kernel)
