@@ -117,8 +117,10 @@ def foreign_package() -> str | None:
 
 def distributions_providing(name: str, path: list[str] | None = None) -> list[str]:
     """The names of the distributions installed on ``path`` (default ``sys.path``) that hold the top-level ``name``."""
+    import importlib
     from importlib.metadata import distributions
 
+    importlib.invalidate_caches()  # importlib.metadata caches folder listings; read what is installed now
     found = []
     for dist in distributions(**({} if path is None else {"path": path})):
         top = dist.read_text("top_level.txt")
