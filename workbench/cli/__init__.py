@@ -116,20 +116,33 @@ def foreign_package() -> str | None:
 
 
 def distributions_providing(name: str, path: list[str] | None = None) -> list[str]:
-    """The names of the distributions installed on ``path`` (default ``sys.path``) that hold the top-level ``name``."""
-    import importlib
-    from importlib.metadata import distributions
+    """The names of the distributions installed on ``path`` (default ``sys.path``) that hold the top-level ``name``.
 
-    importlib.invalidate_caches()  # importlib.metadata caches folder listings; read what is installed now
+    Read from each ``*.dist-info`` folder as pip reads it: ``top_level.txt`` where the build wrote one, else the
+    first column of ``RECORD``; the name from ``METADATA``.
+    """
+    import csv
+    from email.parser import HeaderParser
+
     found = []
-    for dist in distributions(**({} if path is None else {"path": path})):
-        top = dist.read_text("top_level.txt")
-        if top is not None:
-            provides = name in top.split()
-        else:  # wheels not built by setuptools carry no top_level.txt: read the file list
-            provides = any(str(path).split("/", 1)[0] == name for path in dist.files or ())
-        if provides:
-            found.append(dist.metadata["Name"])
+    for entry in sys.path if path is None else path:
+        folder = Path(entry or ".")
+        try:
+            infos = sorted(folder.glob("*.dist-info"))
+        except OSError:
+            continue
+        for info in infos:
+            try:
+                if (info / "top_level.txt").is_file():
+                    provides = name in (info / "top_level.txt").read_text(encoding="utf-8").split()
+                else:  # wheels not built by setuptools carry no top_level.txt: read the file list
+                    with open(info / "RECORD", encoding="utf-8", newline="") as record:
+                        provides = any(row and row[0].split("/", 1)[0] == name for row in csv.reader(record))
+                if provides:
+                    metadata = HeaderParser().parsestr((info / "METADATA").read_text(encoding="utf-8"))
+                    found.append(metadata.get("Name") or info.name.split("-", 1)[0])
+            except OSError:  # a folder half written or removed: not an owner that can be named
+                continue
     return found
 
 
