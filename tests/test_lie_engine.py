@@ -333,3 +333,37 @@ def test_kernel_and_python_paths_agree_at_degree_17_on_the_bch_series(monkeypatc
     finally:
         monkeypatch.undo()
         _words.lyndon_word_array.cache_clear()
+
+
+_BLOCK_KERNEL = """
+import sys, warnings
+warnings.simplefilter("default")
+class NoKernel:  # as an install without a C compiler: the extension module is absent
+    def find_spec(self, name, path=None, target=None):
+        if name == "workbench.lie._lyndon_kernel":
+            raise ImportError("no compiled kernel")
+sys.meta_path.insert(0, NoKernel())
+import workbench.lie, workbench.lie._fast
+from workbench.lie import bch
+print(workbench.lie._fast.kernel_available(), len(bch(6).coordinates))
+"""
+
+
+def test_an_install_without_the_kernel_says_once_what_it_costs():
+    import os
+
+    from workbench.lie import bch
+
+    env = {k: v for k, v in os.environ.items() if k != "WORKBENCH_LIE_KERNEL"}
+    done = subprocess.run([sys.executable, "-c", _BLOCK_KERNEL], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", str(len(bch(6).coordinates))]  # the Python path, the same series
+    lines = [line for line in done.stderr.splitlines() if "UserWarning" in line]
+    assert len(lines) == 1, done.stderr
+    assert "the compiled Lyndon kernel is not built (no C compiler when the package was installed)" in lines[0]
+    assert "bch stops at degree 20 (up to 26 with the kernel, as memory allows)" in lines[0]
+    # Switched off on purpose (WORKBENCH_LIE_KERNEL=0, as `workbench bench bch` does): no message.
+    quiet = subprocess.run(
+        [sys.executable, "-c", _BLOCK_KERNEL], capture_output=True, text=True, env={**env, "WORKBENCH_LIE_KERNEL": "0"}
+    )
+    assert quiet.returncode == 0 and "UserWarning" not in quiet.stderr

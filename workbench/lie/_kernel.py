@@ -23,8 +23,26 @@ def load_kernel() -> ModuleType | None:
         return None
     try:  # by name: `from workbench.lie import …` would import the package from inside it
         return importlib.import_module("workbench.lie._lyndon_kernel")
-    except ImportError:  # pragma: no cover - a source checkout that was never built
+    except ImportError:  # installed where no C compiler was found, or a source tree that was never built
+        _warn_missing_kernel()
         return None
+
+
+def _warn_missing_kernel() -> None:
+    """Say once (at the engine's import) what an install without the compiled kernel costs."""
+    import warnings
+
+    from workbench.lie._budget import ceiling, python_increasing_log_seconds
+
+    warnings.warn(
+        "workbench.lie: the compiled Lyndon kernel is not built (no C compiler when the package was installed), "
+        "so the Lie engine runs its Python-integer path: the same results, but bch stops at degree "
+        f"{ceiling(python_increasing_log_seconds, 2)} (up to 26 with the kernel, as memory allows) and the high degrees run several times "
+        "slower; install a C compiler (e.g. Debian's gcc) and reinstall to build it, or set "
+        f"{KERNEL_VARIABLE}=0 to choose the Python path without this message",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 kernel = load_kernel()
