@@ -110,6 +110,10 @@ def test_the_owners_of_a_top_level_name_are_read_from_top_level_txt_or_the_file_
     _dist_info(tmp_path, "unrelated", ["workbenchy/__init__.py", "notes/workbench"])
     assert sorted(distributions_providing("workbench", path=[str(tmp_path)])) == ["other-workbench", "setuptools-built"]
     assert distributions_providing("workbench", path=[str(tmp_path / "nowhere")]) == []
+    with pytest.raises(TypeError, match=r"^path must be a list of folders \(str or path-like\), got '/tmp'$"):
+        distributions_providing("workbench", path="/tmp")
+    with pytest.raises(ValueError, match=r"^name must be a top-level package name, got 'a/b'$"):
+        distributions_providing("a/b")
 
 
 # -- the wheel, installed as a user installs it (slow) --------------------------------------------------------

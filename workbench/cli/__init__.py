@@ -124,6 +124,12 @@ def distributions_providing(name: str, path: list[str] | None = None) -> list[st
     import csv
     from email.parser import HeaderParser
 
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a top-level package name, got {name!r}")
+    if path is not None and (
+        isinstance(path, (str, bytes)) or not all(isinstance(p, (str, os.PathLike)) for p in path)
+    ):
+        raise TypeError(f"path must be a list of folders (str or path-like), got {path!r}")
     found = []
     for entry in sys.path if path is None else path:
         folder = Path(entry or ".")
