@@ -116,7 +116,7 @@ def foreign_package() -> str | None:
 
 
 def distributions_providing(name: str, path: list[str] | None = None) -> list[str]:
-    """The names of the distributions installed on ``path`` (default ``sys.path``) that hold the top-level ``name``.
+    """The names of the distributions installed in the folders ``path`` (default ``sys.path``) that hold ``name``.
 
     Read from each ``*.dist-info`` folder as pip reads it: ``top_level.txt`` where the build wrote one, else the
     first column of ``RECORD``; the name from ``METADATA``.
@@ -127,7 +127,7 @@ def distributions_providing(name: str, path: list[str] | None = None) -> list[st
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be a top-level package name, got {name!r}")
     if path is not None and (
-        isinstance(path, (str, bytes)) or not all(isinstance(p, (str, os.PathLike)) for p in path)
+        not isinstance(path, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in path)
     ):
         raise TypeError(f"path must be a list of folders (str or path-like), got {path!r}")
     found = []
