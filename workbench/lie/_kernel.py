@@ -37,8 +37,9 @@ def _warn_missing_kernel() -> None:
     warnings.warn(
         "workbench.lie: the compiled Lyndon kernel is not built (no C compiler when the package was installed), "
         "so the Lie engine runs its Python-integer path: the same results, but bch stops at degree "
-        f"{ceiling(python_increasing_log_seconds, 2)} (up to 26 with the kernel, as memory allows) and the high "
-        "degrees run several times slower; install a C compiler (e.g. Debian's gcc) and reinstall to build it, or set "
+        f"{ceiling(python_increasing_log_seconds, 2)} (up to 26 with the kernel, as memory allows) and degree 20 "
+        "takes about 5x the CPU time (`workbench bench bch`, column 'without kernel'); install a C compiler "
+        "(e.g. Debian's gcc) and reinstall to build it, or set "
         f"{KERNEL_VARIABLE}=0 to choose the Python path without this message",
         UserWarning,
         stacklevel=2,
