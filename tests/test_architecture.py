@@ -29,7 +29,7 @@ CODE = ("workbench", "derivations", "benchmarks")
 
 # The layer order, bottom to top.  A unit is a subpackage of ``workbench`` or one of its top-level
 # modules; "base" is the set of base modules every layer may use.  Each unit lists the units it may import.
-BASE = {"backend", "validation", "memory", "rates", "symbolic", "lazy"}
+BASE = {"backend", "validation", "memory", "rates", "symbolic", "lazy", "resources"}
 LAYERS: dict[str, set[str]] = {
     "base": set(),
     "lie": {"base"},
@@ -67,7 +67,7 @@ LAYERS: dict[str, set[str]] = {
     # A notebook read as a slide deck (text only; book builds the decks).
     "slides": {"base"},
     # Teaching: the student copy and the grading of submissions (otter-grader); top layer, only cli imports it.
-    "course": {"base"},
+    "course": {"base", "workbench"},  # workbench: the version named in a course copy's README
     "__main__": {"cli"},
     # ``workbench`` itself only carries the version (from ``_version``, written by the build); cli reads it.
     "workbench": {"_version"},

@@ -17,7 +17,7 @@ notebook finds ``../experiments`` exactly as it does in the lab::
                         both from the notebooks' folder (in the repository notebooks/reference.md is a link to
                         book/reference.md), so the notebooks' links to it resolve in JupyterLab as on the site
     notebooks/solutions the worked solutions (left out with ``--without-solutions``)
-    experiments         a link to the repository's experiments/ (committed results some notebooks read)
+    experiments         a link to the course's experiments/ (committed results some notebooks read)
     _static/mathjax     the MathJax subset the pages load
 
 Then the notebooks that the execution cache (``OUT/../.jupyter_cache``, myst-nb's jupyter-cache) lacks are
@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.catalogue import discover
+from workbench.resources import course_root, is_installed
 
 __all__ = [
     "LABELS",
@@ -57,6 +58,7 @@ __all__ = [
     "Execution",
     "Session",
     "build",
+    "build_folder",
     "catalogue_page",
     "copy_mathjax",
     "execute",
@@ -70,7 +72,27 @@ __all__ = [
     "syllabus_table",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+def _book(book_dir: Path | None) -> Path:
+    return Path(book_dir) if book_dir is not None else course_root() / "book"
+
+
+def build_folder(book_dir: Path | None = None) -> Path:
+    """Where the builds go by default: ``_build`` beside the book's sources, or ``./_build`` for the installed course.
+
+    The course installed with the package is read-only (it belongs to the install), so a build of it goes to the
+    current directory; a checkout's or a copy's builds go to its ``book/_build``.
+
+    Examples
+    --------
+    >>> build_folder(Path("my-course/book")).as_posix()
+    'my-course/book/_build'
+    """
+    book = _book(book_dir)
+    if is_installed() and book.resolve() == (course_root() / "book").resolve():
+        return Path.cwd() / "_build"
+    return book / "_build"
+
+
 LABELS = ("Objectives", "Prerequisites", "Time")
 # The longest **Time.** text the syllabus takes: one sentence such as "75 minutes in class; the code runs in about
 # 15 s" is about 50 characters; a paragraph of conventions is ten times that and makes a syllabus row pages tall.
@@ -365,8 +387,8 @@ def stage(
     beside them, as notebooks/reference.md; in the repository a link to book/reference.md) and the worked
     solutions in ``solutions/``.  Defaults: the repository's book/ and notebooks/.
     """
-    book_dir = Path(book_dir or ROOT / "book")
-    notebooks_dir = Path(notebooks_dir or ROOT / "notebooks")
+    book_dir = _book(book_dir)
+    notebooks_dir = Path(notebooks_dir or course_root() / "notebooks")
     for name in ("conf.py", "index.md", "syllabus.md", "bibliography.md", "references.bib"):
         _require(book_dir / name, f"book/{name}")
     _require(notebooks_dir / "reference.md", "the mathematical reference notebooks/reference.md")
@@ -585,7 +607,7 @@ def build(
     """
     jobs = _jobs(jobs)
     _scale()
-    out = Path(out or (Path(book_dir or ROOT / "book") / "_build" / "html")).resolve()
+    out = Path(out or build_folder(book_dir) / "html").resolve()
     work = out.parent
     if out.exists():
         _fresh_check(out, _SITE_MARKER, "built")
@@ -718,7 +740,7 @@ def pdf(
     """
     jobs = _jobs(jobs)
     _scale()
-    work = (Path(book_dir or ROOT / "book") / "_build").resolve()
+    work = build_folder(book_dir).resolve()
     out = Path(out or work / "course.pdf").resolve()
     if out.suffix.lower() != ".pdf":
         raise BookError(f"the PDF's name must end in .pdf, got {str(out)!r}")
@@ -810,7 +832,7 @@ def slides(
         raise BookError("the slides need sphinx-revealjs: pip install 'attention-workbench[book]'")
     jobs = _jobs(jobs)
     _scale()
-    out = Path(out or (Path(book_dir or ROOT / "book") / "_build" / "slides")).resolve()
+    out = Path(out or build_folder(book_dir) / "slides").resolve()
     work = out.parent  # as for the site: the staged source and the execution cache go beside the output
     if out.exists():
         _fresh_check(out, _SITE_MARKER, "built")
@@ -871,7 +893,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def serve(out: Path | None = None, port: int = 8000) -> None:
     """Serve the built site in ``out`` on http://127.0.0.1:PORT/ until interrupted."""
-    out = Path(out or ROOT / "book" / "_build" / "html")
+    out = Path(out or build_folder() / "html")
     if not (out / "index.html").is_file():
         raise BookError(f"no built site in {out}: run `workbench book build` first")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))

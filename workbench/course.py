@@ -8,10 +8,11 @@ it grades a notebook in a real kernel without Docker or a gradebook database (``
 the same tests give students feedback in the notebook (``grader.check("NN.k")``); nbgrader needs one master
 notebook per assignment with the solution inside it, a course directory layout and a database.
 
-:func:`assign` writes the student copy: every notebook as ``.ipynb`` with a ``grader.check`` cell after each graded
-exercise, the tests, the reference, and nothing from ``notebooks/solutions``.  :func:`grade` grades a folder of
-submitted notebooks (on worker processes, each submission in a fresh kernel with a time limit) into one CSV row
-per submission.
+:func:`copy_course` writes the teacher's writable copy of the whole course (from a wheel install, the course
+lives read-only inside the package).  :func:`assign` writes the student copy: every notebook as ``.ipynb`` with a
+``grader.check`` cell after each graded exercise, the tests, the reference, and nothing from
+``notebooks/solutions``.  :func:`grade` grades a folder of submitted notebooks (on worker processes, each submission
+in a fresh kernel with a time limit) into one CSV row per submission.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.resources import COURSE_FILES, course_root
 from workbench.validation import check_integer
 
-__all__ = ["GradeRow", "assign", "autograder", "grade", "graded_exercises", "points", "write_csv"]
+__all__ = ["GradeRow", "assign", "autograder", "copy_course", "grade", "graded_exercises", "points", "write_csv"]
 
-ROOT = Path(__file__).resolve().parents[1]
 _MARKER = ".workbench-course-copy"
 _EXERCISE = re.compile(r"^### Exercise (\d+[a-z]?\.\d+) \((compute|derive|explore)\)", re.MULTILINE)
 _QUESTION = re.compile(r"^\d+[a-z]?\.\d+$")
@@ -43,7 +44,7 @@ _STEM = re.compile(r"^\d+[a-z]?_\w+$")
 
 
 def _course(notebooks_dir: Path | None) -> Path:
-    folder = Path(notebooks_dir) if notebooks_dir is not None else ROOT / "notebooks"
+    folder = Path(notebooks_dir) if notebooks_dir is not None else course_root() / "notebooks"
     if not folder.is_dir():
         raise ValueError(f"notebooks_dir must be the folder of the course notebooks, got {str(folder)!r}")
     return folder
@@ -76,17 +77,69 @@ def points(stem: str, question: str, *, notebooks_dir: Path | None = None) -> fl
     return float(found[1]) if found else 1.0
 
 
-def _fresh(dest: Path, force: bool) -> None:
+def _fresh(dest: Path, force: bool, command: str = "assign") -> None:
     if dest.exists():
         if not dest.is_dir():
             raise ValueError(f"dest must be a folder to create, got the file {str(dest)!r}")
         if any(dest.iterdir()):
             if not (force and (dest / _MARKER).exists()):
-                hint = " (it was not written by workbench course assign)" if force else "; --force replaces a copy"
+                hint = (
+                    " (it was not written by workbench course assign or copy)" if force else "; --force replaces a copy"
+                )
                 raise ValueError(f"dest {str(dest)!r} exists and is not empty{hint}")
             shutil.rmtree(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / _MARKER).write_text("written by workbench course assign; replaced by --force\n")
+    (dest / _MARKER).write_text(f"written by workbench course {command}; replaced by --force\n")
+
+
+_COPY_README = """# Attention Geometry Workbench: the course
+
+A writable copy of the course as it ships with the package (attention-workbench {version}):
+
+    notebooks/            the notebooks (jupytext percent scripts), reference.md beside them
+    notebooks/solutions/  the worked solutions
+    notebooks/grading/    the tests of every graded exercise (otter-grader)
+    book/                 the site's sources (syllabus, bibliography, Sphinx configuration)
+    experiments/results/  the committed experiment runs notebooks 12-14 read
+
+From this folder: `workbench lab` opens the notebooks in JupyterLab, `workbench book build` builds the site into
+book/_build/html, and `workbench course assign STUDENTS` writes the student copy (no solutions).  The notebooks
+read the committed runs installed with the package, so editing experiments/results here changes nothing they show.
+
+The code is MIT-licensed (`LICENSE`) and the content CC BY 4.0 (`LICENSE-CONTENT.md`); cite it with CITATION.cff.
+"""
+
+
+def copy_course(dest: Path, *, force: bool = False) -> list[Path]:
+    """Write a writable copy of the whole course into ``dest``; return the files written.
+
+    The course is :data:`workbench.resources.COURSE_FILES` under :func:`workbench.resources.course_root`: the
+    repository in a checkout, the copy installed with the package otherwise (which belongs to the install and is not
+    to be edited in place).  ``dest`` gets a README saying what is where and what to run.
+
+    Raises
+    ------
+    ValueError
+        ``dest`` exists and is not empty (``force=True`` replaces an earlier copy made by ``workbench course``,
+        nothing else).
+    """
+    from workbench import __version__
+
+    root = course_root()
+    dest = Path(dest)
+    _fresh(dest, force, "copy")
+    written = []
+    for folder, patterns in COURSE_FILES:
+        for pattern in patterns:
+            for source in [root / folder] if pattern == "" else sorted((root / folder).glob(pattern)):
+                if source.is_file():  # notebooks/reference.md is a link in the repository: its text is copied
+                    target = dest / source.relative_to(root)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(source, target)
+                    written.append(target)
+    (dest / "README.md").write_text(_COPY_README.format(version=__version__), encoding="utf-8")
+    written.append(dest / "README.md")
+    return written
 
 
 _STUDENT_README = """# {title}: the student copy
@@ -162,8 +215,8 @@ def assign(dest: Path, *, notebooks_dir: Path | None = None, force: bool = False
                 written.append(tests / f"{question}.py")
     for name, source in (
         ("reference.md", course / "reference.md"),
-        ("LICENSE", ROOT / "LICENSE"),
-        ("LICENSE-CONTENT.md", ROOT / "LICENSE-CONTENT.md"),
+        ("LICENSE", course_root() / "LICENSE"),
+        ("LICENSE-CONTENT.md", course_root() / "LICENSE-CONTENT.md"),
     ):
         if source.is_file():
             shutil.copy2(source, dest / name)

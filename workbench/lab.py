@@ -44,7 +44,8 @@ from collections.abc import Sequence
 from html import escape as html_escape
 from pathlib import Path
 
-from workbench.book import ROOT, mathjax_dir
+from workbench.book import mathjax_dir
+from workbench.resources import course_root
 
 __all__ = ["LAB_DEFAULTS", "lab_command", "lab_extensions_dir", "lab_settings_dir"]
 
@@ -90,9 +91,9 @@ def lab_settings_dir() -> Path:
 
 
 def _bibfile(folder: Path) -> Path | None:
-    """The course's BibTeX file: beside the notebooks, else in the book/ folder next to them, else the checkout's."""
+    """The course's BibTeX file: beside the notebooks, else in the book/ folder next to them, else the course's."""
     folder = Path(folder).resolve()
-    for candidate in (folder, folder.parent / "book", ROOT / "book"):
+    for candidate in (folder, folder.parent / "book", course_root() / "book"):
         candidate = candidate / "references.bib"
         if candidate.is_file():
             return candidate

@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm  # the terminal bar: no notebook-widget dependency
 
+from workbench.resources import course_root
+
 __all__ = [
     "RUN_STATUSES",
     "RunLog",
@@ -64,10 +66,11 @@ CONFIG_RECORD = "config.json"
 
 
 def committed_results(name: str | None = None) -> Path:
-    """The folder of committed experiment results (``experiments/results`` of the checkout), or one run in it.
+    """The folder of committed experiment results (``experiments/results`` of the course), or one run in it.
 
     Notebooks read the paper-preset results committed with the repository through this, so that they run from any
-    working directory (the folder is found beside the ``workbench`` package, not relative to the current one).
+    working directory: the folder is the checkout's, or the copy installed with the package
+    (:func:`workbench.resources.course_root`), never one relative to the current directory.
 
     Parameters
     ----------
@@ -87,11 +90,11 @@ def committed_results(name: str | None = None) -> Path:
     >>> (committed_results("induction-paper") / "results.json").is_file()
     True
     """
-    root = Path(__file__).resolve().parents[2] / "experiments" / "results"
+    root = course_root() / "experiments" / "results"
     if not root.is_dir():
         raise FileNotFoundError(
-            f"no committed experiment results at {root}: they ship with the repository (clone it, or pass the "
-            "folder of your own run instead)"
+            f"no committed experiment results at {root}: they ship with the repository and the wheel (reinstall, "
+            "clone the repository, or pass the folder of your own run instead)"
         )
     if name is None:
         return root
