@@ -12,7 +12,7 @@ from setuptools.command.build_py import build_py
 HERE = Path(__file__).resolve().parent
 # The course's file list lives in the package (workbench/resources.py, stdlib only), read here without importing
 # workbench: the build's environment need not be able to import it.
-COURSE_FILES = runpy.run_path(str(HERE / "workbench" / "resources.py"))["COURSE_FILES"]
+course_files = runpy.run_path(str(HERE / "workbench" / "resources.py"))["course_files"]
 
 
 class BuildPyWithCourse(build_py):
@@ -28,14 +28,9 @@ class BuildPyWithCourse(build_py):
         if getattr(self, "editable_mode", False):
             return
         target = Path(self.build_lib) / "workbench" / "_course"
-        for folder, patterns in COURSE_FILES:
-            for pattern in patterns:
-                sources = [HERE / folder] if pattern == "" else sorted((HERE / folder).glob(pattern))
-                for source in sources:
-                    if source.is_file():  # reference.md is a link in the repository: its text is copied
-                        destination = target / source.relative_to(HERE)
-                        destination.parent.mkdir(parents=True, exist_ok=True)
-                        self.copy_file(str(source), str(destination), preserve_mode=False)
+        for relative in course_files(HERE):  # a link (notebooks/reference.md) is copied as its text
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            self.copy_file(str(HERE / relative), str(target / relative), preserve_mode=False)
 
 
 setup(

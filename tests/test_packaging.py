@@ -180,6 +180,52 @@ def test_the_wheel_installs_one_top_level_package_that_works_from_any_folder(tmp
     derived = _run([workbench_command, "derive", "bch", "--degree", "3", "--format", "json"], cwd=project, env=env)
     assert derived.stdout.strip()
 
+    # The course travels in the wheel: found installed, its committed results readable from any folder.
+    probe = (
+        "from workbench.resources import course_root, is_installed; from workbench.experiments import "
+        "committed_results; print(is_installed(), course_root().name, (committed_results('induction-paper') / "
+        "'results.json').is_file())"
+    )
+    assert _run([python, "-c", probe], cwd=project, env=env).stdout.split() == ["True", "_course", "True"]
+    # `workbench lab` from an empty folder edits a copy, never the install.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    lab_dir = "from workbench.cli._course import _notebook_dir; print(_notebook_dir(None))"
+    opened = _run([python, "-c", lab_dir], cwd=empty, env=env)
+    assert opened.stdout.strip() == str(empty / "attention-workbench-course" / "notebooks")
+    assert "copied the course into" in opened.stderr and (empty / "attention-workbench-course" / "README.md").is_file()
+    # A writable copy, cut down to one notebook and its solution, builds as a site from its own folder.
+    _run([workbench_command, "course", "copy", "course"], cwd=project, env=env)
+    copy = project / "course"
+    for script in [*copy.glob("notebooks/*.py"), *copy.glob("notebooks/solutions/*.py")]:
+        if not script.name.startswith("00_"):
+            script.unlink()
+    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", f"{wheel}[book]"])
+    built = _run([workbench_command, "book", "build", "--jobs", "1"], cwd=copy, env=env)
+    html = copy / "book" / "_build" / "html"
+    assert f"built the site in {html}" in built.stderr
+    assert (html / "notebooks" / "00_how_to_read_this_workbench.html").is_file()
+    assert (html / "notebooks" / "solutions" / "00_how_to_read_this_workbench_solutions.html").is_file()
+    assert not list((Path(site) / "workbench" / "_course").rglob("_build")), "a build wrote into the install"
+
+    # The documented manylinux build (README): auditwheel repairs the wheel to a manylinux tag.
+    repaired = tmp_path / "wheelhouse"
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "auditwheel",
+            "repair",
+            "--plat",
+            "manylinux_2_17_x86_64",
+            "-w",
+            str(repaired),
+            str(wheel),
+        ]
+    )
+    (manylinux,) = repaired.glob("*.whl")
+    assert "manylinux_2_17_x86_64" in manylinux.name, manylinux.name
+
     # The unrelated project that shares the import name, installed afterwards, writes its __init__ over ours.
     foreign = tmp_path / "foreign"
     for name, text in FOREIGN.items():

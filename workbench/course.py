@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.resources import COURSE_FILES, course_root
+from workbench.resources import course_files, course_root
 from workbench.validation import check_integer
 
 __all__ = ["GradeRow", "assign", "autograder", "copy_course", "grade", "graded_exercises", "points", "write_csv"]
@@ -113,7 +113,7 @@ The code is MIT-licensed (`LICENSE`) and the content CC BY 4.0 (`LICENSE-CONTENT
 def copy_course(dest: Path, *, force: bool = False) -> list[Path]:
     """Write a writable copy of the whole course into ``dest``; return the files written.
 
-    The course is :data:`workbench.resources.COURSE_FILES` under :func:`workbench.resources.course_root`: the
+    The course is :func:`workbench.resources.course_files` under :func:`workbench.resources.course_root`: the
     repository in a checkout, the copy installed with the package otherwise (which belongs to the install and is not
     to be edited in place).  ``dest`` gets a README saying what is where and what to run.
 
@@ -129,14 +129,10 @@ def copy_course(dest: Path, *, force: bool = False) -> list[Path]:
     dest = Path(dest)
     _fresh(dest, force, "copy")
     written = []
-    for folder, patterns in COURSE_FILES:
-        for pattern in patterns:
-            for source in [root / folder] if pattern == "" else sorted((root / folder).glob(pattern)):
-                if source.is_file():  # notebooks/reference.md is a link in the repository: its text is copied
-                    target = dest / source.relative_to(root)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(source, target)
-                    written.append(target)
+    for relative in course_files(root):  # notebooks/reference.md is a link in the repository: its text is copied
+        (dest / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / relative, dest / relative)
+        written.append(dest / relative)
     (dest / "README.md").write_text(_COPY_README.format(version=__version__), encoding="utf-8")
     written.append(dest / "README.md")
     return written

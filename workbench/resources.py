@@ -10,6 +10,7 @@ package: the build (``setup.py``) copies the course into ``workbench/_course``, 
 ``workbench course copy DIR`` gives a writable copy.
 
 course_root     -- the folder that holds the course (checkout first, then the installed copy)
+course_files    -- every file of the course under a root, as relative paths
 is_installed    -- whether that folder is the installed, read-only copy
 COURSE_FILES    -- what the course consists of (the build's list and the copy's)
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["COURSE_FILES", "CourseNotFound", "course_root", "is_installed"]
+__all__ = ["COURSE_FILES", "CourseNotFound", "course_files", "course_root", "is_installed"]
 
 _PACKAGE = Path(__file__).resolve().parent
 _CHECKOUT = _PACKAGE.parent
@@ -64,6 +65,27 @@ def course_root() -> Path:
         f"the course is neither beside the package ({_CHECKOUT}) nor installed with it ({_INSTALLED}): reinstall "
         "attention-workbench from a wheel or an sdist, or work in a clone of the repository"
     )
+
+
+def course_files(root: Path | None = None) -> list[Path]:
+    """Every file of the course under ``root`` (default :func:`course_root`), relative to it, sorted.
+
+    The wheel's build (``setup.py``) and ``workbench course copy`` both take exactly these files.
+
+    Examples
+    --------
+    >>> files = course_files()
+    >>> Path("book/conf.py") in files and Path("experiments/results/induction-paper/results.json") in files
+    True
+    """
+    root = Path(root) if root is not None else course_root()
+    found = set()
+    for folder, patterns in COURSE_FILES:
+        for pattern in patterns:
+            for path in [root / folder] if pattern == "" else (root / folder).glob(pattern):
+                if path.is_file():  # notebooks/reference.md is a link in the repository: it counts as its text
+                    found.add(path.relative_to(root))
+    return sorted(found)
 
 
 def is_installed() -> bool:

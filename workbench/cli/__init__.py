@@ -15,7 +15,7 @@ _models       -- diagnose, study: real models (one text or a corpus run; connect
 _experiments  -- experiment, sweep: config overrides (--steps, --seed, --set), --resume checks, --grid parsing
 _course       -- lab, book, course: JupyterLab on the course notebooks, the course as a static site and a PDF,
                  a student copy of the course and the grading of submissions
-_common       -- what the commands share: rich tables and console (imported only when drawn), strict JSON,
+_common       -- what the commands share: rich tables and console (imported only when drawn), strict JSON, CSV,
                  number formats, option checks, the interrupt a command raises on SIGINT
 
 Imports run one way: ``_common`` imports no other module of the package, each command module imports only

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
 from workbench.backend import available_backends
 from workbench.catalogue import Result, discover, run_checks, run_outside_cases, select
-from workbench.cli._common import Interrupted, format_number, print_json, rich_console, rich_escape, rich_table
+from workbench.cli._common import (
+    Interrupted,
+    format_number,
+    print_csv,
+    print_json,
+    rich_console,
+    rich_escape,
+    rich_table,
+)
 
 __all__ = []  # package-internal: the command line's index dispatches to cmd_list, cmd_check, cmd_derive, cmd_bench
 
@@ -35,6 +44,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print_json([i.describe() for i in identities])
         return 1 if failed else 0
+    if args.csv:  # lists (backends, hypotheses) as JSON cells
+        print_csv([i.describe() for i in identities], columns=_LIST_COLUMNS)
+        return 1 if failed else 0
     table = rich_table(title=f"workbench catalogue — {len(identities)} identities")
     for column in ("name", "area", "source", "statement"):
         table.add_column(column, overflow="fold")
@@ -42,6 +54,12 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_row(*(rich_escape(x) for x in (identity.name, identity.area, identity.source, identity.statement)))
     rich_console().print(table)
     return 1 if failed else 0
+
+
+#: The columns of ``list --csv``: the keys of :meth:`Identity.describe`, in its order.
+_LIST_COLUMNS = ("name", "area", "source", "statement", "asymptotic", "backends", "hypotheses")
+#: The columns of ``check --csv`` (the fields of :class:`Result`); the problem sizes follow as ``sizes.<name>``.
+_CHECK_COLUMNS = tuple(f.name for f in dataclasses.fields(Result) if f.name != "sizes")
 
 
 def _backends_for(device: str) -> list[str]:
@@ -128,7 +146,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     backends = _backends_for(args.device)
     try:
-        results = _run_with_progress(identities, args, backends, quiet=args.json)
+        results = _run_with_progress(identities, args, backends, quiet=args.json or args.csv)
     except KeyboardInterrupt:
         raise Interrupted("no results were kept (check writes no files)") from None
     failed = [r for r in results if not r.passed]
@@ -145,6 +163,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             "unloaded": unloaded,
         }
         print_json(document)
+        return 1 if failed or unloaded else 0
+    if args.csv:  # the rows of the JSON document's results, NaN as an empty cell (to_dict spells it "nan")
+        print_csv([dataclasses.asdict(r) for r in results], columns=_CHECK_COLUMNS)
         return 1 if failed or unloaded else 0
     console = rich_console()
     if args.hypotheses and not results:
@@ -299,11 +320,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report = module.run(**given)
     except KeyboardInterrupt:
         raise Interrupted("no results were kept (bench writes no files)") from None
+    # A report is one main table; a benchmark with several views adds them under "tables".
+    parts = [report, *report.get("tables", [])]
     if args.json:
         print_json(report)
         return 0
-    # A report is one main table; a benchmark with several views adds them under "tables".
-    for part in [report, *report.get("tables", [])]:
+    if args.csv:  # every table in one CSV: its title in the column "table", the union of the tables' columns
+        print_csv(
+            (
+                {"table": part["title"], **dict(zip(part["columns"], row, strict=False))}
+                for part in parts
+                for row in part["rows"]
+            ),
+            columns=("table",),
+        )
+        return 0
+    for part in parts:
         if not part["columns"]:  # e.g. a benchmark skipped by its environment toggle
             rich_console().print(
                 rich_escape(part["title"]) + ("\n" + rich_escape(part["notes"]) if part.get("notes") else "")

@@ -1,14 +1,16 @@
-"""What the commands of ``workbench`` share: rich tables and console, strict JSON, number formats, option checks.
+"""What the commands of ``workbench`` share: rich tables and console, strict JSON, CSV, number formats, option checks.
 
 Every command module imports these; this module imports no other module of the package.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 __all__ = []  # package-internal: the command modules read these
@@ -64,6 +66,63 @@ def _strict(value):
 def print_json(document, indent: int = 2) -> None:
     """Print ``document`` as one strict JSON document (RFC 8259: ``NaN``/``Infinity`` become ``null``)."""
     print(json.dumps(_strict(document), indent=indent, ensure_ascii=False, allow_nan=False))
+
+
+def _flat(record: Mapping, prefix: str = "") -> dict:
+    """``record`` with nested mappings spread into dotted keys (``{"a": {"b": 1}}`` -> ``{"a.b": 1}``)."""
+    flat = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flat(value, f"{name}."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _csv_cell(value) -> str:
+    """One CSV cell: numbers at full precision, ``true``/``false`` as in JSON, missing and NaN empty, lists as JSON."""
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a numpy scalar
+        value = value.item()
+    elif hasattr(value, "tolist"):  # a numpy array
+        value = value.tolist()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back as the same double ('inf' for infinity)
+    if isinstance(value, (int, str)):
+        return str(value)
+    # a list (a curve, a matrix): one cell of compact strict JSON, so that the row stays one row
+    return json.dumps(_strict(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def print_csv(rows: Iterable[Mapping], columns: Sequence[str] = ()) -> None:
+    """Print ``rows`` as CSV on stdout: a header row, then one line per row (``--csv``).
+
+    Nested mappings become dotted columns (``sizes.n``); the header is ``columns`` followed by every other key in
+    the order it first appears, and a row without a column has an empty cell there.  Cells as :func:`_csv_cell`.
+
+    Parameters
+    ----------
+    rows : iterable of mapping
+        The records, e.g. those of a command's ``--json`` document.
+    columns : sequence of str, optional
+        The leading columns, present even when no row has them (an empty table keeps its header).
+
+    Examples
+    --------
+    >>> print_csv([{"name": "a", "sizes": {"n": 4}, "residual": 1 / 3, "passed": True}, {"residual": float("nan")}])
+    name,sizes.n,residual,passed
+    a,4,0.3333333333333333,true
+    ,,,
+    """
+    flat = [_flat(row) for row in rows]
+    header = list(dict.fromkeys([*columns, *(key for row in flat for key in row)]))
+    writer = csv.writer(sys.stdout, lineterminator="\n")  # "\n": stdout is text; "\r\n" would double on Windows
+    writer.writerow(header)
+    writer.writerows([_csv_cell(row.get(key)) for key in header] for row in flat)
 
 
 def format_number(x: float | None) -> str:

@@ -2,7 +2,7 @@
 
 lab     -- JupyterLab on the course notebooks
 book    -- the course as a static site (build, serve), as one PDF (pdf) and as slides (slides)
-course  -- a student copy of the course (assign) and the grading of submitted notebooks (grade)
+course  -- a writable copy of the course (copy), a student copy (assign) and the grading of submissions (grade)
 """
 
 from __future__ import annotations
@@ -16,15 +16,46 @@ from pathlib import Path
 __all__ = []  # package-internal: the command line's index dispatches to cmd_lab, cmd_book and cmd_course
 
 
+def _holds_course(folder: Path) -> bool:
+    return (folder / "book" / "conf.py").is_file() and (folder / "notebooks").is_dir()
+
+
 def _notebook_dir(requested: str | None) -> Path:
+    from workbench.resources import course_root, is_installed
+
     if requested:
         path = Path(requested)
-    else:
-        here = Path.cwd() / "notebooks"  # else the checkout's own: this file is workbench/cli/_course.py
-        path = here if here.is_dir() else Path(__file__).resolve().parents[2] / "notebooks"
+    elif (Path.cwd() / "notebooks").is_dir():
+        path = Path.cwd() / "notebooks"
+    elif not is_installed():
+        path = course_root() / "notebooks"  # the checkout's
+    else:  # the installed course belongs to the install: the lab edits a copy in the current folder
+        from workbench.course import copy_course
+
+        copy = Path.cwd() / "attention-workbench-course"
+        if not _holds_course(copy):
+            written = copy_course(copy)
+            print(f"copied the course into {copy} ({len(written)} files): the lab edits this copy", file=sys.stderr)
+        path = copy / "notebooks"
     if not path.is_dir():
         raise ValueError(f"--dir must be a folder of course notebooks, got {str(path)!r}")
     return path
+
+
+def _course_dirs(requested: str | None) -> tuple[Path | None, Path | None]:
+    """(book_dir, notebooks_dir) of ``--course DIR``, of the current folder if it holds a course, else (None, None)."""
+    if requested is not None:
+        folder = Path(requested)
+        if not _holds_course(folder):
+            raise ValueError(
+                f"--course must be a folder holding book/conf.py and notebooks/ (a checkout or a `workbench course "
+                f"copy`), got {requested!r}"
+            )
+    elif _holds_course(Path.cwd()):
+        folder = Path.cwd()
+    else:
+        return None, None  # the checkout's, or the course installed with the package
+    return folder / "book", folder / "notebooks"
 
 
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -38,25 +69,27 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 
 def cmd_book(args: argparse.Namespace) -> int:
-    from workbench.book import build, pdf, serve, slides
+    from workbench.book import build, build_folder, pdf, serve, slides
 
     out = Path(args.out) if args.out else None
+    book_dir, notebooks_dir = _course_dirs(getattr(args, "course", None))  # serve: the current folder's, if any
     if args.action == "serve":
-        serve(out, port=args.port)
+        serve(out or build_folder(book_dir) / "html", port=args.port)
         return 0
+    where = {"book_dir": book_dir, "notebooks_dir": notebooks_dir, "jobs": args.jobs}
     if args.action == "pdf":
-        written = pdf(out, solutions=not args.without_solutions, jobs=args.jobs)
+        written = pdf(out, solutions=not args.without_solutions, **where)
         print(f"wrote the course to {written} ({written.stat().st_size / 1e6:.1f} MB)", file=sys.stderr)
         return 0
     if args.action == "slides":
-        index = slides(out, jobs=args.jobs)
+        index = slides(out, **where)
         print(f"wrote one deck per session; the index is {index}", file=sys.stderr)
         return 0
-    status = build(out, solutions=not args.without_solutions, jobs=args.jobs)
+    status = build(out, solutions=not args.without_solutions, **where)
     if status != 0:
         print(f"workbench book: error: the site build failed (sphinx-build exit status {status})", file=sys.stderr)
         return 1
-    print(f"built the site in {out or 'book/_build/html'}", file=sys.stderr)
+    print(f"built the site in {out or build_folder(book_dir) / 'html'}", file=sys.stderr)
     return 0
 
 
@@ -64,6 +97,10 @@ def cmd_course(args: argparse.Namespace) -> int:
     # workbench.course imports otter and nbformat only inside its functions; imported here, on demand, like them.
     from workbench import course
 
+    if args.action == "copy":
+        written = course.copy_course(Path(args.dir), force=args.force)
+        print(f"wrote a copy of the course to {args.dir}: {len(written)} files (its README says what to run)")
+        return 0
     if args.action == "assign":
         written = course.assign(Path(args.dir), force=args.force)
         notebooks = sum(1 for path in written if path.suffix == ".ipynb")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from workbench.cli._common import Interrupted, positive, print_json, seed_list
+from workbench.cli._common import Interrupted, positive, print_csv, print_json, seed_list
 
 __all__ = []  # package-internal: the index dispatches to cmd_experiment, cmd_sweep; the parser reads AXIS_OPTIONS
 
@@ -151,7 +151,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         results = experiment.run(
             config,
             out=out,
-            progress=not args.no_progress and not args.json,
+            progress=not args.no_progress and not (args.json or args.csv),
             force=args.force,
             resume=args.resume is not None,
             **selection,
@@ -160,6 +160,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise Interrupted(_interrupted_run(out, args.name)) from None
     if args.json:
         print_json(jsonable(results), indent=1)
+    elif args.csv:  # one row per condition: its keys and measurements, as a sweep gathers them
+        print_csv(experiment.rows(results))
     else:
         print(experiment.table(results))
         print(f"\nrun directory: {out}")
@@ -265,7 +267,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             workers=args.workers,
             retries=args.retries,
-            progress=not args.no_progress and not args.json,
+            progress=not args.no_progress and not (args.json or args.csv),
             threads=args.threads,
         )
     except (ImportError, ValueError, TypeError) as exc:  # refused before any task ran: no empty default folder
@@ -278,6 +280,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise Interrupted(_interrupted_sweep(out)) from None
     if args.json:
         print_json(result, indent=1)
+    elif args.csv:  # the rows of the sweep table: a cell's grid values and keys, each measurement's mean, sd and n
+        print_csv(result["cells"], columns=("cell", *(f"grid.{field}" for field in result["grid"])))
     else:
         print(sweep_table(result))
         print(f"\nsweep directory: {out}")

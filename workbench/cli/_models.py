@@ -16,6 +16,7 @@ from workbench.cli._common import (
     Interrupted,
     format_number,
     positive,
+    print_csv,
     print_json,
     rich_console,
     rich_table,
@@ -158,7 +159,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
             limit=args.limit,
             resume=args.resume is not None,
             force=args.force,
-            progress=not args.no_progress and not args.json,
+            progress=not args.no_progress and not (args.json or args.csv),
             workers=positive(args.workers, "--workers"),
             order=args.order,
         )
@@ -166,23 +167,24 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
         raise Interrupted(f"the windows measured so far are kept; continue with --resume {out}") from None
     if args.json:
         print_json({"run": str(run.path), "windows": run.n_records, "layers": run.layers}, indent=1)
+    elif args.csv:  # the summary rows of layers.json: one per layer and field (mean, sd, n over the windows)
+        print_csv(({"table": "layers", **row} for row in run.layers), columns=("table", "layer", "field"))
     else:
         print(run.table)
         print(f"\n{run.n_records} windows ({run.n_measured} measured now); run directory: {run.path}")
     return 0
 
 
-def _check_plot_path(plot: str) -> None:
-    """Refuse a ``--plot`` path whose format matplotlib cannot write or whose folder cannot take a file."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+#: The formats ``--plot`` writes, chosen by the file's suffix: a raster for screens, vectors for papers.
+PLOT_FORMATS = ("png", "svg", "pdf")
 
-    formats = FigureCanvasAgg(Figure()).get_supported_filetypes()
+
+def _check_plot_path(plot: str) -> None:
+    """Refuse a ``--plot`` path not ending in .png, .svg or .pdf, or whose folder cannot take a file."""
     path = Path(plot)
-    suffix = path.suffix.lstrip(".").lower()
-    if suffix not in formats:
+    if path.suffix.lstrip(".").lower() not in PLOT_FORMATS:
         raise ValueError(
-            f"--plot must be a file name ending in one of {', '.join('.' + f for f in sorted(formats))}, got {plot!r}"
+            f"--plot must be a file name ending in one of {', '.join('.' + f for f in PLOT_FORMATS)}, got {plot!r}"
         )
     folder = path.parent
     if path.is_dir() or not folder.is_dir():
@@ -197,6 +199,13 @@ def _check_plot_path(plot: str) -> None:
 def _print_diagnosis(report, args: argparse.Namespace) -> None:
     if args.json:
         print_json(report.to_dict())
+        return
+    if args.csv:  # the two tables of the JSON document, in one CSV with a column naming each row's table
+        document = report.to_dict()
+        print_csv(
+            ({"table": table, **row} for table in ("layers", "heads") for row in document[table]),
+            columns=("table", "layer", "head"),
+        )
         return
     console = rich_console()
     console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
@@ -240,7 +249,13 @@ def cmd_study(args: argparse.Namespace) -> int:
     lengths = _lengths(args.lengths)
     if args.resume is not None and args.out is not None:
         raise ValueError("give --resume RUN (continue that run) or --out RUN (a new run), not both")
-    from workbench.experiments import connection_walk_table, jsonable, run_directory, study_connection_walk
+    from workbench.experiments import (
+        connection_walk_table,
+        jsonable,
+        restore_floats,
+        run_directory,
+        study_connection_walk,
+    )
 
     with threadpool_limits(limits=positive(args.threads, "--threads")):
         models = _study_models(args)
@@ -255,7 +270,7 @@ def cmd_study(args: argparse.Namespace) -> int:
                 sweep_windows=positive(args.sweep_windows, "--sweep-windows"),
                 seed=args.seed,
                 out=out,
-                progress=not args.no_progress and not args.json,
+                progress=not args.no_progress and not (args.json or args.csv),
                 force=args.force,
                 resume=args.resume is not None,
             )
@@ -263,6 +278,9 @@ def cmd_study(args: argparse.Namespace) -> int:
             raise Interrupted(f"the models finished so far are kept; continue with --resume {out}") from None
     if args.json:
         print_json(jsonable(result), indent=1)
+    elif args.csv:
+        rows = _connection_walk_rows(restore_floats(jsonable(result)))  # JSON types; NaN a float (an empty cell)
+        print_csv(rows, columns=("table", "model", "layer", "length"))
     else:
         print(connection_walk_table(result))
         print(f"\nrun directory: {out}")
@@ -302,7 +320,7 @@ def _study_head_subspaces(args: argparse.Namespace) -> int:
                 seeds=seed_list(args.seeds),
                 permutations=permutations,
                 out=out,
-                progress=not args.no_progress and not args.json,
+                progress=not args.no_progress and not (args.json or args.csv),
             )
         else:
             models = _study_models(args)
@@ -315,14 +333,59 @@ def _study_head_subspaces(args: argparse.Namespace) -> int:
                 permutations=permutations,
                 seed=args.seed,
                 out=out,
-                progress=not args.no_progress and not args.json,
+                progress=not args.no_progress and not (args.json or args.csv),
             )
     if args.json:
         print_json(result, indent=1)
+    elif args.csv:
+        print_csv(_head_subspaces_rows(result), columns=("table", "model", "layer"))
     else:
         print(head_subspaces_table(result))
         print(f"\nrun directory: {out}")
     return 0
+
+
+def _model_row(record: dict, model: str, rows: tuple[str, ...]) -> dict:
+    """A study's record of one model without its lists of rows: the row of the CSV table ``models``."""
+    return {"table": "models", "model": model, **{key: value for key, value in record.items() if key not in rows}}
+
+
+def _connection_walk_rows(document: dict):
+    """The CSV rows of ``study connection-walk``: per model, its layers, the sweep's lengths, the skipped lengths.
+
+    Table ``layers``: mean, sd and n of each metric per layer; ``sweep``: per context length, the layer means;
+    ``sweep_layers``: per length and layer; ``skipped``: the lengths not run, with the reason; ``models``: one row
+    per model (its settings and null).  The per-window arrays stay in ``results.json``.
+    """
+    for record in document["models"]:
+        model = record["label"]
+        yield from ({"table": "layers", "model": model, **layer} for layer in record["layers"])
+        for entry in record["sweep"]["lengths"]:
+            at = {"model": model, "length": entry["length"], "windows": entry["windows"]}
+            yield {"table": "sweep", **at, **entry["layer_mean"]}
+            yield from ({"table": "sweep_layers", **at, **layer} for layer in entry["layers"])
+        yield from ({"table": "skipped", "model": model, **entry} for entry in record["sweep"]["skipped"])
+    for record in document["models"]:  # last: the readings' columns come first in the header
+        yield _model_row(record, record["label"], ("layers", "per_window", "sweep"))
+
+
+def _head_subspaces_rows(document: dict):
+    """The CSV rows of ``study head-subspaces``: per model and layer (``--induction``: per seed).
+
+    Table ``layers``: the subspace summaries, the data-aware null and the Mantel tests of one layer (the distance
+    matrices as JSON cells); ``pooled_within_layers`` and ``model_wide``: the pooled tests, in the same ``tests.*``
+    columns; ``models``: one row per model (its sizes and random null).  ``--induction``: table ``seeds``.
+    """
+    if document.get("study") == "head-subspaces-induction":
+        yield from ({"table": "seeds", **record} for record in document["seeds"])
+        return
+    pooled = ("pooled_within_layers", "model_wide")
+    for record in document["models"]:
+        model = record["model"]
+        yield from ({"table": "layers", "model": model, **layer} for layer in record["layers"])
+        yield from ({"table": key, "model": model, "tests": record[key]} for key in pooled)
+    for record in document["models"]:  # last: the readings' columns come first in the header
+        yield _model_row(record, record["model"], ("layers", *pooled))
 
 
 def _lengths(text: str) -> tuple[int, ...]:

@@ -50,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def output_options(command, rows: str):
+        # One group: argparse itself refuses --json with --csv, in one line naming both.
+        output = command.add_mutually_exclusive_group()
+        output.add_argument("--json", action="store_true", help="one JSON document on stdout")
+        output.add_argument(
+            "--csv",
+            action="store_true",
+            help=f"the table as CSV on stdout instead ({rows}; numbers at full precision, nested fields as dotted "
+            "columns, missing values empty)",
+        )
+
     def path_option(command):
         command.add_argument(
             "--path",
@@ -62,13 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_list = sub.add_parser("list", help="the identity catalogue")
     p_list.add_argument("--area", help="only this area")
-    p_list.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(p_list, "one row per identity")
     path_option(p_list)
 
     p_check = sub.add_parser("check", help="run the verifications; exit 1 if any fails")
     p_check.add_argument("name", nargs="?", help="an identity name or dotted prefix")
     p_check.add_argument("--area", help="only this area")
-    p_check.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(p_check, "one row per identity and backend")
     p_check.add_argument("--seed", type=_seed, default=0, help="random seed, an integer >= 0 (default 0)")
     p_check.add_argument("--scale", choices=SCALES, default="small", help="problem sizes")
     p_check.add_argument(
@@ -106,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_bench.add_argument(
         "name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram, diagnose"
     )
-    p_bench.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(p_bench, "one row per benchmark row; column table: the table's title")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
     p_bench.add_argument("--windows", type=int, help="diagnose: corpus windows through MiniLM (default 1024)")
 
@@ -138,9 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--device", choices=("cpu", "cuda"), default="cpu", help="where the forward pass runs (cuda: torch, float64)"
     )
     p_diagnose.add_argument("--no-progress", action="store_true", help="corpus: no progress bar")
-    p_diagnose.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(
+        p_diagnose, "--text: one row per layer and per head, column table: layers or heads; --corpus: one per layer"
+    )
     p_diagnose.add_argument(
-        "--plot", help="text: heatmaps of A_eff, the mean transport Gram and the heads' QK subspace distances, here"
+        "--plot",
+        metavar="FILE",
+        help="text: heatmaps of A_eff, the mean transport Gram and the heads' QK subspace distances, written to FILE "
+        "(.png, .svg or .pdf: the format follows the suffix)",
     )
 
     p_study = sub.add_parser(
@@ -174,7 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_study.add_argument("--seeds", default="0-2", help="head-subspaces --induction: seeds, 0,1,2 or 0-4 (default 0-2)")
     p_study.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p_study.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(
+        p_study,
+        "one row per model and layer, column table: layers, sweep (connection-walk: per context length), ...; "
+        "head-subspaces --induction: one row per seed",
+    )
 
     p_experiment = sub.add_parser("experiment", help="a reproducible experiment (results + figures in a run dir)")
     p_experiment.add_argument(
@@ -215,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         "conditions are kept, the rest run with the settings in DIR/config.json; the results equal an "
         "uninterrupted run's (wall-clock seconds aside)",
     )
-    p_experiment.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(p_experiment, "one row per condition: the rows a sweep gathers")
     p_experiment.add_argument("--no-progress", action="store_true", help="no progress bars")
     p_experiment.add_argument(
         "--threads",
@@ -259,7 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--retries", type=int, default=2, help="times a failing task is run again before it counts as failed"
     )
     p_sweep.add_argument("--threads", type=int, default=1, help="torch and BLAS threads of each task (default 1)")
-    p_sweep.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    output_options(p_sweep, "one row per grid cell and key: each measurement's mean, sd and n")
     p_sweep.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_sweep.set_defaults(steps=None, seed=None)  # _experiment_config reads them; a sweep sets them with --set/--seeds
 
@@ -268,14 +288,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="JupyterLab on the course notebooks: a double-click opens a .py percent script as a notebook and "
         "saving writes the .py (no .ipynb twin); extra args go to jupyter lab (--allow-root is added as root)",
     )
-    p_lab.add_argument("--dir", help="the notebooks folder (default: ./notebooks)")
+    p_lab.add_argument(
+        "--dir",
+        help="the notebooks folder (default: ./notebooks, else the checkout's; from a wheel install with no "
+        "./notebooks, a writable copy of the course is made in ./attention-workbench-course first)",
+    )
 
     p_book = sub.add_parser(
         "book", help="the course as a static HTML site (Sphinx + myst-nb, offline), a PDF, or slides"
     )
     book_sub = p_book.add_subparsers(dest="action", required=True)
     p_build = book_sub.add_parser("build", help="execute the notebooks and build the site (warnings are errors)")
-    p_build.add_argument("--out", help="the output folder (default book/_build/html)")
+    p_build.add_argument(
+        "--out",
+        help="the output folder (default COURSE/book/_build/html; ./_build/html for the "
+        "course installed with the package)",
+    )
     p_build.add_argument("--without-solutions", action="store_true", help="leave the Solutions part out")
     p_pdf = book_sub.add_parser(
         "pdf", help="the whole course as one PDF: a single-page build printed by headless chromium"
@@ -292,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
         p_run.add_argument(
             "--jobs", type=_jobs, help="notebooks executed at once (default: one per CPU); unchanged ones are cached"
         )
+        p_run.add_argument(
+            "--course",
+            metavar="DIR",
+            help="a course folder holding book/ and notebooks/ (a checkout, or a `workbench course copy`); default: "
+            "the current folder if it holds one, else the checkout's or the installed course",
+        )
     p_serve = book_sub.add_parser("serve", help="serve the built site on 127.0.0.1")
     p_serve.add_argument("--out", help="the built site (default book/_build/html)")
     p_serve.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
@@ -303,6 +337,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_assign.add_argument("dir", metavar="DIR", help="the folder of the student copy (must be new or empty)")
     p_assign.add_argument("--force", action="store_true", help="replace a student copy written there before")
+    p_copy = course_sub.add_parser(
+        "copy", help="write a writable copy of the whole course (notebooks, solutions, graders, site sources) into DIR"
+    )
+    p_copy.add_argument("dir", metavar="DIR", help="the folder of the copy (must be new or empty)")
+    p_copy.add_argument("--force", action="store_true", help="replace a copy written there before")
     p_grade = course_sub.add_parser("grade", help="grade the submitted notebooks under SUBMISSIONS")
     p_grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of submitted notebooks")
     p_grade.add_argument("--out", metavar="CSV", help="write one row per submission to this CSV file")
