@@ -10,7 +10,22 @@ author = "the Attention Geometry Workbench authors"
 copyright = "2026, the Attention Geometry Workbench authors"
 
 # sphinx_design: the concept checks' answers, written ":::{dropdown} Answer" in the notebooks (closed until clicked).
-extensions = ["myst_nb", "sphinxcontrib.bibtex", "sphinx_design"]
+extensions = [
+    "myst_nb",
+    "sphinxcontrib.bibtex",
+    "sphinx_design",
+    # The API reference (api/, written by workbench.api_reference): autodoc renders each public name's page from its
+    # docstring, numpydoc reads the docstrings' numpy sections, autosummary gives each package its table.
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+]
+autosummary_generate = False  # the builder writes the pages (workbench/api_reference.py), one directive each
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # the numpy Parameters sections give the types; signatures stay readable
+numpydoc_show_class_members = False  # a class page documents its methods itself (:members:)
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
 # conf.py itself is a .py file beside the percent scripts: never a page.  experiments/ is a link the builder
 # makes so that notebooks read committed results as ../experiments/results, as they do in the lab.
 exclude_patterns = ["conf.py", "_build", "experiments", "**/.ipynb_checkpoints", ".jupyter_cache"]

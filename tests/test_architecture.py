@@ -63,7 +63,9 @@ LAYERS: dict[str, set[str]] = {
     # The lab command line and settings (JupyterLab on the course); it reuses the site's MathJax.
     "lab": {"base", "book"},
     # The course site builder: top layer (only cli and lab import it); it reads the catalogue for its page.
-    "book": {"base", "catalogue", "slides"},
+    "book": {"base", "catalogue", "slides", "api_reference"},
+    # The site's API reference: one page per public name (it imports every package by name, at build time).
+    "api_reference": {"base"},
     # A notebook read as a slide deck (text only; book builds the decks).
     "slides": {"base"},
     # Teaching: the student copy and the grading of submissions (otter-grader); top layer, only cli imports it.

@@ -144,7 +144,7 @@ def test_a_missing_label_is_an_error_naming_the_notebook(tmp_path, label):
         book.session(notebooks / "00_first.py")
     # Staging reports it too, before it writes anything.
     with pytest.raises(book.BookError, match=r"00_first\.py"):
-        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks)
+        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks, api=False)
     assert not (tmp_path / "src").exists()
 
 
@@ -200,7 +200,7 @@ def test_a_long_time_is_refused_naming_the_notebook(tmp_path):
     with pytest.raises(book.BookError, match=rf"00_first\.py: the \*\*Time\.\*\* paragraph is {len(time.strip())} "):
         book.session(notebooks / "00_first.py")
     with pytest.raises(book.BookError, match=r"00_first\.py"):
-        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks)
+        book.stage(tmp_path / "src", book_dir=tmp_path / "book", notebooks_dir=notebooks, api=False)
 
 
 def test_every_notebook_of_the_course_has_its_session_labels():
@@ -249,7 +249,7 @@ def test_markdown_in_a_source_is_literal():
 def test_staging_puts_the_pages_mathjax_and_optionally_the_solutions_in_place(tmp_path, solutions):
     book_dir, notebooks = _course(tmp_path)
     source = tmp_path / "_source"
-    sessions = book.stage(source, book_dir=book_dir, notebooks_dir=notebooks, solutions=solutions)
+    sessions = book.stage(source, book_dir=book_dir, notebooks_dir=notebooks, api=False, solutions=solutions)
     assert [s.number for s in sessions] == ["00"]
     for page in ("index.md", "syllabus.md", "catalogue.md", "bibliography.md", "notebooks/reference.md"):
         assert (source / page).is_file(), page
@@ -270,7 +270,7 @@ def test_staging_refuses_a_folder_it_did_not_stage(tmp_path):
     (tmp_path / "_source").mkdir()
     (tmp_path / "_source" / "mine.txt").write_text("a user's file")
     with pytest.raises(book.BookError, match="was not staged by workbench book build"):
-        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks, api=False)
     assert (tmp_path / "_source" / "mine.txt").exists()
 
 
@@ -280,7 +280,7 @@ def test_the_build_refuses_an_output_folder_it_did_not_build(tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("a user's file")
     with pytest.raises(book.BookError, match="was not built by workbench book build"):
-        book.build(out, book_dir=book_dir, notebooks_dir=notebooks)
+        book.build(out, book_dir=book_dir, notebooks_dir=notebooks, api=False)
     assert (out / "notes.txt").exists()
 
 
@@ -292,7 +292,7 @@ def test_a_missing_book_file_is_an_error(tmp_path, folder, name, message):
     book_dir, notebooks = _course(tmp_path)
     (tmp_path / folder / name).unlink()
     with pytest.raises(book.BookError, match=message):
-        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+        book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks, api=False)
     assert not (tmp_path / "_source").exists()
 
 
@@ -301,7 +301,7 @@ def test_the_reference_is_staged_beside_the_notebooks_from_the_notebooks_folder(
     # (in the repository notebooks/reference.md is a link to book/reference.md).
     assert (ROOT / "notebooks" / "reference.md").is_file()
     book_dir, notebooks = _course(tmp_path)
-    book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks)
+    book.stage(tmp_path / "_source", book_dir=book_dir, notebooks_dir=notebooks, api=False)
     assert (tmp_path / "_source" / "notebooks" / "reference.md").read_text() == REFERENCE
 
 
@@ -309,7 +309,7 @@ def test_an_unknown_scale_is_refused(tmp_path, monkeypatch):
     book_dir, notebooks = _course(tmp_path)
     monkeypatch.setenv("WORKBENCH_SCALE", "huge")
     with pytest.raises(book.BookError, match="WORKBENCH_SCALE must be 'small' or 'large', got 'huge'"):
-        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks)
+        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks, api=False)
 
 
 # -- a real build of a fixture course ----------------------------------------------------------------------------
@@ -360,7 +360,7 @@ def fixture_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     book_dir, notebooks = _course(root)
     out = root / "_build" / "html"
-    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks) == 0
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, api=False) == 0
     return out
 
 
@@ -407,7 +407,7 @@ def test_without_solutions_the_site_has_no_solutions_part(tmp_path):
     # Markdown cells only: nothing to execute, so the build is quick.
     book_dir, notebooks = _course(tmp_path, NOTEBOOK.split("# %%\nimport")[0])
     out = tmp_path / "_build" / "html"
-    assert book.build(out, solutions=False, book_dir=book_dir, notebooks_dir=notebooks) == 0
+    assert book.build(out, solutions=False, book_dir=book_dir, notebooks_dir=notebooks, api=False) == 0
     assert not (out / "notebooks" / "solutions").exists()
     assert "Solutions" not in (out / "index.html").read_text()
 
@@ -439,7 +439,7 @@ def test_the_slides_are_one_offline_deck_per_session_with_its_figure_and_referen
 def test_a_bad_cross_reference_fails_the_build(tmp_path, capfd):
     broken = NOTEBOOK.split("# %%\nimport")[0] + "\n# %% [markdown]\n# See {doc}`no_such_page`.\n"
     book_dir, notebooks = _course(tmp_path, broken, solution=None)
-    assert book.build(tmp_path / "_build" / "html", book_dir=book_dir, notebooks_dir=notebooks) != 0
+    assert book.build(tmp_path / "_build" / "html", book_dir=book_dir, notebooks_dir=notebooks, api=False) != 0
     assert "no_such_page" in capfd.readouterr().err
 
 
@@ -462,14 +462,14 @@ def test_notebooks_run_at_once_and_only_once_and_a_rebuild_runs_none(tmp_path):
     book_dir, notebooks = _course(tmp_path, _logging_notebook("00", log, "first"), solution=None)
     (notebooks / "01_second.py").write_text(_logging_notebook("01", log, "second"))
     out = tmp_path / "_build" / "html"
-    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, jobs=2) == 0
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, api=False, jobs=2) == 0
     runs = {word: (float(a), float(b)) for word, a, b in map(str.split, log.read_text().splitlines())}
     assert sorted(runs) == ["first", "second"], log.read_text()  # run before Sphinx, and not again by myst-nb
     (a0, a1), (b0, b1) = runs["first"], runs["second"]
     assert a0 < b1 and b0 < a1, f"the two notebooks did not run at the same time: {runs}"
     assert "printed by second" in (out / "notebooks" / "01_second.html").read_text()  # the cached outputs
     # Nothing changed: the rebuild runs no notebook, and still has their outputs.
-    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, jobs=2) == 0
+    assert book.build(out, book_dir=book_dir, notebooks_dir=notebooks, api=False, jobs=2) == 0
     assert len(log.read_text().splitlines()) == 2
     assert "printed by first" in (out / "notebooks" / "00_first.html").read_text()
 
@@ -481,7 +481,7 @@ def test_a_failing_notebook_stops_the_build_naming_it(tmp_path, capfd):
     with pytest.raises(
         book.BookError, match=r"1 notebook\(s\) failed to execute \(tracebacks above\): notebooks/00_first\.py$"
     ):
-        book.build(out, book_dir=book_dir, notebooks_dir=notebooks)
+        book.build(out, book_dir=book_dir, notebooks_dir=notebooks, api=False)
     assert "a planted failure" in capfd.readouterr().err
     assert not out.exists(), "Sphinx ran after a notebook failed"
 
@@ -490,7 +490,7 @@ def test_a_failing_notebook_stops_the_build_naming_it(tmp_path, capfd):
 def test_the_number_of_jobs_is_checked(tmp_path, jobs):
     book_dir, notebooks = _course(tmp_path)
     with pytest.raises(book.BookError, match=rf"jobs must be an integer >= 1 .*, got {jobs!r}"):
-        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks, jobs=jobs)
+        book.build(tmp_path / "out" / "html", book_dir=book_dir, notebooks_dir=notebooks, api=False, jobs=jobs)
 
 
 # -- the whole course as one PDF ---------------------------------------------------------------------------------
@@ -681,6 +681,58 @@ def test_the_course_site_reads_well_in_a_browser(served_course):
                 _assert_resolves(out, page, href)
             screenshot(driver, "book-" + page.replace("/", "-").removesuffix(".html"), full_page=True)
             driver.set_window_size(1280, 1000)
+
+
+@pytest.mark.slow
+def test_every_public_name_has_an_api_page_that_renders_its_maths_and_examples(served_course):
+    from test_lab_browser import chromium, wait_for
+
+    from workbench.api_reference import identity_api, public_objects, script_api
+
+    out, base = served_course
+    objects = public_objects()
+    missing = [name for name in objects if not (out / "api" / f"{name}.html").is_file()]
+    assert not missing, f"{len(missing)} public names have no API page: {missing[:5]}"
+    # The index of each package links every name of its package.
+    for package in {name.rpartition(".")[0] for name in objects}:
+        links = {a.get("href") for tag, a in _tags(out / "api" / f"{package}.html") if tag == "a"}
+        names = [n for n in objects if n.rpartition(".")[0] == package]
+        assert {f"{n}.html" for n in names} <= links, package
+    # The catalogue links each identity to its functions' pages; a notebook ends with the names it imports.
+    catalogue = {a.get("href") for tag, a in _tags(out / "catalogue.html") if tag == "a"}
+    identity = next(i for i in discover() if i.name == "lie.bch.group_commutator")
+    assert identity_api(identity) == ["workbench.lie.commutator_log"]
+    assert any(h and h.startswith("api/workbench.lie.commutator_log.html") for h in catalogue)
+    script = ROOT / "notebooks" / "03_heat_on_a_swiss_roll.py"
+    notebook = {a.get("href") for tag, a in _tags(out / "notebooks" / f"{script.stem}.html") if tag == "a"}
+    for name in script_api(script):
+        assert any(h and h.startswith(f"../api/{name}.html") for h in notebook), name
+
+    # A sample, read in the browser: the maths of MarkovOperator.from_points typeset, its doctest shown.
+    page = "api/workbench.markov.MarkovOperator.html"
+    with chromium(1280, 1000) as driver:
+        driver.get(base + page)
+        wait_for(
+            driver,
+            lambda d: d.execute_script(
+                "return window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 &&"
+                " document.querySelectorAll('.MathJax, .MathJax_Display').length > 0"
+            ),
+            60,
+            f"typeset maths on {page}",
+        )
+        assert driver.execute_script("return document.querySelectorAll('.MathJax .merror').length") == 0
+        method = "dt[id='workbench.markov.MarkovOperator.from_points']"
+        typeset = driver.execute_script(
+            f"return document.querySelector(\"{method}\").parentElement.querySelectorAll('.MathJax').length"
+        )
+        assert typeset > 0, "from_points' formulas are not typeset"
+        text = driver.execute_script(_VISIBLE_TEXT)
+        assert ":math:" not in text and "\\mathsf" not in text, "maths left as raw markup"
+        examples = driver.execute_script(
+            "return [...document.querySelectorAll('div.highlight-pycon pre, div.doctest pre')].map(e => e.innerText)"
+        )
+        assert any(">>> op = MarkovOperator.from_points(" in e for e in examples), examples[:2]
 
 
 def _assert_resolves(out: Path, page: str, href: str) -> None:

@@ -110,7 +110,9 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     notebooks = _fixture_course(root)
     out = root / "_build" / "html"
-    assert book.build(out, notebooks_dir=notebooks) == 0, "the fixture site did not build (Sphinx's messages above)"
+    assert book.build(out, notebooks_dir=notebooks, api=False) == 0, (
+        "the fixture site did not build (Sphinx's messages above)"
+    )
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(out)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.api_reference import api_pages, identity_api, public_objects, script_api
 from workbench.catalogue import discover
 from workbench.resources import course_root, is_installed
 
@@ -71,6 +72,7 @@ __all__ = [
     "stage",
     "syllabus_table",
 ]
+
 
 def _book(book_dir: Path | None) -> Path:
     return Path(book_dir) if book_dir is not None else course_root() / "book"
@@ -288,8 +290,23 @@ def _hypotheses_block(identity) -> list[str]:
     return [*lines, ""]
 
 
-def catalogue_page(identities=None) -> str:
-    """The catalogue page: every identity (name, area, source, statement as display maths), by area."""
+def _api_links(names: list[str]) -> str:
+    return ", ".join(f"{{py:obj}}`~{name}`" for name in names)
+
+
+def _append_api_cell(script: Path, names: list[str]) -> None:
+    if names:
+        text = script.read_text(encoding="utf-8").rstrip("\n")
+        cell = f"# %% [markdown]\n# **In the API reference.** This notebook imports {_api_links(names)}.\n"
+        script.write_text(f"{text}\n\n{cell}", encoding="utf-8")  # markdown only: the execution cache still holds
+
+
+def catalogue_page(identities=None, objects: dict | None = None) -> str:
+    """The catalogue page: every identity (name, area, source, statement as display maths), by area.
+
+    With ``objects`` (:func:`workbench.api_reference.public_objects`), each identity links to the API pages of the
+    public functions its check and derivation call.
+    """
     identities = list(discover() if identities is None else identities)
     areas: dict[str, list] = {}
     for identity in identities:
@@ -316,6 +333,8 @@ def catalogue_page(identities=None) -> str:
                 "",
                 *_hypotheses_block(identity),
             ]
+            if objects is not None and (names := identity_api(identity, objects)):
+                lines += [f"**Uses.** {_api_links(names)}", ""]
     return "\n".join(lines)
 
 
@@ -379,8 +398,12 @@ def stage(
     notebooks_dir: Path | None = None,
     solutions: bool = True,
     identities=None,
+    api: bool = True,
 ) -> list[Session]:
     """Stage the site's Sphinx source tree in ``source`` (emptied first); return the sessions in order.
+
+    ``api=True`` adds the API reference (one page per public name, :func:`workbench.api_reference.api_pages`),
+    links each catalogue identity to the functions it uses and ends each notebook with the names it imports.
 
     ``book_dir`` holds conf.py, index.md, syllabus.md, bibliography.md, references.bib (and optionally
     _static/); ``notebooks_dir`` the course's percent scripts, the mathematical reference ``reference.md`` (staged
@@ -427,14 +450,19 @@ def stage(
     syllabus = (book_dir / "syllabus.md").read_text(encoding="utf-8").rstrip()
     syllabus += "\n\n## Sessions\n\nGenerated from the first cell of each notebook.\n\n" + syllabus_table(sessions)
     (source / "syllabus.md").write_text(syllabus, encoding="utf-8")
-    (source / "catalogue.md").write_text(catalogue_page(identities), encoding="utf-8")
+    objects = public_objects() if api else None
+    (source / "catalogue.md").write_text(catalogue_page(identities, objects), encoding="utf-8")
+    if api:
+        api_pages(source)
+        for script in scripts:  # the site's copy ends with links to the API pages of what the notebook imports
+            _append_api_cell(course / script.name, script_api(script, objects))
 
     def toctree(caption: str, entries: list[str]) -> str:
         return "\n".join(["", "```{toctree}", f":caption: {caption}", ":maxdepth: 1", "", *entries, "```", ""])
 
     index = (book_dir / "index.md").read_text(encoding="utf-8").rstrip() + "\n"
     index += toctree("Course", ["syllabus", *(f"notebooks/{p.stem}" for p in scripts)])
-    index += toctree("Reference", ["notebooks/reference", "catalogue", "bibliography"])
+    index += toctree("Reference", ["notebooks/reference", "catalogue", *(["api/index"] if api else []), "bibliography"])
     if answers:
         index += toctree("Solutions", [f"notebooks/solutions/{p.stem}" for p in answers])
     (source / "index.md").write_text(index, encoding="utf-8")
@@ -581,10 +609,10 @@ def _sphinx(builder: str, source: Path, out: Path, work: Path, jobs: int, tags: 
     return subprocess.run(command, env=_kernel_environment(jobs), check=False).returncode
 
 
-def _prepare(work: Path, *, solutions: bool, book_dir, notebooks_dir, identities, jobs: int) -> Path:
+def _prepare(work: Path, *, solutions: bool, book_dir, notebooks_dir, identities, jobs: int, api: bool = False) -> Path:
     """Stage the source in ``work/_source`` and execute what the cache lacks: the staged folder."""
     source = work / "_source"
-    stage(source, book_dir=book_dir, notebooks_dir=notebooks_dir, solutions=solutions, identities=identities)
+    stage(source, book_dir=book_dir, notebooks_dir=notebooks_dir, solutions=solutions, identities=identities, api=api)
     execute(source, work / ".jupyter_cache", jobs=jobs)
     return source
 
@@ -597,8 +625,12 @@ def build(
     notebooks_dir: Path | None = None,
     identities=None,
     jobs: int | None = None,
+    api: bool = True,
 ) -> int:
     """Build the site into ``out`` (default book/_build/html); return sphinx-build's exit status.
+
+    ``api=True``: with the API reference (:func:`stage`), which adds about a minute and a half to a cold build on two
+    cores (autodoc reads every public name); ``False`` for a quick build of the course alone.
 
     The staged source, the doctrees and the notebook execution cache go beside ``out`` (its parent folder).
     Notebooks execute at ``WORKBENCH_SCALE`` (``small`` unless set), ``jobs`` at a time (default: one per CPU),
@@ -612,7 +644,13 @@ def build(
     if out.exists():
         _fresh_check(out, _SITE_MARKER, "built")
     source = _prepare(
-        work, solutions=solutions, book_dir=book_dir, notebooks_dir=notebooks_dir, identities=identities, jobs=jobs
+        work,
+        solutions=solutions,
+        book_dir=book_dir,
+        notebooks_dir=notebooks_dir,
+        identities=identities,
+        jobs=jobs,
+        api=api,
     )
     # A fresh output folder: no page of a renamed or removed notebook survives from an earlier build.  (The
     # execution cache and the doctrees beside it keep a rebuild quick.)

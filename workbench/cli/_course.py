@@ -85,7 +85,7 @@ def cmd_book(args: argparse.Namespace) -> int:
         index = slides(out, **where)
         print(f"wrote one deck per session; the index is {index}", file=sys.stderr)
         return 0
-    status = build(out, solutions=not args.without_solutions, **where)
+    status = build(out, solutions=not args.without_solutions, api=not args.without_api, **where)
     if status != 0:
         print(f"workbench book: error: the site build failed (sphinx-build exit status {status})", file=sys.stderr)
         return 1

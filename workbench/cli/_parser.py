@@ -305,6 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
         "course installed with the package)",
     )
     p_build.add_argument("--without-solutions", action="store_true", help="leave the Solutions part out")
+    p_build.add_argument(
+        "--without-api",
+        action="store_true",
+        help="leave the API reference out (a quicker rebuild: autodoc reads every public name, ~2.5 min on 2 cores)",
+    )
     p_pdf = book_sub.add_parser(
         "pdf", help="the whole course as one PDF: a single-page build printed by headless chromium"
     )

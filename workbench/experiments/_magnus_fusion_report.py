@@ -135,7 +135,7 @@ def magnus_fusion_table(result: dict) -> str:
 
 
 def magnus_fusion_figure(result: dict):
-    """|Δbpb| and the logits' error against the truncation order, one line per budget (log y); the speed-ups.
+    """``|Δbpb|`` and the logits' error against the truncation order, one line per budget (log y); the speed-ups.
 
     The exact product is drawn as a dashed line at its own level per budget (it is no order).  Returns the
     matplotlib figure.

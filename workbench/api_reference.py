@@ -1,0 +1,248 @@
+"""The API reference of the site: one page per public name, grouped by package, generated from the docstrings.
+
+Sphinx's autodoc renders each page and numpydoc reads the docstrings' sections (Parameters, Returns, Examples, …);
+the maths in ``:math:`` roles is typeset by the site's MathJax and the doctests are shown as examples.  The pages
+are written here (autosummary's generator would need templates to say the same), one directive each; the package
+pages carry the package's docstring, an index in plain text, as written.
+
+The catalogue page links each identity to the public functions its check and derivation call
+(:func:`identity_api`), and each course notebook ends with links to the public names it imports
+(:func:`script_api`).
+
+API_PACKAGES    -- the documented modules and packages, in the layer order
+public_objects  -- every public name (dotted) and its object
+api_pages       -- write the reference's pages under a folder
+identity_api    -- the public names an identity's check and derivation use
+script_api      -- the public names a script imports from workbench
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import functools
+import importlib
+import inspect
+import types
+from pathlib import Path
+
+__all__ = ["API_PACKAGES", "api_pages", "identity_api", "public_objects", "script_api"]
+
+# The layer order of DESIGN.md, bottom to top: a name exported by two packages is documented under the lower one.
+API_PACKAGES = (
+    "workbench.backend",
+    "workbench.validation",
+    "workbench.memory",
+    "workbench.rates",
+    "workbench.symbolic",
+    "workbench.lazy",
+    "workbench.resources",
+    "workbench.lie",
+    "workbench.expmv",
+    "workbench.markov",
+    "workbench.continuum",
+    "workbench.lens",
+    "workbench.attention",
+    "workbench.models",
+    "workbench.nn",
+    "workbench.experiments",
+    "workbench.catalogue",
+    "workbench.slides",
+    "workbench.book",
+    "workbench.api_reference",
+    "workbench.lab",
+    "workbench.course",
+    "workbench.cli",
+)
+_FOLDER = "api"
+# Not linked from an identity: every check uses them (arrays and their conversions, validation, the catalogue's
+# records, sympy steps); the mathematics of the backend (matrix_exp, unit_roundoff) is linked.
+_PLUMBING = {"workbench.validation", "workbench.memory", "workbench.symbolic", "workbench.lazy", "workbench.catalogue"}
+_PLUMBING_NAMES = {f"workbench.backend.{name}" for name in ("like", "namespace", "to_backend", "to_numpy")}
+
+
+def _checked(packages) -> tuple[str, ...]:
+    if isinstance(packages, str) or not isinstance(packages, (tuple, list)):
+        raise TypeError(f"packages must be a tuple of module names such as 'workbench.lie', got {packages!r}")
+    for package in packages:
+        if not isinstance(package, str) or package.split(".")[0] != "workbench":
+            raise ValueError(f"packages must name modules of workbench (e.g. 'workbench.lie'), got {package!r}")
+    return tuple(packages)
+
+
+def public_objects(packages: tuple[str, ...] = API_PACKAGES) -> dict[str, object]:
+    """Every public name of ``packages`` (their ``__all__``), dotted, with its object; lower layers first.
+
+    Examples
+    --------
+    >>> objects = public_objects()
+    >>> objects["workbench.markov.MarkovOperator"].__name__
+    'MarkovOperator'
+    """
+    found: dict[str, object] = {}
+    for package in _checked(packages):
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            found[f"{package}.{name}"] = getattr(module, name)
+    return found
+
+
+def _documenter(obj) -> str:
+    if inspect.isclass(obj):
+        return "autoexception" if issubclass(obj, BaseException) else "autoclass"
+    if inspect.isroutine(obj) or isinstance(obj, functools.partial):
+        return "autofunction"
+    return "autodata"
+
+
+def _title(text: str) -> list[str]:
+    return [text, "=" * len(text), ""]
+
+
+def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES) -> list[str]:
+    """Write the API reference of ``packages`` under ``folder/api``: an index, a page per package and per public name.
+
+    Returns the documents written (Sphinx docnames, e.g. ``"api/workbench.markov.MarkovOperator"``).
+    """
+    packages = _checked(packages)
+    root = Path(folder) / _FOLDER
+    root.mkdir(parents=True, exist_ok=True)
+    objects = public_objects(packages)
+    written = []
+
+    def write(docname: str, lines: list[str]) -> None:
+        path = root / f"{docname}.rst"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(f"{_FOLDER}/{docname}")
+
+    documented = []
+    for package in packages:
+        names = sorted(dotted.rpartition(".")[2] for dotted in objects if dotted.rpartition(".")[0] == package)
+        if not names:
+            continue
+        documented.append(package)
+        module = importlib.import_module(package)
+        # The package docstring is an index in plain text (name -- summary, aligned): shown as written.
+        doc = inspect.cleandoc(module.__doc__ or "").splitlines()
+        lines = [*_title(package), f".. module:: {package}", "", doc[0] if doc else "", ""]
+        if len(doc) > 2:
+            lines += [".. code-block:: text", "", *(f"   {line}" for line in doc[2:]), ""]
+        lines += [f".. currentmodule:: {package}", "", ".. autosummary::", "", *(f"   {n}" for n in names)]
+        write(package, lines)
+        for name in names:
+            obj = objects[f"{package}.{name}"]
+            directive = _documenter(obj)
+            # :orphan: the page is reached from its package's table and from cross-references, not from a toctree:
+            # in the sidebar, 550 names would make every page of the site 100 KB heavier.
+            page = [":orphan:", "", *_title(f"{package}.{name}"), f".. currentmodule:: {package}", ""]
+            page += [f".. {directive}:: {name}"]
+            if directive == "autoclass":
+                page += ["   :members:", "   :show-inheritance:"]
+            elif directive == "autodata":
+                page += ["   :annotation:"]  # the value can be long (a table of settings): the docstring says it
+            write(f"{package}.{name}", page)
+    index = [
+        *_title("API reference"),
+        "Every public name of the library, one page each, generated from its docstring; grouped by package in the "
+        "layer order (a package uses only the packages above it).",
+        "",
+        ".. toctree::",
+        "   :maxdepth: 1",
+        "",
+        *(f"   {package}" for package in documented),
+    ]
+    write("index", index)
+    return written
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _imported_in(code: types.CodeType) -> set[str]:
+    """``module.name`` of every ``from module import name`` in ``code`` and the functions nested in it."""
+    found, module = set(), None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME":
+            module = instruction.argval
+        elif instruction.opname == "IMPORT_FROM" and module:
+            found.add(f"{module}.{instruction.argval}")
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _imported_in(const)
+    return found
+
+
+def identity_api(identity, objects: dict[str, object] | None = None) -> list[str]:
+    """The public names (dotted) that an identity's check and derivation call, directly or through helpers.
+
+    The functions are followed through the identity's own module: a module-level helper they call is read too, so a
+    check written as ``verify → _sample → MarkovOperator.from_points`` links to ``MarkovOperator``.
+
+    Examples
+    --------
+    >>> from workbench.catalogue import discover
+    >>> identity = next(i for i in discover() if i.name == "lie.bch.group_commutator")
+    >>> identity_api(identity)
+    ['workbench.lie.commutator_log']
+    """
+    objects = public_objects() if objects is None else objects
+    by_id = {}
+    for dotted, obj in objects.items():  # lower layers first: the first name is the documented one
+        if dotted.rpartition(".")[0] not in _PLUMBING and dotted not in _PLUMBING_NAMES:
+            by_id.setdefault(id(obj), dotted)
+    found, seen = set(), set()
+    pending = [identity.verify, identity.derive]
+    while pending:
+        function = pending.pop()
+        while hasattr(function, "func"):  # functools.partial: its function and its arguments
+            pending.extend(a for a in function.args if callable(a))
+            function = function.func
+        code = getattr(function, "__code__", None)
+        if code is None or code in seen:
+            continue
+        seen.add(code)
+        namespace = getattr(function, "__globals__", {})
+        for dotted in _imported_in(code):  # `from workbench.nn import fuse` inside the function
+            if dotted in objects and id(objects[dotted]) in by_id:
+                found.add(by_id[id(objects[dotted])])
+        for name in _code_names(code):
+            value = namespace.get(name)
+            if value is None:
+                continue
+            if id(value) in by_id:
+                found.add(by_id[id(value)])
+            elif inspect.isfunction(value) and value.__module__ == function.__module__:
+                pending.append(value)  # a helper of the same module
+    return sorted(found)
+
+
+def script_api(path: Path, objects: dict[str, object] | None = None) -> list[str]:
+    r"""The public names (dotted, as documented) that a Python script imports from ``workbench``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     script = Path(folder) / "s.py"
+    ...     _ = script.write_text("from workbench.lie import bch, LieSeries as L\nimport numpy as np\n")
+    ...     script_api(script)
+    ['workbench.lie.LieSeries', 'workbench.lie.bch']
+    """
+    objects = public_objects() if objects is None else objects
+    by_id = {}
+    for dotted, obj in objects.items():
+        by_id.setdefault(id(obj), dotted)
+    found = set()
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "workbench":
+            for alias in node.names:
+                dotted = f"{node.module}.{alias.name}"
+                if dotted in objects:
+                    found.add(by_id[id(objects[dotted])])
+    return sorted(found)
