@@ -20,6 +20,7 @@ graph_weights              -- weighted adjacency of a networkx (di)graph, valida
 Operators
 MarkovOperator             -- P with π, P*, flux, current, ε_rev, spectrum, diffusion map, Nyström
 Spectrum                   -- leading eigenpairs P ψ_k = μ_k ψ_k
+DegenerateBandwidthWarning -- a dense kernel of from_points so wide that its walk sees the ambient space
 doob_transform             -- P_h = diag(Kh)⁻¹ K diag(h), π ∝ h ⊙ Kh
 markov_operator            -- P = diag(K1)⁻¹ K
 softmax_operator           -- row softmax of βS, the Markov operator of exp⊙(βS)
@@ -74,7 +75,7 @@ from workbench.markov._doob import doob_transform
 from workbench.markov._graphs import graph_weights
 from workbench.markov._hodge import HodgeDecomposition, hodge_split
 from workbench.markov._kernels import alpha_normalize, gauss_kernel, gauss_kernel_sparse, squared_distances
-from workbench.markov._markov_operator import MarkovOperator, Spectrum
+from workbench.markov._markov_operator import DegenerateBandwidthWarning, MarkovOperator, Spectrum
 from workbench.markov._operators import (
     markov_operator,
     reversible_stationary_law,
@@ -88,6 +89,7 @@ __all__ = [
     "BandwidthSweep",
     "BeurlingDenyParts",
     "Circle",
+    "DegenerateBandwidthWarning",
     "FlatTorus",
     "GaugeGradients",
     "HodgeDecomposition",
