@@ -99,3 +99,13 @@ def test_a_dense_kernel_past_the_memory_budget_is_refused_naming_k():
         ),
     ):
         MarkovOperator.from_points(circle(600), 25.0)
+
+
+def test_the_default_scale_is_the_same_from_run_to_run_above_the_subsample_size():
+    # Above 2,000 points the median rule is estimated on a subsample; from_points draws it with a fixed seed, so two
+    # operators of the same points are the same operator (exactly: same β, same arithmetic).
+    points = SwissRoll().sample(2500, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateBandwidthWarning)
+        first, second = MarkovOperator.from_points(points), MarkovOperator.from_points(points)
+    assert np.array_equal(first.P, second.P)

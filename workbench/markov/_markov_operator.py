@@ -700,7 +700,9 @@ def _default_beta(points, k, radius) -> float:
     from workbench.markov._bandwidth import median_bandwidth
 
     if k is None and radius is None:
-        return median_bandwidth(to_numpy(points))
+        # seed=0: above 2,000 points the median is taken over a subsample; a fixed one keeps the default β (and
+        # every result built on it) the same from run to run.
+        return median_bandwidth(to_numpy(points), seed=0)
     if radius is not None:
         radius = check_in_range("radius", radius, 0.0, low_inclusive=False)
         beta = 9.0 / radius / radius  # not 9 / radius**2: the square overflows first
