@@ -106,3 +106,15 @@ def test_book_refuses_a_course_folder_without_a_course(tmp_path):
         "--course must be a folder holding book/conf.py and notebooks/ (a checkout or a `workbench course copy`), "
         f"got {str(tmp_path)!r}"
     )
+
+
+def test_a_build_of_the_installed_course_goes_to_the_current_folder(tmp_path, monkeypatch):
+    from workbench import book
+
+    installed = tmp_path / "site-packages" / "workbench" / "_course"
+    (installed / "book").mkdir(parents=True)
+    monkeypatch.setattr(book, "course_root", lambda: installed)
+    monkeypatch.setattr(book, "is_installed", lambda: True)
+    monkeypatch.chdir(tmp_path)
+    assert book.build_folder() == tmp_path / "_build"  # never inside the install
+    assert book.build_folder(tmp_path / "copy" / "book") == tmp_path / "copy" / "book" / "_build"
