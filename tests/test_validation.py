@@ -186,3 +186,20 @@ def test_numpy_scalars_and_0d_arrays_are_numbers_wherever_python_numbers_are():
     points = Circle().sample(np.array(12), seed=np.array(3))
     assert np.array_equal(points, Circle().sample(12, seed=3))
     assert (gauss_kernel_sparse(points, 1.0, k=np.array(3)) != gauss_kernel_sparse(points, 1.0, k=3)).nnz == 0
+
+
+def test_a_row_sum_close_to_one_is_shown_as_its_deviation():
+    # A float32 softmax handed over in float64 (a `.double()` model whose attention is computed in float32): its
+    # rows miss 1 by ~1e-8, past the float64 tolerance; six digits would print the sum as "1".
+    from workbench.validation import check_row_stochastic
+
+    P = np.full((4, 4), 0.25)
+    P[2, 3] -= 2.98e-8
+    with pytest.raises(ValueError, match=r"got row 2 summing to 1 − 2\.98e-08$"):
+        check_row_stochastic("attention", P)
+    P[2, 3] += 2 * 2.98e-8
+    with pytest.raises(ValueError, match=r"got row 2 summing to 1 \+ 2\.98e-08$"):
+        check_row_stochastic("attention", P)
+    P[2, 3] = 0.5  # far from 1: the sum itself
+    with pytest.raises(ValueError, match=r"got row 2 summing to 1\.25$"):
+        check_row_stochastic("attention", P)

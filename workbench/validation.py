@@ -364,6 +364,10 @@ def check_row_stochastic(name: str, x, *, atol: float | None = None) -> None:
     Traceback (most recent call last):
         ...
     ValueError: P must be row-stochastic (rows summing to 1 within 1e-10), got row 1 summing to 0.9
+    >>> check_row_stochastic("P", np.array([[1.0 - 2.98e-8, 2e-12], [0.5, 0.5]]))
+    Traceback (most recent call last):
+        ...
+    ValueError: P must be row-stochastic (rows summing to 1 within 1e-10), got row 0 summing to 1 − 2.98e-08
     """
     check_square(name, x)
     atol = _row_sum_tolerance(atol, x)
@@ -376,9 +380,13 @@ def check_row_stochastic(name: str, x, *, atol: float | None = None) -> None:
     worst = np.unravel_index(np.argmax(np.abs(sums - 1.0)), sums.shape)
     if abs(sums[worst] - 1.0) > atol:
         row = worst[-1] if len(worst) == 1 else tuple(int(i) for i in worst)
+        deviation = float(sums[worst] - 1.0)
+        # A sum within 1e-3 of 1 prints as 1 ± its deviation: six digits would round 1 − 2.98e-08 to "1".
+        total = (
+            f"1 {'+' if deviation > 0 else '−'} {abs(deviation):.3g}" if abs(deviation) < 1e-3 else f"{sums[worst]:.6g}"
+        )
         raise ValueError(
-            f"{name} must be row-stochastic (rows summing to 1 within {atol:g}), "
-            f"got row {row} summing to {sums[worst]:.6g}"
+            f"{name} must be row-stochastic (rows summing to 1 within {atol:g}), got row {row} summing to {total}"
         )
 
 
