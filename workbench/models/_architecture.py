@@ -183,6 +183,16 @@ def _rope(config: dict, d_head: int, max_positions: int) -> RopeSettings:
     if rope_type not in ROPE_TYPES:
         _refuse(f"{key}.rope_type", rope_type, f"the RoPE types read are {', '.join(ROPE_TYPES)}")
     partial = float(parameters.pop("partial_rotary_factor", config.get("partial_rotary_factor", 1.0)))
+    if partial != 1.0:
+        # transformers' llama, qwen2 and mistral rotate the whole head with the default RoPE (its inverse
+        # frequencies are computed from head_dim alone) and cannot apply a scaled RoPE narrower than the head:
+        # reading a partial rotation would differ from the model's own forward pass.
+        _refuse(
+            "partial_rotary_factor",
+            partial,
+            f"transformers' {config.get('model_type')} rotates the whole head whatever it says (default RoPE) or "
+            "fails (scaled RoPE), so the checkpoint's positions are ambiguous; remove it or set it to 1.0",
+        )
     rotary_dim = int(d_head * partial)
     if rotary_dim < 2 or rotary_dim % 2 or rotary_dim > d_head:
         _refuse("partial_rotary_factor", partial, f"it gives {rotary_dim} rotated coordinates of {d_head}")
