@@ -28,6 +28,7 @@ From Self-Attention to Connection Laplacian, Eq. (4) (the value-output maps :mat
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -611,6 +612,15 @@ class Transformer:
         return other
 
 
+# Tensors a checkpoint may hold that the attention and hidden states do not depend on: task heads on top of the
+# last hidden state (language-model, classification, question-answering, BERT's pre-training heads and pooler) and
+# buffers some versions save (rotary inverse frequencies, GPT-2's causal-mask buffers, BERT's position ids).
+UNREAD_TENSORS = re.compile(
+    r"^(lm_head|cls|score|classifier|qa_outputs)\.|(^|\.)pooler\.|\.rotary_emb\.inv_freq$|\.attn\.(masked_)?bias$"
+    r"|position_ids$"
+)
+
+
 def load_model(path, *, max_positions: int | None = None) -> Transformer:
     """Load a BERT, GPT-2 or Llama-family checkpoint directory (Hugging Face layout) into a :class:`Transformer`.
 
@@ -635,11 +645,24 @@ def load_model(path, *, max_positions: int | None = None) -> Transformer:
     prefix = weight_prefix(checkpoint.names, architecture.family, str(checkpoint.directory))
     source = str(checkpoint.directory)
 
+    used = set()
+
     def get(name: str, shape: tuple) -> np.ndarray:
+        used.add(prefix + name)
         return checked_shape(prefix + name, checkpoint.read(prefix + name), shape, source)
 
     if max_positions is None and architecture.family == "bert":
         max_positions = checkpoint.sentence_config().get("max_seq_length")
-    return Transformer(
+    model = Transformer(
         architecture, get, checkpoint.tokenizer(), name=checkpoint.directory.name, max_positions=max_positions
     )
+    # Every tensor accounted for: one the forward pass does not read changes what the model computes (a gemma or
+    # qwen3 checkpoint relabelled llama brings q/k norms), unless it is a task head or a buffer (UNREAD_TENSORS).
+    unread = sorted(n for n in checkpoint.names if n not in used and not UNREAD_TENSORS.search(n))
+    if unread:
+        shown = ", ".join(unread[:4]) + (f", … ({len(unread)} in all)" if len(unread) > 4 else "")
+        raise ValueError(
+            f"{source} holds tensors the {architecture.model_type} forward pass does not read: {shown}; they change "
+            "what the model computes, so it is not read (is config.json's model_type the model's own?)"
+        )
+    return model
