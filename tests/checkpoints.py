@@ -141,3 +141,12 @@ def llama(config, seed=1, cls=transformers.LlamaForCausalLM):
     """A random model of ``config`` (built in float64 mode, so its RoPE buffers are exact)."""
     with float64_transformers():
         return randomise(cls(config), seed)
+
+
+def gpt2_and_corpus(tmp_path_factory):
+    """A random 2-layer, 4-head GPT-2 on disk (seed 41, its BPE tokenizer) and a two-line corpus: (folder, file)."""
+    directory = save(gpt2(seed=41), tmp_path_factory.mktemp("gpt2"), bpe(bos=False))
+    corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    sentences = ["the quick brown fox jumps over the lazy dog", "attention heads read the residual stream"]
+    corpus.write_text("\n".join(" and ".join([s] * 3) for s in sentences) + "\n", encoding="utf-8")
+    return directory, corpus

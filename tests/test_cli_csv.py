@@ -201,12 +201,9 @@ def tiny_checkpoint(tmp_path_factory):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("tokenizers")
-    from checkpoints import bpe, gpt2, save
+    from checkpoints import gpt2_and_corpus
 
-    directory = save(gpt2(seed=41), tmp_path_factory.mktemp("gpt2"), bpe(bos=False))
-    corpus = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    sentences = ["the quick brown fox jumps over the lazy dog", "attention heads read the residual stream"]
-    corpus.write_text("\n".join(" and ".join([s] * 3) for s in sentences) + "\n", encoding="utf-8")
+    directory, corpus = gpt2_and_corpus(tmp_path_factory)
     return str(directory), str(corpus)
 
 
