@@ -15,7 +15,7 @@ from scipy.stats import spearmanr
 
 from workbench.backend import to_backend
 from workbench.markov import DegenerateBandwidthWarning, MarkovOperator, SwissRoll
-from workbench.markov._markov_operator import DEGENERATE_KERNEL_MASS, DEGENERATE_MIN_POINTS
+from workbench.markov._bandwidth import DEGENERATE_KERNEL_MASS, DEGENERATE_MIN_POINTS
 from workbench.memory import memory_limit
 
 

@@ -58,7 +58,7 @@ GaugeGradients             -- its result: D_K, D_Q and the oriented edges indexi
 """
 
 from workbench.markov._bakry_emery import carre_du_champ, gamma2, hessian_form
-from workbench.markov._bandwidth import BandwidthSweep, bandwidth_sweep, median_bandwidth
+from workbench.markov._bandwidth import BandwidthSweep, DegenerateBandwidthWarning, bandwidth_sweep, median_bandwidth
 from workbench.markov._beurling_deny import BeurlingDenyParts, beurling_deny_scan, beurling_deny_split, killing_measure
 from workbench.markov._currents import GaugeGradients, circulation, gauge_gradients, hatano_nelson, stationary_current
 from workbench.markov._curvature import bakry_emery_curvature, ollivier_ricci
@@ -75,7 +75,7 @@ from workbench.markov._doob import doob_transform
 from workbench.markov._graphs import graph_weights
 from workbench.markov._hodge import HodgeDecomposition, hodge_split
 from workbench.markov._kernels import alpha_normalize, gauss_kernel, gauss_kernel_sparse, squared_distances
-from workbench.markov._markov_operator import DegenerateBandwidthWarning, MarkovOperator, Spectrum
+from workbench.markov._markov_operator import MarkovOperator, Spectrum
 from workbench.markov._operators import (
     markov_operator,
     reversible_stationary_law,

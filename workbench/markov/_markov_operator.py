@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,6 +26,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.backend import namespace, to_numpy
+from workbench.markov._bandwidth import median_bandwidth, warn_if_degenerate
 from workbench.markov._matrices import (
     check_row_sums,
     frobenius,
@@ -53,7 +53,7 @@ from workbench.validation import (
     is_sparse,
 )
 
-__all__ = ["DegenerateBandwidthWarning", "MarkovOperator", "Spectrum"]
+__all__ = ["MarkovOperator", "Spectrum"]
 
 #: Relative detailed-balance residual below which an operator given as a matrix counts as reversible:
 #: a few hundred ulps, the rounding of diag(π)P for a reversible P with π from a linear solve.
@@ -61,26 +61,6 @@ REVERSIBLE_RTOL = 1e-10
 
 #: Sparse operators on at most this many states are diagonalised densely (faster than shift-invert there).
 DENSE_EIGEN_LIMIT = 500
-
-#: A dense Gauss kernel is called degenerate when a typical point's kernel mass q_i = Σ_j K_ij (its effective
-#: number of neighbours, K_ij <= 1) exceeds this fraction of the sample.  A kernel local on a d-manifold has
-#: q_i/n ≈ ρ(π/β)^{d/2} -> 0; the median rule puts half of all pairs at K >= e^{-1} (mean q_i/n >= 0.18 on any
-#: sample).  Measured medians: 0.40-0.44 under the median rule (Swiss rolls and Gaussian blobs, n = 60 to 5000);
-#: at most 0.075 for the dense kernels of the repository's checks (Laplace-Beltrami rate sweeps, n = 800 and
-#: 1000, at their widest β).  0.2 sits 2.5x above the widest well-posed kernel and 2x below the median rule.
-DEGENERATE_KERNEL_MASS = 0.2
-
-#: Below this many points the degenerate-bandwidth warning stays silent: on a Swiss roll the advised remedy
-#: (k=15) resolves the roll only from about 500 points (|Spearman| >= 0.97 against arc length at n = 500,
-#: <= 0.66 at n = 300, five seeds each), and the dense kernel costs well under a second there.
-DEGENERATE_MIN_POINTS = 500
-
-
-class DegenerateBandwidthWarning(UserWarning):
-    """A dense Gauss kernel of :meth:`MarkovOperator.from_points` is so wide that its walk sees the ambient space.
-
-    The message gives the measured kernel mass and what to change (``k=15``, or a larger ``beta``).
-    """
 
 
 @dataclass(frozen=True)
@@ -319,7 +299,7 @@ class MarkovOperator:
         q = row_sums(kernel)
         op._sampling = (points, beta, alpha, k, radius, q, zero_diagonal)
         if not sparse:  # the kernel mass Σ_j K_ij counts the dropped self-weight K_ii = 1 back in
-            _warn_if_degenerate(q + 1.0 if zero_diagonal else q, beta, default)
+            warn_if_degenerate(q + 1.0 if zero_diagonal else q, beta, default)
         return op
 
     @classmethod
@@ -674,31 +654,8 @@ def _naming_tolerance(atol: float):
         raise ValueError(f"{exc} (tolerance atol={atol:g})") from None
 
 
-def _warn_if_degenerate(degree, beta: float, default: bool) -> None:
-    """Warn when the dense kernel's typical mass q_i = Σ_j K_ij is a large fraction of the sample (see from_points)."""
-    degree = to_numpy(degree)
-    n = degree.shape[0]
-    if n < DEGENERATE_MIN_POINTS:
-        return
-    fraction = float(np.median(degree)) / n
-    if fraction <= DEGENERATE_KERNEL_MASS:
-        return
-    origin = "the median rule, the dense default" if default else "as given"
-    warnings.warn(
-        f"degenerate bandwidth: a typical point's kernel mass Σ_j K_ij covers {fraction:.0%} of the n = {n} points "
-        f"(median over points; above {DEGENERATE_KERNEL_MASS:.0%} the walk sees ambient distances, not the sampled "
-        f"manifold's, and diffusion coordinates need not follow it) at beta = {beta:.3g} ({origin}); pass k=15 "
-        "(a sparse 15-nearest-neighbour kernel with a self-tuned bandwidth, O(n·k) memory and a sparse "
-        f"eigensolver instead of the dense O(n²) memory and O(n³) eigensolve) or a larger beta (a narrower kernel)",
-        DegenerateBandwidthWarning,
-        stacklevel=3,
-    )
-
-
 def _default_beta(points, k, radius) -> float:
     """The scale ``from_points`` uses when none is given (see its docstring)."""
-    from workbench.markov._bandwidth import median_bandwidth
-
     if k is None and radius is None:
         # seed=0: above 2,000 points the median is taken over a subsample; a fixed one keeps the default β (and
         # every result built on it) the same from run to run.
