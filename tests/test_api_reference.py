@@ -8,6 +8,7 @@ build (-W) of the reference of two small packages with the site's own conf.py.
 
 import importlib
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,35 @@ HAVE_SPHINX = all(importlib.util.find_spec(m) is not None for m in ("sphinx", "m
 
 
 @pytest.mark.skipif(not HAVE_SPHINX, reason="the book extra (sphinx, myst-nb, numpydoc) is not installed")
+def test_without_torch_the_reference_leaves_out_what_needs_it_and_says_so():
+    # The `book` extra does not bring torch (a bare `pip install torch` is a multi-GB CUDA build): a site built
+    # there documents everything else.  Oracle: the names recorded are exactly those public_objects cannot reach
+    # once `import torch` fails (sys.modules['torch'] = None makes it raise ModuleNotFoundError, name 'torch').
+    probe = """
+import json, sys
+sys.modules['torch'] = None
+from workbench.api_reference import public_objects
+missing = {}
+found = public_objects(missing=missing)
+try:
+    public_objects(('workbench.nn',))
+    raised = None
+except ModuleNotFoundError as exc:
+    raised = exc.name
+print(json.dumps({'found': sorted(found), 'missing': missing, 'raised': raised}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["raised"] == "torch", "without a dict for missing, the missing dependency is raised"
+    assert set(result["missing"].values()) == {"torch"}
+    assert {name.rpartition(".")[0] for name in result["missing"]} <= {"workbench.nn", "workbench.experiments"}
+    assert "workbench.markov.MarkovOperator" in result["found"] and "workbench.expmv.expmv" in result["found"]
+    assert set(result["found"]) | set(result["missing"]) == set(public_objects())
+    with pytest.raises(TypeError, match=r"^missing must be a dict to record the names left out, or None, got \[\]"):
+        public_objects(missing=[])
+
+
 def test_the_reference_of_two_packages_builds_with_warnings_as_errors(tmp_path):
     source = tmp_path / "source"
     source.mkdir()

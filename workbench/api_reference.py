@@ -70,8 +70,12 @@ def _checked(packages) -> tuple[str, ...]:
     return tuple(packages)
 
 
-def public_objects(packages: tuple[str, ...] = API_PACKAGES) -> dict[str, object]:
+def public_objects(packages: tuple[str, ...] = API_PACKAGES, *, missing: dict | None = None) -> dict[str, object]:
     """Every public name of ``packages`` (their ``__all__``), dotted, with its object; lower layers first.
+
+    A name whose module needs an optional dependency that is not installed (torch for ``workbench.nn``) raises
+    its ``ModuleNotFoundError``; with a dict as ``missing`` it is left out and recorded there instead, dotted name
+    → the missing module (a site built where torch is absent documents the rest and says what it left out).
 
     Examples
     --------
@@ -79,11 +83,19 @@ def public_objects(packages: tuple[str, ...] = API_PACKAGES) -> dict[str, object
     >>> objects["workbench.markov.MarkovOperator"].__name__
     'MarkovOperator'
     """
+    if missing is not None and not isinstance(missing, dict):
+        raise TypeError(f"missing must be a dict to record the names left out, or None, got {missing!r}")
     found: dict[str, object] = {}
     for package in _checked(packages):
         module = importlib.import_module(package)
         for name in module.__all__:
-            found[f"{package}.{name}"] = getattr(module, name)
+            try:
+                found[f"{package}.{name}"] = getattr(module, name)
+            except ModuleNotFoundError as exc:
+                # Only a third-party module that is absent; a missing module of the workbench itself is a defect.
+                if missing is None or not exc.name or exc.name.split(".")[0] == "workbench":
+                    raise
+                missing[f"{package}.{name}"] = exc.name
     return found
 
 
@@ -99,15 +111,16 @@ def _title(text: str) -> list[str]:
     return [text, "=" * len(text), ""]
 
 
-def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES) -> list[str]:
+def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES, objects: dict | None = None) -> list[str]:
     """Write the API reference of ``packages`` under ``folder/api``: an index, a page per package and per public name.
 
-    Returns the documents written (Sphinx docnames, e.g. ``"api/workbench.markov.MarkovOperator"``).
+    ``objects`` (:func:`public_objects`, default: all of ``packages``) are the names documented.  Returns the
+    documents written (Sphinx docnames, e.g. ``"api/workbench.markov.MarkovOperator"``).
     """
     packages = _checked(packages)
     root = Path(folder) / _FOLDER
     root.mkdir(parents=True, exist_ok=True)
-    objects = public_objects(packages)
+    objects = public_objects(packages) if objects is None else objects
     written = []
 
     def write(docname: str, lines: list[str]) -> None:

@@ -452,10 +452,19 @@ def stage(
     syllabus = (book_dir / "syllabus.md").read_text(encoding="utf-8").rstrip()
     syllabus += "\n\n## Sessions\n\nGenerated from the first cell of each notebook.\n\n" + syllabus_table(sessions)
     (source / "syllabus.md").write_text(syllabus, encoding="utf-8")
-    objects = public_objects() if api else None
+    missing: dict[str, str] = {}
+    objects = public_objects(missing=missing) if api else None
+    if missing:  # e.g. the book extra without torch: the reference documents the rest and says what it left out
+        absent = sorted(set(missing.values()))
+        packages = sorted({dotted.rpartition(".")[0] for dotted in missing})
+        print(
+            f"workbench book: warning: the API reference leaves out {len(missing)} names of {', '.join(packages)}: "
+            f"they need {', '.join(absent)}, not installed here",
+            file=sys.stderr,
+        )
     (source / "catalogue.md").write_text(catalogue_page(identities, objects), encoding="utf-8")
     if api:
-        api_pages(source)
+        api_pages(source, objects=objects)
         for script in scripts:  # the site's copy ends with links to the API pages of what the notebook imports
             _append_api_cell(course / script.name, script_api(script, objects))
 
