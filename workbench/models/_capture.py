@@ -40,7 +40,7 @@ class _Float64Torch:
 
 
 def _float64_method(torch):
-    def float(self, memory_format=torch.preserve_format):  # noqa: A001 - the method it stands in for
+    def float(self, memory_format=torch.preserve_format):
         return self.to(torch.float64, memory_format=memory_format)
 
     return float
@@ -185,7 +185,7 @@ class KernelCapture:
             try:
                 with self.float64():
                     fresh = type(module)(getattr(module, "config", None) or config)
-            except Exception:  # noqa: BLE001 - a constructor of another signature: the float32 table stays
+            except Exception:
                 continue
             for key, buffer in fresh._buffers.items():
                 old = module._buffers.get(key)

@@ -200,11 +200,11 @@ def _heads(W: np.ndarray, b, n: int, d: int):
 
 
 def _normed(module, name: str, x: np.ndarray, heads: int, d: int) -> np.ndarray:
-    """x [n, heads·d] through the module's own q/k norm (per head when its weight has d entries)."""
+    """X [n, heads·d] through the module's own q/k norm (per head when its weight has d entries)."""
     import torch
 
     norm = getattr(module, name)
-    width = int(np.prod(getattr(norm, "weight").shape)) if getattr(norm, "weight", None) is not None else d
+    width = int(np.prod(norm.weight.shape)) if getattr(norm, "weight", None) is not None else d
     t = torch.as_tensor(x, dtype=torch.float64)
     with torch.no_grad():
         if width == d:
@@ -213,8 +213,10 @@ def _normed(module, name: str, x: np.ndarray, heads: int, d: int) -> np.ndarray:
 
 
 def _rotation(captured: np.ndarray, plain: np.ndarray, other_c: np.ndarray, other_p: np.ndarray):
-    """(m, residual): ``captured`` [H, n, d] is ``plain`` rotated per position and scaled by m when the residual is
-    small (position 0 unrotated; same-position Gram entries × m²)."""
+    """(m, residual) of ``captured`` [H, n, d] read as ``plain`` rotated per position and scaled by m.
+
+    The residual is small for a rotation: position 0 unrotated, the same-position Gram entries multiplied by m².
+    """
     m2 = float(np.sum(captured[:, 0] ** 2) / max(np.sum(plain[:, 0] ** 2), 1e-300))
     m = math.sqrt(m2)
     checks = [
@@ -280,7 +282,7 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
     v = X @ Wv + (0 if bv is None else bv)
     proof["values"] = _relative(v.reshape(n, H_kv, d).transpose(1, 0, 2), v_c)
     plain = {}
-    for name, W, b, heads, captured in (("queries", Wq, bq, H, q_c), ("keys", Wk, bk, H_kv, k_c)):
+    for name, W, b, heads in (("queries", Wq, bq, H), ("keys", Wk, bk, H_kv)):
         x = X @ W + (0 if b is None else b)
         norm = "q_norm" if name == "queries" else "k_norm"
         if getattr(module, norm, None) is not None:
@@ -515,8 +517,9 @@ class HookedTransformer(Transformer):
         return hidden, inputs, attention
 
     def queries_keys(self, layer: int, X):
-        """The queries and keys [H, n, d_head] the layer used on its input ``X`` in the last trace (rotations, norms
-        applied by the model itself); ``beta * q @ k.T`` plus the layer's bias is its logits.
+        """The queries and keys [H, n, d_head] the layer used on its input ``X`` in the last trace.
+
+        Rotations and norms are the model's own; ``beta * q @ k.T`` plus the layer's bias is its logits.
 
         A model read through ``transformers`` does not recompute them for another input: trace the text first.
         """
