@@ -57,12 +57,15 @@ _HEAD_COLUMNS = (
     ("ε_rev", lambda r: format_number(r.eps_rev)),
     ("ρ_skew", lambda r: format_number(r.rho_skew)),
     ("δ_orth(M_h)", lambda r: format_number(r.delta_orth)),
-    ("inertia", lambda r: "/".join(str(c) for c in r.inertia)),
+    ("inertia", lambda r: "—" if r.inertia is None else "/".join(str(c) for c in r.inertia)),
     ("neg. mass", lambda r: format_number(r.negative_mass)),
     ("prev-tok", lambda r: format_number(r.previous_token)),
     ("induction", lambda r: format_number(r.induction)),
-    ("nearest corner (TV)", lambda r: f"{r.nearest_constrained} ({r.corner_distance:.2f})"),
-    ("reads as", lambda r: r.corner),
+    (
+        "nearest corner (TV)",
+        lambda r: "—" if r.corner is None else f"{r.nearest_constrained} ({r.corner_distance:.2f})",
+    ),
+    ("reads as", lambda r: r.corner or "—"),
 )
 
 

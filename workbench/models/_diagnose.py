@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -76,13 +77,23 @@ from workbench.models._head_geometry import HeadGeometry, head_geometry, pattern
 from workbench.models._transformer import Trace, Transformer
 from workbench.validation import check_integer
 
-__all__ = ["Diagnosis", "HeadReading", "LayerReading", "circuit_scores", "diagnose", "diagnose_ids", "plot_diagnosis"]
+__all__ = [
+    "Diagnosis",
+    "HeadReading",
+    "LayerReading",
+    "circuit_scores",
+    "diagnose",
+    "diagnose_ids",
+    "diagnose_image",
+    "plot_diagnosis",
+]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
 BOND_RTOL = 1e-10  # the default of bond_inertia: |λ| ≤ 1e-10·max|λ| counts as zero
 
 CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationary measure of full support"
 FEW_TOKENS = "fewer than {k} content tokens"
+NO_SEQUENCE = "an image: no token sequence to repeat (the previous-token and induction probes need one)"
 
 
 def _check_model(model, tokenizer=None) -> Transformer:
@@ -112,15 +123,15 @@ class HeadReading:
     entropy: float
     effective_neighbours: float
     eps_rev: float | None
-    rho_skew: float
+    rho_skew: float | None  # None where the scores are not a bilinear form (q/k norms, soft-capping)
     delta_orth: float
-    inertia: tuple[int, int, int]
-    negative_mass: float
-    corner: str  # nearest of DMAP/DMTN/ATAP if within the tolerance of nearest_corner, else ATTN
-    nearest_constrained: str  # nearest of DMAP/DMTN/ATAP, whatever the distance
-    corner_distance: float  # its mean row total-variation distance from the head
-    previous_token: float  # on the repeated random probe sequence
-    induction: float
+    inertia: tuple[int, int, int] | None
+    negative_mass: float | None
+    corner: str | None  # nearest of DMAP/DMTN/ATAP if within the tolerance of nearest_corner, else ATTN
+    nearest_constrained: str | None  # nearest of DMAP/DMTN/ATAP, whatever the distance
+    corner_distance: float | None  # its mean row total-variation distance from the head
+    previous_token: float | None  # on the repeated random probe sequence (None for an image)
+    induction: float | None
     undefined: dict[str, str] = field(default_factory=dict)
 
 
@@ -134,7 +145,7 @@ class LayerReading:
     effective_neighbours_of_mean_entropy: float  # e^{mean_h H̄_h} ≤ the mean of e^{H̄_h} (Jensen)
     eps_rev: float | None
     eps_rev_content: float | None  # ε_rev of A_eff restricted to content tokens (rows renormalised)
-    rho_skew: float
+    rho_skew: float | None  # mean over heads; None where the heads' is
     delta_orth: float | None
     drift: float | None  # d_A to the next layer; None for the last layer
     a_eff_norm: float
@@ -183,7 +194,10 @@ class Diagnosis:
                 "n_total": self.n_total,
                 "unknown": self.unknown,
                 "layers": [asdict(layer) for layer in self.layers],
-                "heads": [asdict(head) | {"inertia": list(head.inertia)} for head in self.heads],
+                "heads": [
+                    asdict(head) | {"inertia": None if head.inertia is None else list(head.inertia)}
+                    for head in self.heads
+                ],
                 "head_geometry": None if self.geometry is None else _without_name(self.geometry.to_dict()),
             }
         )
@@ -216,15 +230,27 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
     delta = factored_orthogonality_deviation(mha.W_V, mha.W_O)
     q, k = model.queries_keys(layer, X)
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    mechanisms = getattr(model.layers[layer], "mechanisms", {})
+    # what a mechanism breaks (workbench.models._hooked.MECHANISMS): the bilinear form's readings when the scores
+    # are not a bilinear form of the input; the corners (softmax of βqkᵀ) when something else enters the scores
+    no_form = next((mechanisms[m] for m in ("qk_norm", "softcap") if m in mechanisms), None)
+    no_corner = next((mechanisms[m] for m in ("softcap", "position_bias") if m in mechanisms), None)
     readings = []
     for h in range(A.shape[0]):
         pick = lambda b, h=h: None if b is None else b[h]  # noqa: E731
         W_Q, W_K = _augmented(mha.W_Q[h], pick(mha.b_Q)), _augmented(mha.W_K[h], pick(mha.b_K))
-        bond = bond_reading(W_Q, W_K, BOND_RTOL)
-        distances = token_corner_distances(q[h], k[h], beta=mha.beta, mask=causal_mask)
-        nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
+        bond = bond_reading(W_Q, W_K, BOND_RTOL) if no_form is None else None
+        if no_corner is None:
+            distances = token_corner_distances(q[h], k[h], beta=mha.beta, mask=causal_mask)
+            nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
         entropy = mean_entropy(A[h])
         undefined = {"eps_rev": CAUSAL} if model.causal else {}
+        if no_form is not None:
+            undefined |= dict.fromkeys(("rho_skew", "inertia", "negative_mass"), no_form)
+        if no_corner is not None:
+            undefined |= dict.fromkeys(("corner", "nearest_constrained", "corner_distance"), no_corner)
+        if circuits is None:
+            undefined |= dict.fromkeys(("previous_token", "induction"), NO_SEQUENCE)
         readings.append(
             HeadReading(
                 layer=layer,
@@ -232,15 +258,15 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
                 entropy=entropy,
                 effective_neighbours=math.exp(entropy),
                 eps_rev=None if model.causal else reversibility_residual(A[h]),
-                rho_skew=score_skew_ratio(W_Q @ W_K.T),
+                rho_skew=None if no_form else score_skew_ratio(W_Q @ W_K.T),
                 delta_orth=float(delta[h]),
-                inertia=bond.inertia,
-                negative_mass=bond.negative_mass,
-                corner=nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN",
-                nearest_constrained=nearest,
-                corner_distance=distances[nearest],
-                previous_token=float(circuits[0][layer, h]),
-                induction=float(circuits[1][layer, h]),
+                inertia=None if no_form else bond.inertia,
+                negative_mass=None if no_form else bond.negative_mass,
+                corner=None if no_corner else (nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN"),
+                nearest_constrained=None if no_corner else nearest,
+                corner_distance=None if no_corner else distances[nearest],
+                previous_token=None if circuits is None else float(circuits[0][layer, h]),
+                induction=None if circuits is None else float(circuits[1][layer, h]),
                 undefined=undefined,
             )
         )
@@ -285,6 +311,8 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
         else:
             loop = None
             undefined["loop_inconsistency"] = FEW_TOKENS.format(k=3) + " (no triangle to walk)"
+    if readings and readings[0].rho_skew is None:
+        undefined["rho_skew"] = readings[0].undefined["rho_skew"]
     entropies = np.array([r.entropy for r in readings])
     reading = LayerReading(
         layer=layer,
@@ -293,7 +321,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
         effective_neighbours_of_mean_entropy=math.exp(float(entropies.mean())),
         eps_rev=eps_rev,
         eps_rev_content=eps_rev_content,
-        rho_skew=float(np.mean([r.rho_skew for r in readings])),
+        rho_skew=None if any(r.rho_skew is None for r in readings) else float(np.mean([r.rho_skew for r in readings])),
         delta_orth=delta_orth,
         drift=None,
         a_eff_norm=float(np.linalg.norm(A_eff)),
@@ -364,6 +392,31 @@ def diagnose(
     return _diagnose_trace(model, trace, name, tokens.text, circuits, tokens.truncated, tokens.n_total, tokens.unknown)
 
 
+def diagnose_image(model, image, *, model_name: str | None = None) -> Diagnosis:
+    """Read every head and layer of a vision model (ViT, DeiT, CLIP's vision tower) on one image.
+
+    ``image`` is a file path, a PIL image or an [H, W, C] array; it goes through the checkpoint's own image
+    processor (``preprocessor_config.json``).  The tokens are ``[CLS]`` (and DeiT's ``[DIST]``), flagged special,
+    and ``patch r,c``; the report's ``text`` names the image.  The previous-token and induction probes need a
+    token sequence and are ``None`` (with the reason).
+
+    Examples
+    --------
+    >>> from workbench.models import load_model  # doctest: +SKIP
+    >>> report = diagnose_image(load_model("vit-checkpoint"), "china.jpg")  # doctest: +SKIP
+    """
+    if not getattr(model, "vision", False):
+        raise ValueError(
+            f"model must be a vision model read by load_model or read_transformers, got a "
+            f"{getattr(model, 'family', type(model).__name__)} model (use diagnose for text)"
+        )
+    name = _check_name(model, model_name)
+    trace = model.trace_image(image)
+    label = str(image) if isinstance(image, (str, Path)) else f"an image of {len(trace.tokens)} tokens"
+    n = len(trace.tokens)
+    return _diagnose_trace(model, trace, name, label, None, False, n, 0)
+
+
 def diagnose_ids(model, ids, *, special=None, text: str = "", model_name: str | None = None, circuits=None):
     """:func:`diagnose` of token ids directly (a corpus window, or a model without its tokenizer).
 
@@ -426,7 +479,7 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
     causal_mask = np.tril(np.ones((n, n), dtype=bool)) if model.causal else None
     if model.causal:
         pairs &= causal_mask
-    circuits = _check_circuits(model, circuits)
+    circuits = None if getattr(model, "vision", False) else _check_circuits(model, circuits)
     heads: list[HeadReading] = []
     layers: list[LayerReading] = []
     grams = []

@@ -4,7 +4,8 @@ r"""A ``transformers`` model object read into the workbench's own forward pass.
 ``GPT2LMHeadModel``, ``LlamaModel``, ``LlamaForCausalLM``, ``Qwen2Model``, ``MistralModel``...), reads its
 configuration (``model.config.to_dict()``) and its ``state_dict`` (widened exactly to float64), and returns the
 same :class:`~workbench.models.Transformer` that :func:`~workbench.models.load_model` builds from the model's
-directory.  Nothing of ``transformers`` is imported here: the object is only read.
+directory.  Nothing of ``transformers`` is imported here for those families: the object is only read.  A model
+of any other family is handed to :func:`~workbench.models.read_transformers` (run by ``transformers`` itself).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.models._architecture import parse_architecture
+from workbench.models._architecture import FAMILIES, parse_architecture
 from workbench.models._layers import checked_shape, weight_prefix
 from workbench.models._transformer import Transformer
 
@@ -41,7 +42,9 @@ def from_transformers(model, tokenizer=None, *, max_positions: int | None = None
     Parameters
     ----------
     model : transformers.PreTrainedModel
-        A BERT, GPT-2 or Llama-family model (a base model or one with a head; the head is not read).
+        A model of any family the workbench reads (a base model or one with a head; the head is not read).  BERT,
+        GPT-2 and the Llama family run in the workbench's own forward pass; every other family as ``transformers``
+        runs it, on a float64 copy (:class:`~workbench.models.HookedTransformer`).
     tokenizer : tokenizers.Tokenizer or transformers fast tokenizer, optional
         Without one the text methods raise a clear error and ``trace_ids`` works.
     max_positions : int, optional
@@ -59,6 +62,12 @@ def from_transformers(model, tokenizer=None, *, max_positions: int | None = None
         raise TypeError(
             f"model must be a transformers PreTrainedModel (with .config and .state_dict()), got {type(model).__name__}"
         )
+    name = Path(str(getattr(config, "name_or_path", "") or "")).name or type(model).__name__
+    if getattr(config, "model_type", None) not in FAMILIES:
+        # every other family runs as transformers runs it (a float64 copy), its operator proven at load
+        from workbench.models._hooked import read_transformers
+
+        return read_transformers(model, _backend_tokenizer(tokenizer), name=name, max_positions=max_positions)
     architecture = parse_architecture(config.to_dict())
     state = model.state_dict()
     source = f"the state_dict of {type(model).__name__}"
@@ -73,5 +82,4 @@ def from_transformers(model, tokenizer=None, *, max_positions: int | None = None
             raise ValueError(f"tensor {key!r} in {source} has non-finite entries")
         return checked_shape(key, array, shape, source)
 
-    name = Path(str(getattr(config, "name_or_path", "") or "")).name or type(model).__name__
     return Transformer(architecture, get, _backend_tokenizer(tokenizer), name=name, max_positions=max_positions)

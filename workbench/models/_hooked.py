@@ -40,7 +40,9 @@ attention inline) are refused with that reason.
 
 from __future__ import annotations
 
+import collections
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -51,10 +53,12 @@ from workbench.models._capture import KernelCapture
 from workbench.models._transformer import Trace, Transformer
 from workbench.validation import check_integer
 
-__all__ = ["HookedLayer", "HookedTransformer", "read_transformers"]
+__all__ = ["AdapterProofError", "HookedLayer", "HookedTransformer", "load_with_transformers", "read_transformers"]
 
 #: Relative tolerance of the weight proofs (values, queries, keys, output projection) and absolute of the attention.
 PROOF_RTOL, ATTENTION_ATOL = 1e-10, 1e-12
+#: Traces whose captured queries and keys :meth:`HookedTransformer.queries_keys` keeps (a diagnosis runs two).
+RECENT_TRACES = 4
 #: Keyword arguments of the kernels that do not change the attention probabilities.
 _INERT_KWARGS = {
     "dropout",
@@ -79,6 +83,11 @@ INLINE_FAMILIES = {
     "deberta-v2": "DeBERTa's disentangled attention (content-to-position and position-to-content terms) is "
     "computed inline, with no kernel to capture",
     "mpnet": "transformers computes mpnet's relative-position attention inline (no attention kernel to capture)",
+}
+
+#: Families whose input the workbench does not feed yet.
+UNREAD_INPUTS = {
+    "whisper": "whisper's encoder reads log-mel audio features; the workbench feeds text and images only",
 }
 
 MECHANISMS = {
@@ -431,7 +440,7 @@ class HookedTransformer(Transformer):
         self.d_model = first_mha.d_model
         self.d_head = first_mha.d_head
         self.causal = all(p.causal for p in proofs[0])
-        self._last = None
+        self._recent = collections.deque(maxlen=RECENT_TRACES)
         del torch
 
     # ---- inputs --------------------------------------------------------------------------------------
@@ -511,8 +520,8 @@ class HookedTransformer(Transformer):
         attention = np.stack([_np(c.weights) for c in recording.calls])  # [L, B, H, n, n]
         inputs = np.stack([_np(x) for _, x in recording.inputs])  # [L, B, n, D]
         hidden = np.stack([_np(h) for h in hidden])  # [L+1, B, n, D]
-        self._last = (inputs, recording.calls)
         if not batch:
+            self._remember(inputs, recording.calls)
             return hidden[:, 0], inputs[:, 0], attention[:, 0]
         return hidden, inputs, attention
 
@@ -521,22 +530,25 @@ class HookedTransformer(Transformer):
 
         Rotations and norms are the model's own; ``beta * q @ k.T`` plus the layer's bias is its logits.
 
-        A model read through ``transformers`` does not recompute them for another input: trace the text first.
+        A model read through ``transformers`` does not recompute them for another input: they are kept for the last
+        :data:`RECENT_TRACES` traces of one sequence; trace the text first.
         """
         layer = check_integer("layer", layer, 0, self.n_layers - 1)
-        if self._last is not None:
-            inputs, calls = self._last
-            X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(X, dtype=np.float64)
+        for inputs, calls in reversed(self._recent):
             if inputs.shape[1] == 1 and inputs[layer, 0].shape == X.shape and np.array_equal(inputs[layer, 0], X):
                 call = calls[layer]
                 g = self.n_heads // int(call.key.shape[1])
                 return _np(call.query)[0], np.repeat(_np(call.key)[0], g, axis=0)
         raise ValueError(
-            f"X must be the input layer {layer} read in the last trace of this {self.family} model (its queries and "
-            "keys are the ones transformers computed; trace the text first)"
+            f"X must be the input layer {layer} read in one of the last {RECENT_TRACES} traces of this {self.family} model "
+            "(its queries and keys are the ones transformers computed; trace the text first)"
         )
 
-    def trace_image(self, image, *, labels=None) -> Trace:
+    def _remember(self, inputs: np.ndarray, calls) -> None:
+        self._recent.append((inputs, calls))
+
+    def trace_image(self, image) -> Trace:
         """Run a vision model on one image (a path, a PIL image or an [H, W, C] array) through its preprocessor.
 
         Tokens are labelled ``[CLS]`` (and ``[DIST]`` for DeiT) and ``patch r,c`` (row, column of the patch grid);
@@ -551,7 +563,7 @@ class HookedTransformer(Transformer):
         attention = np.stack([_np(c.weights)[0] for c in recording.calls])
         inputs = np.stack([_np(x)[0] for _, x in recording.inputs])
         hidden = np.stack([_np(h)[0] for h in out.hidden_states])
-        self._last = (inputs[:, None], recording.calls)
+        self._remember(inputs[:, None], recording.calls)
         n = attention.shape[-1]
         extra = n - self._patch_count()
         columns = _pair(self._model.config.image_size)[1] // _pair(self._model.config.patch_size)[1]
@@ -644,11 +656,18 @@ def preprocess_image(image, processor, config):
 
 
 def read_transformers(
-    model, tokenizer=None, *, name: str = "", max_positions: int | None = None, image_processor=None
+    model,
+    tokenizer=None,
+    *,
+    name: str = "",
+    max_positions: int | None = None,
+    image_processor=None,
+    copy_model: bool = True,
 ) -> HookedTransformer:
     """A :class:`HookedTransformer` of a loaded ``transformers`` model (copied to float64 with eager attention).
 
-    The model itself is not changed.  Encoder–decoder models (T5) are read through their encoder.
+    The model itself is not changed (``copy_model=False``: converted in place, for a model loaded only for this).
+    Encoder–decoder models (T5) are read through their encoder.
     """
     import copy
 
@@ -657,9 +676,11 @@ def read_transformers(
     model_type = getattr(getattr(model, "config", None), "model_type", None)
     if model_type in INLINE_FAMILIES:
         raise ValueError(f"model_type {model_type!r} is not read: {INLINE_FAMILIES[model_type]}")
+    if model_type in UNREAD_INPUTS:
+        raise ValueError(f"model_type {model_type!r} is not read: {UNREAD_INPUTS[model_type]}")
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()
-    copied = copy.deepcopy(model).to(torch.float64).eval()
+    copied = (copy.deepcopy(model) if copy_model else model).to(torch.float64).eval()
     if hasattr(copied, "set_attn_implementation"):
         copied.set_attn_implementation("eager")
     else:
@@ -671,3 +692,83 @@ def read_transformers(
         else:
             copied.config._experts_implementation = "eager"
     return HookedTransformer(copied, tokenizer, name=name, max_positions=max_positions, image_processor=image_processor)
+
+
+#: Checkpoint classes for model types whose ``AutoModel`` is not the tower the workbench reads.
+_TOWERS = {"clip": "CLIPVisionModel", "siglip": "SiglipVisionModel"}
+
+
+def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> HookedTransformer:
+    """A checkpoint directory of a family the workbench does not implement itself, loaded by ``transformers``.
+
+    ``checkpoint`` is an opened :class:`~workbench.models.Checkpoint` (its files already checked).  Every tensor must
+    be read: loading fails, naming them, when the checkpoint lacks tensors the model needs (they would be random)
+    or holds tensors it does not use, apart from the documented task heads and buffers
+    (:data:`~workbench.models._transformer.UNREAD_TENSORS`) and, for CLIP, the text tower.
+    """
+    from workbench.models._transformer import UNREAD_TENSORS
+
+    model_type = checkpoint.config.get("model_type")
+    source = str(checkpoint.directory)
+    if model_type in INLINE_FAMILIES or model_type in UNREAD_INPUTS:
+        reason = INLINE_FAMILIES.get(model_type) or UNREAD_INPUTS[model_type]
+        raise ValueError(f"model_type {model_type!r} in {source}/config.json is not read: {reason}")
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ValueError(
+            f"reading a {model_type!r} checkpoint runs transformers' own implementation, which needs torch and "
+            f"transformers ({exc.name} is not installed): pip install 'torch==2.13.0' transformers"
+        ) from None
+    from transformers import AutoModel
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if model_type not in CONFIG_MAPPING:
+        raise ValueError(
+            f"model_type {model_type!r} in {source}/config.json is unknown to transformers {transformers.__version__}"
+        )
+    loader = getattr(transformers, _TOWERS[model_type]) if model_type in _TOWERS else AutoModel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        verbosity = transformers.logging.get_verbosity()
+        transformers.logging.set_verbosity_error()
+        try:
+            model, info = loader.from_pretrained(
+                source,
+                dtype=torch.float64,
+                attn_implementation="eager",
+                local_files_only=True,
+                output_loading_info=True,
+            )
+        finally:
+            transformers.logging.set_verbosity(verbosity)
+    tower = r"^(text_model|text_projection|visual_projection|logit_scale)\b" if model_type in _TOWERS else None
+    unread = sorted(
+        k
+        for k in info.get("unexpected_keys", ())
+        if not UNREAD_TENSORS.search(k) and not (tower and re.match(tower, k))
+    )
+    missing = sorted(info.get("missing_keys", ()))
+    mismatched = sorted(str(k[0] if isinstance(k, tuple) else k) for k in info.get("mismatched_keys", ()))
+    for what, names in (
+        ("holds tensors the model does not read", unread),
+        ("lacks tensors the model needs (transformers would fill them with random numbers)", missing),
+        ("holds tensors of the wrong shape", mismatched),
+    ):
+        if names:
+            shown = ", ".join(names[:4]) + (f", … ({len(names)} in all)" if len(names) > 4 else "")
+            raise ValueError(f"{source} {what}: {shown}; it is not read (is config.json's model_type the model's own?)")
+    processor = None
+    if (checkpoint.directory / "preprocessor_config.json").is_file():
+        from transformers import AutoImageProcessor
+
+        processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
+    return read_transformers(
+        model,
+        checkpoint.tokenizer(),
+        name=checkpoint.directory.name,
+        max_positions=max_positions,
+        image_processor=processor,
+        copy_model=False,
+    )

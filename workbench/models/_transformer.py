@@ -38,7 +38,7 @@ import numpy as np
 
 from workbench.attention import MultiHeadAttention, attention_mask, softmax_rows
 from workbench.backend import namespace, to_backend, to_numpy
-from workbench.models._architecture import Architecture, parse_architecture
+from workbench.models._architecture import FAMILIES, Architecture, parse_architecture
 from workbench.models._checkpoint import Checkpoint
 from workbench.models._layers import (
     Norm,
@@ -641,6 +641,11 @@ def load_model(path, *, max_positions: int | None = None) -> Transformer:
         A file is corrupt, a tensor is missing or mis-shaped, the model type or an option is not supported.
     """
     checkpoint = Checkpoint(path)
+    if checkpoint.config.get("model_type") not in FAMILIES:
+        # every other family runs as transformers runs it, its operator proven at load (workbench.models._hooked)
+        from workbench.models._hooked import load_with_transformers
+
+        return load_with_transformers(checkpoint, max_positions=max_positions)
     architecture = parse_architecture(checkpoint.config)
     prefix = weight_prefix(checkpoint.names, architecture.family, str(checkpoint.directory))
     source = str(checkpoint.directory)
