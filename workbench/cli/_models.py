@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -82,12 +83,20 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     if args.model not in MODELS:
         raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {args.model!r}")
-    if (args.text is None) == (args.corpus is None):
-        raise ValueError("give exactly one of --text TEXT (one text) and --corpus FILE|DIR|shakespeare (a corpus)")
-    corpus_only = {"--out": args.out, "--resume": args.resume, "--limit": args.limit}
+    inputs = {"--text": args.text, "--corpus": args.corpus, "--image": args.image, "--images": args.images}
+    if sum(v is not None for v in inputs.values()) != 1:
+        raise ValueError(
+            "give exactly one of --text TEXT (one text), --corpus FILE|DIR|shakespeare (a corpus), --image FILE (one "
+            "image) and --images DIR (a folder of images)"
+        )
+    if args.images is not None and args.plot:
+        raise ValueError("--plot draws one input's heatmaps: give --image, or drop --plot")
+    corpus_only = {"--out": args.out, "--resume": args.resume}
+    if args.images is None:  # --limit counts a corpus's windows or a folder's images
+        corpus_only["--limit"] = args.limit
     if args.workers != 1:
         corpus_only["--workers"] = args.workers
-    if args.text is not None and (any(v is not None for v in corpus_only.values()) or args.force):
+    if args.corpus is None and (any(v is not None for v in corpus_only.values()) or args.force):
         given = [k for k, v in corpus_only.items() if v is not None] + (["--force"] if args.force else [])
         raise ValueError(f"{', '.join(given)} apply to a corpus run: give --corpus, or drop them")
     if args.corpus is not None and args.plot:
@@ -99,11 +108,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         model = _load_model(args)
         if args.corpus is not None:
             return _diagnose_corpus(model, args)
+        if args.images is not None:
+            return _diagnose_images(model, args)
         import warnings
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            report = _diagnose_text(model, args)
+            report = _diagnose_text(model, args) if args.text is not None else _diagnose_image(model, args.image, args)
     for warning in caught:  # the input was cut, or had unknown tokens: say so plainly, keep the report
         print(f"workbench diagnose: warning: {warning.message}", file=sys.stderr)
     if args.plot:
@@ -123,7 +134,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def _load_model(args: argparse.Namespace):
-    """The model of ``--model-dir`` (any BERT/GPT-2/Llama checkpoint folder), else the shipped MiniLM."""
+    """The model of ``--model-dir`` (a checkpoint folder of any family read), else the shipped MiniLM."""
     from workbench.models import load_minilm, load_model
 
     try:
@@ -144,6 +155,94 @@ def _diagnose_text(model, args: argparse.Namespace):
 
     label = args.model if not args.model_dir else None
     return diagnose(model, args.text, model_name=label, max_tokens=args.max_tokens)
+
+
+#: scikit-learn's two sample photographs (offline: they ship in its wheel), as ``--image sample:NAME``.
+SAMPLE_IMAGES = ("china", "flower")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".tif", ".tiff")
+
+
+def _image(spec: str):
+    """A file path, or ``sample:china`` / ``sample:flower`` as an array."""
+    if spec.startswith("sample:"):
+        name = spec.removeprefix("sample:")
+        if name not in SAMPLE_IMAGES:
+            raise ValueError(f"--image sample:NAME must name one of {', '.join(SAMPLE_IMAGES)}, got {spec!r}")
+        from sklearn.datasets import load_sample_image
+
+        return load_sample_image(f"{name}.jpg")
+    if not Path(spec).is_file():
+        raise ValueError(f"--image must be an image file or sample:china / sample:flower, got {spec!r}")
+    return spec
+
+
+def _vision(model, option: str):
+    if not getattr(model, "vision", False):
+        raise ValueError(
+            f"{option} needs a vision model (vit, deit, clip's vision tower …) in --model-dir, got "
+            f"{getattr(model, 'family', 'a text model')} (give --text or --corpus)"
+        )
+    return model
+
+
+def _diagnose_image(model, spec: str, args: argparse.Namespace):
+    from workbench.models import diagnose_image
+
+    image = _image(spec)
+    report = diagnose_image(_vision(model, "--image"), image)
+    return report if isinstance(image, str) else replace(report, text=spec)
+
+
+#: The layer readings averaged over a folder of images (numbers only; None where undefined for an image).
+IMAGE_FIELDS = (
+    "entropy",
+    "mean_effective_neighbours",
+    "eps_rev",
+    "eps_rev_content",
+    "rho_skew",
+    "delta_orth",
+    "drift",
+    "a_eff_norm",
+    "energy_ratio",
+    "loop_inconsistency",
+)
+
+
+def _diagnose_images(model, args: argparse.Namespace) -> int:
+    from workbench.models import diagnose_image
+
+    _vision(model, "--images")
+    folder = Path(args.images)
+    if not folder.is_dir():
+        raise ValueError(f"--images must be a folder of images, got {args.images!r}")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    if args.limit is not None:
+        files = files[: positive(args.limit, "--limit")]
+    if not files:
+        raise ValueError(f"--images: {args.images!r} holds no image file ({', '.join(IMAGE_SUFFIXES)})")
+    reports = [diagnose_image(model, path) for path in files]
+    rows = []
+    for layer in range(len(reports[0].layers)):
+        for name in IMAGE_FIELDS:
+            values = [getattr(r.layers[layer], name) for r in reports]
+            values = [v for v in values if v is not None]
+            mean = float(sum(values) / len(values)) if values else None
+            rows.append({"layer": layer, "field": name, "mean": mean, "n": len(values)})
+    if args.json:
+        print_json({"model": model.name, "images": [str(p) for p in files], "layers": rows}, indent=1)
+    elif args.csv:
+        print_csv(({"table": "layers", **row} for row in rows), columns=("table", "layer", "field"))
+    else:
+        console = rich_console()
+        table = rich_table(title=f"{model.name}: per-layer means over {len(files)} images of {args.images}")
+        table.add_column("layer", justify="right")
+        for name in IMAGE_FIELDS:
+            table.add_column(name, justify="right")
+        for layer in range(len(reports[0].layers)):
+            cells = [format_number(row["mean"]) for row in rows if row["layer"] == layer]
+            table.add_row(str(layer), *cells)
+        console.print(table)
+    return 0
 
 
 def _diagnose_corpus(model, args: argparse.Namespace) -> int:
@@ -211,7 +310,8 @@ def _print_diagnosis(report, args: argparse.Namespace) -> None:
         )
         return
     console = rich_console()
-    console.print(f"{args.model}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
+    label = report.model if args.model_dir else args.model
+    console.print(f"{label}: {len(report.tokens)} tokens {' '.join(report.tokens)}")
     layers = rich_table(
         title="per layer (effective walk A_eff, effective transport O_eff; pairs of non-special tokens)"
     )

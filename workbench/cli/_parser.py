@@ -124,10 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
     p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")
     p_diagnose.add_argument(
-        "--model-dir", help="a checkpoint folder (config.json, *.safetensors, tokenizer.json): BERT, GPT-2, Llama"
+        "--model-dir",
+        help="a checkpoint folder (config.json, *.safetensors, tokenizer.json or preprocessor_config.json) of any "
+        "family read (bert, gpt2, llama in the workbench's forward pass; gpt_neox, gemma, vit, … through transformers)",
     )
     p_diagnose.add_argument("--text", help="one text to run the model on")
     p_diagnose.add_argument("--corpus", help="a text file (one text per line), a folder of .txt files, or shakespeare")
+    p_diagnose.add_argument(
+        "--image",
+        help="one image for a vision model (a file, or sample:china / sample:flower, scikit-learn's two photographs)",
+    )
+    p_diagnose.add_argument("--images", metavar="DIR", help="a folder of images for a vision model: per-layer means")
     p_diagnose.add_argument(
         "--max-tokens", type=int, help="corpus: tokens per window (default 64); text: cut longer input (default all)"
     )

@@ -733,6 +733,8 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
         warnings.simplefilter("ignore")
         verbosity = transformers.logging.get_verbosity()
         transformers.logging.set_verbosity_error()
+        bar = transformers.utils.logging.is_progress_bar_enabled()
+        transformers.utils.logging.disable_progress_bar()  # the command's output stays the report
         try:
             model, info = loader.from_pretrained(
                 source,
@@ -743,6 +745,8 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
             )
         finally:
             transformers.logging.set_verbosity(verbosity)
+            if bar:
+                transformers.utils.logging.enable_progress_bar()
     tower = r"^(text_model|text_projection|visual_projection|logit_scale)\b" if model_type in _TOWERS else None
     unread = sorted(
         k
