@@ -341,8 +341,38 @@ def _gpt2(config: dict, common: dict) -> Architecture:
     )
 
 
+#: config.json keys that only other families' configurations define, each changing what the model computes: a
+#: checkpoint of one of them relabelled llama/qwen2/mistral keeps its tensor names (gemma's (1 + w) norms and √D
+#: embedding scale live in the code, not in the tensors), so the configuration is what gives it away.
+FOREIGN_KEYS = {
+    "use_bidirectional_attention": "gemma",
+    "hidden_activation": "gemma 2/3",
+    "query_pre_attn_scalar": "gemma 2/3",
+    "attn_logit_softcapping": "gemma 2/3",
+    "final_logit_softcapping": "gemma 2/3",
+    "clip_qkv": "olmo",
+    "qk_layernorm": "stablelm",
+    "use_parallel_residual": "stablelm / gpt_neox",
+    "use_qk_norm": "cohere",
+    "logit_scale": "cohere",
+    "embedding_multiplier": "granite",
+    "attention_multiplier": "granite",
+    "residual_multiplier": "granite",
+    "no_rope_layers": "smollm3",
+}
+
+
 def _llama(config: dict, common: dict) -> Architecture:
     model_type = common["model_type"]
+    foreign = sorted(key for key in config if key in FOREIGN_KEYS)
+    if foreign:
+        key = foreign[0]
+        _refuse(
+            key,
+            config[key],
+            f"{model_type}'s configuration has no such key; {FOREIGN_KEYS[key]} configurations do, and that family "
+            f"computes differently with the same tensor names (is model_type {model_type!r} the model's own?)",
+        )
     d, H = _integer(config, "hidden_size"), _integer(config, "num_attention_heads")
     n_kv = _integer(config, "num_key_value_heads", default=H)
     if H % n_kv:
