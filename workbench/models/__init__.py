@@ -98,6 +98,7 @@ from workbench.models._head_geometry import (
 )
 from workbench.models._hf import from_transformers
 from workbench.models._hooked import AdapterProofError, HookedLayer, HookedTransformer, read_transformers
+from workbench.models._loading import load_model
 from workbench.models._minilm import load_minilm, minilm_path
 from workbench.models._rope import RotaryEmbedding
 from workbench.models._transformer import (
@@ -106,7 +107,6 @@ from workbench.models._transformer import (
     Trace,
     Transformer,
     UnknownTokensWarning,
-    load_model,
 )
 
 __all__ = [

@@ -49,11 +49,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workbench.attention import MultiHeadAttention
+from workbench.backend import to_numpy
 from workbench.models._capture import KernelCapture
-from workbench.models._transformer import Trace, Transformer
+from workbench.models._transformer import UNREAD_TENSORS, Trace, Transformer
 from workbench.validation import check_integer
 
-__all__ = ["AdapterProofError", "HookedLayer", "HookedTransformer", "load_with_transformers", "read_transformers"]
+__all__ = ["AdapterProofError", "HookedLayer", "HookedTransformer", "read_transformers"]
 
 #: Relative tolerance of the weight proofs (values, queries, keys, output projection) and absolute of the attention.
 PROOF_RTOL, ATTENTION_ATOL = 1e-10, 1e-12
@@ -534,15 +535,18 @@ class HookedTransformer(Transformer):
         :data:`RECENT_TRACES` traces of one sequence; trace the text first.
         """
         layer = check_integer("layer", layer, 0, self.n_layers - 1)
-        X = np.asarray(X, dtype=np.float64)
+        X = to_numpy(X) if hasattr(X, "shape") else np.asarray(X)
+        if X.dtype.kind not in "iuf":
+            raise TypeError(f"X must be a real array of shape (n, {self.d_model}), got dtype {X.dtype}")
+        X = X.astype(np.float64)
         for inputs, calls in reversed(self._recent):
             if inputs.shape[1] == 1 and inputs[layer, 0].shape == X.shape and np.array_equal(inputs[layer, 0], X):
                 call = calls[layer]
                 g = self.n_heads // int(call.key.shape[1])
                 return _np(call.query)[0], np.repeat(_np(call.key)[0], g, axis=0)
         raise ValueError(
-            f"X must be the input layer {layer} read in one of the last {RECENT_TRACES} traces of this {self.family} model "
-            "(its queries and keys are the ones transformers computed; trace the text first)"
+            f"X must be the input layer {layer} read in one of the last {RECENT_TRACES} traces of this {self.family} "
+            "model (its queries and keys are the ones transformers computed; trace the text first)"
         )
 
     def _remember(self, inputs: np.ndarray, calls) -> None:
@@ -642,7 +646,14 @@ def preprocess_image(image, processor, config):
     elif isinstance(image, np.ndarray):
         if image.ndim != 3 or image.shape[2] not in (1, 3, 4) or image.size == 0:
             raise ValueError(f"image must be an [H, W, C] array with 1, 3 or 4 channels, got shape {image.shape}")
-        image = Image.fromarray(np.asarray(image, dtype=np.uint8)).convert("RGB")
+        if image.dtype.kind not in "iuf":
+            raise TypeError(f"image must hold real pixel values in [0, 255], got dtype {image.dtype}")
+        if not (np.all(np.isfinite(image)) and image.min() >= 0 and image.max() <= 255):
+            raise ValueError(
+                f"image must hold finite pixel values in [0, 255], got range [{image.min()}, {image.max()}]"
+            )
+        pixels = np.round(image).astype(np.uint8)
+        image = Image.fromarray(pixels[..., 0] if pixels.shape[2] == 1 else pixels).convert("RGB")
     elif not isinstance(image, Image.Image):
         raise TypeError(f"image must be a file path, a PIL image or an [H, W, C] array, got {type(image).__name__}")
     if processor is None:
@@ -673,7 +684,13 @@ def read_transformers(
 
     import torch
 
-    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    config = getattr(model, "config", None)
+    if not isinstance(model, torch.nn.Module) or not isinstance(getattr(config, "model_type", None), str):
+        raise TypeError(
+            f"model must be a transformers PreTrainedModel (a torch module with .config.model_type), got "
+            f"{type(model).__name__}"
+        )
+    model_type = config.model_type
     if model_type in INLINE_FAMILIES:
         raise ValueError(f"model_type {model_type!r} is not read: {INLINE_FAMILIES[model_type]}")
     if model_type in UNREAD_INPUTS:
@@ -706,8 +723,6 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
     or holds tensors it does not use, apart from the documented task heads and buffers
     (:data:`~workbench.models._transformer.UNREAD_TENSORS`) and, for CLIP, the text tower.
     """
-    from workbench.models._transformer import UNREAD_TENSORS
-
     model_type = checkpoint.config.get("model_type")
     source = str(checkpoint.directory)
     if model_type in INLINE_FAMILIES or model_type in UNREAD_INPUTS:

@@ -30,7 +30,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.models._checkpoint import CONFIG_FILE, read_json
-from workbench.models._transformer import Transformer, load_model
+from workbench.models._loading import load_model
+from workbench.models._transformer import Transformer
 from workbench.validation import check_choice
 
 __all__ = ["load_minilm", "minilm_path"]

@@ -38,7 +38,7 @@ import numpy as np
 
 from workbench.attention import MultiHeadAttention, attention_mask, softmax_rows
 from workbench.backend import namespace, to_backend, to_numpy
-from workbench.models._architecture import FAMILIES, Architecture, parse_architecture
+from workbench.models._architecture import Architecture, parse_architecture
 from workbench.models._checkpoint import Checkpoint
 from workbench.models._layers import (
     Norm,
@@ -57,7 +57,6 @@ __all__ = [
     "Trace",
     "Transformer",
     "UnknownTokensWarning",
-    "load_model",
 ]
 
 
@@ -613,39 +612,25 @@ class Transformer:
 
 
 # Tensors a checkpoint may hold that the attention and hidden states do not depend on: task heads on top of the
-# last hidden state (language-model, classification, question-answering, BERT's pre-training heads and pooler) and
+# last hidden state (language-model heads — gpt_neox's is embed_out —, classification, question-answering, BERT's
+# pre-training heads and pooler) and
 # buffers some versions save (rotary inverse frequencies, GPT-2's causal-mask buffers, BERT's position ids).
 UNREAD_TENSORS = re.compile(
-    r"^(lm_head|cls|score|classifier|qa_outputs)\.|(^|\.)pooler\.|\.rotary_emb\.inv_freq$|\.attn\.(masked_)?bias$"
+    r"^(lm_head|embed_out|cls|score|classifier|qa_outputs)\.|(^|\.)pooler\.|\.rotary_emb\.inv_freq$|\.attn\.(masked_)?bias$"
     r"|position_ids$"
 )
 
 
-def load_model(path, *, max_positions: int | None = None) -> Transformer:
-    """Load a BERT, GPT-2 or Llama-family checkpoint directory (Hugging Face layout) into a :class:`Transformer`.
+def read_own_family(checkpoint: Checkpoint, *, max_positions: int | None = None) -> Transformer:
+    """The :class:`Transformer` of an opened checkpoint of the bert, gpt2 or llama family (own forward pass).
 
-    Parameters
-    ----------
-    path : str or Path
-        A directory with ``config.json``, ``model.safetensors`` (or ``model.safetensors.index.json`` and its
-        shards) and, for the text methods, ``tokenizer.json``.
-    max_positions : int, optional
-        Read at most this many tokens (default: the model's positions; for bert, sentence-transformers'
-        ``max_seq_length`` from ``sentence_bert_config.json`` when present).
+    :func:`~workbench.models.load_model` dispatches here for those families.
 
     Raises
     ------
-    FileNotFoundError
-        The directory, ``config.json`` or the weights are missing.
     ValueError
-        A file is corrupt, a tensor is missing or mis-shaped, the model type or an option is not supported.
+        A tensor is missing, mis-shaped or unread, or an option is not supported.
     """
-    checkpoint = Checkpoint(path)
-    if checkpoint.config.get("model_type") not in FAMILIES:
-        # every other family runs as transformers runs it, its operator proven at load (workbench.models._hooked)
-        from workbench.models._hooked import load_with_transformers
-
-        return load_with_transformers(checkpoint, max_positions=max_positions)
     architecture = parse_architecture(checkpoint.config)
     prefix = weight_prefix(checkpoint.names, architecture.family, str(checkpoint.directory))
     source = str(checkpoint.directory)
