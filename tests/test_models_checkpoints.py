@@ -51,12 +51,12 @@ from checkpoints import (  # noqa: E402
 
 from workbench.models._checkpoint import Checkpoint, SafetensorsFile  # noqa: E402
 from workbench.models._hf import from_transformers  # noqa: E402
+from workbench.models._loading import load_model  # noqa: E402
 from workbench.models._rope import RotaryEmbedding  # noqa: E402
 from workbench.models._transformer import (  # noqa: E402
     InputTruncatedWarning,
     Transformer,
     UnknownTokensWarning,
-    load_model,
 )
 
 TOL = 1e-12
@@ -391,10 +391,15 @@ def test_error_messages(tmp_path, gpt2_dir):
     shutil.copytree(directory, copy)
     config = json.loads((copy / "config.json").read_text())
     (copy / "config.json").write_text(json.dumps(config | {"model_type": "t5"}))
-    with pytest.raises(ValueError, match=r"config.json model_type = 't5' is not supported"):
-        load_model(copy)
-    (copy / "config.json").write_text(json.dumps(config | {"model_type": "qwen3"}))
-    with pytest.raises(ValueError, match=r"model_type = 'qwen3'.*non-bilinear"):
+    # a family read through transformers: a GPT-2 checkpoint relabelled t5 or qwen3 leaves its tensors unread
+    for relabel in ("t5", "qwen3"):
+        (copy / "config.json").write_text(json.dumps(config | {"model_type": relabel}))
+        # refused before anything is allocated: t5's and qwen3's defaults are 44M and 8.2G parameters
+        with pytest.raises(ValueError, match=rf"config\.json describes a {relabel} model of .* parameters, but the "
+                           r"checkpoint holds 3\.78e\+04: it lacks tensors the model needs"):  # fmt: skip
+            load_model(copy)
+    (copy / "config.json").write_text(json.dumps(config | {"model_type": "no-such-family"}))
+    with pytest.raises(ValueError, match=r"model_type 'no-such-family' in .* is unknown to transformers 5\."):
         load_model(copy)
     (copy / "config.json").write_text(json.dumps(config))
     weights = copy / "model.safetensors"

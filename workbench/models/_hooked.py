@@ -744,6 +744,7 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
             f"model_type {model_type!r} in {source}/config.json is unknown to transformers {transformers.__version__}"
         )
     loader = getattr(transformers, _TOWERS[model_type]) if model_type in _TOWERS else AutoModel
+    _check_size(checkpoint, loader, model_type)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         verbosity = transformers.logging.get_verbosity()
@@ -791,3 +792,35 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
         image_processor=processor,
         copy_model=False,
     )
+
+
+def _check_size(checkpoint, loader, model_type: str) -> None:
+    """Refuse, before anything is allocated, a model the checkpoint cannot fill or the memory budget cannot hold.
+
+    A small checkpoint relabelled qwen3 would otherwise build qwen3's 8-billion-parameter default in float64.
+    """
+    import torch
+    from transformers import AutoConfig
+
+    from workbench.memory import check_memory
+
+    source = str(checkpoint.directory)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if loader.__name__.startswith("Auto"):
+            config = AutoConfig.from_pretrained(source, local_files_only=True)
+            build = loader.from_config
+        else:
+            config = loader.config_class.from_pretrained(source, local_files_only=True)
+            build = loader._from_config
+        with torch.device("meta"):
+            skeleton = build(config)
+    needed = sum(p.numel() for p in skeleton.parameters())
+    held = sum(math.prod(checkpoint.shape(name)) for name in checkpoint.names)
+    if needed > 1.5 * held + 4096:
+        raise ValueError(
+            f"{source}/config.json describes a {model_type} model of {needed:.3g} parameters, but the checkpoint holds "
+            f"{held:.3g}: it lacks tensors the model needs (is config.json's model_type the model's own?)"
+        )
+    # float64 weights, and the eager attention's [H, n, n] per layer is small beside them at the lengths read
+    check_memory(f"the {model_type} model in float64 ({needed:.3g} parameters)", 8.0 * needed)
