@@ -308,3 +308,16 @@ def test_the_command_line_diagnoses_a_text_family_and_an_image(families, tmp_pat
          "sample:flower"], capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 2 and "--image needs a vision model" in done.stderr
+
+
+@pytest.mark.parametrize(("study", "family"), [("connection-walk", "gpt_neox"), ("head-subspaces", "roberta")])
+def test_the_studies_read_a_family_run_by_transformers(families, tmp_path, study, family):
+    # A decoder read through transformers (rotary, causal) and an encoder: the study runs and names the model.
+    options = ["--windows", "3", "--no-progress", "--json"]
+    options += ["--lengths", "16", "--sweep-windows", "2"] if study == "connection-walk" else ["--permutations", "99"]
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "study", study, "--model-dir", str(families[family]), "--out",
+         str(tmp_path / "run"), *options], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert family in (tmp_path / "run" / "results.json").read_text()
