@@ -11,6 +11,12 @@
 3. A GPT-2-shaped checkpoint of 124M parameters (``GPT2Config()``: 12 layers, 12 heads, width 768), randomly
    initialised by ``transformers`` (seed 0) and saved to a temporary folder, ``gpt2_windows`` windows × 64
    tokens of the same corpus: wall seconds after loading.
+4. Families read through ``transformers`` (issue 36): a GPT-NeoX-shaped checkpoint of Pythia-160M's shape
+   (``GPTNeoXForCausalLM``, 12 layers, 12 heads, width 768, rotary on a quarter of each head: 162M parameters)
+   on one 64-token sequence, and a ViT-B/16-shaped one (``ViTModel``, 86M) on one 224×224 image (scikit-learn's
+   ``china.jpg`` through ``ViTImageProcessor``): ``diagnose`` after loading, best of two after a first call
+   (which reads the head geometry once).  Beside it the forward pass a user would otherwise run,
+   ``transformers`` in float64 with ``output_attentions``, and ours (the same forward with the kernel capture).
 
 BLAS threads are capped at ``threads`` (default 1; the CLI's default) with threadpoolctl.  Targets (issue 19):
 1 s, 600 s and 300 s.  Run: ``workbench bench diagnose [--windows N]``.
@@ -27,10 +33,10 @@ from pathlib import Path
 import numpy as np
 
 #: The ``run`` keywords ``workbench bench`` may pass.
-OPTIONS = ("windows",)
+OPTIONS = ("windows", "threads")
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."  # 12 word pieces with [CLS] and [SEP]
-TARGETS = {"sentence": 1.0, "corpus": 600.0, "gpt2": 300.0}
+TARGETS = {"sentence": 1.0, "corpus": 600.0, "gpt2": 300.0, "neox": 2.0, "vit": 3.0}
 
 
 def _best(fn, repeat: int) -> float:
@@ -72,8 +78,82 @@ def _gpt2_checkpoint(folder: Path, size: str) -> Path:
     return folder
 
 
+def _family_checkpoints(folder: Path, size: str) -> tuple[Path, Path]:
+    """A GPT-NeoX checkpoint of Pythia-160M's shape and a ViT-B/16 one (random, seed 0), or tiny ones for tests."""
+    import torch
+    import transformers
+
+    small = {} if size == "full" else {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                       "intermediate_size": 128}  # fmt: skip
+    torch.manual_seed(0)
+    neox = transformers.GPTNeoXConfig(
+        **({"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072} | small),
+        vocab_size=50304, max_position_embeddings=2048, rotary_pct=0.25,
+    )  # fmt: skip
+    transformers.GPTNeoXForCausalLM(neox).save_pretrained(str(folder / "neox"))
+    torch.manual_seed(0)
+    transformers.ViTModel(transformers.ViTConfig(**small)).save_pretrained(str(folder / "vit"))
+    transformers.ViTImageProcessor().save_pretrained(str(folder / "vit"))
+    return folder / "neox", folder / "vit"
+
+
+def _family_rows(folder: Path, size: str) -> list[list[str]]:
+    import torch
+    import transformers
+    from sklearn.datasets import load_sample_image
+
+    from workbench.models import diagnose_ids, diagnose_image, load_model
+    from workbench.models._hooked import preprocess_image
+
+    neox_dir, vit_dir = _family_checkpoints(folder, size)
+    image = load_sample_image("china.jpg")
+    ids = np.random.default_rng(0).integers(10, 50000, 64)
+    rows = []
+    for label, directory, target, read in (
+        ("GPT-NeoX", neox_dir, TARGETS["neox"], lambda m: diagnose_ids(m, ids, text="64 random tokens")),
+        ("ViT-B/16", vit_dir, TARGETS["vit"], lambda m: diagnose_image(m, image)),
+    ):
+        start = time.perf_counter()
+        model = load_model(directory)
+        loading = time.perf_counter() - start
+        start = time.perf_counter()
+        read(model)  # the first call reads the head geometry (once per model)
+        first = time.perf_counter() - start
+        seconds = _best(lambda model=model, read=read: read(model), 2)
+        parameters = sum(p.numel() for p in model._model.parameters())
+        if label == "ViT-B/16":
+            pixels = torch.as_tensor(preprocess_image(image, model._image_processor, model._model.config))
+            inputs = {"pixel_values": pixels}
+            ours = _best(lambda model=model: model.trace_image(image), 2)
+        else:
+            inputs = {"input_ids": torch.as_tensor(ids)[None]}
+            ours = _best(lambda model=model: model.trace_ids(ids), 2)
+        loader = transformers.AutoModel
+        reference = loader.from_pretrained(str(directory), dtype=torch.float64, attn_implementation="eager").eval()
+
+        def forward(reference=reference, inputs=inputs):
+            with torch.no_grad():
+                return reference(**inputs, output_attentions=True).attentions
+
+        theirs = _best(forward, 2)
+        n = int(forward()[0].shape[-1])
+        rows.append([
+            f"{label}-shaped random ({parameters / 1e6:.0f}M parameters), one {'image' if 'ViT' in label else 'text'} "
+            f"({n} tokens): diagnose after loading", f"{seconds:.2f} s", "—", f"≤ {target:g} s",
+            "yes" if seconds <= target else "no",
+            f"load + proof {loading:.1f} s, first call {first:.1f} s; forward: ours {ours:.2f} s, transformers "
+            f"{theirs:.2f} s ({theirs / ours:.2f}×)",
+        ])  # fmt: skip
+    return rows
+
+
 def run(
-    windows: int = 1024, gpt2_windows: int = 64, threads: int = 1, gpt2_size: str = "124M", workers: int = 2
+    windows: int = 1024,
+    gpt2_windows: int = 64,
+    threads: int = 1,
+    gpt2_size: str = "124M",
+    workers: int = 2,
+    families: str | None = "full",
 ) -> dict:
     from threadpoolctl import threadpool_limits
 
@@ -126,9 +206,19 @@ def run(
                 f"{total:.1f} s", f"{total / result.n_records:.3f} s", f"≤ {target:g} s",
                 "yes" if total <= target else "no", "causal: ε_rev, energy and loops undefined (null, with the reason)",
             ])  # fmt: skip
+        if families:
+            import torch
+
+            torch_threads = torch.get_num_threads()
+            torch.set_num_threads(threads)
+            try:
+                rows += _family_rows(Path(tmp) / "families", families)
+            finally:
+                torch.set_num_threads(torch_threads)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
-        "title": "workbench diagnose: one sentence, a corpus through MiniLM, a GPT-2-sized model (numpy float64)",
+        "title": "workbench diagnose: one sentence, a corpus through MiniLM, a GPT-2-sized model, families read "
+        "through transformers (float64)",
         "columns": ["workload", "wall", "per window", "target", "met", "notes"],
         "rows": rows,
         "notes": (

@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     output_options(p_bench, "one row per benchmark row; column table: the table's title")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
     p_bench.add_argument("--windows", type=int, help="diagnose: corpus windows through MiniLM (default 1024)")
+    p_bench.add_argument("--threads", type=int, help="diagnose: BLAS and torch threads (default 1)")
 
     p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
     p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")
