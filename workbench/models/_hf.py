@@ -36,13 +36,57 @@ def _backend_tokenizer(tokenizer):
     return tokenizer
 
 
+#: The segment TransformerLens's bridge inserts into every key of the model it wraps.
+_BRIDGE_SEGMENT = "._original_component"
+
+
+def _unwrapped(model):
+    """The plain ``transformers`` model behind a TransformerLens ``TransformerBridge`` (or the model it wrapped).
+
+    The bridge keeps the model as ``original_model`` with each submodule replaced by a wrapper (every state-dict
+    key gains ``._original_component``, and the wrappers cannot be copied); a fresh model of the same class and
+    configuration is loaded with the same tensors, keys restored, every one of them used.
+    """
+    if type(model).__module__.startswith("transformer_lens") and hasattr(model, "original_model"):
+        model = model.original_model
+    state_dict = getattr(model, "state_dict", None)
+    if not callable(state_dict) or not any(_BRIDGE_SEGMENT in key for key in state_dict()):
+        return model
+    import copy
+
+    import torch
+
+    state = {key.replace(_BRIDGE_SEGMENT, ""): value for key, value in state_dict().items()}
+    with torch.device("meta"):
+        fresh = type(model)(copy.deepcopy(model.config))
+    missing, unexpected = fresh.load_state_dict(state, strict=False, assign=True)
+    buffers = {name for name, _ in fresh.named_buffers()}
+    missing = [k for k in missing if k not in buffers]
+    # The bridge's state dict also holds its own views (aliases such as blocks' ln1, the q/k/v split of a fused
+    # projection): keys the wrapped model does not own, left aside.  Every tensor the model owns must be there.
+    del unexpected
+    if missing:
+        raise ValueError(
+            f"model wraps a {type(model).__name__} that lacks tensors a fresh one has, after TransformerLens's "
+            f"renaming: {', '.join(missing[:3])}" + (f", … ({len(missing)} in all)" if len(missing) > 3 else "")
+        )
+    for name, buffer in list(fresh.named_buffers()):
+        if buffer.is_meta:  # non-persistent buffers (rotary tables): the model's own, recomputed on the CPU
+            owner, _, leaf = name.rpartition(".")
+            module = fresh.get_submodule(owner) if owner else fresh
+            source = model.get_submodule(owner.replace(_BRIDGE_SEGMENT, "")) if owner else model
+            module._buffers[leaf] = getattr(source, leaf, None)
+    return fresh.eval()
+
+
 def from_transformers(model, tokenizer=None, *, max_positions: int | None = None) -> Transformer:
     """The :class:`~workbench.models.Transformer` of a ``transformers`` model object.
 
     Parameters
     ----------
-    model : transformers.PreTrainedModel
-        A model of any family the workbench reads (a base model or one with a head; the head is not read).  BERT,
+    model : transformers.PreTrainedModel or transformer_lens.model_bridge.TransformerBridge
+        A model of any family the workbench reads (or a TransformerLens bridge around one, or the model a bridge
+        wrapped) (a base model or one with a head; the head is not read).  BERT,
         GPT-2 and the Llama family run in the workbench's own forward pass; every other family as ``transformers``
         runs it, on a float64 copy (:class:`~workbench.models.HookedTransformer`).
     tokenizer : tokenizers.Tokenizer or transformers fast tokenizer, optional
@@ -57,6 +101,7 @@ def from_transformers(model, tokenizer=None, *, max_positions: int | None = None
     ValueError
         Unsupported model type or option, or a missing or mis-shaped tensor.
     """
+    model = _unwrapped(model)
     config = getattr(model, "config", None)
     if config is None or not hasattr(config, "to_dict") or not callable(getattr(model, "state_dict", None)):
         raise TypeError(
