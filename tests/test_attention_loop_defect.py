@@ -17,7 +17,14 @@ from scipy.linalg import expm
 
 from workbench.attention import _holonomy as holonomy_module
 from workbench.attention import loop_defect
-from workbench.attention._holonomy import _factored_cost, _factored_defects, _triangle_weights, factored_loop_defect
+from workbench.attention._holonomy import (
+    _dense_cost,
+    _factored_cost,
+    _factored_defects,
+    _triangle_weights,
+    factored_loop_defect,
+    loop_defect_operations,
+)
 
 #: Per triangle, factored against dense, for defects of order 1 away from the flat case: both routes round
 #: each of tr Hol and ‖Hol‖_F² to a few hundred ulps of their terms (sums over H³ and H⁶/4 products of
@@ -223,3 +230,21 @@ def test_the_layer_tables_are_built_once_per_layer_and_reused():
     factored_loop_defect(A, 2.0 * W_V, W_O, list(range(n)))  # other weights (after the exact rescaling: the same)
     factored_loop_defect(A, W_V + 1.0, W_O, list(range(n)))  # other weights: a second entry
     assert len(_holonomy._TABLES) == 2
+
+
+def test_max_triangles_averages_an_evenly_spaced_subset_and_the_budget_estimate_is_the_cheaper_route():
+    # Oracle: the dense loop_defect of each kept triangle alone (a walk of three tokens is one triangle).
+    rng = np.random.default_rng(21)
+    A = rng.random((3, 12, 12)) + 0.05
+    W_V, W_O = rng.standard_normal((3, 6, 2)), rng.standard_normal((3, 2, 6))
+    tokens = list(range(12))  # 10 triangles; 4 kept: 0, 3, 6, 9 (np.round of linspace(0, 9, 4))
+    kept = [loop_defect(A, W_V @ W_O, tokens[t : t + 3]) for t in (0, 3, 6, 9)]
+    assert factored_loop_defect(A, W_V, W_O, tokens, max_triangles=4) == pytest.approx(np.mean(kept), abs=1e-12)
+    assert factored_loop_defect(A, W_V, W_O, tokens, max_triangles=50) == pytest.approx(
+        factored_loop_defect(A, W_V, W_O, tokens), abs=1e-15
+    )
+    with pytest.raises(ValueError, match=r"max_triangles must be an integer"):
+        factored_loop_defect(A, W_V, W_O, tokens, max_triangles=0)
+    assert loop_defect_operations(12, 64, 768, 195) == min(
+        _factored_cost(12, 64, 768, 195), _dense_cost(12, 64, 768, 195)
+    )

@@ -237,12 +237,16 @@ CASES += [
     ),
     Case(
         "workbench.attention.factored_loop_defect",
-        lambda: ((_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3], [0, 1, 2, 3]), {}),
+        lambda: (
+            (_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3], [0, 1, 2, 3]),
+            {"max_triangles": 2},
+        ),
     ),
     Case(
         "workbench.attention.loop_defect",
         lambda: ((_stochastic(lead=(2,)), _rng(10).standard_normal((2, 3, 3)), [0, 1, 2, 3]), {}),
     ),
+    Case("workbench.attention.loop_defect_operations", lambda: ((12, 64, 768, 195), {})),
 ]
 
 

@@ -99,6 +99,7 @@ holonomy                     -- transport around a closed walk
 holonomy_deviation           -- ‖Hol - I‖_F/√d per cycle (optionally scale removed)
 loop_defect                  -- mean scale-free holonomy defect of O_eff around triangles of consecutive tokens
 factored_loop_defect         -- the same from the factors W_V, W_O (trace route; dense where cheaper or near flat)
+loop_defect_operations       -- what factored_loop_defect costs on a number of triangles (for a budget)
 cycle_connection             -- the ring oracle: spectrum 2 - 2cos((2πk ± θ)/n)
 
 Heads as points of a Grassmannian (ISA ML01)
@@ -178,6 +179,7 @@ from workbench.attention._holonomy import (
     holonomy,
     holonomy_deviation,
     loop_defect,
+    loop_defect_operations,
 )
 from workbench.attention._links import (
     LinkHodgeSplit,
@@ -286,6 +288,7 @@ __all__ = [
     "link_potential",
     "logit_variance_at_init",
     "loop_defect",
+    "loop_defect_operations",
     "mantel_test",
     "mean_entropy",
     "mixing_generator",

@@ -32,7 +32,14 @@ from workbench.attention._overflow import binary_scale, check_overflow, overflow
 from workbench.backend import namespace, to_numpy
 from workbench.validation import as_array, check_integer, check_square, shape_of
 
-__all__ = ["factored_loop_defect", "gauge_transform", "holonomy", "holonomy_deviation", "loop_defect"]
+__all__ = [
+    "factored_loop_defect",
+    "gauge_transform",
+    "holonomy",
+    "holonomy_deviation",
+    "loop_defect",
+    "loop_defect_operations",
+]
 
 
 def gauge_transform(O, V):
@@ -305,7 +312,20 @@ def loop_defect(A_heads, M, tokens) -> float:
     return float(np.mean([_dense_defect(w @ maps, d, t) for w, t in zip(weights, triangles, strict=True)]))
 
 
-def factored_loop_defect(A_heads, W_V, W_O, tokens) -> float:
+def loop_defect_operations(n_heads: int, rank: int, d: int, triangles: int) -> float:
+    """Floating-point operations :func:`factored_loop_defect` spends on ``triangles`` triangles (its cheaper route).
+
+    Examples
+    --------
+    >>> f"{loop_defect_operations(12, 64, 768, 195):.2g}"  # ViT-B/16, one image: the dense route
+    '3.5e+11'
+    """
+    for name, value in (("n_heads", n_heads), ("rank", rank), ("d", d), ("triangles", triangles)):
+        check_integer(name, value, 1)
+    return float(min(_factored_cost(n_heads, rank, d, triangles), _dense_cost(n_heads, rank, d, triangles)))
+
+
+def factored_loop_defect(A_heads, W_V, W_O, tokens, *, max_triangles: int | None = None) -> float:
     r""":func:`loop_defect` of the maps :math:`M_h = W_V^hW_O^h` from the factors, without a product of maps.
 
     The defect needs only two numbers per triangle: expanding the square,
@@ -359,11 +379,15 @@ def factored_loop_defect(A_heads, W_V, W_O, tokens) -> float:
         The factors of the value-output maps, :math:`M_h = W_V^hW_O^h` (any rank :math:`r`).
     tokens : sequence of int
         The tokens to walk, in order (e.g. the non-special ones); at least three.
+    max_triangles : int, optional
+        Average over at most this many of the triangles, evenly spaced along the walk (first and last included);
+        default all.  For a budget: :func:`loop_defect_operations` gives the cost of a number of triangles.
 
     Returns
     -------
     float
-        Equal to ``loop_defect(A_heads, W_V @ W_O, tokens)`` up to rounding (tested).
+        Equal to ``loop_defect(A_heads, W_V @ W_O, tokens)`` up to rounding (tested); with ``max_triangles``, the
+        mean over the triangles kept.
 
     Raises
     ------
@@ -389,6 +413,11 @@ def factored_loop_defect(A_heads, W_V, W_O, tokens) -> float:
     if d == 0 or r == 0:
         raise ValueError(f"W_V and W_O must have d ≥ 1 and r ≥ 1, got shapes {shape_of(W_V)} and {shape_of(W_O)}")
     triangles, weights = _triangle_weights(A_heads, tokens)
+    if max_triangles is not None:
+        keep = check_integer("max_triangles", max_triangles, 1)
+        if keep < len(triangles):
+            chosen = np.unique(np.round(np.linspace(0, len(triangles) - 1, keep)).astype(int))
+            triangles, weights = [triangles[i] for i in chosen], weights[chosen]
     U, V = (np.asarray(to_numpy(W), dtype=np.float64) for W in (W_V, W_O))
     U, V = U / binary_scale(U), V / binary_scale(V)  # scale-free: exact divisions by powers of two
     Q, R = np.linalg.qr(U)  # W_V^h = Q_h R_h; (Q_h, R_h W_O^h) factor the same map with bounded entries

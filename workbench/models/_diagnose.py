@@ -30,11 +30,19 @@ most of :math:`\pi` and hide the current of the rest), :math:`\delta_{\mathrm{or
 transports (weighted by :math:`A_{\mathrm{eff}}` over pairs of content tokens), the drift :math:`d_A` to the
 next layer on the same pairs [SEED §B.6], :math:`\lVert A_{\mathrm{eff}}\rVert_F` (all pairs, sinks included),
 the loop inconsistency (scale-free holonomy defect of :math:`O^{\mathrm{eff}}` around triangles of consecutive
-tokens [RECON §B.6]), the diagonal dominance of the mean transport Gram matrix (Connection Laplacian's Figure
+tokens [RECON §B.6]; past :data:`LOOP_OPERATIONS` an evenly spaced subset of the triangles, their number in
+``loop_triangles``), the diagonal dominance of the mean transport Gram matrix (Connection Laplacian's Figure
 2(b) reading), the connection-energy ratio :math:`\mathcal E_c(X)/\sum_i\pi_i\lVert X_i\rVert^2`, and Spearman's
 :math:`\rho` between the heads' query–key subspace distance on :math:`\mathrm{Gr}(d_h, D)^2` and their
 attention-pattern distance on this text, with its Mantel p-value (199 relabellings; ISA ML01's claim that heads
 which lie close attend alike, :func:`~workbench.models.pattern_correlation`).
+
+For a model read through ``transformers`` (:class:`~workbench.models.HookedTransformer`), a reading that assumes
+what a layer's mechanism breaks is ``None`` with the mechanism as its reason: q/k norms and soft-capping make the
+scores no bilinear form of the input (ρ_skew, the bond's inertia and negative mass); soft-capping and a position
+bias (ALiBi, T5's relative buckets) put into the scores what the corners' :math:`\operatorname{softmax}(\beta
+qk^\top)` leaves out.  With a position bias the form's readings stay: they read the content form, the bias
+apart.  An image has no token sequence for the previous-token and induction probes.
 
 Per model, from the weights alone (:func:`~workbench.models.head_geometry`, read once and cached):
 ``Diagnosis.geometry``, every layer's head-by-head distance matrices of the Q, K, V, O subspaces and of the
@@ -67,6 +75,7 @@ from workbench.attention import (
     factored_transport_gram,
     geometric_drift,
     induction_score,
+    loop_defect_operations,
     mean_entropy,
     previous_token_score,
     reversibility_residual,
@@ -90,6 +99,9 @@ __all__ = [
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
 BOND_RTOL = 1e-10  # the default of bond_inertia: |λ| ≤ 1e-10·max|λ| counts as zero
+#: Operations the loop defect may spend per layer (about a second on one core); past it, a subset of triangles.
+LOOP_OPERATIONS = 2e10
+LOOP_MIN_TRIANGLES = 8
 
 CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationary measure of full support"
 FEW_TOKENS = "fewer than {k} content tokens"
@@ -156,6 +168,8 @@ class LayerReading:
     # and its one-sided Mantel p-value (ISA ML01: heads that lie close attend alike); None with fewer than 3 heads
     subspace_rho: float | None = None
     subspace_p_value: float | None = None
+    # how many triangles the loop defect averaged: all of them, or an evenly spaced subset within LOOP_OPERATIONS
+    loop_triangles: int | None = None
     corners: dict[str, int] = field(default_factory=dict)
     undefined: dict[str, str] = field(default_factory=dict)
 
@@ -289,6 +303,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
         delta_orth = ratio = None
         mean_gram = np.full((X.shape[1], X.shape[1]), np.nan)
         undefined |= dict.fromkeys(("delta_orth", "gram_diagonal_ratio"), FEW_TOKENS.format(k=2))
+    loop_triangles = None
     if model.causal:
         eps_rev = eps_rev_content = energy = loop = None
         undefined |= dict.fromkeys(("eps_rev", "eps_rev_content", "energy_ratio"), CAUSAL)
@@ -307,7 +322,14 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
             eps_rev_content = None
             undefined["eps_rev_content"] = FEW_TOKENS.format(k=2)
         if n_content >= 3:
-            loop = factored_loop_defect(A, mha.W_V, mha.W_O, tokens.tolist())
+            triangles = n_content - 2
+            H, _, r = mha.W_V.shape
+            cost = loop_defect_operations(H, r, X.shape[1], triangles)
+            # 2·d³ per triangle densely (ViT-B/16 on an image: 3.5e11 operations a layer): past the budget, an
+            # evenly spaced subset of the triangles, the count recorded beside the mean
+            keep = None if cost <= LOOP_OPERATIONS else max(LOOP_MIN_TRIANGLES, int(triangles * LOOP_OPERATIONS / cost))
+            loop = factored_loop_defect(A, mha.W_V, mha.W_O, tokens.tolist(), max_triangles=keep)
+            loop_triangles = min(triangles, keep or triangles)
         else:
             loop = None
             undefined["loop_inconsistency"] = FEW_TOKENS.format(k=3) + " (no triangle to walk)"
@@ -328,6 +350,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
         gram_diagonal_ratio=ratio,
         energy_ratio=energy,
         loop_inconsistency=loop,
+        loop_triangles=loop_triangles,
         corners={name: sum(r.corner == name for r in readings) for name in OPERATORS},
         undefined=undefined,
     )
