@@ -66,13 +66,15 @@ TEXT_FAMILIES = {
     "t5": ({"d_model": 32, "d_kv": 8, "num_heads": 4, "num_layers": 2, "d_ff": 48}, set(), {"position_bias"}),
 }
 VISION_FAMILIES = {"vit": 1, "deit": 2, "clip_vision_model": 1}
-REFUSED = {
-    "bloom": "transformers computes bloom's ALiBi attention inline",
-    "gpt_neo": "transformers computes gpt_neo's attention in its own _attn method",
-    "deberta-v2": "DeBERTa's disentangled attention",
-    "mpnet": "transformers computes mpnet's relative-position attention inline",
-    "whisper": "whisper's encoder reads log-mel audio features",
+GPT_NEO = {"attention_types": [[["global", "local"], 1]], "num_layers": 2, "window_size": 4}
+# families whose attention transformers computes inside its module: read from the outputs (workbench.models._inline)
+INLINE_FAMILIES = {
+    "bloom": ({}, {"position_bias"}, set()),
+    "gpt_neo": (GPT_NEO, set(), {"sliding_window"}),
+    "mpnet": ({}, {"position_bias"}, set()),
+    "deberta-v2": ({"relative_attention": False}, set(), set()),
 }
+REFUSED = {"whisper": "whisper's encoder reads log-mel audio features"}
 
 
 class _Float64Torch:
@@ -133,12 +135,15 @@ def _relative(a, b):
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
+ALL_TEXT = TEXT_FAMILIES | INLINE_FAMILIES
+
+
 @pytest.fixture(scope="module")
 def families(tmp_path_factory):
     """model_type → checkpoint folder (tiny random model saved as safetensors, with a BPE tokenizer)."""
     folders = {}
     tokenizer = bpe(bos=False)
-    for model_type, (options, _, _) in TEXT_FAMILIES.items():
+    for model_type, (options, _, _) in ALL_TEXT.items():
         folder = tmp_path_factory.mktemp(model_type)
         _tiny(model_type, options).save_pretrained(folder)
         tokenizer.save(str(folder / "tokenizer.json"))
@@ -146,7 +151,7 @@ def families(tmp_path_factory):
     return folders
 
 
-@pytest.mark.parametrize("model_type", sorted(TEXT_FAMILIES))
+@pytest.mark.parametrize("model_type", sorted(ALL_TEXT))
 def test_a_text_family_equals_transformers_and_its_operator_is_proven(families, model_type):
     model = load_model(families[model_type])
     assert type(model).__name__ == "HookedTransformer" and model.family == model_type
@@ -158,14 +163,19 @@ def test_a_text_family_equals_transformers_and_its_operator_is_proven(families, 
     assert _relative(trace.hidden_states, hidden) <= 1e-12
     # the proof at load: every step within its tolerance, the mechanisms the family has
     for layer in model.layers:
-        assert set(layer.proof) == {"values", "queries_keys", "attention", "output_input", "output"}
-        assert layer.proof["attention"] <= 1e-12 and max(layer.proof.values()) <= 1e-10
-    _, every, some = TEXT_FAMILIES[model_type]
+        if model_type in INLINE_FAMILIES:  # no kernel: the output projection and the score residual
+            assert set(layer.proof) == {"output_input", "output", "score_residual"}
+            assert max(layer.proof["output_input"], layer.proof["output"]) <= 1e-10
+            assert layer.proof["score_residual"] <= 1e-9
+        else:
+            assert set(layer.proof) == {"values", "queries_keys", "attention", "output_input", "output"}
+            assert layer.proof["attention"] <= 1e-12 and max(layer.proof.values()) <= 1e-10
+    _, every, some = ALL_TEXT[model_type]
     found = [set(layer.mechanisms) for layer in model.layers]
     assert all(every <= f for f in found), found
     assert set().union(*found) - every <= some | {"sliding_window"} and some <= set().union(*found), found
     # causal decoders and bidirectional encoders as the mask says
-    encoders = {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "modernbert", "t5"}
+    encoders = {"roberta", "xlm-roberta", "distilbert", "electra", "albert", "modernbert", "t5", "mpnet", "deberta-v2"}
     assert model.causal == (model_type not in encoders)
     # the diagnosis: every attention-based reading; the bilinear ones null where a mechanism breaks them
     report = diagnose_ids(model, ids[:10], text="probe").to_dict()
@@ -222,25 +232,20 @@ def test_a_vision_family_reads_an_image_with_its_own_preprocessor(tmp_path, mode
     assert _relative(trace.hidden_states, hidden) <= 1e-12
 
 
-@pytest.mark.parametrize("model_type", sorted(REFUSED))
-def test_a_family_without_a_capturable_kernel_is_refused_with_the_reason(tmp_path, model_type):
-    options = (
-        {
-            "d_model": 32,
-            "encoder_layers": 2,
-            "decoder_layers": 2,
-            "encoder_attention_heads": 4,
-            "decoder_attention_heads": 4,
-            "encoder_ffn_dim": 48,
-            "decoder_ffn_dim": 48,
-        }
-        if model_type == "whisper"
-        else {}
-    )
-    if model_type == "gpt_neo":
-        options = {"attention_types": [[["global", "local"], 1]], "num_layers": 2}
-    _tiny(model_type, options).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match=rf"^model_type '{model_type}' in .* is not read: {REFUSED[model_type]}"):
+def test_whisper_is_refused_with_the_reason(tmp_path):
+    options = {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+               "decoder_attention_heads": 4, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48}  # fmt: skip
+    _tiny("whisper", options).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=rf"^model_type 'whisper' in .* is not read: {REFUSED['whisper']}"):
+        load_model(tmp_path)
+
+
+def test_debertas_disentangled_attention_fails_the_proof_and_is_refused(tmp_path):
+    # Its content-to-position and position-to-content terms make log A − βqkᵀ change with the content.
+    _tiny("deberta-v2", {"relative_attention": True, "pos_att_type": ["p2c", "c2p"], "position_buckets": 16}
+          ).save_pretrained(tmp_path)  # fmt: skip
+    with pytest.raises(AdapterProofError, match=r"^deberta-v2 layer 0: the scores minus the bilinear form change with "
+                       r"the input \(by .* between two probes\): a score term of the content \(DeBERTa's disentangled"):  # fmt: skip
         load_model(tmp_path)
 
 

@@ -67,6 +67,7 @@ SubspaceSummary              -- median and smallest principal angle, median dist
 GEOMETRY_MAPS                -- ("Q", "K", "V", "O", "QK")
 """
 
+from workbench.models._adapter import AdapterProofError, HookedLayer
 from workbench.models._architecture import FAMILIES, Architecture, RopeSettings, parse_architecture
 from workbench.models._checkpoint import Checkpoint, SafetensorsFile, read_checkpoint
 from workbench.models._corpus import (
@@ -97,7 +98,7 @@ from workbench.models._head_geometry import (
     pattern_correlation,
 )
 from workbench.models._hf import from_transformers
-from workbench.models._hooked import AdapterProofError, HookedLayer, HookedTransformer, read_transformers
+from workbench.models._hooked import HookedTransformer, read_transformers
 from workbench.models._loading import load_model
 from workbench.models._minilm import load_minilm, minilm_path
 from workbench.models._rope import RotaryEmbedding

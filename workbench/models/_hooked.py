@@ -34,8 +34,11 @@ form), ``position_bias`` (a bias that depends on the positions alone — ALiBi, 
 are the bilinear form plus that bias), ``sliding_window``.  :mod:`workbench.models._diagnose` sets to ``null``,
 with the mechanism as the reason, the readings that assume what a mechanism breaks.
 
-Families without a kernel function in ``transformers`` (bloom, gpt_neo, deberta-v2, mpnet compute their
-attention inline) are refused with that reason.
+Families without a kernel function in ``transformers`` (bloom, gpt_neo, mpnet and deberta-v2 compute their
+attention inside their own module) are read from the attention the model reports, with their own proof
+(:mod:`workbench.models._inline`): there the score residual — the log-attention minus the bilinear form — must be a
+bias of the positions alone; DeBERTa's disentangled attention fails it and is refused.  A bias that changes with
+the content is refused in either route.
 """
 
 from __future__ import annotations
@@ -44,326 +47,38 @@ import collections
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.attention import MultiHeadAttention
 from workbench.backend import to_numpy
+from workbench.models._adapter import (
+    MECHANISMS,
+    AdapterProofError,
+    HookedLayer,
+    _LayerProof,
+    _np,
+    _output_projection,
+    prove_layer,
+)
 from workbench.models._capture import KernelCapture
+from workbench.models._inline import INLINE_MODULES, RESIDUAL_ATOL, inline_modules, prove_inline_layer
 from workbench.models._transformer import UNREAD_TENSORS, Trace, Transformer
 from workbench.validation import check_integer
 
-__all__ = ["AdapterProofError", "HookedLayer", "HookedTransformer", "read_transformers"]
+__all__ = ["HookedTransformer", "read_transformers"]
 
-#: Relative tolerance of the weight proofs (values, queries, keys, output projection) and absolute of the attention.
-PROOF_RTOL, ATTENTION_ATOL = 1e-10, 1e-12
 #: Traces whose captured queries and keys :meth:`HookedTransformer.queries_keys` keeps (a diagnosis runs two).
 RECENT_TRACES = 4
-#: Keyword arguments of the kernels that do not change the attention probabilities.
-_INERT_KWARGS = {
-    "dropout",
-    "scaling",
-    "sliding_window",
-    "is_causal",
-    "position_ids",
-    "output_attentions",
-    "use_cache",
-    "cache_position",
-    "head_mask",
-    "layer_head_mask",
-    "s_aux",
-}
-_SEPARATE = (("q_proj", "k_proj", "v_proj"), ("query", "key", "value"), ("q_lin", "k_lin", "v_lin"), ("q", "k", "v"))
-_FUSED = ("query_key_value", "c_attn", "qkv_proj", "Wqkv", "qkv")
-_OUTPUT = ("o_proj", "out_proj", "dense", "out_lin", "o", "c_proj", "Wo")
-#: Families whose attention is computed inline in ``transformers`` (no kernel to capture), with the reason.
-INLINE_FAMILIES = {
-    "bloom": "transformers computes bloom's ALiBi attention inline (no attention kernel to capture)",
-    "gpt_neo": "transformers computes gpt_neo's attention in its own _attn method (no attention kernel to capture)",
-    "deberta-v2": "DeBERTa's disentangled attention (content-to-position and position-to-content terms) is "
-    "computed inline, with no kernel to capture",
-    "mpnet": "transformers computes mpnet's relative-position attention inline (no attention kernel to capture)",
+#: What a score term that changes with the content is, where a family is known to have one.
+CONTENT_TERMS = {
+    "deberta-v2": "DeBERTa's disentangled attention adds content-to-position and position-to-content terms",
 }
 
 #: Families whose input the workbench does not feed yet.
 UNREAD_INPUTS = {
     "whisper": "whisper's encoder reads log-mel audio features; the workbench feeds text and images only",
 }
-
-MECHANISMS = {
-    "rotary": "rotary positions: the content form W_Q W_Kᵀ is the form at offset 0",
-    "qk_norm": "q/k norms: each query and key is normalised, so the scores are not a bilinear form of the input",
-    "softcap": "logit soft-capping: the attention is the softmax of c·tanh(s/c), not of a bilinear form",
-    "position_bias": "a position bias (ALiBi or relative buckets) is added to the scores: the bilinear readings are "
-    "of the content form alone, and the corners (softmax of βqkᵀ) leave the bias out",
-    "sliding_window": "a sliding window masks distant tokens",
-}
-
-
-class AdapterProofError(ValueError):
-    """The operator read from a model's weights does not reproduce what the model computed."""
-
-
-@dataclass(frozen=True)
-class HookedLayer:
-    """One layer of a :class:`HookedTransformer`: its attention as a MultiHeadAttention, and what the proof found.
-
-    Attributes
-    ----------
-    attention : MultiHeadAttention
-        W_Q, W_K, W_V, W_O (grouped keys and values expanded to one per query head) and biases, β the family's
-        scale; for a rotary layer the unrotated maps.
-    rope : None
-        Rotations are read from the captured queries and keys, never re-applied.
-    mechanisms : dict
-        Mechanism name → what it changes (see :data:`MECHANISMS`).
-    proof : dict
-        The largest residual of each proof step (relative for weights, absolute for the attention).
-    """
-
-    attention: MultiHeadAttention
-    rope: None = None
-    mechanisms: dict = field(default_factory=dict)
-    proof: dict = field(default_factory=dict)
-
-
-def _np(t) -> np.ndarray:
-    return t.detach().to("cpu").double().numpy()
-
-
-def _linear(module) -> tuple[np.ndarray, np.ndarray | None]:
-    """(W [in, out], b [out] or None) of a Linear (weight [out, in]) or a GPT-2 Conv1D (weight [in, out])."""
-    weight = _np(module.weight)
-    W = weight if type(module).__name__ == "Conv1D" else weight.T
-    bias = getattr(module, "bias", None)
-    return W, None if bias is None else _np(bias)
-
-
-def _relative(a: np.ndarray, b: np.ndarray) -> float:
-    scale = max(float(np.max(np.abs(b))), 1e-300) if b.size else 1.0
-    return float(np.max(np.abs(a - b))) / scale if a.size else 0.0
-
-
-def _fused_layouts(H: int, H_kv: int, d: int) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Column indices (q, k, v) of a fused projection of width (H + 2 H_kv) d, for each layout families use."""
-    g = H // H_kv
-    blocks = np.arange((H + 2 * H_kv) * d)
-    layouts = {"blocks": (blocks[: H * d], blocks[H * d : (H + H_kv) * d], blocks[(H + H_kv) * d :])}
-    if H == H_kv:  # gpt_neox: [H, 3, d]
-        c = blocks.reshape(H, 3, d)
-        layouts["per head"] = (c[:, 0].ravel(), c[:, 1].ravel(), c[:, 2].ravel())
-    c = blocks.reshape(H_kv, g + 2, d)  # falcon's new decoder architecture: per key group, its queries then k, v
-    layouts["per key group"] = (c[:, :g].ravel(), c[:, g].ravel(), c[:, g + 1].ravel())
-    return layouts
-
-
-def _parent(model, module):
-    names = {id(m): n for n, m in model.named_modules()}
-    name = names.get(id(module), "")
-    parent = model.get_submodule(name.rpartition(".")[0]) if "." in name else model
-    return parent, name
-
-
-def _output_projection(model, module):
-    for name in _OUTPUT:
-        child = getattr(module, name, None)
-        if child is not None and hasattr(child, "weight"):
-            return child
-    parent, _ = _parent(model, module)
-    output = getattr(parent, "output", None)  # BERT-style: the projection is the sibling SelfOutput's dense
-    if output is not None and hasattr(getattr(output, "dense", None), "weight"):
-        return output.dense
-    return None
-
-
-def _qkv_maps(module, X: np.ndarray, value: np.ndarray, H: int, H_kv: int, d: int):
-    """The (W, b) of queries, keys and values [D, H·d] (H_kv·d for keys/values) and the layout found."""
-    for names in _SEPARATE:
-        parts = [getattr(module, n, None) for n in names]
-        if all(p is not None and hasattr(p, "weight") for p in parts):
-            return [_linear(p) for p in parts], "separate " + "/".join(names)
-    for name in _FUSED:
-        fused = getattr(module, name, None)
-        if fused is None or not hasattr(fused, "weight"):
-            continue
-        W, b = _linear(fused)
-        if W.shape[1] != (H + 2 * H_kv) * d:
-            raise AdapterProofError(
-                f"the fused projection {name} has {W.shape[1]} outputs, not (H + 2 H_kv)·d = {(H + 2 * H_kv) * d}"
-            )
-        best = None
-        for layout, (iq, ik, iv) in _fused_layouts(H, H_kv, d).items():
-            v = X @ W[:, iv] + (0 if b is None else b[iv])
-            residual = _relative(v.reshape(len(X), H_kv, d).transpose(1, 0, 2), value)
-            if best is None or residual < best[0]:
-                best = (residual, layout, [(W[:, i], None if b is None else b[i]) for i in (iq, ik, iv)])
-        return best[2], f"fused {name} ({best[1]})"
-    names = sorted(n for n, _ in module.named_children())
-    raise AdapterProofError(f"no query/key/value projections found among the attention module's children {names}")
-
-
-def _heads(W: np.ndarray, b, n: int, d: int):
-    """[D, n·d] → [n, D, d]; [n·d] → [n, d]."""
-    D = W.shape[0]
-    return W.reshape(D, n, d).transpose(1, 0, 2), None if b is None else b.reshape(n, d)
-
-
-def _normed(module, name: str, x: np.ndarray, heads: int, d: int) -> np.ndarray:
-    """X [n, heads·d] through the module's own q/k norm (per head when its weight has d entries)."""
-    import torch
-
-    norm = getattr(module, name)
-    width = int(np.prod(norm.weight.shape)) if getattr(norm, "weight", None) is not None else d
-    t = torch.as_tensor(x, dtype=torch.float64)
-    with torch.no_grad():
-        if width == d:
-            return _np(norm(t.reshape(len(x), heads, d))).reshape(len(x), heads * d)
-        return _np(norm(t))
-
-
-def _rotation(captured: np.ndarray, plain: np.ndarray, other_c: np.ndarray, other_p: np.ndarray):
-    """(m, residual) of ``captured`` [H, n, d] read as ``plain`` rotated per position and scaled by m.
-
-    The residual is small for a rotation: position 0 unrotated, the same-position Gram entries multiplied by m².
-    """
-    m2 = float(np.sum(captured[:, 0] ** 2) / max(np.sum(plain[:, 0] ** 2), 1e-300))
-    m = math.sqrt(m2)
-    checks = [
-        _relative(captured[:, 0], m * plain[:, 0]),
-        _relative(np.sum(captured * other_c, -1), m2 * np.sum(plain * other_p, -1)),
-        _relative(np.sum(captured**2, -1), m2 * np.sum(plain**2, -1)),
-    ]
-    return m, max(checks)
-
-
-def _scale(captured: np.ndarray, plain: np.ndarray) -> float:
-    """The factor s with captured ≈ s · plain (a family that scales its queries before the kernel, e.g. opt)."""
-    return float(np.sum(captured * plain) / max(np.sum(plain * plain), 1e-300))
-
-
-def _softmax(S: np.ndarray) -> np.ndarray:
-    S = S - S.max(axis=-1, keepdims=True)
-    E = np.exp(S)
-    return E / E.sum(axis=-1, keepdims=True)
-
-
-def _score_bias(call, H: int, n: int) -> np.ndarray:
-    """The captured additive mask plus any position bias, as [H, n, n] (masked entries very negative)."""
-    bias = np.zeros((H, n, n))
-    for term in (call.mask, call.kwargs.get("position_bias")):
-        if term is not None:
-            t = _np(term)
-            t = t[0] if t.ndim == 4 else t
-            bias = bias + np.broadcast_to(t[..., -n:, -n:], (H, n, n))
-    return bias
-
-
-@dataclass
-class _LayerProof:
-    attention: MultiHeadAttention
-    mechanisms: dict
-    proof: dict
-    allowed: np.ndarray  # [H, n, n] not masked
-    bias: np.ndarray  # [H, n, n] finite part of the bias on allowed entries (0 elsewhere)
-    causal: bool
-
-
-def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
-    """Read one layer's operator from its weights and prove it against one captured kernel call (see module doc)."""
-    module = call.module
-    unknown = sorted(
-        k
-        for k, v in call.kwargs.items()
-        if k not in _INERT_KWARGS | {"softcap", "position_bias"}
-        and (hasattr(v, "shape") or k == "positional arguments")
-    )
-    if unknown:
-        raise AdapterProofError(f"the attention kernel received inputs the workbench does not know: {unknown}")
-    q_c, k_c, v_c = (_np(t)[0] for t in (call.query, call.key, call.value))
-    H, n, d = q_c.shape
-    H_kv = k_c.shape[0]
-    if H % H_kv:
-        raise AdapterProofError(f"{H} query heads do not share {H_kv} key heads evenly")
-    g = H // H_kv
-    (Wq, bq), (Wk, bk), (Wv, bv) = maps = _qkv_maps(module, X, v_c, H, H_kv, d)[0]
-    del maps
-    proof, mechanisms = {}, {}
-    v = X @ Wv + (0 if bv is None else bv)
-    proof["values"] = _relative(v.reshape(n, H_kv, d).transpose(1, 0, 2), v_c)
-    plain = {}
-    for name, W, b, heads in (("queries", Wq, bq, H), ("keys", Wk, bk, H_kv)):
-        x = X @ W + (0 if b is None else b)
-        norm = "q_norm" if name == "queries" else "k_norm"
-        if getattr(module, norm, None) is not None:
-            x = _normed(module, norm, x, heads, d)
-            mechanisms["qk_norm"] = MECHANISMS["qk_norm"]
-        plain[name] = x.reshape(n, heads, d).transpose(1, 0, 2)
-    # A family that multiplies its queries by the scale before the kernel (opt: kernel scale 1) has the scale
-    # folded into W_Q, b_Q here, so that β q kᵀ with the kernel's β is the logits either way.
-    s = _scale(q_c, plain["queries"])
-    if abs(s - 1) > PROOF_RTOL and _relative(q_c, s * plain["queries"]) <= PROOF_RTOL:
-        Wq, bq, plain["queries"] = s * Wq, None if bq is None else s * bq, s * plain["queries"]
-    k_plain, k_cap = np.repeat(plain["keys"], g, axis=0), np.repeat(k_c, g, axis=0)
-    direct = max(_relative(plain["queries"], q_c), _relative(plain["keys"], k_c))
-    if direct <= PROOF_RTOL:
-        proof["queries_keys"] = direct
-    else:
-        m, residual_q = _rotation(q_c, plain["queries"], k_cap, k_plain)
-        _, residual_k = _rotation(k_c, plain["keys"], k_c, plain["keys"])
-        proof["queries_keys"] = max(residual_q, residual_k)
-        if proof["queries_keys"] > PROOF_RTOL:
-            raise AdapterProofError(
-                f"the queries and keys recomputed from the weights differ from the model's by {direct:.3g} (relative) "
-                f"and not by a rotation per position (residual {proof['queries_keys']:.3g})"
-            )
-        mechanisms["rotary"] = MECHANISMS["rotary"] + (f" (rotary scale {m:.6g})" if abs(m - 1) > 1e-12 else "")
-    scaling = call.kwargs.get("scaling")
-    beta = float(d**-0.5 if scaling is None else scaling)
-    S = beta * q_c @ k_cap.transpose(0, 2, 1)
-    cap = call.kwargs.get("softcap")
-    if cap is not None:
-        S = cap * np.tanh(S / cap)
-        mechanisms["softcap"] = MECHANISMS["softcap"] + f" (c = {cap:g})"
-    bias = _score_bias(call, H, n)
-    A = _softmax(S + bias)
-    weights = _np(call.weights)[0]
-    proof["attention"] = float(np.max(np.abs(A - weights)))
-    heads_out = np.einsum("hij,hjd->ihd", weights, np.repeat(v_c, g, axis=0)).reshape(n, H * d)
-    if projection is None:
-        raise AdapterProofError("no output projection found (o_proj, out_proj, dense, … or output.dense)")
-    W_O, b_O = _linear(projection[0])
-    o_in, o_out = (_np(t).reshape(-1, t.shape[-1])[-n:] for t in projection[1])
-    proof["output_input"] = _relative(o_in, heads_out)
-    proof["output"] = _relative(o_in @ W_O + (0 if b_O is None else b_O), o_out)
-    for step, residual in proof.items():
-        limit = ATTENTION_ATOL if step == "attention" else PROOF_RTOL
-        if not residual <= limit:
-            raise AdapterProofError(f"{step}: the operator read from the weights misses the model by {residual:.3g}")
-    allowed = bias > -1e30
-    finite = np.where(allowed, bias, 0.0)
-    upper = np.triu(np.ones((n, n), bool), 1)
-    causal = bool(not allowed[:, upper].any())
-    lower_masked = (~allowed) & ~upper
-    if lower_masked.any():
-        mechanisms["sliding_window"] = MECHANISMS["sliding_window"]
-    W_Q, b_Q = _heads(Wq, bq, H, d)
-    W_K, b_K = _heads(Wk, bk, H_kv, d)
-    W_V, b_V = _heads(Wv, bv, H_kv, d)
-    expand = lambda b: None if b is None else np.repeat(b, g, axis=0)  # noqa: E731
-    mha = MultiHeadAttention(
-        W_Q,
-        np.repeat(W_K, g, axis=0),
-        np.repeat(W_V, g, axis=0),
-        W_O.reshape(H, d, -1),
-        b_Q,
-        expand(b_K),
-        expand(b_V),
-        b_O,
-        beta=beta,
-        causal=causal,
-    )
-    return _LayerProof(mha, mechanisms, proof, allowed, finite, causal)
 
 
 class HookedTransformer(Transformer):
@@ -391,7 +106,8 @@ class HookedTransformer(Transformer):
         self._image_processor = image_processor
         self._capture = KernelCapture(model)
         self._capture.rebuild_position_tables()
-        if not self._capture.kernels:
+        self._inline = self.family in INLINE_MODULES  # attention computed in the module: read from the outputs
+        if not self._inline and not self._capture.kernels:
             raise ValueError(
                 f"{self.family}: transformers runs this family without an attention kernel the workbench can capture"
             )
@@ -407,7 +123,10 @@ class HookedTransformer(Transformer):
         probes = self._probes()
         with self._capture.recording() as first:
             self._run(probes[0])
-        modules = [call.module for call in first.calls]  # one per layer (shared modules repeat: ALBERT)
+        if self._inline:
+            modules = inline_modules(model, self.family)
+        else:
+            modules = [call.module for call in first.calls]  # one per layer (shared modules repeat: ALBERT)
         if not modules:
             raise ValueError(f"{self.family}: a forward pass called no attention kernel")
         self._modules = modules
@@ -418,26 +137,34 @@ class HookedTransformer(Transformer):
         proofs = []
         for probe in probes:
             with self._capture.recording() as recording:
-                self._run(probe)
+                out = self._run(probe)
             self._checked(recording)
-            proofs.append([self._prove(index, recording) for index in range(len(modules))])
+            proofs.append([self._prove(index, recording, out) for index in range(len(modules))])
         layers = []
+        tolerance = RESIDUAL_ATOL if self._inline else 1e-12
         for index, (a, b) in enumerate(zip(*proofs, strict=True)):
             mechanisms = dict(a.mechanisms)
-            if np.any(a.bias) or np.any(b.bias):
-                if a.bias.shape == b.bias.shape and np.max(np.abs(a.bias - b.bias)) > 1e-12:
+            if np.any(np.abs(a.bias) > tolerance) or np.any(np.abs(b.bias) > tolerance):
+                if a.bias.shape == b.bias.shape and np.max(np.abs(a.bias - b.bias)) > tolerance:
+                    change = float(np.max(np.abs(a.bias - b.bias)))
+                    known = f" ({CONTENT_TERMS[self.family]})" if self.family in CONTENT_TERMS else ""
                     raise AdapterProofError(
-                        f"layer {index}: the score bias changes with the input: not a position bias the workbench "
-                        "can read"
+                        f"{self.family} layer {index}: the scores minus the bilinear form change with the input (by "
+                        f"{change:.3g} between two probes): a score term of the content{known}, not a position bias "
+                        "the readings can account for"
                     )
                 mechanisms["position_bias"] = MECHANISMS["position_bias"]
             proof = {step: max(a.proof[step], b.proof[step]) for step in a.proof}
+            if self._inline:  # step 2 of workbench.models._inline: the same bias of the positions on both probes
+                proof["score_residual"] = (
+                    float(np.max(np.abs(a.bias - b.bias))) if a.bias.shape == b.bias.shape else 0.0
+                )
             layers.append(HookedLayer(a.attention, None, mechanisms, proof))
         self.layers = layers
         first_mha = layers[0].attention
         self.n_layers = len(layers)
         self.n_heads = first_mha.n_heads
-        self.n_kv_heads = int(self._last_kv(first))
+        self.n_kv_heads = self.n_heads if self._inline else int(self._last_kv(first))
         self.d_model = first_mha.d_model
         self.d_head = first_mha.d_head
         self.causal = all(p.causal for p in proofs[0])
@@ -481,6 +208,8 @@ class HookedTransformer(Transformer):
         """Each layer's kernel call, attention input and output projection, in call order, are the expected ones."""
         L = len(self._modules)
         calls, inputs, projections = recording.calls, recording.inputs, recording.projections
+        if self._inline:  # no kernel: the attention comes with the outputs
+            calls = [type("Call", (), {"module": m})() for m in self._modules]
         if (
             len(calls) != L
             or len(inputs) != L
@@ -493,8 +222,8 @@ class HookedTransformer(Transformer):
         if [p[0] for p in projections] != [p for p in self._projections if p is not None]:
             raise AdapterProofError(f"{self.family}: the output projections did not run once per layer, in order")
 
-    def _prove(self, index: int, recording):
-        call, (_, X) = recording.calls[index], recording.inputs[index]
+    def _prove(self, index: int, recording, out):
+        (_, X) = recording.inputs[index]
         if X is None:
             raise AdapterProofError(f"layer {index}: the attention module's input was not captured")
         projection = self._projections[index]
@@ -503,8 +232,16 @@ class HookedTransformer(Transformer):
             position = sum(p is not None for p in self._projections[:index])
             captured = (projection, recording.projections[position][1:])
         try:
+            if self._inline:
+                weights = _np(out.attentions[index])[0]
+                mha, proof, allowed, bias, causal = prove_inline_layer(
+                    self._modules[index], self.family, _np(X)[0], weights, captured, weights.shape[0]
+                )
+                mechanisms = {"sliding_window": MECHANISMS["sliding_window"]} if (~allowed & ~np.triu(
+                    np.ones(allowed.shape[-2:], bool), 1)).any() else {}  # fmt: skip
+                return _LayerProof(mha, mechanisms, proof, allowed, bias, causal)
             with self._capture.float64():
-                return prove_layer(self._model, call, _np(X)[0], captured)
+                return prove_layer(self._model, recording.calls[index], _np(X)[0], captured)
         except AdapterProofError as exc:
             raise AdapterProofError(f"{self.family} layer {index}: {exc}") from None
 
@@ -518,7 +255,7 @@ class HookedTransformer(Transformer):
         if hidden is None:
             raise ValueError(f"{self.family}: the model returned no hidden states")
         self._checked(recording)
-        attention = np.stack([_np(c.weights) for c in recording.calls])  # [L, B, H, n, n]
+        attention = np.stack([_np(a) for a in out.attentions])  # [L, B, H, n, n]: the model's own
         inputs = np.stack([_np(x) for _, x in recording.inputs])  # [L, B, n, D]
         hidden = np.stack([_np(h) for h in hidden])  # [L+1, B, n, D]
         if not batch:
@@ -539,6 +276,12 @@ class HookedTransformer(Transformer):
         if X.dtype.kind not in "iuf":
             raise TypeError(f"X must be a real array of shape (n, {self.d_model}), got dtype {X.dtype}")
         X = X.astype(np.float64)
+        if self._inline:  # affine queries and keys (no rotation, no norm), proven at load: any X
+            if X.ndim != 2 or X.shape[1] != self.d_model:
+                raise ValueError(f"X must have shape (n, {self.d_model}), got {X.shape}")
+            mha = self.layers[layer].attention
+            q, k = X @ mha.W_Q, X @ mha.W_K
+            return (q if mha.b_Q is None else q + mha.b_Q[:, None]), (k if mha.b_K is None else k + mha.b_K[:, None])
         for inputs, calls in reversed(self._recent):
             if inputs.shape[1] == 1 and inputs[layer, 0].shape == X.shape and np.array_equal(inputs[layer, 0], X):
                 call = calls[layer]
@@ -564,7 +307,7 @@ class HookedTransformer(Transformer):
         with self._capture.recording() as recording:
             out = self._run(pixels)
         self._checked(recording)
-        attention = np.stack([_np(c.weights)[0] for c in recording.calls])
+        attention = np.stack([_np(a)[0] for a in out.attentions])
         inputs = np.stack([_np(x)[0] for _, x in recording.inputs])
         hidden = np.stack([_np(h)[0] for h in out.hidden_states])
         self._remember(inputs[:, None], recording.calls)
@@ -691,8 +434,6 @@ def read_transformers(
             f"{type(model).__name__}"
         )
     model_type = config.model_type
-    if model_type in INLINE_FAMILIES:
-        raise ValueError(f"model_type {model_type!r} is not read: {INLINE_FAMILIES[model_type]}")
     if model_type in UNREAD_INPUTS:
         raise ValueError(f"model_type {model_type!r} is not read: {UNREAD_INPUTS[model_type]}")
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
@@ -725,8 +466,8 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
     """
     model_type = checkpoint.config.get("model_type")
     source = str(checkpoint.directory)
-    if model_type in INLINE_FAMILIES or model_type in UNREAD_INPUTS:
-        reason = INLINE_FAMILIES.get(model_type) or UNREAD_INPUTS[model_type]
+    if model_type in UNREAD_INPUTS:
+        reason = UNREAD_INPUTS[model_type]
         raise ValueError(f"model_type {model_type!r} in {source}/config.json is not read: {reason}")
     try:
         import torch
