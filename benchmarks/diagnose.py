@@ -102,8 +102,7 @@ def _family_rows(folder: Path, size: str) -> list[list[str]]:
     import transformers
     from sklearn.datasets import load_sample_image
 
-    from workbench.models import diagnose_ids, diagnose_image, load_model
-    from workbench.models._hooked import preprocess_image
+    from workbench.models import diagnose_ids, diagnose_image, load_model, read_checkpoint
 
     neox_dir, vit_dir = _family_checkpoints(folder, size)
     image = load_sample_image("china.jpg")
@@ -120,9 +119,13 @@ def _family_rows(folder: Path, size: str) -> list[list[str]]:
         read(model)  # the first call reads the head geometry (once per model)
         first = time.perf_counter() - start
         seconds = _best(lambda model=model, read=read: read(model), 2)
-        parameters = sum(p.numel() for p in model._model.parameters())
-        if label == "ViT-B/16":
-            pixels = torch.as_tensor(preprocess_image(image, model._image_processor, model._model.config))
+        checkpoint = read_checkpoint(directory)
+        parameters = sum(int(np.prod(checkpoint.shape(name))) for name in checkpoint.names)
+        if label == "ViT-B/16":  # the user's route: the checkpoint's own processor, as transformers loads it
+            from PIL import Image
+
+            processor = transformers.AutoImageProcessor.from_pretrained(str(directory))
+            pixels = processor(images=Image.fromarray(image), return_tensors="pt")["pixel_values"].double()
             inputs = {"pixel_values": pixels}
             ours = _best(lambda model=model: model.trace_image(image), 2)
         else:

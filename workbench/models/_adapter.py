@@ -81,19 +81,19 @@ class HookedLayer:
     proof: dict = field(default_factory=dict)
 
 
-def _np(t) -> np.ndarray:
+def as_float64(t) -> np.ndarray:
     return t.detach().to("cpu").double().numpy()
 
 
-def _linear(module) -> tuple[np.ndarray, np.ndarray | None]:
+def linear_map(module) -> tuple[np.ndarray, np.ndarray | None]:
     """(W [in, out], b [out] or None) of a Linear (weight [out, in]) or a GPT-2 Conv1D (weight [in, out])."""
-    weight = _np(module.weight)
+    weight = as_float64(module.weight)
     W = weight if type(module).__name__ == "Conv1D" else weight.T
     bias = getattr(module, "bias", None)
-    return W, None if bias is None else _np(bias)
+    return W, None if bias is None else as_float64(bias)
 
 
-def _relative(a: np.ndarray, b: np.ndarray) -> float:
+def relative_error(a: np.ndarray, b: np.ndarray) -> float:
     scale = max(float(np.max(np.abs(b))), 1e-300) if b.size else 1.0
     return float(np.max(np.abs(a - b))) / scale if a.size else 0.0
 
@@ -118,7 +118,7 @@ def _parent(model, module):
     return parent, name
 
 
-def _output_projection(model, module):
+def output_projection(model, module):
     for name in _OUTPUT:
         child = getattr(module, name, None)
         if child is not None and hasattr(child, "weight"):
@@ -130,7 +130,7 @@ def _output_projection(model, module):
     return None
 
 
-def _qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=None):
+def qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=None):
     """The (W, b) of queries, keys and values [D, H·d] (H_kv·d for keys/values) and the layout found.
 
     A fused projection's layout is the one whose values [H_kv, n, d] match ``value`` best, or minimise
@@ -139,12 +139,12 @@ def _qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=No
     for names in _SEPARATE:
         parts = [getattr(module, n, None) for n in names]
         if all(p is not None and hasattr(p, "weight") for p in parts):
-            return [_linear(p) for p in parts], "separate " + "/".join(names)
+            return [linear_map(p) for p in parts], "separate " + "/".join(names)
     for name in _FUSED:
         fused = getattr(module, name, None)
         if fused is None or not hasattr(fused, "weight"):
             continue
-        W, b = _linear(fused)
+        W, b = linear_map(fused)
         if W.shape[1] != (H + 2 * H_kv) * d:
             raise AdapterProofError(
                 f"the fused projection {name} has {W.shape[1]} outputs, not (H + 2 H_kv)·d = {(H + 2 * H_kv) * d}"
@@ -153,7 +153,7 @@ def _qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=No
         for layout, (iq, ik, iv) in _fused_layouts(H, H_kv, d).items():
             v = X @ W[:, iv] + (0 if b is None else b[iv])
             v = v.reshape(len(X), H_kv, d).transpose(1, 0, 2)
-            residual = choose(v) if choose is not None else _relative(v, value)
+            residual = choose(v) if choose is not None else relative_error(v, value)
             if best is None or residual < best[0]:
                 best = (residual, layout, [(W[:, i], None if b is None else b[i]) for i in (iq, ik, iv)])
         return best[2], f"fused {name} ({best[1]})"
@@ -161,7 +161,7 @@ def _qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=No
     raise AdapterProofError(f"no query/key/value projections found among the attention module's children {names}")
 
 
-def _heads(W: np.ndarray, b, n: int, d: int):
+def split_heads(W: np.ndarray, b, n: int, d: int):
     """[D, n·d] → [n, D, d]; [n·d] → [n, d]."""
     D = W.shape[0]
     return W.reshape(D, n, d).transpose(1, 0, 2), None if b is None else b.reshape(n, d)
@@ -176,8 +176,8 @@ def _normed(module, name: str, x: np.ndarray, heads: int, d: int) -> np.ndarray:
     t = torch.as_tensor(x, dtype=torch.float64)
     with torch.no_grad():
         if width == d:
-            return _np(norm(t.reshape(len(x), heads, d))).reshape(len(x), heads * d)
-        return _np(norm(t))
+            return as_float64(norm(t.reshape(len(x), heads, d))).reshape(len(x), heads * d)
+        return as_float64(norm(t))
 
 
 def _rotation(captured: np.ndarray, plain: np.ndarray, other_c: np.ndarray, other_p: np.ndarray):
@@ -188,9 +188,9 @@ def _rotation(captured: np.ndarray, plain: np.ndarray, other_c: np.ndarray, othe
     m2 = float(np.sum(captured[:, 0] ** 2) / max(np.sum(plain[:, 0] ** 2), 1e-300))
     m = math.sqrt(m2)
     checks = [
-        _relative(captured[:, 0], m * plain[:, 0]),
-        _relative(np.sum(captured * other_c, -1), m2 * np.sum(plain * other_p, -1)),
-        _relative(np.sum(captured**2, -1), m2 * np.sum(plain**2, -1)),
+        relative_error(captured[:, 0], m * plain[:, 0]),
+        relative_error(np.sum(captured * other_c, -1), m2 * np.sum(plain * other_p, -1)),
+        relative_error(np.sum(captured**2, -1), m2 * np.sum(plain**2, -1)),
     ]
     return m, max(checks)
 
@@ -211,14 +211,14 @@ def _score_bias(call, H: int, n: int) -> np.ndarray:
     bias = np.zeros((H, n, n))
     for term in (call.mask, call.kwargs.get("position_bias")):
         if term is not None:
-            t = _np(term)
+            t = as_float64(term)
             t = t[0] if t.ndim == 4 else t
             bias = bias + np.broadcast_to(t[..., -n:, -n:], (H, n, n))
     return bias
 
 
 @dataclass
-class _LayerProof:
+class LayerProof:
     attention: MultiHeadAttention
     mechanisms: dict
     proof: dict
@@ -227,7 +227,7 @@ class _LayerProof:
     causal: bool
 
 
-def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
+def prove_layer(model, call, X: np.ndarray, projection) -> LayerProof:
     """Read one layer's operator from its weights and prove it against one captured kernel call (see module doc)."""
     module = call.module
     unknown = sorted(
@@ -238,17 +238,17 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
     )
     if unknown:
         raise AdapterProofError(f"the attention kernel received inputs the workbench does not know: {unknown}")
-    q_c, k_c, v_c = (_np(t)[0] for t in (call.query, call.key, call.value))
+    q_c, k_c, v_c = (as_float64(t)[0] for t in (call.query, call.key, call.value))
     H, n, d = q_c.shape
     H_kv = k_c.shape[0]
     if H % H_kv:
         raise AdapterProofError(f"{H} query heads do not share {H_kv} key heads evenly")
     g = H // H_kv
-    (Wq, bq), (Wk, bk), (Wv, bv) = maps = _qkv_maps(module, X, v_c, H, H_kv, d)[0]
+    (Wq, bq), (Wk, bk), (Wv, bv) = maps = qkv_maps(module, X, v_c, H, H_kv, d)[0]
     del maps
     proof, mechanisms = {}, {}
     v = X @ Wv + (0 if bv is None else bv)
-    proof["values"] = _relative(v.reshape(n, H_kv, d).transpose(1, 0, 2), v_c)
+    proof["values"] = relative_error(v.reshape(n, H_kv, d).transpose(1, 0, 2), v_c)
     plain = {}
     for name, W, b, heads in (("queries", Wq, bq, H), ("keys", Wk, bk, H_kv)):
         x = X @ W + (0 if b is None else b)
@@ -260,10 +260,10 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
     # A family that multiplies its queries by the scale before the kernel (opt: kernel scale 1) has the scale
     # folded into W_Q, b_Q here, so that β q kᵀ with the kernel's β is the logits either way.
     s = _scale(q_c, plain["queries"])
-    if abs(s - 1) > PROOF_RTOL and _relative(q_c, s * plain["queries"]) <= PROOF_RTOL:
+    if abs(s - 1) > PROOF_RTOL and relative_error(q_c, s * plain["queries"]) <= PROOF_RTOL:
         Wq, bq, plain["queries"] = s * Wq, None if bq is None else s * bq, s * plain["queries"]
     k_plain, k_cap = np.repeat(plain["keys"], g, axis=0), np.repeat(k_c, g, axis=0)
-    direct = max(_relative(plain["queries"], q_c), _relative(plain["keys"], k_c))
+    direct = max(relative_error(plain["queries"], q_c), relative_error(plain["keys"], k_c))
     if direct <= PROOF_RTOL:
         proof["queries_keys"] = direct
     else:
@@ -285,15 +285,15 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
         mechanisms["softcap"] = MECHANISMS["softcap"] + f" (c = {cap:g})"
     bias = _score_bias(call, H, n)
     A = _softmax(S + bias)
-    weights = _np(call.weights)[0]
+    weights = as_float64(call.weights)[0]
     proof["attention"] = float(np.max(np.abs(A - weights)))
     heads_out = np.einsum("hij,hjd->ihd", weights, np.repeat(v_c, g, axis=0)).reshape(n, H * d)
     if projection is None:
         raise AdapterProofError("no output projection found (o_proj, out_proj, dense, … or output.dense)")
-    W_O, b_O = _linear(projection[0])
-    o_in, o_out = (_np(t).reshape(-1, t.shape[-1])[-n:] for t in projection[1])
-    proof["output_input"] = _relative(o_in, heads_out)
-    proof["output"] = _relative(o_in @ W_O + (0 if b_O is None else b_O), o_out)
+    W_O, b_O = linear_map(projection[0])
+    o_in, o_out = (as_float64(t).reshape(-1, t.shape[-1])[-n:] for t in projection[1])
+    proof["output_input"] = relative_error(o_in, heads_out)
+    proof["output"] = relative_error(o_in @ W_O + (0 if b_O is None else b_O), o_out)
     for step, residual in proof.items():
         limit = ATTENTION_ATOL if step == "attention" else PROOF_RTOL
         if not residual <= limit:
@@ -305,9 +305,9 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
     lower_masked = (~allowed) & ~upper
     if lower_masked.any():
         mechanisms["sliding_window"] = MECHANISMS["sliding_window"]
-    W_Q, b_Q = _heads(Wq, bq, H, d)
-    W_K, b_K = _heads(Wk, bk, H_kv, d)
-    W_V, b_V = _heads(Wv, bv, H_kv, d)
+    W_Q, b_Q = split_heads(Wq, bq, H, d)
+    W_K, b_K = split_heads(Wk, bk, H_kv, d)
+    W_V, b_V = split_heads(Wv, bv, H_kv, d)
     expand = lambda b: None if b is None else np.repeat(b, g, axis=0)  # noqa: E731
     mha = MultiHeadAttention(
         W_Q,
@@ -321,4 +321,4 @@ def prove_layer(model, call, X: np.ndarray, projection) -> _LayerProof:
         beta=beta,
         causal=causal,
     )
-    return _LayerProof(mha, mechanisms, proof, allowed, finite, causal)
+    return LayerProof(mha, mechanisms, proof, allowed, finite, causal)

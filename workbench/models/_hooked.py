@@ -56,9 +56,9 @@ from workbench.models._adapter import (
     MECHANISMS,
     AdapterProofError,
     HookedLayer,
-    _LayerProof,
-    _np,
-    _output_projection,
+    LayerProof,
+    as_float64,
+    output_projection,
     prove_layer,
 )
 from workbench.models._capture import KernelCapture
@@ -130,7 +130,7 @@ class HookedTransformer(Transformer):
         if not modules:
             raise ValueError(f"{self.family}: a forward pass called no attention kernel")
         self._modules = modules
-        self._projections = [_output_projection(model, m) for m in modules]
+        self._projections = [output_projection(model, m) for m in modules]
         distinct = list({id(m): m for m in modules}.values())
         self._capture.hook_inputs(distinct)
         self._capture.hook_projections(list({id(p): p for p in self._projections if p is not None}.values()))
@@ -233,15 +233,15 @@ class HookedTransformer(Transformer):
             captured = (projection, recording.projections[position][1:])
         try:
             if self._inline:
-                weights = _np(out.attentions[index])[0]
+                weights = as_float64(out.attentions[index])[0]
                 mha, proof, allowed, bias, causal = prove_inline_layer(
-                    self._modules[index], self.family, _np(X)[0], weights, captured, weights.shape[0]
+                    self._modules[index], self.family, as_float64(X)[0], weights, captured, weights.shape[0]
                 )
                 mechanisms = {"sliding_window": MECHANISMS["sliding_window"]} if (~allowed & ~np.triu(
                     np.ones(allowed.shape[-2:], bool), 1)).any() else {}  # fmt: skip
-                return _LayerProof(mha, mechanisms, proof, allowed, bias, causal)
+                return LayerProof(mha, mechanisms, proof, allowed, bias, causal)
             with self._capture.float64():
-                return prove_layer(self._model, recording.calls[index], _np(X)[0], captured)
+                return prove_layer(self._model, recording.calls[index], as_float64(X)[0], captured)
         except AdapterProofError as exc:
             raise AdapterProofError(f"{self.family} layer {index}: {exc}") from None
 
@@ -255,9 +255,9 @@ class HookedTransformer(Transformer):
         if hidden is None:
             raise ValueError(f"{self.family}: the model returned no hidden states")
         self._checked(recording)
-        attention = np.stack([_np(a) for a in out.attentions])  # [L, B, H, n, n]: the model's own
-        inputs = np.stack([_np(x) for _, x in recording.inputs])  # [L, B, n, D]
-        hidden = np.stack([_np(h) for h in hidden])  # [L+1, B, n, D]
+        attention = np.stack([as_float64(a) for a in out.attentions])  # [L, B, H, n, n]: the model's own
+        inputs = np.stack([as_float64(x) for _, x in recording.inputs])  # [L, B, n, D]
+        hidden = np.stack([as_float64(h) for h in hidden])  # [L+1, B, n, D]
         if not batch:
             self._remember(inputs, recording.calls)
             return hidden[:, 0], inputs[:, 0], attention[:, 0]
@@ -286,7 +286,7 @@ class HookedTransformer(Transformer):
             if inputs.shape[1] == 1 and inputs[layer, 0].shape == X.shape and np.array_equal(inputs[layer, 0], X):
                 call = calls[layer]
                 g = self.n_heads // int(call.key.shape[1])
-                return _np(call.query)[0], np.repeat(_np(call.key)[0], g, axis=0)
+                return as_float64(call.query)[0], np.repeat(as_float64(call.key)[0], g, axis=0)
         raise ValueError(
             f"X must be the input layer {layer} read in one of the last {RECENT_TRACES} traces of this {self.family} "
             "model (its queries and keys are the ones transformers computed; trace the text first)"
@@ -307,9 +307,9 @@ class HookedTransformer(Transformer):
         with self._capture.recording() as recording:
             out = self._run(pixels)
         self._checked(recording)
-        attention = np.stack([_np(a)[0] for a in out.attentions])
-        inputs = np.stack([_np(x)[0] for _, x in recording.inputs])
-        hidden = np.stack([_np(h)[0] for h in out.hidden_states])
+        attention = np.stack([as_float64(a)[0] for a in out.attentions])
+        inputs = np.stack([as_float64(x)[0] for _, x in recording.inputs])
+        hidden = np.stack([as_float64(h)[0] for h in out.hidden_states])
         self._remember(inputs[:, None], recording.calls)
         n = attention.shape[-1]
         extra = n - self._patch_count()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.attention import MultiHeadAttention
-from workbench.models._adapter import AdapterProofError, _heads, _linear, _qkv_maps, _relative
+from workbench.models._adapter import AdapterProofError, linear_map, qkv_maps, relative_error, split_heads
 
 __all__ = []  # package-internal: HookedTransformer reads these families through this module
 
@@ -58,15 +58,15 @@ def prove_inline_layer(module, model_type: str, X: np.ndarray, weights: np.ndarr
     H, d = n_heads, D // n_heads
     if projection is None:
         raise AdapterProofError("no output projection found (dense, out_proj, o)")
-    W_O, b_O = _linear(projection[0])
+    W_O, b_O = linear_map(projection[0])
     o_in, o_out = (np.asarray(t.detach().double().numpy()).reshape(-1, t.shape[-1])[-n:] for t in projection[1])
     # the values' layout is the one whose A v is the projection's input
     heads_out = o_in.reshape(n, H, d).transpose(1, 0, 2)  # [H, n, d] = A_h v_h
-    maps, _ = _qkv_maps(module, X, None, H, H, d, choose=lambda v: _relative(weights @ v, heads_out))
+    maps, _ = qkv_maps(module, X, None, H, H, d, choose=lambda v: relative_error(weights @ v, heads_out))
     (Wq, bq), (Wk, bk), (Wv, bv) = maps
     v = (X @ Wv + (0 if bv is None else bv)).reshape(n, H, d).transpose(1, 0, 2)
-    proof = {"output_input": _relative(weights @ v, heads_out)}
-    proof["output"] = _relative(o_in @ W_O + (0 if b_O is None else b_O), o_out)
+    proof = {"output_input": relative_error(weights @ v, heads_out)}
+    proof["output"] = relative_error(o_in @ W_O + (0 if b_O is None else b_O), o_out)
     beta = inline_beta(module, model_type, d)
     q = (X @ Wq + (0 if bq is None else bq)).reshape(n, H, d).transpose(1, 0, 2)
     k = (X @ Wk + (0 if bk is None else bk)).reshape(n, H, d).transpose(1, 0, 2)
@@ -78,9 +78,9 @@ def prove_inline_layer(module, model_type: str, X: np.ndarray, weights: np.ndarr
     for step, value in proof.items():
         if not value <= 1e-10:
             raise AdapterProofError(f"{step}: the operator read from the weights misses the model by {value:.3g}")
-    W_Q, b_Q = _heads(Wq, bq, H, d)
-    W_K, b_K = _heads(Wk, bk, H, d)
-    W_V, b_V = _heads(Wv, bv, H, d)
+    W_Q, b_Q = split_heads(Wq, bq, H, d)
+    W_K, b_K = split_heads(Wk, bk, H, d)
+    W_V, b_V = split_heads(Wv, bv, H, d)
     upper = np.triu(np.ones((n, n), bool), 1)
     causal = bool(not allowed[:, upper].any())
     mha = MultiHeadAttention(W_Q, W_K, W_V, W_O.reshape(H, d, -1), b_Q, b_K, b_V, b_O, beta=beta, causal=causal)
