@@ -308,6 +308,29 @@ def test_the_command_line_diagnoses_a_text_family_and_an_image(families, tmp_pat
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("table,layer,head") and done.stderr == ""
+    # an image file, and a folder of them
+    from PIL import Image
+    from sklearn.datasets import load_sample_image
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for name in ("china", "flower"):
+        Image.fromarray(load_sample_image(f"{name}.jpg")).save(photos / f"{name}.jpg")
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", "--model-dir", str(tmp_path), "--image",
+         str(photos / "china.jpg"), "--json", "--plot", str(tmp_path / "vit.svg")], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["text"] == str(photos / "china.jpg") and report["tokens"][:2] == ["[CLS]", "patch 0,0"]
+    assert "patch 3,3" in (tmp_path / "vit.svg").read_text()  # the heatmaps label the patches
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", "--model-dir", str(tmp_path), "--images", str(photos),
+         "--json"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert len(summary["images"]) == 2 and {row["n"] for row in summary["layers"] if row["field"] == "entropy"} == {2}
     done = subprocess.run(
         [sys.executable, "-m", "workbench", "diagnose", "--model-dir", str(families["gpt_neox"]), "--image",
          "sample:flower"], capture_output=True, text=True,
