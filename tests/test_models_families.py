@@ -349,3 +349,16 @@ def test_the_studies_read_a_family_run_by_transformers(families, tmp_path, study
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert family in (tmp_path / "run" / "results.json").read_text()
+
+
+def test_a_corpus_run_with_two_workers_reads_a_family_run_by_transformers(families, tmp_path):
+    # The parent ran torch (loading, the proof): forked workers must not wait on its thread pool (it hung).
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog and runs far away\n" * 4, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", "--model-dir", str(families["gpt_neox"]), "--corpus",
+         str(corpus), "--max-tokens", "8", "--limit", "4", "--workers", "2", "--out", str(tmp_path / "run"),
+         "--json"], capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["windows"] == 4

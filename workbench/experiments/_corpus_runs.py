@@ -29,6 +29,7 @@ import json
 import math
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterable, Sized
 from pathlib import Path
 from typing import Any
@@ -323,6 +324,18 @@ def _measure_in_worker(window):
     return _MEASURE(window)
 
 
+def _single_threaded_torch() -> None:
+    """In a forked worker: torch on the calling thread only.
+
+    A parent that has run torch (a model read through transformers) leaves an intra-op thread pool that does not
+    survive fork: the worker's first parallel torch operation waits on it forever (a 6-window run with two
+    workers hung).  One thread per worker is also what the workers are for.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def _in_parallel(measure: Callable, pending: list, workers: int):
     """``(fields, measure(window))`` of the pending windows, in order, from ``workers`` forked processes."""
     global _MEASURE
@@ -330,7 +343,7 @@ def _in_parallel(measure: Callable, pending: list, workers: int):
         return
     _MEASURE = measure
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_single_threaded_torch) as pool:
             results = pool.imap(_measure_in_worker, [window for _, window in pending], chunksize=1)
             for (fields, _), measured in zip(pending, results, strict=True):
                 yield fields, measured
