@@ -284,6 +284,23 @@ def _image():
     return (_rng(4).random((20, 24, 3)) * 255).astype(np.uint8)
 
 
+@functools.cache
+def _hooked_whisper():
+    import transformers
+
+    config = transformers.WhisperConfig(
+        d_model=D, encoder_layers=L, decoder_layers=L, encoder_attention_heads=H, decoder_attention_heads=H,
+        encoder_ffn_dim=F, decoder_ffn_dim=F, vocab_size=V, max_source_positions=8, num_mel_bins=8,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1,
+    )  # fmt: skip
+    extractor = transformers.WhisperFeatureExtractor(feature_size=8, chunk_length=1, hop_length=1000)
+    return models.read_transformers(transformers.WhisperModel(config).eval(), feature_extractor=extractor)
+
+
+def _wave():
+    return np.sin(np.arange(4000) / 7.0)
+
+
 if HAS_TRANSFORMERS:
     CASES += [
         Case("workbench.models.from_transformers", lambda: ((_hf_gpt2(), _bpe(bos=False)), {"max_positions": 16})),
@@ -292,6 +309,10 @@ if HAS_TRANSFORMERS:
             lambda: ((_hf_neox(), _bpe(bos=False)), {"name": "neox", "max_positions": 16}),
         ),
         Case("workbench.models.diagnose_image", lambda: ((_hooked_vit(), _image()), {"model_name": "vit"})),
+        Case(
+            "workbench.models.diagnose_audio",
+            lambda: ((_hooked_whisper(), _wave(), 16000), {"model_name": "whisper", "label": "a tone"}),
+        ),
     ]
 
 _RECORD = "a result record (plain dataclass) the library returns; it holds, it does not compute"
@@ -338,6 +359,7 @@ _OPTIONAL = {
     "workbench.models.from_transformers": HAS_TRANSFORMERS,
     "workbench.models.read_transformers": HAS_TRANSFORMERS,
     "workbench.models.diagnose_image": HAS_TRANSFORMERS,
+    "workbench.models.diagnose_audio": HAS_TRANSFORMERS,
 }
 
 
@@ -438,12 +460,15 @@ if HAS_TRANSFORMERS:
         ),
         Case("workbench.models.HookedTransformer.to_backend", lambda: ((_hooked_neox(), "numpy"), {})),
         Case("workbench.models.HookedTransformer.trace_image", lambda: ((_hooked_vit(), _image()), {})),
+        Case("workbench.models.HookedTransformer.trace_audio", lambda: ((_hooked_whisper(), _wave(), 16000), {})),
     ]
 
 
 def test_every_public_method_has_a_case():
     missing = public_methods("workbench.models") - {case.function for case in METHOD_CASES}
-    optional = {f"workbench.models.HookedTransformer.{m}" for m in ("queries_keys", "to_backend", "trace_image")}
+    optional = {
+        f"workbench.models.HookedTransformer.{m}" for m in ("queries_keys", "to_backend", "trace_image", "trace_audio")
+    }
     assert missing == (set() if HAS_TRANSFORMERS else optional)
 
 

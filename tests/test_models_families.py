@@ -25,7 +25,14 @@ transformers = pytest.importorskip("transformers")
 
 from checkpoints import bpe, randomise  # noqa: E402
 
-from workbench.models import AdapterProofError, diagnose_ids, diagnose_image, load_model, read_transformers  # noqa: E402
+from workbench.models import (  # noqa: E402
+    AdapterProofError,
+    diagnose_audio,
+    diagnose_ids,
+    diagnose_image,
+    load_model,
+    read_transformers,
+)
 from workbench.models._hooked import preprocess_image  # noqa: E402
 
 transformers.logging.set_verbosity_error()
@@ -74,7 +81,6 @@ INLINE_FAMILIES = {
     "mpnet": ({}, {"position_bias"}, set()),
     "deberta-v2": ({"relative_attention": False}, set(), set()),
 }
-REFUSED = {"whisper": "whisper's encoder reads log-mel audio features"}
 
 
 class _Float64Torch:
@@ -232,14 +238,6 @@ def test_a_vision_family_reads_an_image_with_its_own_preprocessor(tmp_path, mode
     assert _relative(trace.hidden_states, hidden) <= 1e-12
 
 
-def test_whisper_is_refused_with_the_reason(tmp_path):
-    options = {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
-               "decoder_attention_heads": 4, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48}  # fmt: skip
-    _tiny("whisper", options).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match=rf"^model_type 'whisper' in .* is not read: {REFUSED['whisper']}"):
-        load_model(tmp_path)
-
-
 def test_debertas_disentangled_attention_fails_the_proof_and_is_refused(tmp_path):
     # Its content-to-position and position-to-content terms make log A − βqkᵀ change with the content.
     _tiny("deberta-v2", {"relative_attention": True, "pos_att_type": ["p2c", "c2p"], "position_buckets": 16}
@@ -362,3 +360,50 @@ def test_a_corpus_run_with_two_workers_reads_a_family_run_by_transformers(famili
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["windows"] == 4
+
+
+def _tiny_whisper(directory):
+    options = {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+               "decoder_attention_heads": 4, "encoder_ffn_dim": 48, "decoder_ffn_dim": 48, "max_source_positions": 16,
+               "num_mel_bins": 8, "decoder_start_token_id": 1}  # fmt: skip
+    _tiny("whisper", options).save_pretrained(directory)
+    # 1 s windows of 32 frames (hop 500 at 16 kHz): two frames per encoder position, 16 positions of 62.5 ms
+    transformers.WhisperFeatureExtractor(feature_size=8, chunk_length=1, hop_length=500).save_pretrained(directory)
+    return directory
+
+
+def test_whisper_reads_a_waveform_with_its_own_feature_extractor(tmp_path):
+    model = load_model(_tiny_whisper(tmp_path))
+    assert model.audio and not model.causal and model.n_layers == 2
+    t = np.arange(12000) / 16000  # 0.75 s of a chirp: the last positions are padding
+    wave = 0.5 * np.sin(2 * np.pi * (200 + 400 * t) * t)
+    report = diagnose_audio(model, wave, 16000, label="chirp")
+    assert report.tokens[:2] == ["t=0.00s", "t=0.06s"] and len(report.tokens) == 16
+    assert report.content.tolist() == [True] * 12 + [False] * 4  # 12 × 62.5 ms = 0.75 s
+    assert report.heads[0].induction is None and "audio" in report.heads[0].undefined["induction"]
+    # the oracle: transformers' encoder on the same features (the extractor as transformers loads it)
+    extractor = transformers.AutoFeatureExtractor.from_pretrained(tmp_path)
+    features = extractor(wave.astype(np.float32), sampling_rate=16000, return_tensors="np")["input_features"]
+    attention, hidden = _run(_reference(tmp_path, "whisper"), input_features=torch.as_tensor(features).double())
+    trace = model.trace_audio(wave, 16000)
+    assert np.max(np.abs(trace.attention - attention)) <= 1e-12
+    assert _relative(trace.hidden_states, hidden) <= 1e-12
+    # another rate is resampled to the extractor's (8 kHz → 16 kHz): the same positions
+    assert len(model.trace_audio(wave[::2], 8000).tokens) == 16
+    with pytest.raises(ValueError, match=r"^waveform must hold finite samples, got NaN or infinity$"):
+        model.trace_audio(np.full(100, np.nan), 16000)
+
+
+def test_the_command_line_reads_a_wav_file(tmp_path):
+    from scipy.io import wavfile
+
+    directory = _tiny_whisper(tmp_path / "whisper")
+    samples = (8000 * np.sin(np.arange(16000) / 5)).astype(np.int16)
+    wavfile.write(tmp_path / "tone.wav", 16000, samples)
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "diagnose", "--model-dir", str(directory), "--audio",
+         str(tmp_path / "tone.wav"), "--json"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["text"] == str(tmp_path / "tone.wav") and report["tokens"][0] == "t=0.00s"

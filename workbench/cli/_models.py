@@ -83,11 +83,17 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
     if args.model not in MODELS:
         raise ValueError(f"--model must be one of {', '.join(MODELS)}, got {args.model!r}")
-    inputs = {"--text": args.text, "--corpus": args.corpus, "--image": args.image, "--images": args.images}
+    inputs = {
+        "--text": args.text,
+        "--corpus": args.corpus,
+        "--image": args.image,
+        "--images": args.images,
+        "--audio": args.audio,
+    }
     if sum(v is not None for v in inputs.values()) != 1:
         raise ValueError(
             "give exactly one of --text TEXT (one text), --corpus FILE|DIR|shakespeare (a corpus), --image FILE (one "
-            "image) and --images DIR (a folder of images)"
+            "image), --images DIR (a folder of images) and --audio WAV (one recording)"
         )
     if args.images is not None and args.plot:
         raise ValueError("--plot draws one input's heatmaps: give --image, or drop --plot")
@@ -114,7 +120,12 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            report = _diagnose_text(model, args) if args.text is not None else _diagnose_image(model, args.image, args)
+            if args.text is not None:
+                report = _diagnose_text(model, args)
+            elif args.audio is not None:
+                report = _diagnose_audio(model, args.audio)
+            else:
+                report = _diagnose_image(model, args.image, args)
     for warning in caught:  # the input was cut, or had unknown tokens: say so plainly, keep the report
         print(f"workbench diagnose: warning: {warning.message}", file=sys.stderr)
     if args.plot:
@@ -191,6 +202,30 @@ def _diagnose_image(model, spec: str, args: argparse.Namespace):
     image = _image(spec)
     report = diagnose_image(_vision(model, "--image"), image)
     return report if isinstance(image, str) else replace(report, text=spec)
+
+
+def _diagnose_audio(model, path: str):
+    """A .wav file (any rate, mono or the mean of its channels; integer samples scaled to [-1, 1])."""
+    import numpy as np
+    from scipy.io import wavfile
+
+    from workbench.models import diagnose_audio
+
+    if not getattr(model, "audio", False):
+        raise ValueError(
+            f"--audio needs an audio encoder (whisper) in --model-dir, got {getattr(model, 'family', 'a text model')}"
+        )
+    try:
+        rate, samples = wavfile.read(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"--audio must be a readable .wav file, got {path!r} ({exc})") from None
+    samples = np.asarray(samples)
+    if samples.dtype.kind in "iu":
+        info = np.iinfo(samples.dtype)
+        samples = (samples.astype(np.float64) - (info.max + info.min + 1) / 2) / ((info.max - info.min + 1) / 2)
+    if samples.ndim == 2:
+        samples = samples.mean(axis=1)
+    return diagnose_audio(model, samples, int(rate), label=path)
 
 
 #: The layer readings averaged over a folder of images (numbers only; None where undefined for an image).

@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one image for a vision model (a file, or sample:china / sample:flower, scikit-learn's two photographs)",
     )
     p_diagnose.add_argument("--images", metavar="DIR", help="a folder of images for a vision model: per-layer means")
+    p_diagnose.add_argument("--audio", metavar="WAV", help="one .wav file for an audio encoder (whisper)")
     p_diagnose.add_argument(
         "--max-tokens", type=int, help="corpus: tokens per window (default 64); text: cut longer input (default all)"
     )

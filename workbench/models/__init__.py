@@ -52,6 +52,7 @@ Diagnosis (Attention Geometry Table 1, §A.10 [RECON]; Connection Laplacian §7)
 diagnose                     -- per layer and head: entropy, e^{H̄}, ε_rev, ρ_skew, δ_orth, d_A, bond inertia, corner
 diagnose_ids                 -- the same on token ids (a corpus window, a model without its tokenizer)
 diagnose_image               -- the same for a vision model on one image (patch and class tokens labelled)
+diagnose_audio               -- the same for an audio encoder (whisper) on one waveform (tokens by start time)
 Diagnosis                    -- the result: head and layer readings, A_eff, mean Gram; to_dict() is strict JSON
 LayerReading                 -- one layer's reading (undefined values None, with the reason)
 HeadReading                  -- one head's reading
@@ -86,6 +87,7 @@ from workbench.models._diagnose import (
     LayerReading,
     circuit_scores,
     diagnose,
+    diagnose_audio,
     diagnose_ids,
     diagnose_image,
     plot_diagnosis,
@@ -139,6 +141,7 @@ __all__ = [
     "circuit_scores",
     "corpus_windows",
     "diagnose",
+    "diagnose_audio",
     "diagnose_ids",
     "diagnose_image",
     "from_transformers",

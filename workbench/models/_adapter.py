@@ -161,6 +161,13 @@ def qkv_maps(module, X: np.ndarray, value, H: int, H_kv: int, d: int, choose=Non
     raise AdapterProofError(f"no query/key/value projections found among the attention module's children {names}")
 
 
+def paired_biases(b_Q, b_K, shape_Q: tuple, shape_K: tuple):
+    """(b_Q, b_K) with a zero bias where exactly one of the two is missing (an exact rewriting of the same map)."""
+    if (b_Q is None) == (b_K is None):
+        return b_Q, b_K
+    return (np.zeros(shape_Q) if b_Q is None else b_Q), (np.zeros(shape_K) if b_K is None else b_K)
+
+
 def split_heads(W: np.ndarray, b, n: int, d: int):
     """[D, n·d] → [n, D, d]; [n·d] → [n, d]."""
     D = W.shape[0]
@@ -307,6 +314,8 @@ def prove_layer(model, call, X: np.ndarray, projection) -> LayerProof:
         mechanisms["sliding_window"] = MECHANISMS["sliding_window"]
     W_Q, b_Q = split_heads(Wq, bq, H, d)
     W_K, b_K = split_heads(Wk, bk, H_kv, d)
+    # one of the pair without a bias (whisper's keys): a zero bias, the same map, so the bond reads (W; b) for both
+    b_Q, b_K = paired_biases(b_Q, b_K, (H, d), (H_kv, d))
     W_V, b_V = split_heads(Wv, bv, H_kv, d)
     expand = lambda b: None if b is None else np.repeat(b, g, axis=0)  # noqa: E731
     mha = MultiHeadAttention(

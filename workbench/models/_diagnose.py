@@ -92,6 +92,7 @@ __all__ = [
     "LayerReading",
     "circuit_scores",
     "diagnose",
+    "diagnose_audio",
     "diagnose_ids",
     "diagnose_image",
     "plot_diagnosis",
@@ -105,7 +106,7 @@ LOOP_MIN_TRIANGLES = 8
 
 CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationary measure of full support"
 FEW_TOKENS = "fewer than {k} content tokens"
-NO_SEQUENCE = "an image: no token sequence to repeat (the previous-token and induction probes need one)"
+NO_SEQUENCE = "an image or audio: no token ids to repeat (the previous-token and induction probes need them)"
 
 
 def _check_model(model, tokenizer=None) -> Transformer:
@@ -440,6 +441,27 @@ def diagnose_image(model, image, *, model_name: str | None = None) -> Diagnosis:
     return _diagnose_trace(model, trace, name, label, None, False, n, 0)
 
 
+def diagnose_audio(model, waveform, sampling_rate: int, *, model_name: str | None = None, label: str = "") -> Diagnosis:
+    """Read every head and layer of an audio encoder (whisper) on one mono waveform.
+
+    The checkpoint's feature extractor (``preprocessor_config.json``) turns the waveform, resampled to its rate if
+    needed, into log-mel frames; each encoder position is a token labelled by its start time, and the positions
+    in the padding after the waveform are flagged special.  The previous-token and induction probes repeat token
+    ids and are ``None`` (with the reason).
+    """
+    if not getattr(model, "audio", False):
+        raise ValueError(
+            f"model must be an audio encoder read by load_model or read_transformers, got a "
+            f"{getattr(model, 'family', type(model).__name__)} model (use diagnose for text)"
+        )
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string naming the audio, got {type(label).__name__}")
+    name = _check_name(model, model_name)
+    trace = model.trace_audio(waveform, sampling_rate)
+    n = len(trace.tokens)
+    return _diagnose_trace(model, trace, name, label or f"audio of {n} positions", None, False, n, 0)
+
+
 def diagnose_ids(model, ids, *, special=None, text: str = "", model_name: str | None = None, circuits=None):
     """:func:`diagnose` of token ids directly (a corpus window, or a model without its tokenizer).
 
@@ -502,7 +524,9 @@ def _diagnose_trace(model, trace: Trace, name, text, circuits, truncated, n_tota
     causal_mask = np.tril(np.ones((n, n), dtype=bool)) if model.causal else None
     if model.causal:
         pairs &= causal_mask
-    circuits = None if getattr(model, "vision", False) else _check_circuits(model, circuits)
+    circuits = (
+        None if getattr(model, "vision", False) or getattr(model, "audio", False) else _check_circuits(model, circuits)
+    )
     heads: list[HeadReading] = []
     layers: list[LayerReading] = []
     grams = []

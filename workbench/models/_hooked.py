@@ -75,11 +75,6 @@ CONTENT_TERMS = {
     "deberta-v2": "DeBERTa's disentangled attention adds content-to-position and position-to-content terms",
 }
 
-#: Families whose input the workbench does not feed yet.
-UNREAD_INPUTS = {
-    "whisper": "whisper's encoder reads log-mel audio features; the workbench feeds text and images only",
-}
-
 
 class HookedTransformer(Transformer):
     """A ``transformers`` model of any family the workbench can prove, run by ``transformers`` in float64.
@@ -91,7 +86,14 @@ class HookedTransformer(Transformer):
     """
 
     def __init__(
-        self, model, tokenizer=None, *, name: str = "", max_positions: int | None = None, image_processor=None
+        self,
+        model,
+        tokenizer=None,
+        *,
+        name: str = "",
+        max_positions: int | None = None,
+        image_processor=None,
+        feature_extractor=None,
     ):
         import torch
 
@@ -102,6 +104,8 @@ class HookedTransformer(Transformer):
         config = model.config
         self.architecture = _Labels(config)
         self.vision = getattr(model, "main_input_name", "input_ids") == "pixel_values"
+        self.audio = getattr(model, "main_input_name", "input_ids") == "input_features"
+        self._feature_extractor = feature_extractor
         self.vocab_size = int(getattr(config, "vocab_size", 0) or 0)
         self._image_processor = image_processor
         self._capture = KernelCapture(model)
@@ -113,6 +117,8 @@ class HookedTransformer(Transformer):
             )
         if self.vision:
             limit = self._patch_count() + self._extra_tokens()
+        elif self.audio:
+            limit = int(config.max_source_positions)
         else:
             limit = _positions(config)
         if max_positions is not None:
@@ -187,6 +193,9 @@ class HookedTransformer(Transformer):
             c = self._model.config
             size = _pair(c.image_size)
             return [rng.standard_normal((1, getattr(c, "num_channels", 3), *size)) for _ in range(2)]
+        if self.audio:  # log-mel frames: two per encoder position (whisper's convolutions have stride 2)
+            c = self._model.config
+            return [rng.standard_normal((1, c.num_mel_bins, 2 * c.max_source_positions)) for _ in range(2)]
         n = min(12, self.max_positions)
         high = max(self.vocab_size, 2)
         return [rng.integers(0, high, size=(1, n)) for _ in range(2)]
@@ -199,6 +208,8 @@ class HookedTransformer(Transformer):
         tensor = torch.as_tensor(inputs)
         if self.vision:
             return model(pixel_values=tensor.to(torch.float64), **kwargs)
+        if self.audio:
+            return model(input_features=tensor.to(torch.float64), **kwargs)
         return model(input_ids=tensor.to(torch.long), **kwargs)
 
     def _last_kv(self, recording) -> int:
@@ -319,6 +330,31 @@ class HookedTransformer(Transformer):
         ids = np.arange(n, dtype=np.int64)
         return Trace(tokens, ids, special, hidden, inputs, attention, n_total=n, text=None)
 
+    def trace_audio(self, waveform, sampling_rate: int) -> Trace:
+        """Run an audio encoder (whisper) on a mono waveform through the checkpoint's feature extractor.
+
+        The extractor pads or cuts the waveform to its window (whisper: 30 s) and computes log-mel frames; each
+        encoder position covers two frames.  Tokens are labelled by their start time (``t=1.24s``); positions
+        wholly in the padding after the waveform are flagged special.
+        """
+        if not self.audio:
+            raise ValueError(f"trace_audio needs an audio encoder (whisper), got a {self.family} model")
+        features, seconds = preprocess_audio(waveform, sampling_rate, self._feature_extractor)
+        with self._capture.recording() as recording:
+            out = self._run(features)
+        self._checked(recording)
+        attention = np.stack([as_float64(a)[0] for a in out.attentions])
+        inputs = np.stack([as_float64(x)[0] for _, x in recording.inputs])
+        hidden = np.stack([as_float64(h)[0] for h in out.hidden_states])
+        self._remember(inputs[:, None], recording.calls)
+        n = attention.shape[-1]
+        step = 2 * self._feature_extractor.hop_length / self._feature_extractor.sampling_rate
+        tokens = [f"t={k * step:.2f}s" for k in range(n)]
+        special = np.arange(n) * step >= seconds  # the padding after the waveform
+        if special.all():
+            special[0] = False
+        return Trace(tokens, np.arange(n, dtype=np.int64), special, hidden, inputs, attention, n_total=n)
+
     def to_backend(self, backend: str):
         if backend == "numpy":
             return self
@@ -409,6 +445,39 @@ def preprocess_image(image, processor, config):
     return np.asarray(pixels, dtype=np.float64)
 
 
+def preprocess_audio(waveform, sampling_rate, extractor) -> tuple[np.ndarray, float]:
+    """(log-mel features [1, mels, frames], duration in seconds) of a mono waveform through ``extractor``."""
+    from math import gcd
+
+    from workbench.memory import check_memory
+
+    if extractor is None:
+        raise ValueError("this model has no feature extractor (preprocessor_config.json): it cannot read audio")
+    # samples per second: up to 10 MHz (audio hardware stops near 768 kHz)
+    sampling_rate = check_integer("sampling_rate", sampling_rate, 1, 10**7)
+    wave = to_numpy(waveform) if hasattr(waveform, "shape") else np.asarray(waveform)
+    if wave.ndim != 1 or wave.size == 0 or wave.dtype.kind not in "iuf":
+        raise ValueError(
+            f"waveform must be a nonempty 1-d array of real samples, got shape {wave.shape} and dtype {wave.dtype}"
+        )
+    if not np.all(np.isfinite(wave)):
+        raise ValueError("waveform must hold finite samples, got NaN or infinity")
+    limit = float(np.finfo(np.float32).max)  # the extractor computes in float32
+    if np.max(np.abs(wave)) > limit:
+        raise ValueError(f"waveform must hold samples within float32's range (|x| ≤ {limit:.3g}), got larger ones")
+    wave = wave.astype(np.float64)
+    target = int(extractor.sampling_rate)
+    if sampling_rate != target:  # the extractor's rate, by polyphase resampling
+        from scipy.signal import resample_poly
+
+        g = gcd(sampling_rate, target)
+        up, down = target // g, sampling_rate // g
+        check_memory(f"resampling {wave.size} samples from {sampling_rate} Hz to {target} Hz", 16.0 * wave.size * up)
+        wave = resample_poly(wave, up, down)
+    features = extractor(wave.astype(np.float32), sampling_rate=target, return_tensors="np")["input_features"]
+    return np.asarray(features, dtype=np.float64), wave.size / target
+
+
 def read_transformers(
     model,
     tokenizer=None,
@@ -416,6 +485,7 @@ def read_transformers(
     name: str = "",
     max_positions: int | None = None,
     image_processor=None,
+    feature_extractor=None,
     copy_model: bool = True,
 ) -> HookedTransformer:
     """A :class:`HookedTransformer` of a loaded ``transformers`` model (copied to float64 with eager attention).
@@ -433,9 +503,6 @@ def read_transformers(
             f"model must be a transformers PreTrainedModel (a torch module with .config.model_type), got "
             f"{type(model).__name__}"
         )
-    model_type = config.model_type
-    if model_type in UNREAD_INPUTS:
-        raise ValueError(f"model_type {model_type!r} is not read: {UNREAD_INPUTS[model_type]}")
     if getattr(model.config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()
     copied = (copy.deepcopy(model) if copy_model else model).to(torch.float64).eval()
@@ -449,7 +516,14 @@ def read_transformers(
             copied.set_experts_implementation("eager")
         else:
             copied.config._experts_implementation = "eager"
-    return HookedTransformer(copied, tokenizer, name=name, max_positions=max_positions, image_processor=image_processor)
+    return HookedTransformer(
+        copied,
+        tokenizer,
+        name=name,
+        max_positions=max_positions,
+        image_processor=image_processor,
+        feature_extractor=feature_extractor,
+    )
 
 
 #: Checkpoint classes for model types whose ``AutoModel`` is not the tower the workbench reads.
@@ -466,9 +540,6 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
     """
     model_type = checkpoint.config.get("model_type")
     source = str(checkpoint.directory)
-    if model_type in UNREAD_INPUTS:
-        reason = UNREAD_INPUTS[model_type]
-        raise ValueError(f"model_type {model_type!r} in {source}/config.json is not read: {reason}")
     try:
         import torch
         import transformers
@@ -520,17 +591,23 @@ def load_with_transformers(checkpoint, *, max_positions: int | None = None) -> H
         if names:
             shown = ", ".join(names[:4]) + (f", … ({len(names)} in all)" if len(names) > 4 else "")
             raise ValueError(f"{source} {what}: {shown}; it is not read (is config.json's model_type the model's own?)")
-    processor = None
+    processor = extractor = None
     if (checkpoint.directory / "preprocessor_config.json").is_file():
-        from transformers import AutoImageProcessor
+        if getattr(model, "main_input_name", "") == "input_features" or model_type == "whisper":
+            from transformers import AutoFeatureExtractor
 
-        processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
+            extractor = AutoFeatureExtractor.from_pretrained(source, local_files_only=True)
+        else:
+            from transformers import AutoImageProcessor
+
+            processor = AutoImageProcessor.from_pretrained(source, local_files_only=True)
     return read_transformers(
         model,
         checkpoint.tokenizer(),
         name=checkpoint.directory.name,
         max_positions=max_positions,
         image_processor=processor,
+        feature_extractor=extractor,
         copy_model=False,
     )
 

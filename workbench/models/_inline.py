@@ -23,7 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.attention import MultiHeadAttention
-from workbench.models._adapter import AdapterProofError, linear_map, qkv_maps, relative_error, split_heads
+from workbench.models._adapter import (
+    AdapterProofError,
+    linear_map,
+    paired_biases,
+    qkv_maps,
+    relative_error,
+    split_heads,
+)
 
 __all__ = []  # package-internal: HookedTransformer reads these families through this module
 
@@ -80,6 +87,8 @@ def prove_inline_layer(module, model_type: str, X: np.ndarray, weights: np.ndarr
             raise AdapterProofError(f"{step}: the operator read from the weights misses the model by {value:.3g}")
     W_Q, b_Q = split_heads(Wq, bq, H, d)
     W_K, b_K = split_heads(Wk, bk, H, d)
+    # one of the pair without a bias (whisper's keys): a zero bias, the same map, so the bond reads (W; b) for both
+    b_Q, b_K = paired_biases(b_Q, b_K, (H, d), (H, d))
     W_V, b_V = split_heads(Wv, bv, H, d)
     upper = np.triu(np.ones((n, n), bool), 1)
     causal = bool(not allowed[:, upper].any())
