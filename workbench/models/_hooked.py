@@ -95,8 +95,6 @@ class HookedTransformer(Transformer):
         image_processor=None,
         feature_extractor=None,
     ):
-        import torch
-
         self._model = model
         self.family = str(model.config.model_type)
         self.name = str(name)
@@ -175,7 +173,6 @@ class HookedTransformer(Transformer):
         self.d_head = first_mha.d_head
         self.causal = all(p.causal for p in proofs[0])
         self._recent = collections.deque(maxlen=RECENT_TRACES)
-        del torch
 
     # ---- inputs --------------------------------------------------------------------------------------
 
