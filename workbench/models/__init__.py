@@ -90,8 +90,8 @@ from workbench.models._diagnose import (
     diagnose_audio,
     diagnose_ids,
     diagnose_image,
-    plot_diagnosis,
 )
+from workbench.models._diagnose_plot import plot_diagnosis
 from workbench.models._head_geometry import (
     GEOMETRY_MAPS,
     HeadGeometry,

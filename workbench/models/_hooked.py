@@ -256,20 +256,31 @@ class HookedTransformer(Transformer):
     # ---- forward pass --------------------------------------------------------------------------------
 
     def _forward(self, ids: np.ndarray):
-        batch = ids.ndim == 2
+        """States [L+1, ..., n, D], attention inputs [L, ..., n, D], attention [L, ..., H, n, n] of ids [..., n]."""
+        if ids.ndim == 1:
+            return self._forward_one(ids[None])
+        return self._pass(ids)[:3]
+
+    def _forward_one(self, inputs):
+        """One sequence (ids, pixels or features with a batch axis of 1): its arrays without the batch axis.
+
+        Its captured queries and keys are kept for :meth:`queries_keys`.
+        """
+        hidden, attention_inputs, attention, calls = self._pass(inputs)
+        self._remember(attention_inputs, calls)
+        return hidden[:, 0], attention_inputs[:, 0], attention[:, 0]
+
+    def _pass(self, inputs):
+        """One forward pass, checked: hidden states, attention inputs, attention (batch axis kept), kernel calls."""
         with self._capture.recording() as recording:
-            out = self._run(ids if batch else ids[None])
-        hidden = getattr(out, "hidden_states", None)
-        if hidden is None:
+            out = self._run(inputs)
+        if getattr(out, "hidden_states", None) is None:
             raise ValueError(f"{self.family}: the model returned no hidden states")
         self._checked(recording)
         attention = np.stack([as_float64(a) for a in out.attentions])  # [L, B, H, n, n]: the model's own
-        inputs = np.stack([as_float64(x) for _, x in recording.inputs])  # [L, B, n, D]
-        hidden = np.stack([as_float64(h) for h in hidden])  # [L+1, B, n, D]
-        if not batch:
-            self._remember(inputs, recording.calls)
-            return hidden[:, 0], inputs[:, 0], attention[:, 0]
-        return hidden, inputs, attention
+        attention_inputs = np.stack([as_float64(x) for _, x in recording.inputs])  # [L, B, n, D]
+        hidden = np.stack([as_float64(h) for h in out.hidden_states])  # [L+1, B, n, D]
+        return hidden, attention_inputs, attention, recording.calls
 
     def queries_keys(self, layer: int, X):
         """The queries and keys [H, n, d_head] the layer used on its input ``X`` in the last trace.
@@ -311,14 +322,9 @@ class HookedTransformer(Transformer):
         """
         if not self.vision:
             raise ValueError(f"trace_image needs a vision model, got a {self.family} model (use trace)")
-        pixels = preprocess_image(image, self._image_processor, self._model.config)
-        with self._capture.recording() as recording:
-            out = self._run(pixels)
-        self._checked(recording)
-        attention = np.stack([as_float64(a)[0] for a in out.attentions])
-        inputs = np.stack([as_float64(x)[0] for _, x in recording.inputs])
-        hidden = np.stack([as_float64(h)[0] for h in out.hidden_states])
-        self._remember(inputs[:, None], recording.calls)
+        hidden, inputs, attention = self._forward_one(
+            preprocess_image(image, self._image_processor, self._model.config)
+        )
         n = attention.shape[-1]
         extra = n - self._patch_count()
         columns = _pair(self._model.config.image_size)[1] // _pair(self._model.config.patch_size)[1]
@@ -337,13 +343,7 @@ class HookedTransformer(Transformer):
         if not self.audio:
             raise ValueError(f"trace_audio needs an audio encoder (whisper), got a {self.family} model")
         features, seconds = preprocess_audio(waveform, sampling_rate, self._feature_extractor)
-        with self._capture.recording() as recording:
-            out = self._run(features)
-        self._checked(recording)
-        attention = np.stack([as_float64(a)[0] for a in out.attentions])
-        inputs = np.stack([as_float64(x)[0] for _, x in recording.inputs])
-        hidden = np.stack([as_float64(h)[0] for h in out.hidden_states])
-        self._remember(inputs[:, None], recording.calls)
+        hidden, inputs, attention = self._forward_one(features)
         n = attention.shape[-1]
         step = 2 * self._feature_extractor.hop_length / self._feature_extractor.sampling_rate
         tokens = [f"t={k * step:.2f}s" for k in range(n)]
