@@ -25,12 +25,15 @@ from workbench.attention import (
     effective_connection,
     effective_connection_energy,
     effective_transport_gram,
+    factored_connection_energy,
     factored_orthogonality_deviation,
     factored_transport_gram,
     holonomy_deviation,
     loop_defect,
     negative_mass,
     orthogonality_deviation,
+    reversibility_residual,
+    transport_form,
 )
 from workbench.attention._forms import factored_bond_eigenvalues, spectrum_inertia, spectrum_negative_mass
 
@@ -242,6 +245,68 @@ def test_effective_connection_energy_matches_the_dense_energy(rng):
         assert effective_connection_energy(A, M, X, pi=pi) == pytest.approx(dense, rel=1e-12)
 
 
+def test_factored_connection_energy_matches_the_dense_energy(rng):
+    # Oracle: connection_energy of the dense (A_eff, O_eff).  1e-12 relative: the expanded square cancels at most
+    # a factor 1e3 here (ℰ_c ≥ 1e-3 of the summed squares, else the differences are formed), so ~1e-13.
+    for H, n, d, r in ((3, 7, 5, 2), (2, 6, 4, 4), (4, 9, 6, 3), (1, 3, 2, 5)):
+        A, W_V, W_O = _random_heads(rng, H, n, d, r)
+        X = rng.standard_normal((n, d))
+        A_eff, O_eff = effective_connection(A, W_V @ W_O)
+        dense = float(connection_energy(A_eff, O_eff, X))
+        assert factored_connection_energy(A, W_V, W_O, X) == pytest.approx(dense, rel=1e-12)
+        assert effective_connection_energy(A, W_V @ W_O, X) == pytest.approx(dense, rel=1e-12)
+
+
+def test_connection_energy_near_zero_forms_the_differences(rng, monkeypatch):
+    # Every map the identity and the tokens 1e-7 apart: ℰ_c ≈ 1e-14 of ‖X‖², which the expanded square would lose
+    # to rounding entirely; the differences are formed instead.  Oracle: the dense connection_energy (which forms
+    # them too), 1e-10 relative.  Small blocks of source rows give the same value.
+    import workbench.attention._mixing as mixing
+
+    H, n, d = 3, 6, 4
+    A = rng.random((H, n, n))
+    A /= A.sum(axis=-1, keepdims=True)
+    W_V, W_O = np.stack([np.eye(d)] * H), np.stack([np.eye(d)] * H)
+    X = np.ones((n, d)) + 1e-7 * rng.standard_normal((n, d))
+    A_eff, O_eff = effective_connection(A, W_V @ W_O)
+    dense = float(connection_energy(A_eff, O_eff, X))
+    assert 0 < dense < 1e-12 * np.sum(X * X)
+    assert factored_connection_energy(A, W_V, W_O, X) == pytest.approx(dense, rel=1e-10)
+    monkeypatch.setattr(mixing, "_EXPANDED_BLOCK_BYTES", 8 * n * H)  # one source row per block
+    Y = rng.standard_normal((n, d))
+    assert factored_connection_energy(A, W_V, W_O, Y) == pytest.approx(
+        float(connection_energy(A_eff, O_eff, Y)), rel=1e-12
+    )
+
+
+def test_transport_form_read_once_equals_the_factored_gram(rng):
+    # Oracle: factored_transport_gram on the same heads (checked against the dense routes above); the form is
+    # applied to two attention patterns.  Exactly equal: the same arithmetic.
+    A, W_V, W_O = _random_heads(rng, 3, 5, 4, 2)
+    form = transport_form(W_V, W_O)
+    assert repr(form) == "TransportForm(n_heads=3, d=4)"
+    for pattern in (A, A[:, ::-1, ::-1]):
+        mask = np.tril(np.ones((5, 5), dtype=bool))
+        expected = factored_transport_gram(pattern, W_V, W_O, mask=mask)
+        got = form.gram(pattern, mask=mask)
+        assert got.mean == expected.mean
+        np.testing.assert_array_equal(got.mean_gram, expected.mean_gram)
+    with pytest.raises(ValueError, match=r"A_heads must have one map per head of the form, 3, got shape \(2, 5, 5\)"):
+        form.gram(A[:2])
+    with pytest.raises(ValueError, match=r"W_V \[H, d, r\] and W_O \[H, r, d\] must match"):
+        transport_form(W_V, W_O[:, :, :3])
+
+
+def test_reversibility_residual_of_a_stack_matches_each_head_alone(rng):
+    # Oracle: the residual of each matrix alone (its law by MarkovOperator); the positive stack runs one
+    # elimination for all.  1e-12 relative: the laws agree to O(n²u).
+    A = rng.random((4, 2, 9, 9)) ** 6
+    A /= A.sum(axis=-1, keepdims=True)
+    stacked = reversibility_residual(A)
+    for index in np.ndindex(4, 2):
+        assert stacked[index] == pytest.approx(reversibility_residual(A[index]), rel=1e-12)
+
+
 @pytest.fixture(scope="module")
 def model():
     from workbench.models import load_minilm
@@ -301,3 +366,19 @@ def test_plot_diagnosis_labels_every_heatmap(model):
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def test_diagnose_reads_the_weights_once_and_the_same_without_the_kept_forms(model, monkeypatch):
+    # The forms read from the weights are kept with the model; a model whose forms pass KEPT_BYTES reads the
+    # transport form again for each text.  Both give the same report, equal to the one of a fresh load.
+    import workbench.models._layer_forms as forms
+    from workbench.models import diagnose, load_minilm
+
+    text = "Heads are Markov operators."
+    first = diagnose(model, text).to_dict()
+    assert forms.layer_forms(model, 0) is forms.layer_forms(model, 0)
+    assert diagnose(model, text).to_dict() == first
+    monkeypatch.setattr(forms, "KEPT_BYTES", 0)
+    fresh = load_minilm()
+    assert forms.layer_forms(fresh, 0).transport is None
+    assert diagnose(fresh, text).to_dict() == first

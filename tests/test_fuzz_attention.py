@@ -231,6 +231,11 @@ CASES += [
         "workbench.attention.factored_transport_gram",
         lambda: ((_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3]), {"mask": _causal}),
     ),
+    Case("workbench.attention.transport_form", lambda: ((_heads(lead=(2,))[2], _heads(lead=(2,))[3]), {})),
+    Case(
+        "workbench.attention.factored_connection_energy",
+        lambda: ((_stochastic(lead=(2,)), _heads(lead=(2,))[2], _heads(lead=(2,))[3], _X()), {"pi": np.full(N, 1 / N)}),
+    ),
     Case(
         "workbench.attention.factored_orthogonality_deviation",
         lambda: ((_heads(lead=(2,))[2], _heads(lead=(2,))[3]), {}),
@@ -308,6 +313,7 @@ _RECORD = "a result record (plain dataclass or NamedTuple) the library returns; 
 
 #: Public callables without a case, each with the reason.
 EXEMPT = {
+    "workbench.attention.TransportForm": "made by transport_form (which has a case); its method gram has one",
     "workbench.attention.family_logits_unchecked": (
         "by contract the unchecked core (the torch layers call it on tensors they built); family_logits is its "
         "checked public front and has a case"
@@ -394,6 +400,13 @@ METHOD_CASES = [
         lambda: (([_mha().head(0), _mha().head(1)],), {"b_O": _rng(9).standard_normal(D)}),
     ),
     Case("workbench.attention.MultiHeadAttention.head", lambda: ((_mha(), 1), {})),
+    Case(
+        "workbench.attention.TransportForm.gram",
+        lambda: (
+            (attention.transport_form(_heads(lead=(2,))[2], _heads(lead=(2,))[3]), _stochastic(lead=(2,))),
+            {"weights": _stochastic(), "mask": _causal},
+        ),
+    ),
     Case("workbench.attention.MultiHeadAttention.attention", lambda: ((_mha(), _X()), {"mask": _causal})),
     Case("workbench.attention.MultiHeadAttention.linear_part", lambda: ((_mha(), _X()), {"mask": _causal})),
     Case("workbench.attention.WachterLaw.pdf", lambda: ((attention.WachterLaw(12, 2, 3), np.linspace(0, 1, 7)), {})),

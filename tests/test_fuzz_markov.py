@@ -93,6 +93,7 @@ CASES = [
     Case("workbench.markov.softmax_operator", lambda: ((_distances(), 1.0), {})),
     Case("workbench.markov.markov_semigroup", lambda: ((_generator(), 0.5), {})),
     Case("workbench.markov.reversible_stationary_law", lambda: ((_kernel(),), {})),
+    Case("workbench.markov.stationary_laws", lambda: ((np.stack([_P(), _P() @ _P()]),), {"atol": 1e-10})),
     # --- forms, cycles and currents ---------------------------------------------------------------------
     Case("workbench.markov.dirichlet_form", lambda: ((_kernel(), _f(), _g()), {})),
     Case(

@@ -87,12 +87,15 @@ MixingGenerator              -- L_mix, its π-adjoint, L_sym and L_skew
 mixing_generator             -- L_mix = L_sym + L_skew under ⟨·,·⟩_π
 connection_energy            -- ℰ_c(X) = ½ Σ π_i A_ij ‖X_i - X_j O_ij‖²
 effective_connection_energy  -- ℰ_c of the effective walk and transport, from the heads
+factored_connection_energy   -- the same from the factors W_V^h, W_O^h (the D × D maps never formed)
 polar_transports             -- O = R S, R orthogonal, S = (OᵀO)^{1/2}
 OrthogonalityDeviation       -- δ_orth: the weighted mean and the per-edge values
 orthogonality_deviation      -- δ_orth (Eq. 15)
 EffectiveTransportGram       -- δ_orth and the mean Gram matrix of O_eff
 effective_transport_gram     -- δ_orth and mean Gram of O_eff from the heads, without the n²d² array
 factored_transport_gram      -- the same from the factors W_V^h, W_O^h (the D × D maps never formed)
+TransportForm                -- a layer's transport Gram as a quadratic form in the head weights, read once
+transport_form               -- the TransportForm of the factors (then .gram(A_heads) per attention pattern)
 factored_orthogonality_deviation -- δ_orth of each M_h = W_V^h W_O^h from its factors
 gauge_transform              -- O'_ij = V_j⁻¹ O_ij V_i
 holonomy                     -- transport around a closed walk
@@ -194,17 +197,20 @@ from workbench.attention._mixing import (
     MixingGenerator,
     connection_energy,
     effective_connection_energy,
+    factored_connection_energy,
     mixing_generator,
 )
 from workbench.attention._operators import CORNERS, OPERATORS
 from workbench.attention._polar import (
     EffectiveTransportGram,
     OrthogonalityDeviation,
+    TransportForm,
     effective_transport_gram,
     factored_orthogonality_deviation,
     factored_transport_gram,
     orthogonality_deviation,
     polar_transports,
+    transport_form,
 )
 from workbench.attention._random_heads import random_head, random_multihead
 from workbench.attention._reversibility import reversibility_residual, score_skew_ratio
@@ -244,6 +250,7 @@ __all__ = [
     "ScoreSplit",
     "Subspace",
     "SubspaceNull",
+    "TransportForm",
     "WachterLaw",
     "attention_mask",
     "attention_pattern_distance",
@@ -266,6 +273,7 @@ __all__ = [
     "effective_neighbours",
     "effective_transport_gram",
     "exact_link",
+    "factored_connection_energy",
     "factored_loop_defect",
     "factored_orthogonality_deviation",
     "factored_transport_gram",
@@ -320,6 +328,7 @@ __all__ = [
     "subspace_null",
     "token_corner_distances",
     "token_split",
+    "transport_form",
     "triangle_cycles",
     "uniform_entropy",
 ]

@@ -420,12 +420,12 @@ def factored_loop_defect(A_heads, W_V, W_O, tokens, *, max_triangles: int | None
             triangles, weights = [triangles[i] for i in chosen], weights[chosen]
     U, V = (np.asarray(to_numpy(W), dtype=np.float64) for W in (W_V, W_O))
     U, V = U / binary_scale(U), V / binary_scale(V)  # scale-free: exact divisions by powers of two
-    Q, R = np.linalg.qr(U)  # W_V^h = Q_h R_h; (Q_h, R_h W_O^h) factor the same map with bounded entries
-    U, V = Q, R @ V
-    T, r = len(triangles), U.shape[-1]
+    T, r = len(triangles), min(r, d)  # the rank the thin QR below leaves
     if _factored_cost(H, r, d, T) >= _dense_cost(H, r, d, T):
         values = _dense_defects(weights, triangles, U, V, range(T))
     else:
+        Q, R = np.linalg.qr(U)  # W_V^h = Q_h R_h; (Q_h, R_h W_O^h) factor the same map with bounded entries
+        U, V = Q, R @ V
         values, redo = _factored_defects(weights, U, V)
         if redo.any():
             values[redo] = _dense_defects(weights, triangles, U, V, np.flatnonzero(redo))

@@ -27,6 +27,7 @@ import numpy as np
 
 from workbench.attention._connection_checks import (
     check_features,
+    check_head_factors,
     check_heads,
     check_law,
     check_transports,
@@ -42,6 +43,7 @@ __all__ = [
     "MixingGenerator",
     "connection_energy",
     "effective_connection_energy",
+    "factored_connection_energy",
     "mixing_generator",
 ]
 
@@ -272,26 +274,116 @@ def effective_connection_energy(A_heads, M_heads, X, pi=None) -> float:
     A_heads, M_heads = check_heads(A_heads, M_heads)
     n, d = int(A_heads.shape[1]), int(M_heads.shape[-1])
     X = to_numpy(check_features("X", X, n, d)).astype(np.float64)
-    A, M = to_numpy(A_heads).astype(np.float64), to_numpy(M_heads).astype(np.float64)
+    M = to_numpy(M_heads).astype(np.float64)
+    with overflow_ignored():
+        Z = (X[None, :, :] @ M).transpose(1, 0, 2)  # [j, h, d]: (X M_h)_j
+    return _energy_of_moved(A_heads, X, Z, pi, {"A_heads": A_heads, "M_heads": M_heads, "X": X})
+
+
+def factored_connection_energy(A_heads, W_V, W_O, X, pi=None) -> float:
+    r""":func:`effective_connection_energy` of the maps :math:`M_h = W_V^hW_O^h`, from the factors.
+
+    The moved features :math:`XM_h = (XW_V^h)W_O^h` cost :math:`2ndr` per head instead of :math:`nd^2`, and the
+    :math:`d\times d` maps are never formed.
+
+    Parameters
+    ----------
+    A_heads : array, shape=[H, n, n]
+    W_V : array, shape=[H, d, r]
+    W_O : array, shape=[H, r, d]
+    X : array, shape=[n, d]
+    pi : array, shape=[n], optional
+        As in :func:`effective_connection_energy`.
+
+    Returns
+    -------
+    float
+        Equal to ``effective_connection_energy(A_heads, W_V @ W_O, X, pi)`` up to rounding (tested).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> A = rng.random((2, 3, 3)); A /= A.sum(axis=2, keepdims=True)
+    >>> W_V, W_O, X = rng.standard_normal((2, 4, 2)), rng.standard_normal((2, 2, 4)), rng.standard_normal((3, 4))
+    >>> dense = effective_connection_energy(A, W_V @ W_O, X)
+    >>> bool(np.isclose(factored_connection_energy(A, W_V, W_O, X), dense, rtol=1e-12))
+    True
+    """
+    A_heads, W_V, W_O = check_head_factors(A_heads, W_V, W_O)
+    n, d = int(A_heads.shape[1]), int(W_V.shape[1])
+    X = to_numpy(check_features("X", X, n, d)).astype(np.float64)
+    U, V = to_numpy(W_V).astype(np.float64), to_numpy(W_O).astype(np.float64)
+    with overflow_ignored():
+        Z = ((X[None, :, :] @ U) @ V).transpose(1, 0, 2)  # [j, h, d]: ((X W_V^h) W_O^h)_j
+    return _energy_of_moved(A_heads, X, Z, pi, {"A_heads": A_heads, "W_V": W_V, "W_O": W_O, "X": X})
+
+
+#: The expanded square keeps about 12 digits of ℰ_c while ℰ_c is at least this share of Σ π_i A_ij (‖X_i‖² +
+#: ‖X_jO_ij‖²) (a rounding of that sum, times 1/share); below it the differences are formed.
+_EXPANDED_SHARE = 1e-3
+#: Bytes of the per-edge arrays of the expanded square held at once (blocks of source rows).
+_EXPANDED_BLOCK_BYTES = 32 * 2**20
+
+
+def _energy_of_moved(A_heads, X: np.ndarray, Z: np.ndarray, pi, inputs: dict) -> float:
+    r"""ℰ_c from the heads' attention and the moved features Z[j, h] = (X M_h)_j.
+
+    Expanding the square, with :math:`m_{ij} = \sum_h w_h(i,j)Z_{jh}`,
+
+    .. math::
+
+        \lVert X_i - m_{ij}\rVert^2 = \lVert X_i\rVert^2 - 2\sum_h w_h(i,j)\langle X_i, Z_{jh}\rangle
+        + \sum_{h,g} w_h(i,j)w_g(i,j)\langle Z_{jh}, Z_{jg}\rangle,
+
+    needs one product :math:`X Z^\top` (:math:`n^2Hd`) and the :math:`n` Gram matrices :math:`Z_jZ_j^\top`
+    (:math:`nH^2d`), never the :math:`n\times n\times d` moved features.  It cancels when the transport nearly
+    moves every token onto its source; then (ℰ_c below :data:`_EXPANDED_SHARE` of the summed squares) the
+    differences are formed, in blocks of sources.
+    """
+    n, d = X.shape
+    H = Z.shape[1]
+    A = to_numpy(A_heads).astype(np.float64)
     total = A.sum(axis=0)
     A_eff = total / A.shape[0]
     pi = stationary_law("A_eff", A_eff) if pi is None else check_law("pi", pi, n, positive=False)
     pi = to_numpy(pi).astype(np.float64)
-    w = A / np.where(total > 0, total, 1.0)
+    w = np.moveaxis(A / np.where(total > 0, total, 1.0), 0, -1)  # [i, j, h]
+    edge = pi[:, None] * A_eff  # π_i A_eff(i, j)
     with overflow_ignored():
-        # X_j O_eff(i, j) = Σ_h w_h(i, j) (X M_h)_j: for each source i one [n, H] @ [H, n·d]-shaped product, in
-        # blocks of sources whose [rows, n, d] differences stay small (no [H, n, n, d] array, and no [n, n, d] one:
-        # at n = 197, d = 768 that array alone is 240 MB and its passes took 1.4 s)
-        Z = (X[None, :, :] @ M).transpose(1, 0, 2)  # [j, h, d]
-        rows = max(1, _ENERGY_BLOCK // max(n * d, 1))
-        energy = 0.0
+        unit = float(max(binary_scale(X), binary_scale(Z)))  # X / 2^e, Z / 2^e: exact, and no overflow in squares
+        Xs, Zs = X / unit, Z / unit
+        first, second = np.triu_indices(H)
+        pairs = np.einsum("jhd,jgd->jhg", Zs, Zs)[:, first, second] * np.where(first == second, 1.0, 2.0)  # [j, p]
+        own = np.sum(Xs * Xs, axis=1)
+        Z_flat = Zs.reshape(n * H, d)
+        rows = max(1, _EXPANDED_BLOCK_BYTES // (8 * n * max(first.size, H)))  # [rows, n, P] at a time
+        energy = squares = 0.0
         for start in range(0, n, rows):
-            stop = min(n, start + rows)
-            block = w[:, start:stop, :].transpose(1, 2, 0)  # [i, j, h]
-            moved = np.einsum("ijh,jhd->ijd", block, Z, optimize=True)
-            difference = X[start:stop, None, :] - moved
-            unit = float(binary_scale(difference))  # summed on difference / 2^e (exact), as in connection_energy
-            gap = ((difference / unit) ** 2).sum(axis=-1)
-            energy += float(0.5 * np.sum(pi[start:stop, None] * A_eff[start:stop] * gap)) * unit * unit
-    inputs = {"A_heads": A_heads, "M_heads": M_heads, "X": X}
+            block = slice(start, min(start + rows, n))
+            wb = w[block]
+            cross = np.einsum("ijh,ijh->ij", wb, (Xs[block] @ Z_flat.T).reshape(-1, n, H))  # Σ_h w_h ⟨X_i, Z_jh⟩
+            moved2 = np.sum(wb[..., first] * wb[..., second] * pairs, axis=-1)  # ‖Σ_h w_h Z_jh‖²
+            squares += 0.5 * float(np.sum(edge[block] * (own[block, None] + moved2)))
+            energy += 0.5 * float(np.sum(edge[block] * (own[block, None] - 2.0 * cross + moved2)))
+        if not energy >= _EXPANDED_SHARE * squares:  # cancellation (or a NaN): form the differences
+            energy = _energy_by_differences(w, Xs, Zs, edge)
+        energy *= unit * unit
     return float(check_overflow("the connection energy", np.asarray(energy), inputs))
+
+
+def _energy_by_differences(w: np.ndarray, X: np.ndarray, Z: np.ndarray, edge: np.ndarray) -> float:
+    """½ Σ π_i A_eff(i, j) ‖X_i − Σ_h w_h(i, j) Z_jh‖², the differences formed for a block of sources at a time."""
+    n, d = X.shape
+    # X_j O_eff(i, j) = Σ_h w_h(i, j) (X M_h)_j in blocks of sources whose [rows, n, d] differences stay small
+    # (at n = 197, d = 768 the whole [n, n, d] array is 240 MB)
+    rows = max(1, _ENERGY_BLOCK // max(n * d, 1))
+    energy = 0.0
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        moved = np.einsum("ijh,jhd->ijd", w[start:stop], Z, optimize=True)
+        difference = X[start:stop, None, :] - moved
+        unit = float(binary_scale(difference))  # summed on difference / 2^e (exact), as in connection_energy
+        gap = ((difference / unit) ** 2).sum(axis=-1)
+        energy += float(0.5 * np.sum(edge[start:stop] * gap)) * unit * unit
+    return energy

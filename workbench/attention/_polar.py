@@ -32,11 +32,13 @@ from workbench.validation import as_array, check_in_range, check_nonnegative, ch
 __all__ = [
     "EffectiveTransportGram",
     "OrthogonalityDeviation",
+    "TransportForm",
     "effective_transport_gram",
     "factored_orthogonality_deviation",
     "factored_transport_gram",
     "orthogonality_deviation",
     "polar_transports",
+    "transport_form",
 ]
 
 
@@ -329,8 +331,8 @@ def _dense_gram_terms(M: np.ndarray) -> _GramTerms:
 def _factored_gram_terms(U: np.ndarray, V: np.ndarray) -> _GramTerms:
     r"""The terms of the quadratic form from factors :math:`M_h = U_hV_h^\top` (``U``, ``V`` of shape [H, d, r]).
 
-    The basis is :math:`B_{hg} = M_h^\top M_g = V_h\Gamma_{hg}V_g^\top`, with :math:`\Gamma = U^\top U` and
-    :math:`\Pi = V^\top V` cut into :math:`r\times r` blocks (the Gram matrices of the concatenated factors).
+    The products :math:`B_{hg} = M_h^\top M_g = V_h\Gamma_{hg}V_g^\top` are read through :math:`\Gamma = U^\top U`
+    and :math:`\Pi = V^\top V`, cut into :math:`r\times r` blocks (the Gram matrices of the concatenated factors):
 
     .. math::
 
@@ -338,7 +340,10 @@ def _factored_gram_terms(U: np.ndarray, V: np.ndarray) -> _GramTerms:
         \langle B_{hg}, B_{kl}\rangle_F = \operatorname{tr}(\Gamma_{gh}\Pi_{hk}\Gamma_{kl}\Pi_{lg})
         = \langle Z^{(h)}_{gk}, (Z^{(l)}_{kg})^\top\rangle_F,\quad Z^{(h)} = \Gamma_{:h}\Pi_{h:},
 
-    so with :math:`R = Hr` the cost is :math:`O(dR^2 + R^3 + H^2R^2)` instead of :math:`O(H^2d^3 + H^4d^2)`.
+    so with :math:`R = Hr` the cost is :math:`O(dR^2 + R^3 + H^2R^2)` instead of :math:`O(H^2d^3 + H^4d^2)`.  The
+    :math:`H^2` products are then summed into the basis of :func:`_dense_gram_terms`, :math:`S_{hh} = B_{hh}`,
+    :math:`S_{hg} = B_{hg} + B_{gh}` (:math:`h < g`): :math:`H(H+1)/2` terms, so each edge's quadratic form
+    costs about a quarter of the :math:`H^2` one.
     """
     H, d, r = U.shape
     R = H * r
@@ -351,19 +356,85 @@ def _factored_gram_terms(U: np.ndarray, V: np.ndarray) -> _GramTerms:
     left = blocks.transpose(1, 3, 0, 2, 4).reshape(H, H, H, r * r)  # [g, k, h, (b, c)]
     right = blocks.transpose(3, 1, 0, 4, 2).reshape(H, H, H, r * r)  # [g, k, l, (b, c)] = Z[l][(k, c), (g, b)]
     gram = (left @ right.transpose(0, 1, 3, 2)).transpose(2, 0, 1, 3).reshape(H * H, H * H)  # [(h, g), (k, l)]
-    first, second = np.divmod(np.arange(H * H), H)
+    # S_p = Σ of the B_hg in the orbit {(h, g), (g, h)} of p: E[(h, g), p] = 1 there
+    first, second = np.triu_indices(H)
+    E = np.zeros((H * H, first.size))
+    E[first * H + second, np.arange(first.size)] = 1.0
+    E[second * H + first, np.arange(first.size)] = 1.0
+    Gamma_blocks = Gamma.reshape(H, r, H, r)
 
     def combine(c):
-        weighted = (Gamma.reshape(H, r, H, r) * c.reshape(H, 1, H, 1)).reshape(R, R)
-        return V_all @ weighted @ V_all.T
+        pairs = (E @ c).reshape(H, 1, H, 1)  # the coefficient of each B_hg
+        return V_all @ (Gamma_blocks * pairs).reshape(R, R) @ V_all.T
 
-    return _GramTerms(first, second, trace, gram, combine, d)
+    return _GramTerms(first, second, E.T @ trace, E.T @ gram @ E, combine, d)
+
+
+class TransportForm:
+    r"""The transport Gram of a layer as a quadratic form in the head weights, read once from its factors.
+
+    :math:`G_{ij} = (O^{\mathrm{eff}}_{ij})^\top O^{\mathrm{eff}}_{ij}` is a quadratic form in the head weights
+    :math:`w_h(i, j)` whose :math:`H(H+1)/2` coefficient matrices depend on :math:`W_V^h, W_O^h` alone.  Reading
+    them costs :math:`O(dR^2 + R^3 + H^2R^2)` (:math:`R = Hr`); :meth:`gram` then costs :math:`O(n^2H^4)` per
+    attention pattern, so a model that reads many texts reads each layer's form once.  Made by
+    :func:`transport_form`.
+    """
+
+    def __init__(self, terms: _GramTerms, unit: float, n_heads: int, inputs: dict):
+        self._terms, self._unit, self._inputs = terms, unit, inputs
+        self.n_heads, self.d = n_heads, terms.d
+
+    def __repr__(self) -> str:
+        return f"TransportForm(n_heads={self.n_heads}, d={self.d})"
+
+    def gram(self, A_heads, weights=None, mask=None) -> EffectiveTransportGram:
+        r""":func:`factored_transport_gram` of the heads' attention ``A_heads`` [H, n, n] under this form.
+
+        ``weights`` and ``mask`` are those of :func:`effective_transport_gram`.
+        """
+        A_heads = as_array("A_heads", A_heads, ndim=3)
+        check_square("A_heads", A_heads)
+        if int(A_heads.shape[0]) != self.n_heads:
+            raise ValueError(
+                f"A_heads must have one map per head of the form, {self.n_heads}, got shape {shape_of(A_heads)}"
+            )
+        check_nonnegative("A_heads", A_heads)
+        A = to_numpy(A_heads).astype(np.float64)
+        return _transport_gram(A, self._terms, self._unit, weights, mask, self._inputs)
+
+
+def transport_form(W_V, W_O) -> TransportForm:
+    r"""The :class:`TransportForm` of the maps :math:`M_h = W_V^hW_O^h` (``W_V`` [H, d, r], ``W_O`` [H, r, d]).
+
+    ``transport_form(W_V, W_O).gram(A_heads, weights, mask)`` equals
+    ``factored_transport_gram(A_heads, W_V, W_O, weights, mask)``: read the form once per layer and apply it to
+    the attention of every text.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> W_V, W_O = rng.standard_normal((2, 4, 2)), rng.standard_normal((2, 2, 4))
+    >>> form = transport_form(W_V, W_O)
+    >>> A = rng.random((2, 3, 3)); A /= A.sum(axis=-1, keepdims=True)
+    >>> bool(np.isclose(form.gram(A).mean, effective_transport_gram(A, W_V @ W_O).mean, rtol=1e-10))
+    True
+    """
+    W_V, W_O = as_array("W_V", W_V, ndim=3), as_array("W_O", W_O, ndim=3)
+    H, d, r = shape_of(W_V)
+    if shape_of(W_O) != (H, r, d):
+        raise ValueError(f"W_V [H, d, r] and W_O [H, r, d] must match, got shapes {shape_of(W_V)} and {shape_of(W_O)}")
+    U, V = to_numpy(W_V).astype(np.float64), to_numpy(W_O).astype(np.float64)
+    unit_u, unit_v = float(binary_scale(U)), float(binary_scale(V))
+    terms = _factored_gram_terms(U / unit_u, np.swapaxes(V / unit_v, -1, -2))
+    return TransportForm(terms, unit_u * unit_v, H, {"W_V": W_V, "W_O": W_O})
 
 
 def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> EffectiveTransportGram:
     r""":func:`effective_transport_gram` of the maps :math:`M_h = W_V^hW_O^h`, from the factors.
 
     The :math:`d\times d` maps are never formed: a model's reading holds the factors, of rank :math:`r = d_v`.
+    For many attention patterns of one layer, read its :func:`transport_form` once.
 
     Parameters
     ----------
@@ -390,12 +461,7 @@ def factored_transport_gram(A_heads, W_V, W_O, weights=None, mask=None) -> Effec
     True
     """
     A_heads, W_V, W_O = check_head_factors(A_heads, W_V, W_O)
-    check_nonnegative("A_heads", A_heads)
-    A = to_numpy(A_heads).astype(np.float64)
-    U, V = to_numpy(W_V).astype(np.float64), to_numpy(W_O).astype(np.float64)
-    unit_u, unit_v = float(binary_scale(U)), float(binary_scale(V))
-    terms = _factored_gram_terms(U / unit_u, np.swapaxes(V / unit_v, -1, -2))
-    return _transport_gram(A, terms, unit_u * unit_v, weights, mask, {"W_V": W_V, "W_O": W_O})
+    return transport_form(W_V, W_O).gram(A_heads, weights, mask)
 
 
 #: Bytes of the per-edge coefficient arrays of :func:`_transport_gram` held at once (query rows are processed in

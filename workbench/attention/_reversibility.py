@@ -23,7 +23,7 @@ import numpy as np
 from workbench.attention._overflow import binary_scale
 from workbench.attention._stochastic_checks import check_stochastic, default_atol, flat_stack, scalar_or_array
 from workbench.backend import namespace
-from workbench.markov import MarkovOperator
+from workbench.markov import MarkovOperator, stationary_laws
 from workbench.validation import as_array, check_nonnegative, check_square
 
 __all__ = ["reversibility_residual", "score_skew_ratio"]
@@ -104,6 +104,8 @@ def reversibility_residual(P, pi=None, *, atol: float | None = None):
             )
         check_nonnegative("pi", pi)
         pi = xp.reshape(pi, (flat.shape[0], int(P.shape[-1])))
+    elif lead and bool(xp.all(flat > 0)):  # a positive stack: every law unique, one elimination for all
+        pi = stationary_laws(flat, atol=tol)
     values = []
     for k in range(int(flat.shape[0])):
         where = "P" if not lead else f"P[{', '.join(map(str, np.unravel_index(k, lead)))}]"

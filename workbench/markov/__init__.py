@@ -26,6 +26,7 @@ markov_operator            -- P = diag(K1)⁻¹ K
 softmax_operator           -- row softmax of βS, the Markov operator of exp⊙(βS)
 markov_semigroup           -- P_t = e^{tℒ} for a generator ℒ (rates ≥ 0, rows sum 0)
 reversible_stationary_law  -- π = K1 / 1ᵀK1 for symmetric K
+stationary_laws            -- π of each matrix of a stack (one GTH elimination for positive stacks)
 
 Forms, cycles and currents
 dirichlet_form             -- ½ Σ K_ij (f_i - f_j)(g_i - g_j)
@@ -83,6 +84,7 @@ from workbench.markov._operators import (
 )
 from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere
 from workbench.markov._semigroup import markov_semigroup
+from workbench.markov._stationary import stationary_laws
 from workbench.markov._swiss_roll import SwissRoll
 
 __all__ = [
@@ -129,5 +131,6 @@ __all__ = [
     "softmax_operator",
     "squared_distances",
     "stationary_current",
+    "stationary_laws",
     "support_graph",
 ]

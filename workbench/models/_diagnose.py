@@ -68,21 +68,18 @@ import numpy as np
 
 from workbench.attention import (
     OPERATORS,
-    bond_reading,
-    effective_connection_energy,
+    factored_connection_energy,
     factored_loop_defect,
-    factored_orthogonality_deviation,
-    factored_transport_gram,
     geometric_drift,
     induction_score,
     loop_defect_operations,
     mean_entropy,
     previous_token_score,
     reversibility_residual,
-    score_skew_ratio,
     token_corner_distances,
 )
 from workbench.models._head_geometry import HeadGeometry, head_geometry, pattern_correlation
+from workbench.models._layer_forms import layer_forms, transport_form_of
 from workbench.models._transformer import Trace, Transformer
 from workbench.validation import check_integer
 
@@ -98,7 +95,6 @@ __all__ = [
 ]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
-BOND_RTOL = 1e-10  # the default of bond_inertia: |λ| ≤ 1e-10·max|λ| counts as zero
 #: Operations the loop defect may spend per layer (about a second on one core); past it, a subset of triangles.
 LOOP_OPERATIONS = 2e10
 LOOP_MIN_TRIANGLES = 8
@@ -233,15 +229,8 @@ def _strict(value):
     return value
 
 
-def _augmented(weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-    # q_i = x_i W + b = (x_i, 1) (W; b): biases become one more row of an exact bilinear form
-    return weight if bias is None else np.vstack([weight, bias[None, :]])
-
-
 def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray, circuits, causal_mask):
     """The readings of every head of one layer (the bond and the corners from the factors and the q, k)."""
-    mha = model.layers[layer].attention
-    delta = factored_orthogonality_deviation(mha.W_V, mha.W_O)
     q, k = model.queries_keys(layer, X)
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
     mechanisms = getattr(model.layers[layer], "mechanisms", {})
@@ -249,13 +238,14 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
     # are not a bilinear form of the input; the corners (softmax of βqkᵀ) when something else enters the scores
     no_form = next((mechanisms[m] for m in ("qk_norm", "softcap") if m in mechanisms), None)
     no_corner = next((mechanisms[m] for m in ("softcap", "position_bias") if m in mechanisms), None)
+    forms = layer_forms(model, layer)  # from the weights alone: read once per model
+    beta = model.layers[layer].attention.beta
+    eps_rev = None if model.causal else reversibility_residual(A)  # one elimination for the stack of heads
     readings = []
     for h in range(A.shape[0]):
-        pick = lambda b, h=h: None if b is None else b[h]  # noqa: E731
-        W_Q, W_K = _augmented(mha.W_Q[h], pick(mha.b_Q)), _augmented(mha.W_K[h], pick(mha.b_K))
-        bond = bond_reading(W_Q, W_K, BOND_RTOL) if no_form is None else None
+        bond = forms.bonds[h]
         if no_corner is None:
-            distances = token_corner_distances(q[h], k[h], beta=mha.beta, mask=causal_mask)
+            distances = token_corner_distances(q[h], k[h], beta=beta, mask=causal_mask)
             nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
         entropy = mean_entropy(A[h])
         undefined = {"eps_rev": CAUSAL} if model.causal else {}
@@ -271,9 +261,9 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
                 head=h,
                 entropy=entropy,
                 effective_neighbours=math.exp(entropy),
-                eps_rev=None if model.causal else reversibility_residual(A[h]),
-                rho_skew=None if no_form else score_skew_ratio(W_Q @ W_K.T),
-                delta_orth=float(delta[h]),
+                eps_rev=None if eps_rev is None else float(eps_rev[h]),
+                rho_skew=None if no_form else forms.skew[h],
+                delta_orth=float(forms.delta_orth[h]),
                 inertia=None if no_form else bond.inertia,
                 negative_mass=None if no_form else bond.negative_mass,
                 corner=None if no_corner else (nearest if distances[nearest] <= CORNER_TOLERANCE else "ATTN"),
@@ -294,7 +284,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
     n_content = int(content.sum())
     tokens = np.flatnonzero(content)
     if n_content >= 2:
-        gram = factored_transport_gram(A, mha.W_V, mha.W_O, mask=pairs)
+        gram = transport_form_of(model, layer).gram(A, mask=pairs)
         D = X.shape[1]
         diagonal = np.abs(np.diag(gram.mean_gram)).mean()
         off = np.abs(gram.mean_gram - np.diag(np.diag(gram.mean_gram))).sum() / (D * (D - 1))
@@ -313,8 +303,7 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
     else:
         pi = _stationary(A_eff)
         eps_rev = reversibility_residual(A_eff)
-        M = mha.value_output_maps()  # once per layer, for the energy
-        energy = effective_connection_energy(A, M, X, pi=pi) / float(np.sum(pi * np.sum(X * X, axis=1)))
+        energy = factored_connection_energy(A, mha.W_V, mha.W_O, X, pi=pi) / float(np.sum(pi * np.sum(X * X, axis=1)))
         if n_content >= 2:
             walk = A_eff[np.ix_(content, content)]
             eps_rev_content = reversibility_residual(walk / walk.sum(axis=1, keepdims=True))
