@@ -248,3 +248,20 @@ def test_max_triangles_averages_an_evenly_spaced_subset_and_the_budget_estimate_
     assert loop_defect_operations(12, 64, 768, 195) == min(
         _factored_cost(12, 64, 768, 195), _dense_cost(12, 64, 768, 195)
     )
+
+
+def test_diagnose_keeps_the_most_triangles_its_budget_allows(monkeypatch):
+    # Oracle: loop_defect_operations itself — the count kept is the largest whose cost is within LOOP_OPERATIONS
+    # (the cost of one more passes it), never below LOOP_MIN_TRIANGLES; all of them (None) when they fit.  A
+    # ViT-B/16 image (H = 12, r = 64, d = 768, 194 triangles) fits through the trace route's tables.
+    from workbench.attention import loop_defect_operations
+    from workbench.models import _diagnose
+
+    assert _diagnose._triangles_within_budget(12, 64, 768, 194) is None
+    kept = _diagnose._triangles_within_budget(16, 64, 512, 195)  # 16 heads: the tables pass their bound, dense
+    budget = _diagnose.LOOP_OPERATIONS
+    assert 8 < kept < 195
+    assert loop_defect_operations(16, 64, 512, kept) <= budget < loop_defect_operations(16, 64, 512, kept + 1)
+    assert _diagnose._triangles_within_budget(16, 64, 1024, 195) == _diagnose.LOOP_MIN_TRIANGLES  # ViT-L/16: 6 fit
+    monkeypatch.setattr(_diagnose, "LOOP_OPERATIONS", 1.0)
+    assert _diagnose._triangles_within_budget(16, 64, 1024, 195) == _diagnose.LOOP_MIN_TRIANGLES

@@ -95,8 +95,10 @@ __all__ = [
 ]
 
 CORNER_TOLERANCE = 0.1  # the default of nearest_corner: projecting may move ≤ 10% of a row's mass
-#: Operations the loop defect may spend per layer (about a second on one core); past it, a subset of triangles.
-LOOP_OPERATIONS = 2e10
+#: Operations the loop defect may spend per layer (about 0.3 s on two cores, 0.6 s on one); past it, a subset of
+#: triangles.  It admits the trace route's tables of a ViT-B/16 or GPT-2-small layer (2.0e10), so an image of
+#: 197 tokens reads all its triangles.
+LOOP_OPERATIONS = 3e10
 LOOP_MIN_TRIANGLES = 8
 
 CAUSAL = "causal: the walk is absorbed at the first token, so it has no stationary measure of full support"
@@ -277,6 +279,17 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
     return readings
 
 
+def _triangles_within_budget(H: int, r: int, d: int, triangles: int) -> int | None:
+    """None when all triangles fit :data:`LOOP_OPERATIONS`, else the most that do (at least LOOP_MIN_TRIANGLES)."""
+    if loop_defect_operations(H, r, d, triangles) <= LOOP_OPERATIONS:
+        return None
+    low, high = 1, triangles  # the cost grows with the count: the largest count within the budget, by bisection
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if loop_defect_operations(H, r, d, middle) <= LOOP_OPERATIONS else (low, middle - 1)
+    return max(LOOP_MIN_TRIANGLES, low)
+
+
 def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pairs) -> tuple[LayerReading, np.ndarray]:
     mha = model.layers[layer].attention
     A_eff = A.mean(axis=0)
@@ -313,10 +326,10 @@ def _layer_reading(layer: int, model: Transformer, X, A, readings, content, pair
         if n_content >= 3:
             triangles = n_content - 2
             H, _, r = mha.W_V.shape
-            cost = loop_defect_operations(H, r, X.shape[1], triangles)
-            # 2·d³ per triangle densely (ViT-B/16 on an image: 3.5e11 operations a layer): past the budget, an
-            # evenly spaced subset of the triangles, the count recorded beside the mean
-            keep = None if cost <= LOOP_OPERATIONS else max(LOOP_MIN_TRIANGLES, int(triangles * LOOP_OPERATIONS / cost))
+            # 4·d³ per triangle densely, or the layer's tables by the trace route (ViT-B/16 on an image: 2e10
+            # operations for all 194 triangles; ViT-L/16 8.6e11 densely): past the budget, an evenly spaced subset of
+            # the triangles, the count recorded beside the mean
+            keep = _triangles_within_budget(H, r, X.shape[1], triangles)
             loop = factored_loop_defect(A, mha.W_V, mha.W_O, tokens.tolist(), max_triangles=keep)
             loop_triangles = min(triangles, keep or triangles)
         else:
