@@ -33,6 +33,7 @@ from workbench.attention import (
     negative_mass,
     orthogonality_deviation,
     reversibility_residual,
+    token_corner_distances,
     transport_form,
 )
 from workbench.attention._forms import factored_bond_eigenvalues, spectrum_inertia, spectrum_negative_mass
@@ -305,6 +306,19 @@ def test_reversibility_residual_of_a_stack_matches_each_head_alone(rng):
     stacked = reversibility_residual(A)
     for index in np.ndindex(4, 2):
         assert stacked[index] == pytest.approx(reversibility_residual(A[index]), rel=1e-12)
+
+
+def test_token_corner_distances_of_a_stack_equal_each_head_alone(rng):
+    # Oracle: the same function on one head at a time.  Exactly equal: the batched softmaxes run the same
+    # operations on each head.
+    q, k = rng.standard_normal((2, 3, 7, 4)), rng.standard_normal((2, 3, 7, 4))
+    mask = np.tril(np.ones((7, 7), dtype=bool))
+    stacked = token_corner_distances(q, k, beta=0.7, mask=mask)
+    for index in np.ndindex(2, 3):
+        alone = token_corner_distances(q[index], k[index], beta=0.7, mask=mask)
+        assert {name: float(values[index]) for name, values in stacked.items()} == alone
+    with pytest.raises(ValueError, match=r"q and k must have the same shape \(\.\.\., n, d_h\) with n >= 1"):
+        token_corner_distances(q, k[:, :2])
 
 
 @pytest.fixture(scope="module")

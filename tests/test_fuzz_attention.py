@@ -226,6 +226,10 @@ CASES = [
 
 CASES += [
     Case("workbench.attention.token_corner_distances", lambda: (_qk(), {"beta": 0.5, "mask": _causal})),
+    Case(
+        "workbench.attention.token_corner_distances",
+        lambda: (tuple(np.stack([x, 2 * x]) for x in _qk()), {"beta": 0.5, "mask": _causal}),
+    ),
     Case("workbench.attention.bond_reading", lambda: (_weights(), {"rtol": 1e-10})),
     Case(
         "workbench.attention.factored_transport_gram",

@@ -23,7 +23,7 @@ from workbench.attention._head_checks import admissible_mask, tokens_of
 from workbench.attention._operators import CORNERS, OPERATORS, SQRT_HALF, check_query_key_weights
 from workbench.attention._overflow import overflow_ignored
 from workbench.attention._softmax import softmax_rows
-from workbench.backend import namespace
+from workbench.backend import namespace, to_numpy
 from workbench.markov import MarkovOperator
 from workbench.validation import as_array, check_choice, check_in_range, check_matching, shape_of
 
@@ -208,8 +208,8 @@ def token_corner_distances(q, k, beta=None, mask=None):
 
     Parameters
     ----------
-    q, k : array, shape=[n, d_h]
-        Queries and keys of one head (numpy or torch, same shape).
+    q, k : array, shape=[..., n, d_h]
+        Queries and keys of one head, or of a stack of heads (numpy or torch, same shape).
     beta : float, optional
         Default :math:`1/\sqrt{d_h}`.
     mask : bool array, shape=[n, n], optional
@@ -218,7 +218,8 @@ def token_corner_distances(q, k, beta=None, mask=None):
     Returns
     -------
     dict
-        ``{operator: float}`` for all of :data:`OPERATORS`.
+        ``{operator: float}`` for all of :data:`OPERATORS`; for a stack, ``{operator: array of shape [...]}`` (numpy),
+        equal to the heads read one at a time (the same operations, batched).
 
     References
     ----------
@@ -231,10 +232,12 @@ def token_corner_distances(q, k, beta=None, mask=None):
     >>> token_corner_distances(q, q.copy())["DMTN"]  # tied queries and keys: n = 0, DMTN is the head itself
     0.0
     """
-    q, k = as_array("q", q, ndim=2), as_array("k", k, ndim=2)
+    q, k = as_array("q", q, min_ndim=2), as_array("k", k, min_ndim=2)
     namespace(q=q, k=k)
-    if tuple(q.shape) != tuple(k.shape) or q.shape[0] == 0:
-        raise ValueError(f"q and k must have the same shape (n, d_h) with n >= 1, got {shape_of(q)} and {shape_of(k)}")
+    if tuple(q.shape) != tuple(k.shape) or q.shape[-2] == 0:
+        raise ValueError(
+            f"q and k must have the same shape (..., n, d_h) with n >= 1, got {shape_of(q)} and {shape_of(k)}"
+        )
     return _distances(q, k, beta, mask, {"q": q, "k": k}, "q")
 
 
@@ -260,7 +263,8 @@ def _distances(q, k, beta, mask, inputs, rows: str):
     distances = {}
     for name in OPERATORS:
         P = reference if name == "ATTN" else operator(name)
-        distances[name] = float(xp.mean(0.5 * xp.sum(xp.abs(reference - P), axis=-1)))
+        mean = xp.mean(0.5 * xp.sum(xp.abs(reference - P), axis=-1), axis=-1)  # one per head of a stack
+        distances[name] = float(mean) if mean.ndim == 0 else np.asarray(to_numpy(mean), dtype=np.float64)
     return distances
 
 

@@ -243,11 +243,12 @@ def _head_readings(layer: int, model: Transformer, X: np.ndarray, A: np.ndarray,
     forms = layer_forms(model, layer)  # from the weights alone: read once per model
     beta = model.layers[layer].attention.beta
     eps_rev = None if model.causal else reversibility_residual(A)  # one elimination for the stack of heads
+    stacked = None if no_corner is not None else token_corner_distances(q, k, beta=beta, mask=causal_mask)
     readings = []
     for h in range(A.shape[0]):
         bond = forms.bonds[h]
         if no_corner is None:
-            distances = token_corner_distances(q[h], k[h], beta=beta, mask=causal_mask)
+            distances = {name: float(values[h]) for name, values in stacked.items()}
             nearest = min(("DMAP", "DMTN", "ATAP"), key=lambda name: distances[name])
         entropy = mean_entropy(A[h])
         undefined = {"eps_rev": CAUSAL} if model.causal else {}
