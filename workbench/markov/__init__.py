@@ -84,7 +84,7 @@ from workbench.markov._operators import (
 )
 from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere
 from workbench.markov._semigroup import markov_semigroup
-from workbench.markov._stationary import stationary_laws
+from workbench.markov._stationary_laws import stationary_laws
 from workbench.markov._swiss_roll import SwissRoll
 
 __all__ = [
