@@ -2,10 +2,7 @@ r"""The stationary laws of a stack of chains (softmax heads of a layer, say), on
 
 References
 ----------
-W. K. Grassmann, M. I. Taksar and D. P. Heyman, "Regenerative analysis and steady state distributions for
-Markov chains", Operations Research 33 (1985) 1107–1116.
-C. A. O'Cinneide, "Entrywise perturbation theory and error analysis for Markov chains", Numer. Math. 65
-(1993) 109–120.
+Grassmann, Taksar and Heyman (1985); O'Cinneide (1993): the elimination and its entrywise accuracy.
 """
 
 from __future__ import annotations
