@@ -98,6 +98,42 @@ def test_runner_reports_failures_without_raising():
     assert results["t.raises", "numpy"].error.startswith("FloatingPointError: boom")
 
 
+def _killed(rng, scale, backend):
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)  # a worker that dies (out of memory, killed): never a hang
+
+
+def test_rows_on_two_workers_equal_the_serial_rows_in_the_same_order():
+    # Oracle: the serial run.  Each row has its own stream (seeded by the identity's name), so the split changes
+    # nothing but rounding: BLAS runs one thread per worker, and a residual may differ in its last bits (1e-9
+    # relative allowed; pass/fail and the problem sizes must agree exactly).
+    identities = select(discover(), area="expmv")
+    serial = run_checks(identities, seed=3, workers=1)
+    labels = []
+    forked = run_checks(identities, seed=3, workers=2, progress=labels.append)
+    assert [(r.name, r.backend) for r in forked] == [(r.name, r.backend) for r in serial]
+    assert sorted(labels) == sorted(f"{r.name} [{r.backend}]" for r in serial)
+    for a, b in zip(serial, forked, strict=True):
+        assert (a.passed, a.sizes) == (b.passed, b.sizes)
+        assert b.residual == pytest.approx(a.residual, rel=1e-9, abs=1e-300)
+
+
+def test_a_worker_that_dies_fails_its_row_and_the_run_ends():
+    # The broken pool is reported on the rows it takes down, naming the cause; the runner does not raise or hang.
+    broken = [
+        Identity("t.killed", "t", "", "", _derive_nothing, _killed, backends=("numpy",)),
+        Identity("t.wrong", "t", "", "", _derive_false, _wrong, backends=("numpy",)),
+    ]
+    results = {(r.name, r.backend): r for r in run_checks(broken, workers=2)}
+    assert set(results) == {("t.killed", "sympy"), ("t.killed", "numpy"), ("t.wrong", "sympy"), ("t.wrong", "numpy")}
+    killed = results["t.killed", "numpy"]
+    assert not killed.passed and killed.error.startswith("worker died: ")
+    with pytest.raises(ValueError, match=r"workers must be an integer >= 1, got 0"):
+        run_checks(broken, workers=0)
+
+
 def test_runner_rejects_unknown_scale():
     with pytest.raises(ValueError, match=r"scale must be one of 'small', 'large', got 'tiny'"):
         run_checks([], scale="tiny")

@@ -132,7 +132,8 @@ def test_check_hypotheses_refuses_options_that_do_not_apply():
         check=False,
     )
     assert shown.returncode == 2
-    assert "--hypotheses runs the outside cases at their own size on the CPU" in shown.stderr
+    assert "--hypotheses runs the outside cases at their own size on the CPU, one process" in shown.stderr
+    assert "drop --numeric-only, --scale, --device and --workers" in shown.stderr
 
 
 def test_an_outside_case_that_holds_is_a_failing_row_that_says_so():

@@ -21,6 +21,7 @@ sequence (or a callable returning one).  The repository's own
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 import traceback
 import zlib
@@ -547,6 +548,7 @@ def run_checks(
     backends: Sequence[str] = ("numpy",),
     symbolic: bool = True,
     progress: Callable[[str], None] | None = None,
+    workers: int = 1,
 ) -> list[Result]:
     """Run the symbolic derivation and the numeric verifications of ``identities``.
 
@@ -563,13 +565,18 @@ def run_checks(
     symbolic : bool
         Whether to also run ``derive()`` and decide its claims (backend ``"sympy"``).
     progress : callable, optional
-        Called with a label after each task, for progress display.
+        Called with a label after each task, for progress display (in the order tasks finish).
+    workers : int
+        Processes running the tasks (each row is independent: its own random stream, seeded by the identity's
+        name, so the numbers do not depend on the split).  The rows come back in the order of a serial run.  Forked
+        from this process, each with one BLAS and one torch thread; a run on ``torch:cuda`` runs serially (CUDA does
+        not survive a fork), as does a platform without fork.
 
     Returns
     -------
     list of Result
         A failing check, or one that raised, is a ``Result`` with ``passed=False``; the
-        runner itself never raises for a broken identity.
+        runner itself never raises for a broken identity (a worker process that dies fails its row, naming it).
 
     Examples
     --------
@@ -579,19 +586,86 @@ def run_checks(
     """
     check_choice("scale", scale, SCALES)
     seed = check_integer("seed", seed, 0)
-    results = []
+    workers = check_integer("workers", workers, 1)
+    tasks = []
     for identity in _identity_list(identities):
         if symbolic:
-            results.append(_run_symbolic(identity))
+            tasks.append((identity, "sympy"))
+        tasks += [(identity, b) for b in backends if b.split(":", 1)[0] in identity.backends]
+    run = partial(_run_task, seed=seed, scale=scale)
+    serial = workers == 1 or len(tasks) < 2 or any(b.startswith("torch:cuda") for b in backends)
+    if serial or "fork" not in multiprocessing.get_all_start_methods():
+        results = []
+        for task in tasks:
+            results.append(run(task))
             if progress:
-                progress(f"{identity.name} [sympy]")
-        for backend in backends:
-            if backend.split(":", 1)[0] not in identity.backends:
-                continue
-            results.append(_run_numeric(identity, seed, scale, backend))
-            if progress:
-                progress(f"{identity.name} [{backend}]")
+                progress(f"{task[0].name} [{task[1]}]")
+        return results
+    return _run_forked(tasks, run, min(workers, len(tasks)), progress)
+
+
+def _run_task(task: tuple[Identity, str], seed: int, scale: str) -> Result:
+    identity, kind = task
+    return _run_symbolic(identity) if kind == "sympy" else _run_numeric(identity, seed, scale, kind)
+
+
+#: What the forked workers of :func:`_run_forked` run: set before the fork, read by index in the children.
+_FORKED: tuple[list, Callable] | None = None
+
+
+def _one_thread_each() -> None:
+    """In a forked worker: one BLAS thread and one torch thread.
+
+    The workers are the parallelism; and a torch thread pool inherited through fork would wait forever.
+    """
+    import sys
+
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
+def _task_in_worker(index: int) -> Result:
+    tasks, run = _FORKED
+    return run(tasks[index])
+
+
+def _run_forked(tasks: list, run: Callable, workers: int, progress) -> list[Result]:
+    """The tasks' results in their order, from ``workers`` forked processes (the longest-running first)."""
+    global _FORKED
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    results: list[Result | None] = [None] * len(tasks)
+    _FORKED = (tasks, run)
+    context = multiprocessing.get_context("fork")
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_one_thread_each) as pool:
+            futures = {pool.submit(_task_in_worker, i): i for i in _heaviest_first(tasks)}
+            for future in as_completed(futures):
+                index = futures[future]
+                identity, kind = tasks[index]
+                try:
+                    results[index] = future.result()
+                except BrokenProcessPool as exc:  # a worker died (killed, out of memory): its row fails, named
+                    results[index] = Result(identity.name, identity.area, kind, False, error=f"worker died: {exc}")
+                if progress:
+                    progress(f"{identity.name} [{kind}]")
+    finally:
+        _FORKED = None
     return results
+
+
+#: Areas whose rows take seconds (symbolic limits, curvature operators): started first, so that two workers finish
+#: together instead of one waiting on the last long row.
+_HEAVY_AREAS = ("continuum",)
+
+
+def _heaviest_first(tasks: list) -> list[int]:
+    return sorted(range(len(tasks)), key=lambda i: (tasks[i][0].area not in _HEAVY_AREAS, i))
 
 
 def run_outside_cases(

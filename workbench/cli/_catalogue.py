@@ -71,13 +71,31 @@ def _backends_for(device: str) -> list[str]:
     return [b for b in found if b != "torch:cuda"]
 
 
+#: The most processes ``check`` starts by default (each holds numpy, sympy and torch: ~0.3 GB).
+MAX_DEFAULT_WORKERS = 8
+
+
+def default_workers() -> int:
+    """One process per CPU this process may run on, at most :data:`MAX_DEFAULT_WORKERS`."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, MAX_DEFAULT_WORKERS))
+
+
 def _run_with_progress(identities, args, backends, quiet: bool) -> list[Result]:
     if args.hypotheses:
         run, kwargs = run_outside_cases, dict(seed=args.seed)
         total = sum(h.outside is not None for i in identities for h in i.hypotheses)
     else:
         run = run_checks
-        kwargs = dict(seed=args.seed, scale=args.scale, backends=backends, symbolic=not args.numeric_only)
+        kwargs = dict(
+            seed=args.seed,
+            scale=args.scale,
+            backends=backends,
+            symbolic=not args.numeric_only,
+            workers=args.workers or default_workers(),
+        )
         total = sum(
             (0 if args.numeric_only else 1) + sum(b.split(":")[0] in i.backends for b in backends) for i in identities
         )
@@ -139,10 +157,12 @@ def _results_table(results: list[Result], args) -> Table:
 def cmd_check(args: argparse.Namespace) -> int:
     found, unloaded = _catalogue(args)
     identities = select(found, name=args.name, area=args.area)
-    if args.hypotheses and (args.numeric_only or args.scale != "small" or args.device != "cpu"):
+    if args.hypotheses and (
+        args.numeric_only or args.scale != "small" or args.device != "cpu" or args.workers is not None
+    ):
         raise ValueError(
-            "--hypotheses runs the outside cases at their own size on the CPU: "
-            "drop --numeric-only, --scale and --device"
+            "--hypotheses runs the outside cases at their own size on the CPU, one process: "
+            "drop --numeric-only, --scale, --device and --workers"
         )
     backends = _backends_for(args.device)
     try:

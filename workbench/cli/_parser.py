@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_check.add_argument("--numeric-only", action="store_true", help="skip the symbolic derivations")
     p_check.add_argument(
+        "--workers",
+        type=_jobs,
+        help="processes running the rows, an integer >= 1 (default: one per CPU, at most 8; the rows print in the "
+        "same order whatever the number)",
+    )
+    p_check.add_argument(
         "--hypotheses",
         action="store_true",
         help="run each hypothesis's outside case instead: a row passes when the statement fails there as predicted",
