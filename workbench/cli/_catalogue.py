@@ -371,4 +371,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 #: The bench options of the command line: run() keyword -> flag.  A benchmark declares those it takes in OPTIONS.
-_BENCH_OPTIONS = {"max_degree": "--max-degree", "windows": "--windows", "threads": "--threads"}
+_BENCH_OPTIONS = {
+    "max_degree": "--max-degree",
+    "windows": "--windows",
+    "threads": "--threads",
+    "size": "--size",
+    "device": "--device",
+    "out": "--out",
+}

@@ -121,12 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_bench = sub.add_parser("bench", help="a benchmark, as a side-by-side ratio table")
     p_bench.add_argument(
-        "name", help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram, diagnose"
+        "name",
+        help="bch, bch-fusion, exp-markov, rank1, diffusion-map, expmv, transport-gram, diagnose, subspaces, gpu",
     )
     output_options(p_bench, "one row per benchmark row; column table: the table's title")
     p_bench.add_argument("--max-degree", type=int, help="bch: highest degree (default 12)")
     p_bench.add_argument("--windows", type=int, help="diagnose: corpus windows through MiniLM (default 1024)")
     p_bench.add_argument("--threads", type=int, help="diagnose: BLAS and torch threads (default 1)")
+    p_bench.add_argument("--size", choices=("full", "tiny"), help="gpu: problem sizes (default full; tiny: seconds)")
+    p_bench.add_argument("--device", choices=("cuda", "cpu"), help="gpu: where the torch paths run (default cuda)")
+    p_bench.add_argument("--out", help="gpu: a folder to write gpu.json and gpu.md (a section for RESULTS.md) into")
 
     p_diagnose = sub.add_parser("diagnose", help="attention-operator diagnostics of a real model, per layer and head")
     p_diagnose.add_argument("--model", default="minilm", help="the shipped model (minilm: all-MiniLM-L6-v2)")
