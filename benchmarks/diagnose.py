@@ -61,7 +61,7 @@ def _transformers_forward(model_dir: Path, ids: np.ndarray):
     return forward
 
 
-def _gpt2_checkpoint(folder: Path, size: str) -> Path:
+def gpt2_checkpoint(folder: Path, size: str) -> Path:
     """A randomly initialised GPT-2 checkpoint with MiniLM's tokenizer (any tokenizer.json serves the windows)."""
     import shutil
 
@@ -194,7 +194,7 @@ def run(
                 f"{workers} worker processes × {threads} BLAS thread; circuit probe once; records streamed",
             ])  # fmt: skip
         if gpt2_windows:
-            folder = _gpt2_checkpoint(Path(tmp) / "gpt2", gpt2_size)
+            folder = gpt2_checkpoint(Path(tmp) / "gpt2", gpt2_size)
             gpt2 = load_model(folder)
             checkpoint = read_checkpoint(folder)
             parameters = sum(int(np.prod(checkpoint.shape(name))) for name in checkpoint.names)

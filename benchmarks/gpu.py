@@ -154,10 +154,10 @@ def _exp_markov_layer(n: int, device: str, wait, d: int = 64, t: float = 2.0) ->
 
 
 def _diagnose(size: str, device: str, wait, folder: Path) -> dict:
-    from workbench.benchmarks.diagnose import _gpt2_checkpoint
+    from workbench.benchmarks.diagnose import gpt2_checkpoint
     from workbench.models import diagnose_ids, load_model, read_checkpoint
 
-    directory = _gpt2_checkpoint(folder / "gpt2", size)
+    directory = gpt2_checkpoint(folder / "gpt2", size)
     checkpoint = read_checkpoint(directory)
     parameters = sum(int(np.prod(checkpoint.shape(name))) for name in checkpoint.names)
     host = load_model(directory)

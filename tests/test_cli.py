@@ -151,7 +151,7 @@ def test_bench_bch_small_json(tmp_path, monkeypatch):
 def test_bench_unknown_name(capsys):
     assert main(["bench", "nope"]) == 2
     assert (
-        "workbench bench: error: name must be one of bch, bch-fusion, diagnose, diffusion-map, exp-markov, expmv, rank1, subspaces, transport-gram, got 'nope'"
+        "workbench bench: error: name must be one of bch, bch-fusion, diagnose, diffusion-map, exp-markov, expmv, gpu, rank1, subspaces, transport-gram, got 'nope'"
         in capsys.readouterr().err
     )
 
