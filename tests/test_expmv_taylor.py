@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from workbench.backend import to_backend, to_numpy
 from workbench.expmv._linear import as_linear_map
-from workbench.expmv._taylor import expmv_taylor
+from workbench.expmv._taylor import _largest_first, expmv_taylor
 from workbench.expmv._taylor_theta import (
     _THETA_DOUBLE,
     _THETA_SINGLE,
@@ -361,3 +361,15 @@ def test_bad_options(rng):
         expmv_taylor(op, b, math.nan)
     with pytest.raises(ValueError, match="power_norms='exact' needs an explicit operator"):
         expmv_taylor(as_linear_map(Counting(np.eye(3)).operator), b, 1.0, power_norms="exact")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=45),
+)
+def test_largest_first_is_the_head_of_the_stable_descending_sort(values, k):
+    # Oracle: np.argsort(-h, kind="stable")[:k], which the norm estimator used before (it sorted all n entries);
+    # many ties (a handful of distinct values), so the tie rule — lowest index first — is what is tested.
+    h = np.array(values)
+    np.testing.assert_array_equal(_largest_first(h, k)[:k], np.argsort(-h, kind="stable")[:k])

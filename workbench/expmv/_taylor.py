@@ -181,7 +181,7 @@ def _one_norm_estimate(shifted: _Shifted, p: int, reference, *, columns: int = 2
         h = to_numpy(xp.max(xp.abs(z), axis=1))
         if it > 0 and h.max() <= h[best]:
             break
-        index = [int(i) for i in np.argsort(-h, kind="stable") if int(i) not in used][:columns]
+        index = [i for i in _largest_first(h, columns + len(used)).tolist() if i not in used][:columns]
         if not index:
             break
         used.update(index)
@@ -189,6 +189,21 @@ def _one_norm_estimate(shifted: _Shifted, p: int, reference, *, columns: int = 2
         unit[index, np.arange(len(index))] = 1.0
         x = like(unit, reference)
     return estimate
+
+
+def _largest_first(h: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` of ``np.argsort(-h, kind="stable")`` (largest first, ties by index) without sorting all of h.
+
+    At n = 10⁵ the whole stable sort and a Python pass over it took a fifth of a Taylor run's time.
+    """
+    n = h.size
+    if k >= n:
+        return np.argsort(-h, kind="stable")
+    kth = np.partition(h, n - k)[n - k]  # the k-th largest value
+    above = np.flatnonzero(h > kth)
+    ties = np.flatnonzero(h == kth)[: k - above.size]  # the lowest indices among the ties, as the stable sort
+    chosen = np.concatenate([above, ties])
+    return chosen[np.lexsort((chosen, -h[chosen]))]
 
 
 def _power_norms(shifted: _Shifted, powers, how: str, reference) -> dict[int, float]:
