@@ -125,3 +125,24 @@ def test_a_kronecker_sum_is_exponentiated_on_its_factors(rng):
     assert info["method"] == "kronecker"
     dense = np.kron(a, np.eye(5)) + np.kron(np.eye(6), b)
     np.testing.assert_allclose(y, scipy.linalg.expm(0.8 * dense) @ v, rtol=1e-12, atol=1e-13)
+
+
+def test_the_sums_test_never_calls_a_symmetric_sparse_matrix_asymmetric():
+    # is_symmetric first compares row and column sums (no A − Aᵀ formed); the two sums of an exactly symmetric
+    # matrix are the same numbers added in another order, so their rounding is allowed for.  Oracle: the
+    # construction (X + Xᵀ is exactly symmetric), and a one-entry change of 1e-9 relative that must be seen.
+    import scipy.sparse
+
+    from workbench.expmv._linear import as_linear_map
+
+    rng = np.random.default_rng(5)
+    x = scipy.sparse.random_array((300, 300), density=0.3, rng=rng, format="csr")
+    x.data *= 10.0 ** rng.uniform(-8, 8, x.nnz)  # magnitudes over 16 decades: sums that round differently
+    symmetric = (x + x.T).tocsr()
+    for rtol in (0.0, 1e-15, 1e-12):
+        assert as_linear_map(symmetric).is_symmetric(rtol)
+        assert not as_linear_map(symmetric).surely_asymmetric(rtol)
+    broken = symmetric.tolil()
+    i, j = map(int, np.argwhere(symmetric.toarray() == abs(symmetric).max())[0])
+    broken[i, j] *= 1 + 1e-9
+    assert not as_linear_map(broken.tocsr()).is_symmetric(1e-12)
