@@ -239,6 +239,7 @@ METHOD_CASES = [
     Case("workbench.expmv.LinearMap.astype", lambda: ((expmv.as_linear_map(_G.copy()), "float32"), {})),
     Case("workbench.expmv.LinearMap.astype", lambda: ((expmv.as_linear_map(torch.as_tensor(_G)), "complex128"), {})),
     Case("workbench.expmv.LinearMap.is_symmetric", lambda: ((expmv.as_linear_map(_L.copy()),), {"rtol": 1e-12})),
+    Case("workbench.expmv.LinearMap.surely_asymmetric", lambda: ((expmv.as_linear_map(_L.copy()),), {"rtol": 1e-12})),
     Case(
         "workbench.expmv.LinearMap.is_markov_generator",
         lambda: ((expmv.as_linear_map(scipy.sparse.csr_array(_Q)),), {"atol": 1e-10}),

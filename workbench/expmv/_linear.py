@@ -469,6 +469,7 @@ class LinearMap:
         rounding of the two sums, at most :math:`2c_i^2u\max|a|`, allowed on top: a symmetric matrix is never
         called asymmetric, whatever ``rtol``.
         """
+        rtol = check_in_range("rtol", rtol, 0.0)
         if self.n == 0:
             return False
         if self.kind == "dense":
