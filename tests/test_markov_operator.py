@@ -177,6 +177,50 @@ def test_sparse_shift_invert_spectrum_matches_dense_eigh(rng):
     np.testing.assert_allclose(np.abs(np.diag(overlap)), 1.0, atol=1e-8)
 
 
+def test_knn_spectrum_matches_dense_eigh_and_scipys_own_shift_invert():
+    # Two oracles for the symmetric factorisation behind the sparse spectrum: dense eigh of the same symmetric
+    # conjugate, and scipy's eigsh with its own (pivoting, COLAMD-ordered) shift-invert factorisation.  A 15-NN
+    # Swiss roll clusters ten eigenvalues within 3e-3 of 1, the case shift-invert is for.  Tolerances: eigenvalues
+    # 1e-12 (Lanczos to 1e-10 relative on (μ − σ)⁻¹ ≈ 10³…10⁶, i.e. far below 1e-12 on μ), eigenvector spans 1e-8
+    # (the gaps between the top eigenvalues are ~1e-4, and Lanczos' tolerance is 1e-10).
+    import scipy.linalg
+    from scipy.sparse.linalg import eigsh
+
+    from workbench.markov import SwissRoll
+    from workbench.markov._sparse_spectrum import SHIFT
+
+    op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=3), k=15)
+    spectrum = op.spectrum(10)
+    mu, psi = to_numpy(spectrum.values), to_numpy(spectrum.vectors)
+    root = np.sqrt(to_numpy(op.stationary))
+    s = root[:, None] * op.P.toarray() / root[None, :]
+    dense = scipy.linalg.eigh(0.5 * (s + s.T), eigvals_only=True)[::-1][:10]
+    np.testing.assert_allclose(mu, dense, rtol=0, atol=1e-12)
+    theirs, vectors = eigsh(scipy.sparse.csr_array(0.5 * (s + s.T)), k=10, sigma=SHIFT, which="LM", tol=1e-12)
+    np.testing.assert_allclose(mu, np.sort(theirs)[::-1], rtol=0, atol=1e-12)
+    ours = psi * root[:, None]  # back to the orthonormal eigenvectors of S
+    singular = np.linalg.svd(ours.T @ vectors, compute_uv=False)
+    assert singular.min() > 1 - 1e-8  # the same 10-dimensional span
+    assert np.all(np.diff(mu) <= 0) and np.isclose(mu[0], 1.0, rtol=0, atol=1e-13)
+
+
+def test_sparse_diagonal_scalings_keep_the_pattern_and_equal_the_matrix_products(rng):
+    # Oracle: the products with diags_array.  Explicit zeros (underflowed kernel weights) stay stored, so the
+    # pattern of P is the neighbour graph.
+    from workbench.markov._matrices import scale_columns, scale_rows
+
+    dense = rng.random((7, 7)) * (rng.random((7, 7)) < 0.5)
+    matrix = scipy.sparse.csr_array(dense)
+    matrix.data[0] = 0.0  # an explicit zero
+    before = matrix.copy()
+    d = rng.random(7) + 0.5
+    rows, cols = scale_rows(d, matrix), scale_columns(matrix, d)
+    np.testing.assert_array_equal(rows.toarray(), (scipy.sparse.diags_array(d) @ matrix).toarray())
+    np.testing.assert_array_equal(cols.toarray(), (matrix @ scipy.sparse.diags_array(d)).toarray())
+    assert rows.nnz == cols.nnz == matrix.nnz
+    np.testing.assert_array_equal(matrix.data, before.data)  # the argument is not scaled in place
+
+
 def test_nonreversible_spectrum_satisfies_the_eigen_equation(rng):
     P = random_stochastic(rng, 15)
     spectrum = MarkovOperator(P).spectrum(4)

@@ -38,6 +38,7 @@ from workbench.markov._matrices import (
     validated_kernel,
 )
 from workbench.markov._nystrom import cross_kernel, drop_coincident
+from workbench.markov._sparse_spectrum import top_eigenpairs
 from workbench.markov._stationary import closed_classes, gth_stationary
 from workbench.memory import check_memory
 from workbench.validation import (
@@ -480,7 +481,8 @@ class MarkovOperator:
 
         Reversible operators use the symmetric conjugate :math:`S = \Pi^{1/2}\mathsf P\Pi^{-1/2}`
         (:math:`Su = \mu u \Rightarrow \psi = \Pi^{-1/2}u`): dense ``eigh``, or for sparse
-        operators shift-invert Lanczos at :math:`\sigma = 1 + 10^{-6}` (plain Lanczos stalls on the
+        operators shift-invert Lanczos at :math:`\sigma = 1 + 10^{-6}` on a symmetric factorisation of
+        :math:`S - \sigma I` (plain Lanczos stalls on the
         clustered top of a diffusion spectrum).  Eigenvectors are :math:`\pi`-orthonormal, with the
         sign making each one's largest-magnitude entry positive.  Non-reversible operators return
         complex pairs ordered by decreasing real part, each of unit :math:`\pi`-norm.
@@ -511,12 +513,8 @@ class MarkovOperator:
             if self.is_sparse and (self.n <= DENSE_EIGEN_LIMIT or 2 * count >= self.n):
                 s = s.toarray()  # Lanczos cannot return (nearly) all eigenpairs; dense eigh is exact and cheap here
             if is_sparse(s):
-                from scipy.sparse.linalg import eigsh
-
                 v0 = np.sqrt(to_numpy(self.stationary))  # the top eigenvector: Lanczos starts next to it
-                # tol 1e-10 (not machine precision): eigenvalues still agree with dense eigh to ~1e-15,
-                # eigenvectors to ~1e-10, with ~20% fewer shift-invert solves.
-                mu, u = eigsh(s, k=count, sigma=1.0 + 1e-6, which="LM", v0=v0, tol=1e-10)
+                mu, u = top_eigenpairs(s, count, v0)
             elif array_api_compat.is_torch_array(s):
                 import torch
 
