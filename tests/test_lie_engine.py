@@ -112,6 +112,30 @@ def test_the_kernel_refuses_inconsistent_buffers():
         _lyndon_kernel.lyndon_words(0, 10, 5)
 
 
+def test_a_series_held_as_levels_reads_as_its_dict():
+    # bch keeps integer levels and builds {word: Fraction} on the first read of .coordinates; the series must be
+    # indistinguishable from one made with the dict.  Oracle: the levels' own coordinates, and an eager LieSeries.
+    import dataclasses
+    import pickle
+
+    from workbench.lie._series import DeferredCoordinates
+
+    series = lie.bch(9)
+    assert isinstance(vars(series)["_coordinates"], DeferredCoordinates)  # nothing built yet
+    expected = {}
+    for level in increasing_log_levels(2, 9):
+        expected.update(level.coordinates(2))
+    eager = lie.LieSeries("bch", 2, 9, expected, factors=series.factors)
+    assert type(series.coordinates) is dict and series.coordinates == expected
+    assert vars(series)["_coordinates"] is series.coordinates  # built once, then kept
+    assert series == eager and repr(series) == repr(eager) and lie.bch(9) == eager
+    assert pickle.loads(pickle.dumps(lie.bch(9))) == eager
+    assert dataclasses.replace(lie.bch(9), name="x").coordinates == expected
+    assert [f.name for f in dataclasses.fields(series)] == [f.name for f in dataclasses.fields(eager)]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        series.coordinates = {}
+
+
 @pytest.mark.parametrize(("n_letters", "top"), [(1, 3), (2, 14), (3, 8), (26, 3)])
 def test_lyndon_words_in_c_equal_duvals_generation_in_python(n_letters, top):
     for degree in range(1, top + 1):

@@ -24,7 +24,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterator
 from fractions import Fraction
-from functools import cache
+from functools import cache, partial
 from typing import NamedTuple
 
 from workbench.lie._budget import (
@@ -49,7 +49,7 @@ from workbench.lie._fast import (
     solve_level,
 )
 from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
-from workbench.lie._series import LieSeries
+from workbench.lie._series import DeferredCoordinates, LieSeries
 from workbench.lie._words import lyndon_words
 
 __all__ = ["Cost", "bch", "bch_cost", "bch_many", "commutator_log", "hausdorff", "log_of_exponentials", "symmetric_bch"]
@@ -147,11 +147,11 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
         check_increasing_log(degree, n_letters, name)
     else:
         check_budget("degree", degree, name, generic_log_seconds, n_letters, len(factors))
+    if increasing:  # kept as exact integer levels; the {word: Fraction} dict is built when it is first read
+        levels = tuple(increasing_log_levels(n_letters, degree))
+        deferred = DeferredCoordinates(partial(levels_coordinates, n_letters, levels))
+        return LieSeries(name, n_letters, degree, deferred, factors=factors)
     coordinates: dict[Word, Fraction] = {}
-    if increasing:
-        for level in increasing_log_levels(n_letters, degree):
-            coordinates.update(level.coordinates(n_letters))
-        return LieSeries(name, n_letters, degree, coordinates, factors=factors)
     for d in range(1, degree + 1):
         values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
         coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
@@ -214,6 +214,14 @@ def increasing_log_levels(n_letters: int, degree: int) -> Iterator[Level]:
         if n_letters == 2:
             levels.append(level)
         yield level
+
+
+def levels_coordinates(n_letters: int, levels: tuple[Level, ...]) -> dict[Word, Fraction]:
+    """The ``{Lyndon word: Fraction}`` dict of a series held as levels (one per degree, increasing)."""
+    coordinates: dict[Word, Fraction] = {}
+    for level in levels:
+        coordinates.update(level.coordinates(n_letters))
+    return coordinates
 
 
 def bch(degree: int) -> LieSeries:

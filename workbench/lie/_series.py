@@ -33,6 +33,35 @@ from workbench.validation import as_array, check_finite_output, check_square
 __all__ = ["LieSeries"]
 
 
+class DeferredCoordinates:
+    """Coordinates not built yet (package-internal): ``build()`` returns the ``{word: Fraction}`` dict.
+
+    The BCH family holds its result as exact integer levels (a few bytes per term) and passes one of these
+    instead of the dict; :attr:`LieSeries.coordinates` builds the dict on its first read and keeps it.
+    """
+
+    __slots__ = ("build",)
+
+    def __init__(self, build):
+        self.build = build
+
+
+class _CoordinatesField:
+    # The `coordinates` field of LieSeries: the dict, or a DeferredCoordinates built into the dict on first read.
+    # The generated __init__ and __eq__ reach it by name, so a series behaves as if the dict had been passed.
+
+    def __get__(self, series, owner=None):
+        if series is None:
+            raise AttributeError("coordinates")
+        value = series.__dict__["_coordinates"]
+        if isinstance(value, DeferredCoordinates):
+            value = series.__dict__["_coordinates"] = value.build()
+        return value
+
+    def __set__(self, series, value):
+        series.__dict__["_coordinates"] = value
+
+
 @dataclass(frozen=True)
 class LieSeries:
     """A truncated Lie series, stored by its exact Lyndon-basis coordinates.
@@ -46,7 +75,8 @@ class LieSeries:
     degree : int
         Truncation degree: every term of degree ≤ ``degree`` is exact and present.
     coordinates : dict
-        ``{Lyndon word: Fraction}``.
+        ``{Lyndon word: Fraction}``.  The BCH family keeps its exact integer levels instead and builds this dict
+        on its first read (then keeps it); the series behaves as if the dict had been passed.
 
     Examples
     --------
@@ -215,6 +245,15 @@ class LieSeries:
                 RuntimeWarning,
                 stacklevel=2,
             )
+
+    def __getstate__(self):
+        # pickled with its dict of coordinates (a deferred build may hold what cannot be pickled)
+        return {**self.__dict__, "_coordinates": self.coordinates}
+
+
+# After the dataclass is made: its field `coordinates` (required, not in the repr) keeps its generated __init__,
+# __eq__ and fields(); only the storage goes through the descriptor.
+LieSeries.coordinates = _CoordinatesField()
 
 
 def _render(terms, coefficient, bracket, zero: str) -> str:
