@@ -112,6 +112,41 @@ def test_the_kernel_refuses_inconsistent_buffers():
         _lyndon_kernel.lyndon_words(0, 10, 5)
 
 
+@pytest.mark.skipif(not _fast.kernel_available(), reason="no compiled kernel")
+@pytest.mark.parametrize(("n_letters", "top"), [(2, 19), (3, 9), (4, 6), (7, 4)])
+def test_goldberg_right_sides_in_c_equal_the_python_run_groups(n_letters, top):
+    # Oracle: the run-group products in Python integers (increasing_product_log_numerators, itself checked against
+    # the word-by-word Goldberg sum in test_lie.py).  The same numerators over the same reduced denominator: equality.
+    for degree in range(1, top + 1):
+        (hi, lo), denominator = _fast.increasing_log_rhs(n_letters, degree)
+        numerators, expected = _fast.increasing_product_log_numerators(n_letters, degree)
+        assert denominator == expected, (n_letters, degree)
+        assert ((hi.astype(object) << 64) + lo.astype(object)).tolist() == numerators.tolist(), (n_letters, degree)
+
+
+def test_right_sides_the_kernel_cannot_hold_take_the_python_path(monkeypatch):
+    # A kernel that reports an overflow (status 2) or bad input (3) for the right sides: the level is then solved
+    # from the Python-integer right sides, with the same result (the solve itself still on the kernel if built).
+    expected = {d: _fast.increasing_log_level(3, d) for d in range(1, 8)}
+
+    class Refusing:
+        def __init__(self, kernel, status):
+            self.kernel, self.status = kernel, status
+
+        def goldberg_rhs(self, *args):
+            return self.status, 0, 0
+
+        def solve_block(self, *args):
+            return self.kernel.solve_block(*args)
+
+    for status in (2, 3):
+        monkeypatch.setattr(_fast, "_kernel", Refusing(_fast._kernel, status) if _fast._kernel else None)
+        assert _fast.increasing_log_rhs(3, 5) is None
+        for d, level in expected.items():
+            assert _fast.increasing_log_level(3, d).coordinates(3) == level.coordinates(3)
+        monkeypatch.undo()
+
+
 def test_a_series_held_as_levels_reads_as_its_dict():
     # bch keeps integer levels and builds {word: Fraction} on the first read of .coordinates; the series must be
     # indistinguishable from one made with the dict.  Oracle: the levels' own coordinates, and an eager LieSeries.

@@ -43,10 +43,9 @@ from workbench.lie._fast import (
     KERNEL_MAX_DEGREE,
     Level,
     bch_even_level,
-    increasing_product_log_numerators,
+    increasing_log_level,
     kernel_available,
     lyndon_coordinates_from_values,
-    solve_level,
 )
 from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
 from workbench.lie._series import DeferredCoordinates, LieSeries
@@ -210,7 +209,7 @@ def increasing_log_levels(n_letters: int, degree: int) -> Iterator[Level]:
         if n_letters == 2 and d % 2 == 0:
             level = bch_even_level(levels, d)
         else:
-            level = solve_level(n_letters, d, *increasing_product_log_numerators(n_letters, d))
+            level = increasing_log_level(n_letters, d)
         if n_letters == 2:
             levels.append(level)
         yield level

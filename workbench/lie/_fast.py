@@ -13,9 +13,11 @@ Three steps give :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` in the Lyndon basis, o
    shared straight-line programme over the reachable ``(word, offset)`` nodes.
 3. **Exact forward substitution** over the common denominator (:func:`solve_level`).
 
-Steps 2 and 3 run in the compiled kernel (``_lyndon_kernel.c``): per target word only the prefix of the
-programme its columns need, eight targets per vector, 128-bit integers with overflow checks, the blocks of a
-degree on threads.  Where the kernel is not built (or reports an overflow) the same system is solved here:
+All three run in the compiled kernel (``_lyndon_kernel.c``) where it is built: step 1 word by word, the
+product of the runs' polynomials shared with the previous word's runs (:func:`increasing_log_rhs`); steps 2 and 3
+per target word on only the prefix of the programme its columns need, eight targets per vector, the blocks of a
+degree on threads; 128-bit integers with overflow checks throughout.  Where the kernel is not built (or reports an
+overflow) the same numbers come from here: step 1 by the multiset groups above, and the system solved with
 the programme vectorised over targets with numpy (:func:`lyndon_triangular_blocks`, also the tests' oracle for
 the kernel) and forward substitution in Python integers.  A degree is carried as a :class:`Level` (positions,
 integer numerators, one denominator), a few bytes per term; Fractions are made only for the caller.
@@ -447,22 +449,66 @@ def lyndon_coordinates_from_numerators(
     return solve_level(n_letters, degree, numerators, denominator).coordinates(n_letters)
 
 
-def solve_level(n_letters: int, degree: int, numerators: np.ndarray, denominator: int) -> Level:
-    """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``."""
-    solution = np.zeros(len(numerators), dtype=object)
-    if numerators.any():
+def increasing_log_rhs(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, np.ndarray], int] | None:
+    """:func:`increasing_product_log_numerators` by the compiled kernel, as 128-bit numerators ``(hi, lo)``.
+
+    The same coefficients over the same (reduced) denominator: the kernel runs the segmentation sum of each
+    Lyndon word as a product of run polynomials (prefixes of consecutive words shared) in 128-bit integers.
+    ``None`` where the kernel is not built or a number does not fit in 128 bits (the caller then takes the
+    Python-integer path, exact at any size).
+    """
+    if _kernel is None or degree > KERNEL_MAX_DEGREE or n_letters > 255:
+        return None
+    words = lyndon_word_array(n_letters, degree)
+    hi, lo = np.empty(len(words), dtype=np.int64), np.empty(len(words), dtype=np.uint64)
+    status, denominator_hi, denominator_lo = _kernel.goldberg_rhs(degree, n_letters, words, hi, lo)
+    if status == 1:
+        raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
+    if status:
+        return None
+    return (hi, lo), (denominator_hi << 64) + denominator_lo
+
+
+def increasing_log_level(n_letters: int, degree: int) -> Level:
+    r"""Degree ``degree`` of :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` as a :class:`Level`, by Goldberg's sums."""
+    rhs = increasing_log_rhs(n_letters, degree)
+    if rhs is None:
+        return solve_level(n_letters, degree, *increasing_product_log_numerators(n_letters, degree))
+    return solve_level(n_letters, degree, *rhs)
+
+
+def solve_level(n_letters: int, degree: int, numerators, denominator: int) -> Level:
+    """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``.
+
+    ``numerators`` is an object array of Python ints, or a pair ``(hi, lo)`` of int64 and uint64 arrays holding
+    128-bit integers ``hi·2⁶⁴ + lo`` (the kernel's right sides).
+    """
+    if isinstance(numerators, tuple):
+        hi, lo = numerators
+        nonzero = (hi != 0) | (lo != 0)
+
+        def solve(members):
+            return _solve_block_128(n_letters, degree, members, hi[members], lo[members])
+
+    else:
+        nonzero = numerators != 0
+
+        def solve(members):
+            return _solve_block(n_letters, degree, members, numerators[members])
+
+    solution = np.zeros(len(nonzero), dtype=object)
+    if nonzero.any():
         blocks = [np.asarray(members) for _, members in multidegree_blocks(n_letters, degree)]
-        blocks = [m for m in blocks if numerators[m].any()]  # a zero right side has the zero solution
-        workers = min(solver_threads(), len(blocks)) if _kernel is not None and len(numerators) >= PARALLEL_FROM else 1
+        blocks = [m for m in blocks if nonzero[m].any()]  # a zero right side has the zero solution
+        workers = min(solver_threads(), len(blocks)) if _kernel is not None and len(nonzero) >= PARALLEL_FROM else 1
         if workers > 1:  # the kernel releases the GIL: blocks are independent, largest first
             blocks.sort(key=len, reverse=True)
             with ThreadPoolExecutor(workers) as pool:
-                solved = pool.map(lambda m: _solve_block(n_letters, degree, m, numerators[m]), blocks)
-                for members, values in zip(blocks, solved, strict=True):
+                for members, values in zip(blocks, pool.map(solve, blocks), strict=True):
                     solution[members] = values
         else:
             for members in blocks:
-                solution[members] = _solve_block(n_letters, degree, members, numerators[members])
+                solution[members] = solve(members)
     return Level.from_solution(degree, solution, denominator)
 
 
@@ -483,18 +529,24 @@ def solver_threads() -> int:
 def _solve_block(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     # One multidegree block: the compiled kernel when it is built and the numbers fit in 128 bits (it
     # reports an overflow instead of wrapping), otherwise exact forward substitution in Python integers.
-    if _kernel is not None and degree <= KERNEL_MAX_DEGREE and n_letters <= KERNEL_MAX_LETTERS.get(degree, 0):
-        if max(abs(int(v)) for v in rhs).bit_length() < 127:
-            words = np.ascontiguousarray(lyndon_word_array(n_letters, degree)[members])
-            hi, lo = (rhs >> 64).astype(np.int64), (rhs & MASK64).astype(np.uint64)
-            out_hi, out_lo = np.empty_like(hi), np.empty_like(lo)
-            status, _ = _kernel.solve_block(degree, n_letters, words, hi, lo, out_hi, out_lo)
-            if status == 1:
-                raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
-            if status == 0:
-                return (out_hi.astype(object) << 64) + out_lo.astype(object)
-            # status 2: a 128-bit overflow; the Python-integer solve below is exact at any size
+    if _kernel is not None and max(abs(int(v)) for v in rhs).bit_length() < 127:
+        hi, lo = (rhs >> 64).astype(np.int64), (rhs & MASK64).astype(np.uint64)
+        return _solve_block_128(n_letters, degree, members, hi, lo)
     return _solve_block_python(n_letters, degree, members, rhs)
+
+
+def _solve_block_128(n_letters: int, degree: int, members: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    # _solve_block for a right side of 128-bit integers hi·2⁶⁴ + lo.
+    if _kernel is not None and degree <= KERNEL_MAX_DEGREE and n_letters <= KERNEL_MAX_LETTERS.get(degree, 0):
+        words = np.ascontiguousarray(lyndon_word_array(n_letters, degree)[members])
+        out_hi, out_lo = np.empty_like(hi), np.empty_like(lo)
+        status, _ = _kernel.solve_block(degree, n_letters, words, hi, lo, out_hi, out_lo)
+        if status == 1:
+            raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
+        if status == 0:
+            return (out_hi.astype(object) << 64) + out_lo.astype(object)
+        # status 2: a 128-bit overflow; the Python-integer solve below is exact at any size
+    return _solve_block_python(n_letters, degree, members, (hi.astype(object) << 64) + lo.astype(object))
 
 
 def _solve_block_python(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:

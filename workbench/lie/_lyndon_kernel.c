@@ -38,6 +38,7 @@
 #define LANES 8
 typedef int32_t lanes_t __attribute__((vector_size(4 * LANES)));
 typedef __int128 i128;
+typedef unsigned __int128 u128;
 
 enum { OK = 0, NO_MEMORY = 1, OVERFLOW = 2, BAD_INPUT = 3 };
 
@@ -322,6 +323,146 @@ static Py_ssize_t lyndon_words(int n_letters, int n, uint8_t *out, Py_ssize_t ro
     return count;
 }
 
+/* ---- Goldberg's coefficients: the right sides ----------------------------------------------------------- */
+
+/* The coefficient of a word w in log(e^{X_0} ... e^{X_{r-1}}) is sum_k (-1)^{k+1}/k sum over segmentations of w
+ * into k blocks of prod_blocks E(block), where E(u) = 1/prod_l c_l(u)! if u is nondecreasing (c_l its letter
+ * counts) and 0 otherwise (Goldberg 1956).  Blocks never cross a descent, so the generating polynomial in k is
+ * the product over the maximal nondecreasing runs of w of one polynomial per run.  Scaled by the run's length
+ * L, R(x) = sum_k x^k L! sum_{segmentations of the run into k blocks} prod E(block) has integer coefficients
+ * (each block contributes a binomial times a multinomial), and with D = lcm(1..n) n! the integer
+ *
+ *     N_w = (n! / prod_runs L!) sum_k (-1)^{k+1} (lcm(1..n) / k) [x^k] prod_runs R(x)
+ *
+ * is D times the coefficient.  Everything is 128-bit with overflow checks; the N_w and D of one degree are
+ * returned divided by their common gcd. */
+
+static i128 factorial128[34];
+
+static void init_factorials(void) {
+    if (factorial128[0]) return;
+    factorial128[0] = 1;
+    for (int i = 1; i < 34; i++) factorial128[i] = factorial128[i - 1] * i; /* 33! < 2^127 */
+}
+
+/* R(x) of the nondecreasing run (letters run[0..L-1]): out[0..L]; returns OK or OVERFLOW. */
+static int run_polynomial(int n_letters, const uint8_t *run, int L, i128 *out) {
+    i128 ways[32][33];
+    int counts[256];
+    memset(ways, 0, sizeof(ways));
+    ways[0][0] = 1;
+    for (int j = 1; j <= L; j++) {
+        for (int i = 0; i < j; i++) {
+            /* block run[i:j]: weight C(j, i) (j - i)! / prod c! = j! / (i! prod c!) */
+            memset(counts, 0, sizeof(int) * (size_t)n_letters);
+            for (int t = i; t < j; t++) counts[run[t]]++;
+            i128 weight = factorial128[j] / factorial128[i];
+            for (int l = 0; l < n_letters; l++) weight /= factorial128[counts[l]];
+            for (int k = 0; k <= i; k++) {
+                i128 term;
+                if (!ways[i][k]) continue;
+                if (__builtin_mul_overflow(ways[i][k], weight, &term) ||
+                    __builtin_add_overflow(ways[j][k + 1], term, &ways[j][k + 1]))
+                    return OVERFLOW;
+            }
+        }
+    }
+    for (int k = 0; k <= L; k++) out[k] = ways[L][k];
+    return OK;
+}
+
+static u128 gcd128(u128 a, u128 b) {
+    while (b) {
+        u128 t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static int goldberg_rhs(int n, int n_letters, Py_ssize_t m, const uint8_t *words, int64_t *out_hi, uint64_t *out_lo,
+                        i128 *denominator, i128 *cache) {
+    if (n < 1 || n > 31 || n_letters < 1 || n_letters > 255 || m < 0) return BAD_INPUT;
+    init_factorials();
+    i128 lcm = 1;
+    for (int k = 2; k <= n; k++) lcm = lcm / (i128)gcd128((u128)lcm, (u128)k) * k;
+    i128 D;
+    if (__builtin_mul_overflow(lcm, factorial128[n], &D)) return OVERFLOW;
+    /* products[r] = prod of the first r runs' polynomials (degree <= n); shared with the previous word */
+    i128 products[33][33];
+    int run_end[33], runs = 0, run_scale_len[33];
+    const uint8_t *previous = NULL;
+    u128 g = (u128)D;
+    memset(products, 0, sizeof(products));
+    products[0][0] = 1;
+    for (Py_ssize_t t = 0; t < m; t++) {
+        const uint8_t *w = words + (size_t)t * n;
+        for (int i = 0; i < n; i++)
+            if (w[i] >= n_letters) return BAD_INPUT;
+        int p = 0; /* common prefix with the previous word */
+        if (previous)
+            while (p < n && previous[p] == w[p]) p++;
+        int keep = 0; /* runs ending (at a descent) strictly inside the common prefix are unchanged */
+        while (keep < runs && run_end[keep] < p) keep++;
+        runs = keep;
+        int start = runs ? run_end[runs - 1] : 0;
+        while (start < n) {
+            int end = start + 1;
+            while (end < n && w[end - 1] <= w[end]) end++;
+            i128 own[33], *poly = own;
+            if (cache) { /* two letters: a run is A^a B^b, its polynomial computed once per (a, b) */
+                int a = 0;
+                while (start + a < end && w[start + a] == 0) a++;
+                poly = cache + (size_t)(a * 32 + (end - start - a)) * 33;
+                if (!poly[0] && !poly[end - start]) { /* R(x) has x^L coefficient L! != 0 once computed */
+                    int status = run_polynomial(n_letters, w + start, end - start, poly);
+                    if (status) return status;
+                }
+            } else {
+                int status = run_polynomial(n_letters, w + start, end - start, own);
+                if (status) return status;
+            }
+            int top = start; /* degree of products[runs] */
+            memset(products[runs + 1], 0, sizeof(products[0]));
+            for (int a = 0; a <= top; a++) {
+                if (!products[runs][a]) continue;
+                for (int b = 0; b <= end - start; b++) {
+                    i128 term;
+                    if (!poly[b]) continue;
+                    if (__builtin_mul_overflow(products[runs][a], poly[b], &term) ||
+                        __builtin_add_overflow(products[runs + 1][a + b], term, &products[runs + 1][a + b]))
+                        return OVERFLOW;
+                }
+            }
+            run_end[runs] = end < n ? end : n + 1; /* the last run is never shared */
+            run_scale_len[runs] = end - start;
+            runs++;
+            start = end;
+        }
+        i128 sum = 0, term, scale = factorial128[n];
+        for (int r = 0; r < runs; r++) scale /= factorial128[run_scale_len[r]];
+        for (int k = 1; k <= n; k++) {
+            if (!products[runs][k]) continue;
+            if (__builtin_mul_overflow(products[runs][k], lcm / k, &term)) return OVERFLOW;
+            if (k % 2 ? __builtin_add_overflow(sum, term, &sum) : __builtin_sub_overflow(sum, term, &sum))
+                return OVERFLOW;
+        }
+        if (__builtin_mul_overflow(sum, scale, &sum)) return OVERFLOW;
+        out_hi[t] = (int64_t)(sum >> 64);
+        out_lo[t] = (uint64_t)sum;
+        if (g != 1) g = gcd128(g, (u128)(sum < 0 ? -sum : sum));
+        previous = w;
+    }
+    for (Py_ssize_t t = 0; t < m; t++) {
+        i128 v = ((i128)out_hi[t] << 64) | (i128)out_lo[t];
+        v /= (i128)g;
+        out_hi[t] = (int64_t)(v >> 64);
+        out_lo[t] = (uint64_t)v;
+    }
+    *denominator = D / (i128)g;
+    return OK;
+}
+
 /* ---- Python binding ---------------------------------------------------------------------------------------- */
 
 static PyObject *py_lyndon_words(PyObject *self, PyObject *args) {
@@ -373,7 +514,33 @@ static PyObject *py_solve_block(PyObject *self, PyObject *args) {
     return Py_BuildValue("iL", status, (long long)n_nodes);
 }
 
+static PyObject *py_goldberg_rhs(PyObject *self, PyObject *args) {
+    (void)self;
+    int n, n_letters;
+    Py_buffer words, out_hi, out_lo;
+    if (!PyArg_ParseTuple(args, "iiy*w*w*", &n, &n_letters, &words, &out_hi, &out_lo)) return NULL;
+    Py_ssize_t m = out_hi.len / 8;
+    int status = BAD_INPUT;
+    i128 denominator = 0;
+    if (n > 0 && words.len == m * n && out_lo.len == m * 8) {
+        Py_BEGIN_ALLOW_THREADS
+        i128 *cache = n_letters == 2 ? calloc(32 * 32 * 33, sizeof(i128)) : NULL;
+        status = n_letters == 2 && !cache ? NO_MEMORY
+                                          : goldberg_rhs(n, n_letters, m, words.buf, out_hi.buf, out_lo.buf, &denominator, cache);
+        free(cache);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&out_hi);
+    PyBuffer_Release(&out_lo);
+    return Py_BuildValue("iLK", status, (long long)(denominator >> 64), (unsigned long long)(uint64_t)denominator);
+}
+
 static PyMethodDef methods[] = {
+    {"goldberg_rhs", py_goldberg_rhs, METH_VARARGS,
+     "goldberg_rhs(n, n_letters, words, out_hi, out_lo) -> (status, den_hi, den_lo): Goldberg's coefficients of "
+     "the Lyndon words of length n in log(e^{X_0} ... e^{X_{r-1}}) as 128-bit numerators over one denominator, "
+     "both divided by their gcd; status 0 ok, 2 a 128-bit overflow, 3 bad input."},
     {"solve_block", py_solve_block, METH_VARARGS,
      "solve_block(n, n_letters, words, rhs_hi, rhs_lo, out_hi, out_lo) -> (status, nodes): one block's exact "
      "forward substitution; status 0 ok, 1 out of memory, 2 a 128-bit overflow, 3 bad input."},
