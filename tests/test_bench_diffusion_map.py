@@ -26,16 +26,46 @@ def _row(report, name):
 
 def test_table_structure(report):
     assert set(report) == {"title", "columns", "rows", "notes"}
-    assert len(report["rows"]) == 4  # workbench, datafold, scikit-learn at n = 600, then the curvature row
+    # workbench, scipy by hand, datafold, scikit-learn at n = 600, then the curvature row
+    assert [row[1].split()[0] for row in report["rows"]] == [
+        "workbench",
+        "scipy",
+        "datafold",
+        "scikit-learn",
+        "Bakry–Émery",
+    ]
     assert all(len(row) == len(report["columns"]) for row in report["rows"])
-    assert [row[0] for row in report["rows"]] == [600, 600, 600, 300]
+    assert [row[0] for row in report["rows"]] == [600, 600, 600, 600, 300]
     json.dumps(report)  # `workbench bench --json` prints it as it is
 
 
 def test_workbench_row_is_timed_and_checked(report):
     row = _row(report, "workbench")
     assert float(row["seconds"]) > 0.0
+    assert float(row["peak MiB"]) >= 0.0
     assert "Neumann" in row["check"]
+
+
+def test_scipy_by_hand_agrees(report):
+    row = _row(report, "scipy by hand")
+    # Oracle: the same operator through eigsh's own factorisation (a second algorithm for the solves).  Both are
+    # Lanczos to 1e-10 relative on (μ − σ)⁻¹, so eigenvalues agree to rounding; 1e-10 leaves a wide margin.
+    assert float(row["max |Δμ|"]) < 1e-10
+    assert float(row["sin ∠(spans)"]) < 1e-8
+    assert float(row["seconds"]) > 0.0 and row["baseline/workbench"].endswith("×")
+
+
+def test_interleaved_best_of_takes_turns_keeps_the_fastest_and_stops_a_failed_pipeline():
+    calls = []
+    times = {"a": iter([2.0, 1.0]), "b": iter([1.0, 3.0])}
+
+    def measure(name):
+        calls.append(name)
+        return {"seconds": next(times[name])} if name != "c" else "> 60"
+
+    best = bench._interleaved_best_of({name: (lambda n=name: measure(n)) for name in "abc"}, 2)
+    assert calls == ["a", "b", "c", "a", "b"]  # turns; the timed-out pipeline is not run again
+    assert best == {"a": {"seconds": 1.0}, "b": {"seconds": 1.0}, "c": "> 60"}
 
 
 def test_datafold_agreement_or_marked_missing(report):
@@ -65,7 +95,7 @@ def test_sklearn_marked_missing(monkeypatch):
     monkeypatch.setattr(bench, "_datafold_interpreter", lambda: None)
     monkeypatch.setattr(bench, "_timed", lambda *args: "skipped")  # only the table logic is under test here
     rows = bench.run(sizes=(200,), curvature_size=None)["rows"]
-    assert [row[2] for row in rows] == ["skipped", bench.DATAFOLD_MISSING, bench.SKLEARN_MISSING]
+    assert [row[2] for row in rows] == ["skipped", "skipped", bench.DATAFOLD_MISSING, bench.SKLEARN_MISSING]
 
 
 def test_curvature_row(report):
