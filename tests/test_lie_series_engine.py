@@ -31,7 +31,7 @@ from free_algebra_reference import exp, log, product
 
 from workbench.lie import _budget, expand_tree, magnus, magnus_omega, zassenhaus
 from workbench.lie._bases import lyndon_coordinates_unchecked
-from workbench.lie._fast import kernel_available
+from workbench.lie._levels import kernel_available
 
 # --- the previous algorithms, as reference copies ---------------------------------------------------
 

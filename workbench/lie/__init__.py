@@ -6,7 +6,7 @@ matrices.  Generators are ``A < B < C < …``; ``[A,B] = AB − BA``.
 Work that grows with a degree is estimated before it starts (Witt counts times measured per-step costs)
 and refused past its budget with a ``ValueError`` naming the parameter, the ceiling and the estimate.  The
 BCH family runs on a compiled kernel and is limited by memory: the ceiling is the largest degree whose
-peak-memory estimate fits the memory budget (``bch`` 24 in 0.83 GB and about 35 s, at most 26); the other
+peak-memory estimate fits the memory budget (``bch`` 24 in 0.14 GB and about 26 s, at most 26); the other
 series by 10 s of estimated work (``zassenhaus`` through 21, ``magnus`` order 24 with two terms and 17 with
 any number, Hall coordinates through 15, Chibrikov through 16).
 Integer parameters accept Python ints, numpy integer scalars and 0-d integer arrays (never bools).
@@ -58,82 +58,37 @@ magnus_integrals        -- Ω_n for abstract A(t) as sympy nested integrals over
 integrate_noncommutative -- evaluate those integrals once a polynomial A(t) is substituted
 """
 
-from workbench.lie._bases import BASES, basis_trees, change_of_basis, lyndon_coordinates, lyndon_tree
-from workbench.lie._bch import (
-    Cost,
-    bch,
-    bch_cost,
-    bch_many,
-    commutator_log,
-    hausdorff,
-    log_of_exponentials,
-    symmetric_bch,
-)
-from workbench.lie._fast import bch_even_degree
-from workbench.lie._free import Tree, bracket, check_degree, expand_tree, tree_degree, tree_to_string
-from workbench.lie._magnus import integrate_noncommutative, magnus, magnus_integrals, magnus_omega
-from workbench.lie._series import LieSeries
-from workbench.lie._stream import write_bch_json, write_series_json
-from workbench.lie._words import (
-    format_word,
-    is_lyndon,
-    lyndon_factorization,
-    lyndon_words,
-    standard_factorization,
-    witt_dimension,
-)
-from workbench.lie._zassenhaus import zassenhaus
+from workbench.lazy import lazy_exports
 
-
-def _magnus_linear(degree: int) -> LieSeries:
-    # `workbench derive magnus`: A(t) = A + tB (a single letter at degree 1).
-    degree = check_degree(degree)
-    return magnus(degree, 2 if degree >= 2 else 1)
-
-
-SERIES = {
-    "bch": bch,
-    "symmetric-bch": symmetric_bch,
-    "bch3": lambda degree: bch_many(3, degree),
-    "commutator": commutator_log,
-    "zassenhaus": zassenhaus,
-    "hausdorff": hausdorff,
-    "magnus": _magnus_linear,
+# Each name loads its module on first use (PEP 562), so `from workbench.lie import bch` imports only what the
+# BCH engine needs: no numpy, scipy or sympy on the compiled kernel's path.
+_MODULES = {
+    "workbench.lie._bases": ("BASES", "basis_trees", "change_of_basis", "lyndon_coordinates", "lyndon_tree"),
+    "workbench.lie._bch": (
+        "Cost",
+        "bch",
+        "bch_cost",
+        "bch_many",
+        "commutator_log",
+        "hausdorff",
+        "log_of_exponentials",
+        "symmetric_bch",
+    ),
+    "workbench.lie._fast": ("bch_even_degree",),
+    "workbench.lie._free": ("Tree", "bracket", "expand_tree", "tree_degree", "tree_to_string"),
+    "workbench.lie._magnus": ("integrate_noncommutative", "magnus", "magnus_integrals", "magnus_omega"),
+    "workbench.lie._named": ("SERIES",),
+    "workbench.lie._series": ("LieSeries",),
+    "workbench.lie._stream": ("write_bch_json", "write_series_json"),
+    "workbench.lie._words": (
+        "format_word",
+        "is_lyndon",
+        "lyndon_factorization",
+        "lyndon_words",
+        "standard_factorization",
+        "witt_dimension",
+    ),
+    "workbench.lie._zassenhaus": ("zassenhaus",),
 }
 
-__all__ = [
-    "BASES",
-    "SERIES",
-    "Cost",
-    "LieSeries",
-    "Tree",
-    "basis_trees",
-    "bch",
-    "bch_cost",
-    "bch_even_degree",
-    "bch_many",
-    "bracket",
-    "change_of_basis",
-    "commutator_log",
-    "expand_tree",
-    "format_word",
-    "hausdorff",
-    "integrate_noncommutative",
-    "is_lyndon",
-    "log_of_exponentials",
-    "lyndon_coordinates",
-    "lyndon_factorization",
-    "lyndon_tree",
-    "lyndon_words",
-    "magnus",
-    "magnus_integrals",
-    "magnus_omega",
-    "standard_factorization",
-    "symmetric_bch",
-    "tree_degree",
-    "tree_to_string",
-    "witt_dimension",
-    "write_bch_json",
-    "write_series_json",
-    "zassenhaus",
-]
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

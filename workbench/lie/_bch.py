@@ -39,17 +39,18 @@ from workbench.lie._budget import (
     lyndon_words_seconds,
     python_increasing_log_seconds,
 )
-from workbench.lie._fast import (
+from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
+from workbench.lie._levels import (
     KERNEL_MAX_DEGREE,
     Level,
     bch_even_level,
-    increasing_log_level,
     kernel_available,
-    lyndon_coordinates_from_values,
+    kernel_increasing_log_level,
 )
-from workbench.lie._free import NAMES, Word, as_integer, check_degree, check_integer
 from workbench.lie._series import DeferredCoordinates, LieSeries
-from workbench.lie._words import lyndon_words
+
+# workbench.lie._fast (numpy) and the word lists are imported where the Python-integer path or a general product
+# of exponentials needs them: `from workbench.lie import bch` on the compiled kernel imports no numpy.
 
 __all__ = ["Cost", "bch", "bch_cost", "bch_many", "commutator_log", "hausdorff", "log_of_exponentials", "symmetric_bch"]
 
@@ -151,6 +152,9 @@ def log_of_exponentials(factors, degree: int, n_letters: int | None = None, name
         deferred = DeferredCoordinates(partial(levels_coordinates, n_letters, levels))
         return LieSeries(name, n_letters, degree, deferred, factors=factors)
     coordinates: dict[Word, Fraction] = {}
+    from workbench.lie._fast import lyndon_coordinates_from_values
+    from workbench.lie._words import lyndon_words
+
     for d in range(1, degree + 1):
         values = [_log_coefficient(w, factors) for w in lyndon_words(n_letters, d)]
         coordinates.update(lyndon_coordinates_from_values(n_letters, d, values))
@@ -174,7 +178,7 @@ def bch_cost(degree: int, n_factors: int = 2) -> Cost:
     Examples
     --------
     >>> cost = bch_cost(20)
-    >>> 0.2 < cost.seconds < 5 and 50e6 < cost.bytes < 200e6
+    >>> 0.1 < cost.seconds < 5 and 10e6 < cost.bytes < 100e6
     True
     """
     degree = check_integer("degree", degree, 1, EXACT_UP_TO)  # the estimates are exact only up to here
@@ -189,7 +193,7 @@ def check_increasing_log(degree: int, n_letters: int, name: str) -> int:
 
     With the kernel the ceiling is the largest degree whose peak-memory estimate fits the memory budget
     (:func:`~workbench.memory.memory_budget`), and at most the Lyndon words' own ceiling
-    (:func:`~workbench.lie.lyndon_words`) and the kernel's :data:`~workbench.lie._fast.KERNEL_MAX_DEGREE`.
+    (:func:`~workbench.lie.lyndon_words`) and the kernel's :data:`~workbench.lie._levels.KERNEL_MAX_DEGREE`.
     """
     if not kernel_available():
         return check_budget("degree", degree, name, python_increasing_log_seconds, n_letters)
@@ -209,7 +213,11 @@ def increasing_log_levels(n_letters: int, degree: int) -> Iterator[Level]:
         if n_letters == 2 and d % 2 == 0:
             level = bch_even_level(levels, d)
         else:
-            level = increasing_log_level(n_letters, d)
+            level = kernel_increasing_log_level(n_letters, d)
+            if level is None:  # no kernel, or a number past its 128 bits: the same level in Python integers
+                from workbench.lie._fast import increasing_product_log_numerators, solve_level
+
+                level = solve_level(n_letters, d, *increasing_product_log_numerators(n_letters, d))
         if n_letters == 2:
             levels.append(level)
         yield level
@@ -227,8 +235,10 @@ def bch(degree: int) -> LieSeries:
     r"""Baker–Campbell–Hausdorff series :math:`\log(e^A e^B)` up to ``degree``, in the Lyndon basis.
 
     The degree is held to a memory ceiling (:func:`bch_cost` estimates time and peak memory first): on the
-    reference machine (2 cores) ``bch(20)`` takes 0.8 s and 86 MB as a whole process, ``bch(22)`` 3.5 s and
-    245 MB, ``bch(24)`` 35 s and 0.83 GB; at most 26.
+    reference machine (2 cores) ``bch(20)`` takes 0.28 s and 24 MB as a whole process, ``bch(22)`` 1.8 s and
+    47 MB, ``bch(24)`` 26 s and 143 MB; at most 26.  The series holds exact integer levels; its
+    ``{word: Fraction}`` dict is built when :attr:`~workbench.lie.LieSeries.coordinates` is first read
+    (``bch(20)``: about 0.15 s and 25 MB more).
 
     Examples
     --------

@@ -92,29 +92,30 @@ def _solve_steps(n_letters: int, k: int) -> float:
 def increasing_log_seconds(n_letters: int, degree: int) -> float:
     """``log(e^{X_0} ⋯ e^{X_{r-1}})`` by the compiled kernel (BCH, multi-factor BCH): CPU seconds, whole process.
 
-    Fitted (relative least squares, within ±16 %) to fresh-process runs on the reference machine, Python
-    start-up included: one term per Lyndon word up to ``degree`` (its Fraction and key), ``r·k`` per Lyndon word
-    of each solved degree ``k`` (Goldberg's run groups), and ``k·Σ_c ℓ(c)²`` per solved degree (the kernel's
-    programme runs and forward substitution).  Measured: bch(20) 0.80 s, bch(22) 3.5 s, bch(24) 35 s;
-    bch_many(3, 14) 7.8 s; bch_many(4, 11) 6.0 s; bch_many(8, 7) 3.7 s; bch_many(26, 4) 2.6 s.
+    Fitted (relative least squares) to fresh-process runs on the reference machine (2026-12-05, Intel Xeon,
+    2 cores, ``OMP_NUM_THREADS=1``, GNU time), Python start-up included: ``r·k`` per Lyndon word of each solved
+    degree ``k`` (Goldberg's right sides) and ``k·Σ_c ℓ(c)²`` per solved degree (the kernel's programme runs
+    and forward substitution); the ``{word: Fraction}`` dict is built only when it is read.  Within ±12 % from
+    one second on, ±40 % below.  Measured: bch(20) 0.28 s, bch(22) 1.8 s, bch(24) 26 s; bch_many(3, 14) 4.1 s;
+    bch_many(4, 11) 2.1 s; bch_many(8, 7) 0.98 s; bch_many(26, 4) 0.84 s.
     """
-    terms = solved_words = solve = 0.0
+    solved_words = solve = 0.0
     for k in range(1, degree + 1):
-        terms += lyndon_count(n_letters, k)
         if n_letters == 2 and k % 2 == 0:
             continue
         solved_words += n_letters * k * lyndon_count(n_letters, k)
         solve += k * _solve_steps(n_letters, k)
-    return 0.15 + 2.9e-6 * terms + 1.5e-7 * solved_words + 5.7e-11 * solve
+    return 0.071 + 5.7e-8 * solved_words + 5.7e-11 * solve
 
 
 def increasing_log_bytes(n_letters: int, degree: int) -> float:
     """Peak memory (bytes, whole process) of :func:`increasing_log_seconds`'s computation, with a 15 % margin.
 
-    Fitted to the same runs (peak resident set): 37 MB of interpreter and numpy, 112 B per Lyndon word up to
-    ``degree`` and 0.93 B per letter of them (words, keys, Fractions), and 76 B per letter of the largest
-    solved degree (its word arrays and the Goldberg run tables).  Measured: bch(20) 86 MB, bch(22) 245 MB,
-    bch(24) 827 MB; bch_many(3, 14) 457 MB; bch_many(4, 11) 385 MB.
+    Fitted to the same runs (peak resident set, within ±8 %): 17 MB of interpreter, package and kernel (no
+    numpy), 52 B per Lyndon word up to ``degree`` and 1.3 B per letter of them (the levels' positions and
+    numerators, the word lists), and 0.04 B per letter of the largest solved degree (its right sides and
+    programme).  Measured: bch(20) 24 MB, bch(22) 47 MB, bch(24) 143 MB; bch_many(3, 14) 51 MB;
+    bch_many(4, 11) 52 MB.
     """
     words = letters = largest = 0.0
     for k in range(1, degree + 1):
@@ -123,7 +124,7 @@ def increasing_log_bytes(n_letters: int, degree: int) -> float:
         letters += k * count
         if not (n_letters == 2 and k % 2 == 0):
             largest = max(largest, k * count)
-    return 1.15 * (3.7e7 + 112 * words + 0.93 * letters + 76 * largest)
+    return 1.15 * (1.7e7 + 52 * words + 1.3 * letters + 0.04 * largest)
 
 
 def python_increasing_log_seconds(n_letters: int, degree: int) -> float:

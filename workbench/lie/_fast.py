@@ -13,13 +13,13 @@ Three steps give :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` in the Lyndon basis, o
    shared straight-line programme over the reachable ``(word, offset)`` nodes.
 3. **Exact forward substitution** over the common denominator (:func:`solve_level`).
 
-All three run in the compiled kernel (``_lyndon_kernel.c``) where it is built: step 1 word by word, the
-product of the runs' polynomials shared with the previous word's runs (:func:`increasing_log_rhs`); steps 2 and 3
-per target word on only the prefix of the programme its columns need, eight targets per vector, the blocks of a
-degree on threads; 128-bit integers with overflow checks throughout.  Where the kernel is not built (or reports an
-overflow) the same numbers come from here: step 1 by the multiset groups above, and the system solved with
-the programme vectorised over targets with numpy (:func:`lyndon_triangular_blocks`, also the tests' oracle for
-the kernel) and forward substitution in Python integers.  A degree is carried as a :class:`Level` (positions,
+All three run in the compiled kernel (``_lyndon_kernel.c``) where it is built, a whole degree per call and no
+numpy (:mod:`workbench.lie._levels`): step 1 word by word, the product of the runs' polynomials shared with the
+previous word's runs; steps 2 and 3 per target word on only the prefix of the programme its columns need, eight
+targets per vector, the blocks of a degree on threads; 128-bit integers with overflow checks throughout.  Where the
+kernel is not built (or reports an overflow) the same numbers come from here: step 1 by the multiset groups above,
+and the system solved with the programme vectorised over targets with numpy (:func:`lyndon_triangular_blocks`,
+also the tests' oracle for the kernel) and forward substitution in Python integers.  A degree is carried as a :class:`Level` (positions,
 integer numerators, one denominator), a few bytes per term; Fractions are made only for the caller.
 
 For two letters the even BCH degrees need none of this (:func:`bch_even_level`).  The ideas (a programme
@@ -31,9 +31,7 @@ program (github.com/HaraldHofstaetter/BCH; user manual arXiv:2102.06570); the co
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
@@ -41,24 +39,22 @@ import numpy as np
 
 from workbench.lie._budget import EXACT_UP_TO
 from workbench.lie._free import Word, check_element, check_integer
+from workbench.lie._kernel import kernel as _kernel  # None: every solve in Python integers (same result)
+from workbench.lie._levels import (
+    KERNEL_MAX_DEGREE,
+    KERNEL_MAX_LETTERS,
+    PARALLEL_FROM,
+    Level,
+    bch_even_level,
+    solver_threads,
+)
 from workbench.lie._words import lyndon_word_array, lyndon_words, multidegree_blocks
 
 # The public tool is the even-degree relabelling; the three engine steps are package-internal helpers
 # (their arguments are positions in Lyndon order, not Lie elements).
 __all__ = ["bch_even_degree"]
 
-from workbench.lie._kernel import kernel as _kernel  # None: every solve in Python integers (same result)
-
-#: The kernel's limits: node values are int32 (|(P_v, s)| ≤ 2^(n−1)), and a word is one 64-bit code with
-#: ⌈log₂(letters + 1)⌉ bits per letter.
-KERNEL_MAX_DEGREE = 31
-KERNEL_MAX_LETTERS = {d: min(2 ** (64 // d) - 1, 255) for d in range(1, KERNEL_MAX_DEGREE + 1)}
 MASK64 = 2**64 - 1
-
-
-def kernel_available() -> bool:
-    """Whether the compiled kernel is built (``pip install`` builds it; without it the Python path is used)."""
-    return _kernel is not None
 
 
 CHUNK = 512  # target words per batch: the node values are [nodes, CHUNK] int32 (~27 MB at degree 19)
@@ -209,74 +205,6 @@ def bch_even_degree_unchecked(lower: dict[Word, Fraction], degree: int) -> dict[
     """:func:`bch_even_degree` on coordinates the package built (no boundary checks)."""
     levels = [Level.from_coordinates(2, d, lower) for d in range(1, degree)]
     return bch_even_level(levels, degree).coordinates(2)
-
-
-@dataclass(frozen=True)
-class Level:
-    """One degree of a Lie series in the Lyndon basis, held as exact integers (the engine's working form).
-
-    ``positions`` (int64, increasing) index ``lyndon_words(n_letters, degree)``; the coordinate of the word at
-    ``positions[i]`` is ``numerators[i] / denominator`` (``numerators``: an object array of Python ints, none
-    zero).  A level costs a few bytes per term; :meth:`coordinates` builds the ``{word: Fraction}`` dict.
-    """
-
-    degree: int
-    positions: np.ndarray
-    numerators: np.ndarray
-    denominator: int
-
-    @classmethod
-    def from_solution(cls, degree: int, solution: np.ndarray, denominator: int) -> Level:
-        # solution: a numerator for every Lyndon word of the degree (zeros dropped, the fraction reduced)
-        positions = np.flatnonzero(solution)
-        numerators = solution[positions]
-        g = math.gcd(denominator, *numerators.tolist()) if len(numerators) else denominator
-        return cls(degree, positions, numerators // g, denominator // g)
-
-    @classmethod
-    def from_coordinates(cls, n_letters: int, degree: int, coordinates: dict[Word, Fraction]) -> Level:
-        index = {w: k for k, w in enumerate(lyndon_words(n_letters, degree))}
-        terms = sorted((index[w], c) for w, c in coordinates.items() if len(w) == degree and c)
-        denominator = math.lcm(*(c.denominator for _, c in terms))
-        numerators = np.array([c.numerator * (denominator // c.denominator) for _, c in terms] or [], dtype=object)
-        return cls(degree, np.array([k for k, _ in terms], dtype=np.int64), numerators, denominator)
-
-    def coordinates(self, n_letters: int) -> dict[Word, Fraction]:
-        # keys only for the nonzero terms (about half the words of an even BCH degree are zero)
-        keys = map(tuple, lyndon_word_array(n_letters, self.degree)[self.positions].tolist())
-        d = self.denominator
-        return {w: Fraction(v, d) for w, v in zip(keys, self.numerators.tolist(), strict=True)}
-
-
-@cache
-def _binary_codes(degree: int) -> np.ndarray:
-    # The Lyndon words of two letters of this length as binary numbers (A = 0 first): increasing, as the words.
-    return lyndon_word_array(2, degree).astype(np.int64) @ (1 << np.arange(degree - 1, -1, -1, dtype=np.int64))
-
-
-def bch_even_level(lower: list[Level], degree: int) -> Level:
-    """:func:`bch_even_degree` on levels: ``lower[d − 1]`` holds :math:`Z_d` for ``d < degree``.
-
-    In binary (``A = 0``) the word ``A^k w`` has the number of ``w``, so the relabelling is a lookup of the
-    lower words' numbers among the Lyndon words of ``degree``; exact integers over one denominator.
-    """
-    used = [level for level in lower if len(level.positions)]
-    parts = []
-    for level in used:
-        k = degree - level.degree
-        keep = np.ones(len(level.positions), dtype=bool)
-        if level.degree == 1:
-            keep = _binary_codes(1)[level.positions] != 0  # ad_A A = 0: the word A is not relabelled
-        scale = 2**k * math.factorial(k)
-        parts.append((k, level.positions[keep], level.numerators[keep], level.denominator * scale))
-    if not parts:
-        return Level(degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object), 1)
-    denominator = math.lcm(*(d for *_, d in parts))
-    solution = np.zeros(len(_binary_codes(degree)), dtype=object)
-    for (k, positions, numerators, d), level in zip(parts, used, strict=True):
-        target = np.searchsorted(_binary_codes(degree), _binary_codes(level.degree)[positions])
-        solution[target] -= (-1) ** k * numerators * (denominator // d)  # distinct targets within one level
-    return Level.from_solution(degree, solution, denominator)
 
 
 @cache
@@ -449,104 +377,40 @@ def lyndon_coordinates_from_numerators(
     return solve_level(n_letters, degree, numerators, denominator).coordinates(n_letters)
 
 
-def increasing_log_rhs(n_letters: int, degree: int) -> tuple[tuple[np.ndarray, np.ndarray], int] | None:
-    """:func:`increasing_product_log_numerators` by the compiled kernel, as 128-bit numerators ``(hi, lo)``.
-
-    The same coefficients over the same (reduced) denominator: the kernel runs the segmentation sum of each
-    Lyndon word as a product of run polynomials (prefixes of consecutive words shared) in 128-bit integers.
-    ``None`` where the kernel is not built or a number does not fit in 128 bits (the caller then takes the
-    Python-integer path, exact at any size).
-    """
-    if _kernel is None or degree > KERNEL_MAX_DEGREE or n_letters > 255:
-        return None
-    words = lyndon_word_array(n_letters, degree)
-    hi, lo = np.empty(len(words), dtype=np.int64), np.empty(len(words), dtype=np.uint64)
-    status, denominator_hi, denominator_lo = _kernel.goldberg_rhs(degree, n_letters, words, hi, lo)
-    if status == 1:
-        raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
-    if status:
-        return None
-    return (hi, lo), (denominator_hi << 64) + denominator_lo
-
-
-def increasing_log_level(n_letters: int, degree: int) -> Level:
-    r"""Degree ``degree`` of :math:`\log(e^{X_0} \cdots e^{X_{r-1}})` as a :class:`Level`, by Goldberg's sums."""
-    rhs = increasing_log_rhs(n_letters, degree)
-    if rhs is None:
-        return solve_level(n_letters, degree, *increasing_product_log_numerators(n_letters, degree))
-    return solve_level(n_letters, degree, *rhs)
-
-
-def solve_level(n_letters: int, degree: int, numerators, denominator: int) -> Level:
-    """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``.
-
-    ``numerators`` is an object array of Python ints, or a pair ``(hi, lo)`` of int64 and uint64 arrays holding
-    128-bit integers ``hi·2⁶⁴ + lo`` (the kernel's right sides).
-    """
-    if isinstance(numerators, tuple):
-        hi, lo = numerators
-        nonzero = (hi != 0) | (lo != 0)
-
-        def solve(members):
-            return _solve_block_128(n_letters, degree, members, hi[members], lo[members])
-
-    else:
-        nonzero = numerators != 0
-
-        def solve(members):
-            return _solve_block(n_letters, degree, members, numerators[members])
-
-    solution = np.zeros(len(nonzero), dtype=object)
-    if nonzero.any():
+def solve_level(n_letters: int, degree: int, numerators: np.ndarray, denominator: int) -> Level:
+    """The Lyndon coordinates (a :class:`Level`) of the Lie polynomial with word values ``numerators / denominator``."""
+    solution = np.zeros(len(numerators), dtype=object)
+    if numerators.any():
         blocks = [np.asarray(members) for _, members in multidegree_blocks(n_letters, degree)]
-        blocks = [m for m in blocks if nonzero[m].any()]  # a zero right side has the zero solution
-        workers = min(solver_threads(), len(blocks)) if _kernel is not None and len(nonzero) >= PARALLEL_FROM else 1
+        blocks = [m for m in blocks if numerators[m].any()]  # a zero right side has the zero solution
+        workers = min(solver_threads(), len(blocks)) if _kernel is not None and len(numerators) >= PARALLEL_FROM else 1
         if workers > 1:  # the kernel releases the GIL: blocks are independent, largest first
             blocks.sort(key=len, reverse=True)
             with ThreadPoolExecutor(workers) as pool:
-                for members, values in zip(blocks, pool.map(solve, blocks), strict=True):
+                solved = pool.map(lambda m: _solve_block(n_letters, degree, m, numerators[m]), blocks)
+                for members, values in zip(blocks, solved, strict=True):
                     solution[members] = values
         else:
             for members in blocks:
-                solution[members] = solve(members)
+                solution[members] = _solve_block(n_letters, degree, members, numerators[members])
     return Level.from_solution(degree, solution, denominator)
-
-
-#: Degrees with at least this many Lyndon words solve their multidegree blocks on several threads.
-PARALLEL_FROM = 20_000
-
-
-def solver_threads() -> int:
-    """Threads the kernel's blocks may use: the CPUs this process may run on, at most ``OMP_NUM_THREADS``."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    cap = os.environ.get("OMP_NUM_THREADS", "").strip()
-    return max(1, min(cpus, int(cap))) if cap.isdigit() and int(cap) > 0 else cpus
 
 
 def _solve_block(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     # One multidegree block: the compiled kernel when it is built and the numbers fit in 128 bits (it
     # reports an overflow instead of wrapping), otherwise exact forward substitution in Python integers.
-    if _kernel is not None and max(abs(int(v)) for v in rhs).bit_length() < 127:
-        hi, lo = (rhs >> 64).astype(np.int64), (rhs & MASK64).astype(np.uint64)
-        return _solve_block_128(n_letters, degree, members, hi, lo)
-    return _solve_block_python(n_letters, degree, members, rhs)
-
-
-def _solve_block_128(n_letters: int, degree: int, members: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    # _solve_block for a right side of 128-bit integers hi·2⁶⁴ + lo.
     if _kernel is not None and degree <= KERNEL_MAX_DEGREE and n_letters <= KERNEL_MAX_LETTERS.get(degree, 0):
-        words = np.ascontiguousarray(lyndon_word_array(n_letters, degree)[members])
-        out_hi, out_lo = np.empty_like(hi), np.empty_like(lo)
-        status, _ = _kernel.solve_block(degree, n_letters, words, hi, lo, out_hi, out_lo)
-        if status == 1:
-            raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
-        if status == 0:
-            return (out_hi.astype(object) << 64) + out_lo.astype(object)
-        # status 2: a 128-bit overflow; the Python-integer solve below is exact at any size
-    return _solve_block_python(n_letters, degree, members, (hi.astype(object) << 64) + lo.astype(object))
+        if max(abs(int(v)) for v in rhs).bit_length() < 127:
+            words = np.ascontiguousarray(lyndon_word_array(n_letters, degree)[members])
+            hi, lo = (rhs >> 64).astype(np.int64), (rhs & MASK64).astype(np.uint64)
+            out_hi, out_lo = np.empty_like(hi), np.empty_like(lo)
+            status, _ = _kernel.solve_block(degree, n_letters, words, hi, lo, out_hi, out_lo)
+            if status == 1:
+                raise MemoryError(f"the Lyndon kernel ran out of memory at degree {degree}")
+            if status == 0:
+                return (out_hi.astype(object) << 64) + out_lo.astype(object)
+            # status 2: a 128-bit overflow; the Python-integer solve below is exact at any size
+    return _solve_block_python(n_letters, degree, members, rhs)
 
 
 def _solve_block_python(n_letters: int, degree: int, members: np.ndarray, rhs: np.ndarray) -> np.ndarray:

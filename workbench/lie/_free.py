@@ -11,13 +11,12 @@ Every other module of the package imports from this one and this one imports non
 from __future__ import annotations
 
 import operator
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import cache
 from numbers import Rational
-
-import numpy as np
 
 __all__ = ["Tree", "bracket", "expand_tree", "tree_degree", "tree_to_string"]
 
@@ -39,9 +38,12 @@ def as_integer(value) -> int | None:
 
     ``bool`` and numpy booleans are not integers here.
     """
-    if isinstance(value, bool | np.bool_) or (isinstance(value, np.ndarray) and value.dtype.kind not in "iu"):
+    if isinstance(value, bool):
         return None
-    if isinstance(value, np.ndarray) and value.ndim != 0:
+    np = sys.modules.get("numpy")  # a numpy value exists only once numpy is imported: no import here
+    if np is not None and (
+        isinstance(value, np.bool_) or (isinstance(value, np.ndarray) and (value.dtype.kind not in "iu" or value.ndim))
+    ):
         return None
     try:
         return int(operator.index(value))

@@ -463,6 +463,119 @@ static int goldberg_rhs(int n, int n_letters, Py_ssize_t m, const uint8_t *words
     return OK;
 }
 
+/* ---- a whole degree: the blocks by multidegree, the solve, the reduced terms --------------------------------- */
+
+typedef struct {
+    const uint8_t *counts; /* [m, n_letters] letter counts of each word */
+    int n_letters;
+} count_order_t;
+
+static count_order_t order_by; /* qsort has no context argument: level_blocks runs holding the GIL */
+
+static int compare_counts(const void *a, const void *b) {
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    int c = memcmp(order_by.counts + (size_t)i * order_by.n_letters, order_by.counts + (size_t)j * order_by.n_letters,
+                   (size_t)order_by.n_letters);
+    return c ? -c : (i > j) - (i < j); /* blocks with more of the small letters first, Lyndon order inside */
+}
+
+/* Solve every multidegree block of one degree whose index is part mod parts (blocks by decreasing size, so that
+ * threads share the work), each by solve_block on its gathered words; out receives the solution at the words'
+ * own positions (blocks with a zero right side: zeros). */
+static int solve_level(int n, int n_letters, Py_ssize_t m, const uint8_t *words, const int64_t *rhs_hi,
+                       const uint64_t *rhs_lo, int64_t *out_hi, uint64_t *out_lo, int part, int parts,
+                       const int32_t *order, const int32_t *starts, int n_blocks) {
+    int status = OK;
+    Py_ssize_t largest = 0;
+    for (int b = 0; b < n_blocks; b++)
+        if (starts[b + 1] - starts[b] > largest) largest = starts[b + 1] - starts[b];
+    uint8_t *w = malloc((size_t)largest * n + 1);
+    int64_t *h = malloc((size_t)largest * 8 + 8), *oh = malloc((size_t)largest * 8 + 8);
+    uint64_t *l = malloc((size_t)largest * 8 + 8), *ol = malloc((size_t)largest * 8 + 8);
+    if (!w || !h || !oh || !l || !ol) {
+        status = NO_MEMORY;
+        goto done;
+    }
+    for (int b = part; b < n_blocks; b += parts) {
+        int32_t size = starts[b + 1] - starts[b];
+        const int32_t *members = order + starts[b];
+        int zero = 1;
+        for (int32_t j = 0; j < size; j++) {
+            int32_t t = members[j];
+            memcpy(w + (size_t)j * n, words + (size_t)t * n, (size_t)n);
+            h[j] = rhs_hi[t];
+            l[j] = rhs_lo[t];
+            if (h[j] || l[j]) zero = 0;
+        }
+        if (zero) {
+            for (int32_t j = 0; j < size; j++) out_hi[members[j]] = 0, out_lo[members[j]] = 0;
+            continue;
+        }
+        int64_t nodes;
+        status = solve_block(n, n_letters, size, w, h, l, oh, ol, &nodes);
+        if (status) goto done;
+        for (int32_t j = 0; j < size; j++) out_hi[members[j]] = oh[j], out_lo[members[j]] = ol[j];
+    }
+done:
+    free(w);
+    free(h);
+    free(oh);
+    free(l);
+    free(ol);
+    return status;
+}
+
+/* The blocks of one degree: positions grouped by letter counts (order) and each block's range in it (starts),
+ * blocks sorted by decreasing size.  Returns the number of blocks, or -1 when out of memory. */
+static int level_blocks(int n, int n_letters, Py_ssize_t m, const uint8_t *words, int32_t *order, int32_t *starts) {
+    uint8_t *counts = calloc((size_t)m * n_letters + 1, 1);
+    if (!counts) return -1;
+    for (Py_ssize_t t = 0; t < m; t++) {
+        order[t] = (int32_t)t;
+        for (int i = 0; i < n; i++) counts[(size_t)t * n_letters + words[(size_t)t * n + i]]++;
+    }
+    order_by.counts = counts;
+    order_by.n_letters = n_letters;
+    qsort(order, (size_t)m, sizeof(int32_t), compare_counts);
+    int n_blocks = 0;
+    for (Py_ssize_t j = 0; j < m; j++)
+        if (!j || memcmp(counts + (size_t)order[j] * n_letters, counts + (size_t)order[j - 1] * n_letters,
+                         (size_t)n_letters))
+            starts[n_blocks++] = (int32_t)j;
+    starts[n_blocks] = (int32_t)m;
+    free(counts);
+    /* decreasing size (a stable insertion sort of the few block ranges, moving the order segments with them) */
+    int32_t *copy = malloc((size_t)m * sizeof(int32_t) + 4), *range = malloc(2 * sizeof(int32_t) * (n_blocks + 1));
+    if (!copy || !range) {
+        free(copy);
+        free(range);
+        return -1;
+    }
+    for (int b = 0; b < n_blocks; b++) range[2 * b] = starts[b], range[2 * b + 1] = starts[b + 1];
+    for (int b = 1; b < n_blocks; b++) {
+        int32_t lo = range[2 * b], hi = range[2 * b + 1];
+        int c = b;
+        while (c > 0 && range[2 * c - 1] - range[2 * c - 2] < hi - lo) {
+            range[2 * c] = range[2 * c - 2];
+            range[2 * c + 1] = range[2 * c - 1];
+            c--;
+        }
+        range[2 * c] = lo;
+        range[2 * c + 1] = hi;
+    }
+    int32_t at = 0;
+    for (int b = 0; b < n_blocks; b++) {
+        memcpy(copy + at, order + range[2 * b], sizeof(int32_t) * (size_t)(range[2 * b + 1] - range[2 * b]));
+        starts[b] = at;
+        at += range[2 * b + 1] - range[2 * b];
+    }
+    starts[n_blocks] = at;
+    memcpy(order, copy, (size_t)m * sizeof(int32_t));
+    free(copy);
+    free(range);
+    return n_blocks;
+}
+
 /* ---- Python binding ---------------------------------------------------------------------------------------- */
 
 static PyObject *py_lyndon_words(PyObject *self, PyObject *args) {
@@ -536,7 +649,212 @@ static PyObject *py_goldberg_rhs(PyObject *self, PyObject *args) {
     return Py_BuildValue("iLK", status, (long long)(denominator >> 64), (unsigned long long)(uint64_t)denominator);
 }
 
+static PyObject *py_level_blocks(PyObject *self, PyObject *args) {
+    (void)self;
+    int n, n_letters;
+    Py_buffer words;
+    if (!PyArg_ParseTuple(args, "iiy*", &n, &n_letters, &words)) return NULL;
+    if (n < 1 || n_letters < 1 || n_letters > 255 || words.len % n) {
+        PyBuffer_Release(&words);
+        PyErr_SetString(PyExc_ValueError, "level_blocks: degree >= 1, n_letters in [1, 255], whole words");
+        return NULL;
+    }
+    Py_ssize_t m = words.len / n;
+    PyObject *order = PyBytes_FromStringAndSize(NULL, m * 4), *starts = PyBytes_FromStringAndSize(NULL, (m + 1) * 4);
+    int n_blocks = -1;
+    if (order && starts) {
+        for (Py_ssize_t i = 0; i < words.len; i++)
+            if (((const uint8_t *)words.buf)[i] >= n_letters) {
+                n_blocks = -2;
+                break;
+            }
+        if (n_blocks == -1) /* holding the GIL: the sort's comparison reads order_by */
+            n_blocks = level_blocks(n, n_letters, m, words.buf, (int32_t *)PyBytes_AS_STRING(order),
+                                    (int32_t *)PyBytes_AS_STRING(starts));
+    }
+    PyBuffer_Release(&words);
+    if (!order || !starts || n_blocks < 0) {
+        Py_XDECREF(order);
+        Py_XDECREF(starts);
+        if (n_blocks == -2) PyErr_SetString(PyExc_ValueError, "level_blocks: a letter past n_letters");
+        else if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    if (_PyBytes_Resize(&starts, (Py_ssize_t)(n_blocks + 1) * 4) < 0) {
+        Py_DECREF(order);
+        return NULL;
+    }
+    return Py_BuildValue("NN", order, starts);
+}
+
+static PyObject *py_solve_level(PyObject *self, PyObject *args) {
+    (void)self;
+    int n, n_letters, part, parts;
+    Py_buffer words, rhs_hi, rhs_lo, out_hi, out_lo, order, starts;
+    if (!PyArg_ParseTuple(args, "iiy*y*y*w*w*y*y*ii", &n, &n_letters, &words, &rhs_hi, &rhs_lo, &out_hi, &out_lo,
+                          &order, &starts, &part, &parts))
+        return NULL;
+    Py_ssize_t m = rhs_hi.len / 8;
+    int status = BAD_INPUT;
+    int n_blocks = (int)(starts.len / 4) - 1;
+    int consistent = n > 0 && n <= 31 && words.len == m * n && rhs_lo.len == m * 8 && out_hi.len == m * 8 &&
+                     out_lo.len == m * 8 && order.len == m * 4 && n_blocks >= 0 && parts >= 1 && part >= 0 &&
+                     m < INT32_MAX;
+    if (consistent) {
+        const int32_t *o = order.buf, *st = starts.buf;
+        for (Py_ssize_t j = 0; j < m && consistent; j++) consistent = o[j] >= 0 && o[j] < m;
+        for (int b = 0; b < n_blocks && consistent; b++) consistent = st[b] >= 0 && st[b] <= st[b + 1] && st[b + 1] <= m;
+    }
+    if (consistent) {
+        Py_BEGIN_ALLOW_THREADS
+        status = solve_level(n, n_letters, m, words.buf, rhs_hi.buf, rhs_lo.buf, out_hi.buf, out_lo.buf, part, parts,
+                             order.buf, starts.buf, n_blocks);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&rhs_hi);
+    PyBuffer_Release(&rhs_lo);
+    PyBuffer_Release(&out_hi);
+    PyBuffer_Release(&out_lo);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&starts);
+    return PyLong_FromLong(status);
+}
+
+static PyObject *int128_to_python(i128 v) {
+    if (v >= INT64_MIN && v <= INT64_MAX) return PyLong_FromLongLong((long long)v);
+    PyObject *hi = PyLong_FromLongLong((long long)(v >> 64)), *lo = PyLong_FromUnsignedLongLong((uint64_t)v);
+    PyObject *shift = PyLong_FromLong(64), *shifted = NULL, *sum = NULL;
+    if (hi && lo && shift && (shifted = PyNumber_Lshift(hi, shift))) sum = PyNumber_Add(shifted, lo);
+    Py_XDECREF(hi);
+    Py_XDECREF(lo);
+    Py_XDECREF(shift);
+    Py_XDECREF(shifted);
+    return sum;
+}
+
+static PyObject *py_level_terms(PyObject *self, PyObject *args) {
+    /* (positions of the nonzero entries as int64 bytes, their numerators as a list of ints, the denominator), the
+     * fraction values / denominator reduced by the gcd of all */
+    (void)self;
+    Py_buffer hi, lo;
+    long long den_hi;
+    unsigned long long den_lo;
+    if (!PyArg_ParseTuple(args, "y*y*LK", &hi, &lo, &den_hi, &den_lo)) return NULL;
+    Py_ssize_t m = hi.len / 8;
+    i128 den = ((i128)den_hi << 64) | (i128)den_lo;
+    if (lo.len != hi.len || den <= 0) {
+        PyBuffer_Release(&hi);
+        PyBuffer_Release(&lo);
+        PyErr_SetString(PyExc_ValueError, "level_terms: equal buffers and a positive denominator");
+        return NULL;
+    }
+    const int64_t *h = hi.buf;
+    const uint64_t *l = lo.buf;
+    u128 g = (u128)den;
+    Py_ssize_t count = 0;
+    for (Py_ssize_t t = 0; t < m; t++) {
+        i128 v = ((i128)h[t] << 64) | (i128)l[t];
+        if (!v) continue;
+        count++;
+        if (g != 1) g = gcd128(g, (u128)(v < 0 ? -v : v));
+    }
+    int narrow = 1; /* every reduced numerator fits in int64: they come back as int64 bytes, not ints */
+    for (Py_ssize_t t = 0; t < m && narrow; t++) {
+        i128 v = (((i128)h[t] << 64) | (i128)l[t]) / (i128)g;
+        narrow = v >= INT64_MIN && v <= INT64_MAX;
+    }
+    PyObject *positions = PyBytes_FromStringAndSize(NULL, count * 8);
+    PyObject *numerators = narrow ? PyBytes_FromStringAndSize(NULL, count * 8) : PyList_New(count);
+    if (!positions || !numerators) goto fail;
+    int64_t *p = (int64_t *)PyBytes_AS_STRING(positions);
+    int64_t *q = narrow ? (int64_t *)PyBytes_AS_STRING(numerators) : NULL;
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < m; t++) {
+        i128 v = ((i128)h[t] << 64) | (i128)l[t];
+        if (!v) continue;
+        p[k] = t;
+        if (narrow) {
+            q[k] = (int64_t)(v / (i128)g);
+        } else {
+            PyObject *value = int128_to_python(v / (i128)g);
+            if (!value) goto fail;
+            PyList_SET_ITEM(numerators, k, value);
+        }
+        k++;
+    }
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&lo);
+    PyObject *denominator = int128_to_python(den / (i128)g);
+    if (!denominator) {
+        Py_DECREF(positions);
+        Py_DECREF(numerators);
+        return NULL;
+    }
+    return Py_BuildValue("NNN", positions, numerators, denominator);
+fail:
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&lo);
+    Py_XDECREF(positions);
+    Py_XDECREF(numerators);
+    return NULL;
+}
+
+static PyObject *py_prefixed_positions(PyObject *self, PyObject *args) {
+    /* For each selected word w of the lower length: the position of a^(n - len w) w among the words of length n
+     * (both lists sorted, uint8 letters), or -1 where it is not among them. */
+    (void)self;
+    int n, lower, letter;
+    Py_buffer words, lower_words, selected;
+    if (!PyArg_ParseTuple(args, "iy*iy*y*i", &n, &words, &lower, &lower_words, &selected, &letter)) return NULL;
+    PyObject *out = NULL;
+    if (n < 1 || n > 255 || lower < 1 || lower > n || words.len % n || lower_words.len % lower || selected.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "prefixed_positions: 1 <= lower <= degree <= 255, whole words");
+        goto done;
+    }
+    Py_ssize_t m = words.len / n, m_lower = lower_words.len / lower, count = selected.len / 8;
+    out = PyBytes_FromStringAndSize(NULL, count * 8);
+    if (!out) goto done;
+    const int64_t *sel = selected.buf;
+    int64_t *pos = (int64_t *)PyBytes_AS_STRING(out);
+    uint8_t target[256];
+    memset(target, letter, (size_t)(n - lower));
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (sel[i] < 0 || sel[i] >= m_lower) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_ValueError, "prefixed_positions: a selected position past the lower words");
+            goto done;
+        }
+        memcpy(target + (n - lower), (const uint8_t *)lower_words.buf + (size_t)sel[i] * lower, (size_t)lower);
+        Py_ssize_t a = 0, b = m; /* first row >= target */
+        while (a < b) {
+            Py_ssize_t c = a + (b - a) / 2;
+            if (memcmp((const uint8_t *)words.buf + (size_t)c * n, target, (size_t)n) < 0) a = c + 1;
+            else b = c;
+        }
+        pos[i] = a < m && !memcmp((const uint8_t *)words.buf + (size_t)a * n, target, (size_t)n) ? a : -1;
+    }
+done:
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&lower_words);
+    PyBuffer_Release(&selected);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"level_blocks", py_level_blocks, METH_VARARGS,
+     "level_blocks(n, n_letters, words) -> (order, starts): int32 bytes; the positions of the words grouped by "
+     "letter counts (Lyndon order inside), blocks by decreasing size, block b = order[starts[b]:starts[b+1]]."},
+    {"solve_level", py_solve_level, METH_VARARGS,
+     "solve_level(n, n_letters, words, rhs_hi, rhs_lo, out_hi, out_lo, order, starts, part, parts) -> status: "
+     "solve_block on every block b = part mod parts of level_blocks; status as solve_block's."},
+    {"level_terms", py_level_terms, METH_VARARGS,
+     "level_terms(hi, lo, den_hi, den_lo) -> (positions, numerators, denominator): the nonzero 128-bit entries "
+     "over the denominator, reduced by the gcd of all: positions as int64 bytes, numerators as int64 bytes where "
+     "all fit and as a list of ints otherwise."},
+    {"prefixed_positions", py_prefixed_positions, METH_VARARGS,
+     "prefixed_positions(n, words, lower, lower_words, selected, letter) -> int64 bytes: the position of "
+     "letter^(n - lower) w among words for each selected lower word w (-1 where absent)."},
     {"goldberg_rhs", py_goldberg_rhs, METH_VARARGS,
      "goldberg_rhs(n, n_letters, words, out_hi, out_lo) -> (status, den_hi, den_lo): Goldberg's coefficients of "
      "the Lyndon words of length n in log(e^{X_0} ... e^{X_{r-1}}) as 128-bit numerators over one denominator, "

@@ -36,8 +36,9 @@ import numpy as np
 
 from workbench.backend import namespace, to_numpy
 from workbench.lie._budget import check_budget, magnus_seconds
-from workbench.lie._fast import kernel_available, lyndon_coordinates_from_values
+from workbench.lie._fast import lyndon_coordinates_from_values
 from workbench.lie._free import check_degree, check_integer
+from workbench.lie._levels import kernel_available
 from workbench.lie._series import LieSeries
 from workbench.lie._words import lyndon_words
 from workbench.validation import as_array, check_in_range, check_square

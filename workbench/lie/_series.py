@@ -14,10 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-
-from workbench.backend import namespace, to_numpy
-from workbench.lie._bases import BASES, change_of_basis_unchecked, lyndon_tree
 from workbench.lie._free import (
     NAMES,
     Tree,
@@ -28,7 +24,9 @@ from workbench.lie._free import (
     tree_letters,
     tree_to_string_unchecked,
 )
-from workbench.validation import as_array, check_finite_output, check_square
+
+# numpy, the backend, the validation helpers and the bases are imported where they are used: a series made by
+# `bch` (and its whole process) needs none of them until it is read in another basis or evaluated.
 
 __all__ = ["LieSeries"]
 
@@ -118,6 +116,8 @@ class LieSeries:
         A change to the Hall or Chibrikov (right-normed) basis is budgeted as :func:`~workbench.lie.basis_trees`
         (for two letters: Hall through degree 15, Chibrikov through 16).
         """
+        from workbench.lie._bases import BASES, change_of_basis_unchecked
+
         if basis not in BASES:
             raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
         return change_of_basis_unchecked(self.coordinates, basis, self.n_letters)
@@ -166,6 +166,8 @@ class LieSeries:
 
     def to_words(self) -> dict[Word, Fraction]:
         """The series expanded in the free associative algebra (all words)."""
+        from workbench.lie._bases import lyndon_tree
+
         out: dict[Word, Fraction] = defaultdict(Fraction)
         for w, c in self.coordinates.items():
             for u, a in expand_tree_unchecked(lyndon_tree(w)):
@@ -197,6 +199,11 @@ class LieSeries:
         approximate nothing.  ``check_convergence=False`` skips the check (a caller that knows its matrices generate
         a nilpotent algebra, where the series terminates, or that measures the error itself).
         """
+        import numpy as np
+
+        from workbench.backend import namespace
+        from workbench.validation import as_array, check_finite_output, check_square
+
         if len(matrices) != self.n_letters:
             raise ValueError(f"matrices must be one per generator ({self.n_letters}), got {len(matrices)}")
         if not isinstance(check_convergence, bool):
@@ -234,6 +241,10 @@ class LieSeries:
         return total
 
     def _warn_outside_convergence(self, arrays) -> None:
+        import numpy as np
+
+        from workbench.backend import to_numpy
+
         norms = [float(np.max(np.linalg.norm(to_numpy(a), 2, axis=(-2, -1)), initial=0.0)) for a in arrays]
         total = sum(abs(float(c)) * norms[letter] for letter, c in self.factors)
         if total >= math.pi:

@@ -52,7 +52,7 @@ def level_terms(n_letters: int, level: Level) -> Iterator[str]:
     """The JSON texts of one level's terms (Lyndon basis), in Lyndon order."""
     brackets = lyndon_brackets(n_letters, level.degree)
     d, degree = level.denominator, level.degree
-    for k, v in zip(level.positions.tolist(), level.numerators.tolist(), strict=True):
+    for k, v in zip(level.positions, level.numerators, strict=True):
         g = math.gcd(v, d)
         coefficient = str(v // g) if g == d else f"{v // g}/{d // g}"
         yield _TERM % (brackets[k], coefficient, degree, "")

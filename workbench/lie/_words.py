@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-
 from workbench.lie._budget import MAX_WITT_BITS, check_budget, lyndon_count, lyndon_words_seconds, witt_bits
 from workbench.lie._free import NAMES, Word, check_integer, check_word
 from workbench.lie._kernel import kernel as _kernel  # None: Duval's generation in Python
@@ -103,18 +101,28 @@ def lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
 
 @cache
 def _lyndon_words(n_letters: int, degree: int) -> tuple[Word, ...]:
-    return tuple(map(tuple, lyndon_word_array(n_letters, degree).tolist()))
+    if n_letters <= 256:
+        words = lyndon_word_bytes(n_letters, degree)
+        return tuple(tuple(words[k : k + degree]) for k in range(0, len(words), degree))
+    return tuple(_duval_generation(n_letters, degree))
 
 
 @cache
-def lyndon_word_array(n_letters: int, degree: int) -> np.ndarray:
-    """The Lyndon words of ``degree`` as a read-only ``uint8`` array ``[count, degree]`` (unchecked; the engine's)."""
+def lyndon_word_bytes(n_letters: int, degree: int) -> bytes:
+    """The Lyndon words of ``degree`` (≤ 256 letters), ``degree`` bytes each, in order (unchecked; no numpy)."""
     if _kernel is not None and n_letters <= 255 and degree <= 255:
-        count = lyndon_count(n_letters, degree)
-        words = np.frombuffer(_kernel.lyndon_words(n_letters, degree, count), dtype=np.uint8)
-        return words.reshape(count, degree)
-    words = np.array(_duval_generation(n_letters, degree), dtype=np.uint8 if n_letters <= 256 else np.int64)
-    words = words.reshape(-1, degree)
+        return _kernel.lyndon_words(n_letters, degree, lyndon_count(n_letters, degree))
+    return bytes(letter for word in _duval_generation(n_letters, degree) for letter in word)
+
+
+@cache
+def lyndon_word_array(n_letters: int, degree: int):
+    """The Lyndon words of ``degree`` as a read-only ``uint8`` array ``[count, degree]`` (unchecked; the engine's)."""
+    import numpy as np
+
+    if n_letters <= 256:
+        return np.frombuffer(lyndon_word_bytes(n_letters, degree), dtype=np.uint8).reshape(-1, degree)
+    words = np.array(_duval_generation(n_letters, degree), dtype=np.int64).reshape(-1, degree)
     words.flags.writeable = False
     return words
 
@@ -167,24 +175,28 @@ def standard_factorization_unchecked(word: Word) -> tuple[Word, Word]:
 CODE_LIMIT = 2**62
 
 
-def word_codes(words: np.ndarray, n_letters: int) -> np.ndarray:
+def word_codes(words, n_letters: int):
     """Words of one length (rows of ``words``) as integers, base ``n_letters + 1`` with letter ``l`` as ``l + 1``.
 
     At one length the codes increase with the words; the caller keeps ``(n_letters + 1)^length < 2^63``.
     """
+    import numpy as np
+
     base = n_letters + 1
     length = words.shape[1]
     return (words.astype(np.int64) + 1) @ (base ** np.arange(length - 1, -1, -1, dtype=np.int64))
 
 
 @cache
-def standard_factor_positions(n_letters: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def standard_factor_positions(n_letters: int, degree: int):
     """Standard factorisations ``w = uv`` of the Lyndon words of ``degree`` (≥ 2), vectorised (unchecked).
 
     Returns ``(len(u), position of u, position of v)`` per word, positions among the Lyndon words of their own
     lengths.  ``v`` is the smallest proper suffix: suffixes are compared as codes aligned at the left edge and
     padded with zeros (letters are coded from 1, so a proper prefix is smaller, as in the word order).
     """
+    import numpy as np
+
     words = lyndon_word_array(n_letters, degree)
     base = n_letters + 1
     if base**degree >= CODE_LIMIT:  # past exact int64 codes: the word-by-word factorisation
@@ -220,6 +232,8 @@ def multidegree_blocks(n_letters: int, degree: int) -> tuple[tuple[tuple[int, ..
     >>> multidegree_blocks(2, 4)  # AAAB | AABB | ABBB
     (((3, 1), (0,)), ((2, 2), (1,)), ((1, 3), (2,)))
     """
+    import numpy as np
+
     words = lyndon_word_array(n_letters, degree)
     counts = np.stack([(words == letter).sum(axis=1) for letter in range(n_letters)], axis=1)
     keys, first, inverse = np.unique(counts, axis=0, return_index=True, return_inverse=True)

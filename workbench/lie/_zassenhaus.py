@@ -33,8 +33,9 @@ from functools import cache, partial
 import numpy as np
 
 from workbench.lie._budget import check_budget, zassenhaus_seconds
-from workbench.lie._fast import kernel_available, lyndon_coordinates_from_values
+from workbench.lie._fast import lyndon_coordinates_from_values
 from workbench.lie._free import Word, check_degree
+from workbench.lie._levels import kernel_available
 from workbench.lie._series import LieSeries
 from workbench.lie._words import lyndon_words
 
