@@ -5,7 +5,10 @@ system seconds, peak = maximum resident set), Python start-up and imports includ
 Python package are measured the same way; rows alternate between the programs and each cell is the median of
 ``runs`` runs.  Columns:
 
-- **workbench**: ``python -c "from workbench.lie import bch; bch(d)"``;
+- **workbench**: ``python -c "from workbench.lie import bch; bch(d)"`` (the series holds exact integer levels; its
+  ``{word: Fraction}`` dict is built when ``.coordinates`` is first read);
+- **with .coordinates**: the same call that also reads ``bch(d).coordinates`` (every Fraction and key tuple made),
+  as a ratio to the call;
 - **CLI**: ``workbench derive bch --degree d --format json`` to ``/dev/null`` (the streamed JSON document), as a
   ratio to the Python call (issue target ≤ 1.1×);
 - **without kernel**: the same call with ``WORKBENCH_LIE_KERNEL=0`` (the numpy programme and Python-integer solve,
@@ -102,23 +105,26 @@ def run(max_degree: int = 22, runs: int = 3, limit: float = 1200.0) -> dict:
     workbench = [script] if script else [python, "-m", "workbench"]
     rows = []
     for degree in degrees:
-        ours, cli, previous, theirs = [], [], [], []
+        ours, cli, previous, theirs, read = [], [], [], [], []
         call = [python, "-c", f"from workbench.lie import bch; bch({degree})"]
+        reading = [python, "-c", f"from workbench.lie import bch; bch({degree}).coordinates"]
         derive = [*workbench, "derive", "bch", "--degree", str(degree), "--format", "json"]
         for _ in range(runs):  # alternating, so that a slow spell of the machine is shared
             ours.append(measure(call, _environment(), limit))
+            read.append(measure(reading, _environment(), limit))
             cli.append(measure(derive, _environment(), limit))
             if degree <= 20:
                 previous.append(measure(call, _environment(WORKBENCH_LIE_KERNEL="0"), limit))
             if program is not None:
                 theirs.append(measure([program, f"N={degree}"], _environment(), limit))
-        ours_m, cli_m = _median(ours), _median(cli)
+        ours_m, cli_m, read_m = _median(ours), _median(cli), _median(read)
         previous_m = _median(previous) if previous else ISSUE_PREVIOUS.get(degree)
         reference = _median(theirs) if program else ISSUE_HOFSTATTER.get(degree)
         source = "measured" if program else "issue"
         ratio = f"{ours_m[0] / reference[0]:.2f}×" if ours_m and reference and reference[0] > 0 else "—"
         mem_ratio = f"{ours_m[1] / reference[1]:.1f}×" if ours_m and reference and reference[1] > 0 else "—"
         cli_ratio = f"{cli_m[0] / ours_m[0]:.2f}×" if ours_m and cli_m else "—"
+        read_ratio = f"{read_m[0] / ours_m[0]:.2f}×" if ours_m and read_m else "—"
         prev_label = "—" if previous_m is None else _cell(previous_m) + ("" if previous else " (issue)")
         rows.append([
             degree,
@@ -128,6 +134,7 @@ def run(max_degree: int = 22, runs: int = 3, limit: float = 1200.0) -> dict:
             mem_ratio,
             f"{_cell(cli_m)} = {cli_ratio}",
             prev_label,
+            f"{_cell(read_m)} = {read_ratio}",
         ])  # fmt: skip
     check = "not run (degree 20 not in the table)"
     if 20 in degrees:
@@ -143,6 +150,7 @@ def run(max_degree: int = 22, runs: int = 3, limit: float = 1200.0) -> dict:
             "memory ratio",
             "CLI json (÷ Python call)",
             "without kernel",
+            "with .coordinates (÷ call)",
         ],
         "rows": rows,
         "notes": (
