@@ -40,6 +40,9 @@ typedef int32_t lanes_t __attribute__((vector_size(4 * LANES)));
 typedef __int128 i128;
 typedef unsigned __int128 u128;
 
+/* hi * 2^64 + lo, composed in unsigned arithmetic (a left shift of a negative signed value is undefined) */
+static inline i128 join128(int64_t hi, uint64_t lo) { return (i128)(((u128)(uint64_t)hi << 64) | (u128)lo); }
+
 enum { OK = 0, NO_MEMORY = 1, OVERFLOW = 2, BAD_INPUT = 3 };
 
 /* ---- words as codes ---------------------------------------------------------------------------------- */
@@ -276,7 +279,7 @@ static int solve_block(int n, int n_letters, int m, const uint8_t *words, const 
                     goto done;
                 }
             }
-            i128 z = ((i128)rhs_hi[t] << 64) | (i128)rhs_lo[t];
+            i128 z = join128(rhs_hi[t], rhs_lo[t]);
             if (__builtin_sub_overflow(z, acc, &solution[t])) {
                 status = OVERFLOW;
                 goto done;
@@ -454,7 +457,7 @@ static int goldberg_rhs(int n, int n_letters, Py_ssize_t m, const uint8_t *words
         previous = w;
     }
     for (Py_ssize_t t = 0; t < m; t++) {
-        i128 v = ((i128)out_hi[t] << 64) | (i128)out_lo[t];
+        i128 v = join128(out_hi[t], out_lo[t]);
         v /= (i128)g;
         out_hi[t] = (int64_t)(v >> 64);
         out_lo[t] = (uint64_t)v;
@@ -742,7 +745,7 @@ static PyObject *py_level_terms(PyObject *self, PyObject *args) {
     unsigned long long den_lo;
     if (!PyArg_ParseTuple(args, "y*y*LK", &hi, &lo, &den_hi, &den_lo)) return NULL;
     Py_ssize_t m = hi.len / 8;
-    i128 den = ((i128)den_hi << 64) | (i128)den_lo;
+    i128 den = join128((int64_t)den_hi, (uint64_t)den_lo);
     if (lo.len != hi.len || den <= 0) {
         PyBuffer_Release(&hi);
         PyBuffer_Release(&lo);
@@ -754,14 +757,14 @@ static PyObject *py_level_terms(PyObject *self, PyObject *args) {
     u128 g = (u128)den;
     Py_ssize_t count = 0;
     for (Py_ssize_t t = 0; t < m; t++) {
-        i128 v = ((i128)h[t] << 64) | (i128)l[t];
+        i128 v = join128(h[t], l[t]);
         if (!v) continue;
         count++;
         if (g != 1) g = gcd128(g, (u128)(v < 0 ? -v : v));
     }
     int narrow = 1; /* every reduced numerator fits in int64: they come back as int64 bytes, not ints */
     for (Py_ssize_t t = 0; t < m && narrow; t++) {
-        i128 v = (((i128)h[t] << 64) | (i128)l[t]) / (i128)g;
+        i128 v = join128(h[t], l[t]) / (i128)g;
         narrow = v >= INT64_MIN && v <= INT64_MAX;
     }
     PyObject *positions = PyBytes_FromStringAndSize(NULL, count * 8);
@@ -771,7 +774,7 @@ static PyObject *py_level_terms(PyObject *self, PyObject *args) {
     int64_t *q = narrow ? (int64_t *)PyBytes_AS_STRING(numerators) : NULL;
     Py_ssize_t k = 0;
     for (Py_ssize_t t = 0; t < m; t++) {
-        i128 v = ((i128)h[t] << 64) | (i128)l[t];
+        i128 v = join128(h[t], l[t]);
         if (!v) continue;
         p[k] = t;
         if (narrow) {
