@@ -297,3 +297,70 @@ def test_bad_options():
         expmv_krylov(op, b, 1.0, max_steps=1.5)
     with pytest.raises(ValueError, match=r"t must be in \(-inf, inf\), got inf"):
         expmv_krylov(op, b, math.inf)
+
+
+# ---- non-normal operators: never a wrong number quietly (issue 40, finding 5) ------------------------
+
+
+def _exact_action(a, b, t):
+    """e^{tA}b at 60 digits (mpmath): the oracle where scaling and squaring itself is unreliable."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        exact = mpmath.expm(mpmath.matrix(a.tolist()) * t) * mpmath.matrix(b.tolist())
+        return np.array([float(x) for x in exact])
+
+
+def test_jordan_like_operator_is_refused_not_answered_wrongly():
+    # Reproducer: A = −diag(1, …, 5) + 1000·N (N the shift), t = 1, b = 1.  Krylov returned a vector off by a
+    # factor ~1,400 with error estimate 0 and no warning: the space is invariant (exact in exact arithmetic), but
+    # scaling and squaring on the non-normal Hessenberg H loses every digit.  Now refused in one line naming the
+    # cause and the method that works; Taylor (the default for a matrix) meets 1e-12 against the 60-digit oracle.
+    from workbench.expmv import expmv
+
+    a = -np.diag(np.arange(1.0, 6.0)) + 1000.0 * np.eye(5, k=1)
+    b = np.ones(5)
+    with pytest.raises(ValueError, match=r"far from normal .* no digit would be correct; use method='taylor'"):
+        run(a, b, 1.0)
+    with pytest.raises(ValueError, match="far from normal"):
+        expmv(a, b, 1.0, method="krylov")
+    np.testing.assert_allclose(expmv(a, b, 1.0), _exact_action(a, b, 1.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("coupling", [1.0, 10.0, 100.0, 1000.0])
+@pytest.mark.parametrize("n", [5, 10])
+@pytest.mark.parametrize("t", [0.3, 1.0, 3.0])
+def test_nonnormal_results_are_within_their_reported_accuracy(coupling, n, t):
+    # Oracle: e^{tA}b at 60 digits.  Every outcome is honest: a refusal; or a result within the accuracy it reports
+    # — without a warning, within max(tol, error_estimate, rounding_estimate); with an AccuracyWarning, within 10×
+    # the rounding estimate it names (the estimate samples a derivative: a factor, not digits, of slack).
+    a = -np.diag(np.arange(1.0, n + 1.0)) + coupling * np.eye(n, k=1)
+    b = np.ones(n)
+    exact = _exact_action(a, b, t)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            y, info = run(a, b, t)
+        except ValueError as refusal:
+            assert "far from normal" in str(refusal) or "rounding" in str(refusal)
+            return
+    error = relerr(y, exact)
+    reported = max(info["tol"], info["error_estimate"], info["rounding_estimate"])
+    if any(issubclass(w.category, AccuracyWarning) for w in caught):
+        assert error <= 10 * reported
+    else:
+        assert error <= reported, (error, info)
+
+
+def test_normal_operators_keep_their_accuracy_and_report_no_amplification(rng):
+    # A non-symmetric but normal operator (an orthogonal similarity of a diagonal with complex-conjugate pairs is
+    # not needed: a rotation generator is normal) runs Arnoldi; its exponential is well conditioned, so no
+    # warning and the rounding estimate stays at the a-priori u·|t|·‖A‖₁.  Oracle: scipy.linalg.expm, 1e-12.
+    skew = rng.standard_normal((40, 40))
+    a = skew - skew.T - np.eye(40)
+    b = rng.standard_normal((40, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AccuracyWarning)
+        y, info = run(a, b, 2.0, lanczos=False)
+    np.testing.assert_allclose(y, scipy.linalg.expm(2.0 * a) @ b, rtol=1e-12, atol=1e-12)
+    assert info["rounding_estimate"] < 1e-10
