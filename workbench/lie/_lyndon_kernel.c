@@ -110,7 +110,7 @@ static inline uint64_t hash_key(uint64_t code, uint32_t lenoff) {
 }
 
 static int table_grow(programme_t *P) {
-    uint64_t size = P->table_size ? 2 * P->table_size : 1 << 16;
+    uint64_t size = P->table_size ? 2 * P->table_size : 1 << 10;
     slot_t *fresh = calloc(size, sizeof(slot_t));
     if (!fresh) return NO_MEMORY;
     for (uint64_t i = 0; i < P->table_size; i++) {
@@ -128,7 +128,7 @@ static int table_grow(programme_t *P) {
 
 static int32_t new_node(programme_t *P, node_t node) {
     if (P->count == P->capacity) {
-        int32_t capacity = P->capacity ? 2 * P->capacity : 1 << 16;
+        int32_t capacity = P->capacity ? 2 * P->capacity : 1 << 10;
         node_t *grown = realloc(P->nodes, (size_t)capacity * sizeof(node_t));
         if (!grown) {
             P->status = NO_MEMORY;
