@@ -411,7 +411,7 @@ def test_error_messages(tmp_path, gpt2_dir):
         load_model(copy)
     weights.write_bytes(b"\xff" * 8 + data[8:])
     with pytest.raises(
-        ValueError, match=r"model.safetensors is not a readable safetensors file: its header length field says"
+        ValueError, match=r"model.safetensors is not a readable safetensors file: its first 8 bytes must give the length of a JSON header"
     ):
         SafetensorsFile(weights)
     weights.unlink()

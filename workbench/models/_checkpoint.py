@@ -123,18 +123,23 @@ class SafetensorsFile:
                 )
             (length,) = struct.unpack("<Q", head)
             if length > min(size - 8, _MAX_HEADER):
+                # The length field's value is not printed: in a file that is no safetensors file it is the file's
+                # first 8 bytes (of /etc/passwd: "root:x:0"), and an error message must not show file contents.
                 raise ValueError(
-                    f"{self.path} is not a readable safetensors file: its header length field says {length} bytes, but "
-                    f"only {size - 8} bytes follow"
+                    f"{self.path} is not a readable safetensors file: its first 8 bytes must give the length of a "
+                    f"JSON header of at most {min(size - 8, _MAX_HEADER)} bytes (the {size - 8} bytes that follow, "
+                    f"at most 100 MB), and they do not"
                 )
             text = stream.read(length)
         try:
             header = json.loads(text.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            # Only the position: a decoding error's own text quotes the offending byte.
+            where = error.start if isinstance(error, UnicodeDecodeError) else error.pos
             raise ValueError(
                 f"{self.path} is not a readable safetensors file: expected a JSON header of {length} bytes, found "
-                f"unreadable bytes ({error})"
-            ) from error
+                f"bytes that are not UTF-8 JSON (at byte {where} of the header)"
+            ) from None
         if not isinstance(header, dict):
             raise ValueError(
                 f"{self.path} is not a readable safetensors file: expected a JSON object header, found a "
@@ -208,6 +213,35 @@ class SafetensorsFile:
         return to_float64(raw, dtype).reshape(shape)
 
 
+def _contained(directory: Path, name, index: Path | None) -> Path:
+    """``directory / name`` for a weights file, refused unless it stays inside the checkpoint.
+
+    An index is data from wherever the checkpoint came from: a shard named ``../x``, ``/etc/passwd`` or
+    ``/proc/self/environ``, or a file that is a symlink out of the folder, would be opened on the index's word.
+    The name must be a relative path without ``..``, and the file, symlinks followed, must lie inside the folder
+    — or, for a snapshot of the Hugging Face hub cache (``<repo>/snapshots/<revision>/``, whose files are
+    symlinks to ``<repo>/blobs/``), inside that repository's ``blobs`` folder.
+    """
+    what = f"sharded-weights index {index} names shard" if index is not None else "weights file"
+    relative = Path(name) if isinstance(name, str) and name else None
+    if relative is None or relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(
+            f"{what} {name!r}: a weights file must be a relative file name inside the checkpoint folder "
+            "(no '..', no absolute path)"
+        )
+    root = directory.resolve()
+    roots = [root]
+    if root.parent.name == "snapshots":
+        roots.append(root.parent.parent / "blobs")
+    target = (directory / relative).resolve()
+    if not any(target.is_relative_to(allowed) for allowed in roots):
+        raise ValueError(
+            f"{what} {name!r}: it leads out of the checkpoint folder {directory} through a symbolic link; a "
+            "weights file must lie inside the folder (or in the blobs of a Hugging Face cache snapshot)"
+        )
+    return directory / relative
+
+
 class Checkpoint:
     """A Hugging Face-layout checkpoint directory: its configuration, its weights (one file or shards), its tokenizer.
 
@@ -241,7 +275,7 @@ class Checkpoint:
         single, index = self.directory / WEIGHTS_FILE, self.directory / INDEX_FILE
         self._where: dict[str, SafetensorsFile] = {}
         if single.is_file():
-            files = [SafetensorsFile(single)]
+            files = [SafetensorsFile(_contained(self.directory, WEIGHTS_FILE, None))]
             for name in files[0].names:
                 self._where[name] = files[0]
         elif index.is_file():
@@ -254,7 +288,7 @@ class Checkpoint:
             opened: dict[str, SafetensorsFile] = {}
             for name, shard in weight_map.items():
                 if shard not in opened:
-                    opened[shard] = SafetensorsFile(self.directory / shard)
+                    opened[shard] = SafetensorsFile(_contained(self.directory, shard, index))
                 if name not in opened[shard].names:
                     raise ValueError(
                         f"sharded-weights index {index} puts tensor {name!r} in {shard}, but that shard does not "

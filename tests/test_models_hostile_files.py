@@ -1,0 +1,119 @@
+"""Hostile checkpoint folders: weights files are read only inside the checkpoint, and no message shows file contents.
+
+Issue 40, finding 7: shard paths of ``model.safetensors.index.json`` were not contained (``../``, absolute paths and
+``/proc/self/environ`` were opened, a shard from a sibling folder was loaded) and the error for a file that is no
+safetensors file printed its first 8 bytes.  Each case below failed before the fix.  The checkpoints are written
+here with safetensors' own numpy writer; only the reader (:class:`Checkpoint`) is under test.
+"""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+
+from workbench.models._checkpoint import Checkpoint  # noqa: E402
+
+PASSWD = b"root:x:0:0:root:/root:/bin/bash\n"
+
+
+def _sharded(folder, shards: dict[str, dict[str, np.ndarray]], weight_map: dict[str, str] | None = None):
+    """A checkpoint folder with config.json, the given shard files and an index (by default their own names)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    names = {}
+    for file, tensors in shards.items():
+        safetensors_numpy.save_file(tensors, str(folder / file))
+        names.update(dict.fromkeys(tensors, file))
+    index = {"metadata": {}, "weight_map": weight_map if weight_map is not None else names}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    return folder
+
+
+def _tensor(value: float) -> dict[str, np.ndarray]:
+    return {"w": np.full((2, 2), value, dtype=np.float32)}
+
+
+def test_a_well_formed_sharded_checkpoint_still_reads(tmp_path):
+    folder = _sharded(tmp_path / "model", {"a.safetensors": _tensor(1.0), "b.safetensors": {"v": np.ones(3, "f4")}})
+    checkpoint = Checkpoint(folder)
+    assert sorted(checkpoint.names) == ["v", "w"] and checkpoint.read("w").tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("shard", ["../sibling/a.safetensors", "/etc/passwd", "/proc/self/environ", "sub/../../x"])
+def test_shard_names_outside_the_folder_are_refused_before_opening(tmp_path, shard):
+    _sharded(tmp_path / "sibling", {"a.safetensors": _tensor(7.0)})
+    folder = _sharded(tmp_path / "model", {"a.safetensors": _tensor(1.0)}, weight_map={"w": shard})
+    with pytest.raises(ValueError, match=r"names shard .*: a weights file must be a relative file name inside the"):
+        Checkpoint(folder)
+
+
+@pytest.mark.parametrize("shard", [None, 3, ""])
+def test_shard_names_that_are_not_file_names_are_refused(tmp_path, shard):
+    folder = _sharded(tmp_path / "model", {"a.safetensors": _tensor(1.0)}, weight_map={"w": shard})
+    with pytest.raises(ValueError, match="must be a relative file name"):
+        Checkpoint(folder)
+
+
+def test_a_shard_that_is_a_symlink_out_of_the_folder_is_refused(tmp_path):
+    # Before the fix the sibling's tensor (7.0) was loaded as this model's.
+    _sharded(tmp_path / "sibling", {"a.safetensors": _tensor(7.0)})
+    folder = _sharded(tmp_path / "model", {"a.safetensors": _tensor(1.0)})
+    (folder / "a.safetensors").unlink()
+    (folder / "a.safetensors").symlink_to(tmp_path / "sibling" / "a.safetensors")
+    with pytest.raises(ValueError, match=r"leads out of the checkpoint folder .* through a symbolic link"):
+        Checkpoint(folder)
+
+
+def test_a_single_weights_file_that_links_out_is_refused_and_one_inside_is_read(tmp_path):
+    outside = tmp_path / "elsewhere.safetensors"
+    safetensors_numpy.save_file(_tensor(7.0), str(outside))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").symlink_to(outside)
+    with pytest.raises(ValueError, match=r"weights file 'model.safetensors': it leads out of the checkpoint folder"):
+        Checkpoint(folder)
+    (folder / "model.safetensors").unlink()
+    safetensors_numpy.save_file(_tensor(2.0), str(folder / "real.safetensors"))
+    (folder / "model.safetensors").symlink_to("real.safetensors")  # a link inside the folder is fine
+    assert Checkpoint(folder).read("w")[0, 0] == 2.0
+
+
+def test_a_hugging_face_cache_snapshot_links_into_its_blobs_and_is_read(tmp_path):
+    # The hub cache keeps <repo>/snapshots/<revision>/<file> as symlinks to <repo>/blobs/<hash>.
+    repo = tmp_path / "models--org--name"
+    (repo / "blobs").mkdir(parents=True)
+    safetensors_numpy.save_file(_tensor(3.0), str(repo / "blobs" / "0123abcd"))
+    (repo / "blobs" / "c0nf1g").write_text("{}")
+    snapshot = repo / "snapshots" / "rev1"
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.safetensors").symlink_to("../../blobs/0123abcd")
+    (snapshot / "config.json").symlink_to("../../blobs/c0nf1g")
+    assert Checkpoint(snapshot).read("w")[0, 0] == 3.0
+
+
+def test_a_file_that_is_no_safetensors_file_is_refused_without_showing_its_bytes(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(PASSWD * 4)
+    with pytest.raises(ValueError) as refusal:
+        Checkpoint(folder)
+    message = str(refusal.value)
+    (length,) = struct.unpack("<Q", PASSWD[:8])  # what the message used to print
+    assert "not a readable safetensors file" in message
+    assert str(length) not in message and "root:x" not in message
+
+
+def test_an_undecodable_header_is_refused_without_quoting_its_bytes(tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    header = b"\xff" + PASSWD[:15]
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 8)
+    with pytest.raises(ValueError, match=r"not UTF-8 JSON \(at byte 0 of the header\)") as refusal:
+        Checkpoint(folder)
+    assert "0xff" not in str(refusal.value) and "root:x" not in str(refusal.value)
