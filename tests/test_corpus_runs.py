@@ -317,3 +317,65 @@ def test_strict_json_and_the_aggregate_on_edge_cases():
     ]
     assert layers_table(rows).splitlines()[2:] == ["| 0 | 2 | 1.5 ± 0.7071 | 3 ± 1.414 |", "| 1 | 0 | — | — |"]
     assert aggregate_layers([]) == [] and layers_table([]) == "| layer | n |\n|---|---|\n"
+
+
+# ---- hostile run directories (issue 40, findings 1 and 2) -------------------------------------------------------
+
+
+def _failed_run(out, documents, encoder):
+    """A resumable run: its measure fails at window 2, after two records."""
+
+    def broken(window):
+        if window.index == 2:
+            raise RuntimeError("stop here")
+        return measure(window)
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        run_corpus(windows_of(documents, encoder), broken, out, config=CONFIG, progress=False)
+
+
+def test_resume_refuses_records_that_are_a_symlink_and_leaves_the_target_alone(tmp_path, documents, encoder):
+    # Before: the resume truncated the link's target and appended records to it (a file outside the run emptied).
+    out, outside = tmp_path / "run", tmp_path / "precious.txt"
+    _failed_run(out, documents, encoder)
+    outside.write_text("not a record\n" * 3)
+    (out / "records.jsonl").unlink()
+    (out / "records.jsonl").symlink_to(outside)
+    status = json.loads((out / "run.json").read_text())["status"]
+    with pytest.raises(ValueError, match=r"records.jsonl is a symbolic link; remove the link"):
+        run_corpus(windows_of(documents, encoder), measure, out, config=CONFIG, resume=True, progress=False)
+    assert outside.read_text() == "not a record\n" * 3
+    assert json.loads((out / "run.json").read_text())["status"] == status  # refused before the run was touched
+
+
+def test_force_removes_a_dangling_records_link_instead_of_creating_its_target(tmp_path, documents, encoder):
+    # Before: --force with a dangling link named records.jsonl created the link's target outside the run.
+    out, target = tmp_path / "run", tmp_path / "elsewhere" / "created.jsonl"
+    target.parent.mkdir()
+    run_corpus(windows_of(documents, encoder, {**CONFIG, "limit": 4}), measure, out, config=CONFIG, progress=False)
+    (out / "records.jsonl").unlink()
+    (out / "records.jsonl").symlink_to(target)
+    small = {**CONFIG, "limit": 4}
+    result = run_corpus(windows_of(documents, encoder, small), measure, out, config=small, force=True, progress=False)
+    assert not target.exists() and not (out / "records.jsonl").is_symlink()
+    assert result.n_records == 4 and len(read_records(out)) == 4
+
+
+def test_force_refuses_a_folder_that_holds_no_run(tmp_path, documents, encoder):
+    # Before: --out <a model folder> --force deleted that model's config.json.
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"model_type": "gpt2"}')
+    (model / "model.safetensors").write_bytes(b"weights")
+    with pytest.raises(ValueError, match=r"holds no run record and files no run writes \(model.safetensors\)"):
+        run_corpus(windows_of(documents, encoder), measure, model, config=CONFIG, force=True, progress=False)
+    assert (model / "config.json").read_text() == '{"model_type": "gpt2"}'
+    # A start that died before its run record (only files a run writes) is still replaced.
+    orphan = tmp_path / "orphan"
+    orphan.mkdir()
+    (orphan / "config.json").write_text("{}")
+    small = {**CONFIG, "limit": 4}
+    result = run_corpus(
+        windows_of(documents, encoder, small), measure, orphan, config=small, force=True, progress=False
+    )
+    assert result.n_records == 4

@@ -168,6 +168,27 @@ def test_a_rerun_keeps_complete_tasks_and_resumes_only_the_interrupted_one(clust
         }
 
 
+def test_a_task_folder_that_is_a_symlink_out_of_the_sweep_is_refused_and_its_target_untouched(
+    cluster, first_sweep, tmp_path
+):
+    # Issue 40, finding 3: a task folder that is a link to an outside folder ran there with force and replaced its
+    # files (config.json, results.json).  Now the sweep refuses it in one line before any task runs.
+    source, _ = first_sweep
+    out = tmp_path / "grid"
+    shutil.copytree(source, out)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text("mine")
+    task = out / "d_model=16" / "seed-1"
+    shutil.rmtree(task)
+    task.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(
+        ValueError, match=r"task folder must be a folder of its own inside the sweep, got .*symbolic link"
+    ):
+        _sweep(out, cluster.scheduler_address)
+    assert [p.name for p in outside.iterdir()] == ["config.json"] and (outside / "config.json").read_text() == "mine"
+
+
 def test_a_complete_task_is_kept_when_an_open_axis_defaults_to_fewer_names_than_it_accepts(cluster, tmp_path):
     # log-lens accepts architectures attn-only and mlp but trains attn-only unless asked: a sweep that leaves the
     # axis open must recognise its own complete run on a rerun (it used to compare with both names and fail).
@@ -204,9 +225,9 @@ def test_a_sweep_directory_refuses_other_settings_and_other_files(first_sweep, t
         _sweep(tmp_path, None)
 
 
-def _injected_failure(seed: int):
+def _injected_failure(seed: int, counter: str):
     """Functions for ``client.run``: on each worker, make the induction runner raise for ``seed`` (counting the
-    tries in the task's directory), and undo that.  Nested, so cloudpickle sends them by value: the workers need
+    tries in the file ``counter``), and undo that.  Nested, so cloudpickle sends them by value: the workers need
     not import this test module.
     """
 
@@ -220,8 +241,10 @@ def _injected_failure(seed: int):
 
         def run(config, **kwargs):
             if config.seed == seed:
+                # Counted outside the task folder: a file a run never writes would make the folder no run's, and
+                # the rerun's force would then (rightly) refuse it.
                 Path(kwargs["out"]).mkdir(parents=True, exist_ok=True)
-                with open(Path(kwargs["out"]) / "attempts", "a") as stream:
+                with open(counter, "a") as stream:
                     stream.write("1\n")
                 raise RuntimeError(f"injected failure for seed {seed}")
             return original.run(config, **kwargs)
@@ -243,7 +266,7 @@ def test_a_task_failing_after_its_retries_is_recorded_and_the_others_finish(clus
     argv = ["sweep", "induction", *tiny, "--seeds", "0,1", "--operator", "DMAP", "--architecture", "attn-only"]
     argv += ["--scheduler", cluster.scheduler_address, "--retries", "0", "--no-progress"]
     with distributed.Client(cluster.scheduler_address) as client:
-        inject, restore = _injected_failure(1)
+        inject, restore = _injected_failure(1, str(tmp_path / "attempts"))
         client.run(inject)
         try:
             result = _sweep(out, cluster.scheduler_address, grid=None, retries=1)
@@ -254,7 +277,7 @@ def test_a_task_failing_after_its_retries_is_recorded_and_the_others_finish(clus
     good, bad = result["tasks"]
     assert good["status"] == "complete" and good["rows"][0]["operator"] == "DMAP"
     assert bad["status"] == "failed" and bad["error"] == "RuntimeError: injected failure for seed 1"
-    assert (out / "base" / "seed-1" / "attempts").read_text() == "1\n1\n"  # the first try and one retry
+    assert (tmp_path / "attempts").read_text() == "1\n1\n1\n"  # the first try and one retry; the CLI's one try
     assert [c["seeds"] for c in result["cells"]] == [[0]]
     assert result["cells"][0]["measurements"]["final_repeat_loss"]["sd"] is None  # one seed: no sd
     assert json.loads((out / "sweep.json").read_text())["failed"] == ["base/seed-1"]

@@ -240,6 +240,12 @@ def run_corpus(
         total = windows.count()  # the windows of corpus_windows count themselves
     else:
         total = None
+    if resume and out is not None and (Path(out) / RECORDS).is_symlink():
+        # Resuming truncates and appends to the records: through a link, to a file outside the run.
+        raise ValueError(
+            f"out must be a run directory whose {RECORDS} is a file of its own to resume it, got {str(out)!r}, where "
+            f"{RECORDS} is a symbolic link; remove the link (or start the run afresh with force)"
+        )
     log = RunLog.open(
         out,
         experiment=name,
@@ -263,7 +269,13 @@ def run_corpus(
     counts = {"windows": total, "records": len(kept), "measured": 0, "kept": len(kept)}
     log.record["counts"] = counts
     log._save()  # the record says how many windows are planned and kept before the first is measured
-    with log, open(file, "a", encoding="utf-8") as stream, progress_bar(total, f"{name} windows", progress) as bar:
+    # O_NOFOLLOW: a link put in place since the check above is refused by the system, not followed.
+    descriptor = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    with (
+        log,
+        open(descriptor, "a", encoding="utf-8") as stream,
+        progress_bar(total, f"{name} windows", progress) as bar,
+    ):
         if kept:
             bar.update(len(kept))
         seen = set()

@@ -360,7 +360,10 @@ def _temporary_of(name: str) -> str | None:
 def _remove_artefacts(folder: Path, artefacts: set[str]) -> None:
     """Delete the files named in ``artefacts`` (and their leftover temporary files); keep everything else."""
     for entry in folder.iterdir():
-        if entry.is_file() and (entry.name in artefacts or _temporary_of(entry.name) in artefacts):
+        # A symbolic link named like a run file is removed itself (unlink never follows it), dangling or not: a
+        # writer would otherwise create or overwrite its target outside the run.
+        named = entry.name in artefacts or _temporary_of(entry.name) in artefacts
+        if named and (entry.is_symlink() or entry.is_file()):
             entry.unlink()
 
 
@@ -434,8 +437,10 @@ class RunLog:
         artefacts : iterable of str
             Every file name a run of this experiment can write; ``force`` removes these, and only these.
         force : bool
-            Reuse a non-empty ``out``: remove its ``artefacts`` first, leave other files as they are.  A directory
-            whose ``run.json`` records another experiment is refused (its files are not in ``artefacts``).
+            Reuse a non-empty ``out``: remove its ``artefacts`` first (a symbolic link named like one is removed
+            itself, never followed), leave other files as they are.  A directory whose ``run.json`` records another
+            experiment is refused (its files are not in ``artefacts``), and so is one without a ``run.json`` that
+            holds anything a run does not write (a model's folder is not a run to replace).
         resume : bool
             Continue the unfinished run in ``out`` (:func:`resumable_run`); its experiment, ``config`` and
             ``selection`` must be the ones given.
@@ -481,13 +486,29 @@ class RunLog:
             if folder.is_dir() and any(folder.iterdir()):
                 if not force:
                     raise ValueError(_occupied_message(folder))
+                known = set(artefacts) | {RUN_RECORD, CONFIG_RECORD}
                 previous = _recorded(folder, "experiment")
                 if previous not in (None, experiment):
                     raise ValueError(
                         f"out must hold a run of {experiment} to replace it with force, got {str(folder)!r}, a run "
                         f"of {previous}, whose files a {experiment} run does not know; choose another directory"
                     )
-                _remove_artefacts(folder, set(artefacts) | {RUN_RECORD, CONFIG_RECORD})
+                if previous is None:
+                    # No run record: force may only clear a start that died before writing it (nothing but this
+                    # experiment's own files); a folder of other things (a model's config.json) is not a run.
+                    foreign = sorted(
+                        entry.name
+                        for entry in folder.iterdir()
+                        if entry.name not in known and _temporary_of(entry.name) not in known
+                    )
+                    if foreign:
+                        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+                        raise ValueError(
+                            f"out must hold a run of {experiment} (its {RUN_RECORD}) to replace it with force, got "
+                            f"{str(folder)!r}, which holds no run record and files no run writes ({shown}); choose "
+                            "another directory"
+                        )
+                _remove_artefacts(folder, known)
             folder = run_directory(experiment, "", folder)
             record = {
                 "experiment": experiment,

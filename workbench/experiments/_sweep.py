@@ -248,6 +248,11 @@ def _task_state(folder: Path) -> str:
     (a run record whose status is running, interrupted or failed: resume it) or ``"orphan"`` (files but no run
     record: a run killed between writing ``config.json`` and ``run.json``, which is started again).
     """
+    if folder.is_symlink():  # the runner would write (with force, replace files) wherever the link points
+        raise ValueError(
+            f"a sweep's task folder must be a folder of its own inside the sweep, got {str(folder)!r}, a symbolic "
+            "link; remove the link and run the sweep again"
+        )
     if not folder.is_dir() or not any(folder.iterdir()):
         return "new"
     record = folder / "run.json"
