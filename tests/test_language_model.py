@@ -237,3 +237,14 @@ def test_a_pretrained_lm_run_is_the_transfers_a0(tmp_path):
         run_transfer(TransferConfig.preset("quick", pretrained=str(tmp_path / "lm-{seed}")), progress=False)
     with pytest.raises(ValueError, match="pretrained applies to the shakespeare task only"):
         TransferConfig(task="induction", pretrained="x")
+
+
+@pytest.mark.parametrize("template", ["lm-{0}", "lm-{seed.__class__}", "lm-{seed:>999999999}", "lm-{missing}"])
+def test_pretrained_is_a_path_with_only_seed_replaced(tmp_path, template):
+    # Issue 40, finding 9: `pretrained` went through str.format (a KeyError traceback, a MemoryError from a huge
+    # field width, attribute lookups on the seed).  Now only {seed} is replaced; the rest is the path as written,
+    # and a path that is no lm run gets the usual one-line refusal naming it.
+    folder = str(tmp_path / template)
+    with pytest.raises(ValueError, match="pretrained must be the run directory of a finished lm run, got") as refusal:
+        run_transfer(TransferConfig.preset("quick", pretrained=folder), progress=False)
+    assert template in str(refusal.value)

@@ -144,7 +144,7 @@ class TransferConfig(ExperimentConfig):
     pretrained : str, optional
         Shakespeare task: the run directory of a finished ``workbench experiment lm`` ATTN run (for example a
         task of the Table-2 sweep) whose model is :math:`A_0`, instead of training it here; ``{seed}`` in it is
-        replaced by ``seed``.  Its settings must be this transfer's (seed, widths, ``pretrain_steps``, batch,
+        replaced by ``seed`` (nothing else: other braces are part of the path).  Its settings must be this transfer's (seed, widths, ``pretrain_steps``, batch,
         learning rate, warm-up, …): then it is the very model :math:`A_0` would be, and the adaptations read the
         training windows after the ones it read.
     adapt_steps : tuple of int
@@ -464,7 +464,7 @@ def run_transfer(
                 model.load_state_dict(_pretrained_state(config))
                 _advance(task, config, steps)
                 record = _state(task, model, config, stage, stage, steps, 0.0)
-                record["pretrained"] = config.pretrained.format(seed=config.seed)
+                record["pretrained"] = str(_pretrained_folder(config))
                 log.keep(stage, {"states": [record]}, model.state_dict())
                 states.append(record)
             elif kept is not None:
@@ -521,9 +521,18 @@ _PRETRAINED_FIELDS = {
 }
 
 
+def _pretrained_folder(config: TransferConfig) -> Path:
+    """``config.pretrained`` with ``{seed}`` replaced by the seed; every other character is taken as it is.
+
+    Not :meth:`str.format`: a path is data, and format fields would read attributes of the seed
+    (``{seed.__class__}``), fail on other names (``{0}``, a KeyError) or allocate a field width of gigabytes.
+    """
+    return Path(config.pretrained.replace("{seed}", str(config.seed)))
+
+
 def _pretrained_state(config: TransferConfig) -> dict:
     """The state dict of the finished lm run ``config.pretrained``, after checking its settings are A0's."""
-    folder = Path(config.pretrained.format(seed=config.seed))
+    folder = _pretrained_folder(config)
     try:
         record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
