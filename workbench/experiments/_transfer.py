@@ -144,7 +144,8 @@ class TransferConfig(ExperimentConfig):
     pretrained : str, optional
         Shakespeare task: the run directory of a finished ``workbench experiment lm`` ATTN run (for example a
         task of the Table-2 sweep) whose model is :math:`A_0`, instead of training it here; ``{seed}`` in it is
-        replaced by ``seed`` (nothing else: other braces are part of the path).  Its settings must be this transfer's (seed, widths, ``pretrain_steps``, batch,
+        replaced by ``seed`` (nothing else: other braces are part of the path).
+        Its settings must be this transfer's (seed, widths, ``pretrain_steps``, batch,
         learning rate, warm-up, …): then it is the very model :math:`A_0` would be, and the adaptations read the
         training windows after the ones it read.
     adapt_steps : tuple of int
