@@ -764,3 +764,73 @@ def test_every_slide_of_the_course_fits_its_slide(served_course):
     with chromium(1280, 720) as driver:
         bad = [line for deck in decks for line in deck_overflows(driver, deck.as_uri())]
     assert bad == [], bad
+
+
+# ---- book serve against a hostile folder or request (issue 40, finding 10) ------------------------------------
+
+
+@pytest.fixture
+def hostile_site(tmp_path):
+    """A served folder with a page, a link out of it, a folder without index.html; and the server's port."""
+    site, secret = tmp_path / "site", tmp_path / "secret.txt"
+    (site / "notes").mkdir(parents=True)
+    (site / "index.html").write_text("<p>the course</p>")
+    (site / "notes" / "a.txt").write_text("a note")
+    secret.write_text("outside the site")
+    (site / "leak.txt").symlink_to(secret)
+    (site / "inside.html").symlink_to(site / "index.html")  # a link within the site is served
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = [sys.executable, "-m", "workbench", "book", "serve", "--out", str(site), "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert f"http://127.0.0.1:{port}/" in server.stdout.readline()
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def _get(port, path, host=None):
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest("GET", path, skip_host=host is not None)
+        if host is not None:
+            connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_book_serve_serves_only_the_sites_own_files(hostile_site):
+    # Before: the link out of the site was followed (200, the outside file) and a folder was listed.
+    assert _get(hostile_site, "/index.html") == (200, b"<p>the course</p>")
+    assert _get(hostile_site, "/inside.html") == (200, b"<p>the course</p>")
+    assert _get(hostile_site, "/notes/a.txt") == (200, b"a note")
+    status, body = _get(hostile_site, "/leak.txt")
+    assert status == 404 and b"outside the site" not in body
+    status, body = _get(hostile_site, "/notes/")
+    assert status == 404 and b"a.txt" not in body  # no listing
+    assert _get(hostile_site, "/../secret.txt")[0] == 404
+
+
+def test_book_serve_answers_only_to_this_machines_names(hostile_site):
+    # Before: any Host was answered, so a page elsewhere could read the site through DNS rebinding.
+    assert _get(hostile_site, "/index.html", host=f"localhost:{hostile_site}")[0] == 200
+    assert _get(hostile_site, "/index.html", host="127.0.0.1")[0] == 200
+    status, body = _get(hostile_site, "/index.html", host=f"attacker.example:{hostile_site}")
+    assert status == 421 and b"the course" not in body
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_book_serve_refuses_a_port_out_of_range_in_one_line(tmp_path, port):
+    # Before: --port 70000 ended in an OverflowError traceback.
+    (tmp_path / "index.html").write_text("<p>x</p>")
+    out = _workbench("book", "serve", "--out", str(tmp_path), "--port", port, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"workbench book: error: port must be an integer in [0, 65535], got {port}"

@@ -940,13 +940,62 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+#: The names a browser on this machine sends in ``Host`` for the server on 127.0.0.1 (any other name is a page
+#: elsewhere reaching the server through DNS rebinding, and is refused).
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves files of the built site and nothing else.
+
+    ``SimpleHTTPRequestHandler`` already blocks ``..`` in the path; on top of it: a file reached through a symbolic
+    link that leads out of the site is not served, a folder without ``index.html`` is a 404 (no listings), and a
+    request whose ``Host`` is not this machine's own name (127.0.0.1, localhost, [::1], with or without the port) is
+    refused with 421.
+    """
+
+    def _local_host(self) -> bool:
+        host = (self.headers.get("Host") or "").strip().lower()
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in _LOCAL_HOSTS
+
+    def send_head(self):
+        if not self._local_host():
+            self.send_error(421, "Misdirected Request: this server answers only to 127.0.0.1 and localhost")
+            return None
+        root = Path(self.directory).resolve()
+        target = Path(self.translate_path(self.path)).resolve()
+        if not target.is_relative_to(root):
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path):
+        self.send_error(404, "File not found")
+        return None
+
+    def log_message(self, format, *args):
+        pass
+
+
 def serve(out: Path | None = None, port: int = 8000) -> None:
-    """Serve the built site in ``out`` on http://127.0.0.1:PORT/ until interrupted."""
+    """Serve the built site in ``out`` on http://127.0.0.1:PORT/ until interrupted (``port`` 0: any free port).
+
+    Only on the loopback interface, only the site's own files (:class:`_SiteHandler`).
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise BookError(f"port must be an integer in [0, 65535], got {port!r}")
     out = Path(out or build_folder() / "html")
     if not (out / "index.html").is_file():
         raise BookError(f"no built site in {out}: run `workbench book build` first")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    handler = functools.partial(_SiteHandler, directory=str(out))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as error:
+        raise BookError(
+            f"cannot serve on 127.0.0.1:{port} ({error.strerror or error}); choose another --port"
+        ) from None
+    with server:
         print(f"serving {out} at http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
         try:
             server.serve_forever()
