@@ -1,4 +1,8 @@
-/* The exact Lyndon-coordinate solve of one multidegree block, in C.
+/* The exact engine of log(e^{X_0} ... e^{X_{r-1}}) in the Lyndon basis, one degree at a time, in C: Goldberg's
+ * coefficients on the Lyndon words (goldberg_rhs), the grouping by multidegree (level_blocks), the solve of each
+ * block (solve_block, below; solve_level runs a share of a degree's blocks), the reduced nonzero terms
+ * (level_terms) and the relabelling search of the even BCH degrees (prefixed_positions); and Duval's generation
+ * of the Lyndon words.  The solve of one multidegree block:
  *
  * Given the Lyndon words u_0 < u_1 < ... < u_{m-1} of one multidegree (length n) and the coefficients z_t of
  * a homogeneous Lie polynomial on them (integers over a common denominator), find the integers c_t with
