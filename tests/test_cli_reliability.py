@@ -277,6 +277,10 @@ def test_repro7_non_empty_out_is_refused_unless_force(tmp_path):
     assert "--force" in refused.stderr
     assert sorted(p.name for p in out.iterdir()) == ["ATTN-mhsa-ffn.pt", "notes.txt"]  # nothing was written
 
+    # Without a run record beside them the files are no run's: --force refuses rather than guess (issue 40, 2).
+    orphan = run(*TINY_SWISS, "--out", str(out), "--no-progress", "--force")
+    assert_one_line_error(orphan, 2, "which holds no run record and files no run writes (notes.txt)")
+    (out / "run.json").write_text(json.dumps({"experiment": "swiss-sit", "status": "complete"}))
     forced = run(*TINY_SWISS, "--out", str(out), "--no-progress", "--force")
     assert forced.returncode == 0, forced.stderr
     assert strict_loads((out / "results.json").read_text())["rows"][0]["operator"] == "DMAP"

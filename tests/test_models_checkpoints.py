@@ -411,7 +411,8 @@ def test_error_messages(tmp_path, gpt2_dir):
         load_model(copy)
     weights.write_bytes(b"\xff" * 8 + data[8:])
     with pytest.raises(
-        ValueError, match=r"model.safetensors is not a readable safetensors file: its first 8 bytes must give the length of a JSON header"
+        ValueError,
+        match=r"model.safetensors is not a readable safetensors file: its first 8 bytes must give the length of a JSON header",
     ):
         SafetensorsFile(weights)
     weights.unlink()
@@ -450,3 +451,52 @@ def test_old_rope_config_keys_are_read():
          "scale_attn_by_inverse_layer_idx": True}
     )  # fmt: skip
     assert inverse.beta(1) == inverse.beta(0) / 2
+
+
+LLAMA_KEYS = {
+    "model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 2,
+    "intermediate_size": 48, "vocab_size": 10, "max_position_embeddings": 64,
+}  # fmt: skip
+
+
+def test_rope_parameters_beside_rope_scaling_are_refused_not_read_as_default():
+    # Issue 40, finding 4: both keys were read as plain default RoPE while transformers 5.25 applies rope_scaling
+    # (head entropies 0.089 nats apart, no message).  Oracle for the ambiguity: transformers' own reading, which
+    # takes rope_scaling over rope_parameters — a precedence that has changed between versions, hence a refusal.
+    from workbench.models._architecture import parse_architecture
+
+    both = {
+        **LLAMA_KEYS,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+        "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+    }
+    assert transformers.LlamaConfig.from_dict(both).rope_parameters["rope_type"] == "linear"
+    with pytest.raises(ValueError, match=r"rope_scaling = .* also holds rope_parameters.*keep one of them"):
+        parse_architecture(both)
+    # Either key alone is read; an empty rope_scaling beside rope_parameters says nothing and is ignored.
+    assert parse_architecture({**both, "rope_scaling": None}).rope.rope_type == "default"
+    alone = {**LLAMA_KEYS, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+    assert parse_architecture(alone).rope.factor == 2.0
+
+
+@pytest.mark.parametrize(
+    ("rope", "message"),
+    [
+        ({"rope_theta": 0}, r"rope_theta = 0 is not supported: it must be a positive finite number"),
+        ({"rope_theta": "1e4"}, r"rope_theta = '1e4' is not supported"),
+        ({"rope_theta": float("inf")}, r"rope_theta = inf is not supported"),
+        ({"rope_type": "linear", "factor": "2"}, r"factor = '2' is not supported"),
+        ({"rope_type": "linear", "factor": -1.0}, r"factor = -1.0 is not supported"),
+        ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 0.5},
+         r"original_max_position_embeddings = 0.5 is not supported: it must be a positive integer"),
+        ({"rope_type": "yarn", "factor": 4.0, "beta_fast": -32}, r"beta_fast = -32 is not supported"),
+        ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": "1", "high_freq_factor": 4.0},
+         r"low_freq_factor = '1' is not supported"),
+    ],
+)  # fmt: skip
+def test_bad_rope_settings_are_one_line_refusals(rope, message):
+    # Before: OverflowError, ZeroDivisionError, TypeError or a plain float() message from these settings.
+    from workbench.models._architecture import parse_architecture
+
+    with pytest.raises(ValueError, match=message):
+        parse_architecture({**LLAMA_KEYS, "rope_parameters": rope})

@@ -7,6 +7,7 @@ float64 on the same files.
 
 import json
 import math
+import shutil
 import sys
 
 import numpy as np
@@ -138,10 +139,13 @@ def test_cli_diagnose_json_and_plot(tmp_path, capsys):
 
 
 def _copy_model(tmp_path):
+    # The weights are copied: a weights file that is a link out of its folder is refused (issue 40, finding 7).
     folder = tmp_path / "model"
     folder.mkdir()
     for item in minilm_path().iterdir():
-        if item.is_file():
+        if item.name == "model.safetensors":
+            shutil.copyfile(item, folder / item.name)
+        elif item.is_file():
             (folder / item.name).symlink_to(item)
     return folder
 
@@ -157,7 +161,7 @@ def test_missing_and_corrupt_model_files(tmp_path):
     with pytest.raises(ValueError, match="is not a readable safetensors file"):
         load_minilm(folder)
     (folder / "model.safetensors").unlink()
-    (folder / "model.safetensors").symlink_to(minilm_path() / "model.safetensors")
+    shutil.copyfile(minilm_path() / "model.safetensors", folder / "model.safetensors")
     (folder / "tokenizer.json").unlink()
     (folder / "tokenizer.json").write_text("{not json")
     with pytest.raises(ValueError, match=r"tokenizer file .* could not be read"):

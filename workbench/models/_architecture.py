@@ -168,7 +168,26 @@ def _token_id(config: dict, key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _positive(key: str, value, *, integer: bool = False) -> float | int:
+    """``value`` as a positive finite number (an integer with ``integer``), or a refusal naming ``key``."""
+    kind = "a positive integer" if integer else "a positive finite number"
+    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not float(value).is_integer()):
+        _refuse(key, value, f"it must be {kind}")
+    if not math.isfinite(value) or value <= 0:
+        _refuse(key, value, f"it must be {kind}")
+    return int(value) if integer else float(value)
+
+
 def _rope(config: dict, d_head: int, max_positions: int) -> RopeSettings:
+    if isinstance(config.get("rope_parameters"), dict) and config.get("rope_scaling"):
+        # transformers 5.25 lets the legacy rope_scaling override rope_parameters (and takes rope_theta from outside
+        # both); that precedence has changed between versions, so a configuration holding both is ambiguous.
+        _refuse(
+            "rope_scaling",
+            config["rope_scaling"],
+            "config.json also holds rope_parameters, and which of the two a model uses depends on the transformers "
+            "version; keep one of them",
+        )
     if isinstance(config.get("rope_parameters"), dict):
         parameters = dict(config["rope_parameters"])
         if parameters and all(isinstance(v, dict) for v in parameters.values()):
@@ -177,12 +196,14 @@ def _rope(config: dict, d_head: int, max_positions: int) -> RopeSettings:
     else:
         parameters = dict(config.get("rope_scaling") or {})
         key = "rope_scaling"
-    theta = float(parameters.pop("rope_theta", config.get("rope_theta", 10000.0)))
+    theta = _positive(f"{key}.rope_theta", parameters.pop("rope_theta", config.get("rope_theta", 10000.0)))
     rope_type = parameters.pop("rope_type", None) or parameters.pop("type", None) or "default"
     parameters.pop("type", None)
     if rope_type not in ROPE_TYPES:
         _refuse(f"{key}.rope_type", rope_type, f"the RoPE types read are {', '.join(ROPE_TYPES)}")
-    partial = float(parameters.pop("partial_rotary_factor", config.get("partial_rotary_factor", 1.0)))
+    partial = _positive(
+        "partial_rotary_factor", parameters.pop("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
+    )
     if partial != 1.0:
         # transformers' llama, qwen2 and mistral rotate the whole head with the default RoPE (its inverse
         # frequencies are computed from head_dim alone) and cannot apply a scaled RoPE narrower than the head:
@@ -200,8 +221,10 @@ def _rope(config: dict, d_head: int, max_positions: int) -> RopeSettings:
         # the trained length: a top-level original_max_position_embeddings wins, else the dict's, else the
         # configuration's max_position_embeddings (the precedence of transformers' standardisation)
         original = config.get("original_max_position_embeddings")
-        parameters["original_max_position_embeddings"] = int(
-            original or parameters.get("original_max_position_embeddings") or max_positions
+        parameters["original_max_position_embeddings"] = _positive(
+            "original_max_position_embeddings",
+            original or parameters.get("original_max_position_embeddings") or max_positions,
+            integer=True,
         )
     factor = parameters.pop("factor", None)
     if rope_type == "default":
@@ -210,9 +233,15 @@ def _rope(config: dict, d_head: int, max_positions: int) -> RopeSettings:
         factor = max_positions / float(parameters["original_max_position_embeddings"])
     elif factor is None:
         _refuse(f"{key}.factor", None, f"rope_type {rope_type!r} needs a scaling factor")
-    factor = float(factor)
-    if not math.isfinite(factor) or factor <= 0:
-        _refuse(f"{key}.factor", factor, "the factor must be a positive number")
+    factor = _positive(f"{key}.factor", factor)
+    for name in ("low_freq_factor", "high_freq_factor", "attention_factor"):
+        if parameters.get(name) is not None:
+            parameters[name] = _positive(f"{key}.{name}", parameters[name])
+    for name in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"):  # 0 means "the default" (transformers' `or`)
+        if parameters.get(name):
+            parameters[name] = _positive(f"{key}.{name}", parameters[name])
+    if rope_type == "dynamic" and rotary_dim == 2:
+        _refuse(f"{key}.rope_type", rope_type, "dynamic scaling raises the base to r/(r − 2), undefined for r = 2")
     if rope_type == "llama3":
         for name in ("low_freq_factor", "high_freq_factor"):
             if parameters.get(name) is None:
