@@ -117,3 +117,17 @@ def test_an_undecodable_header_is_refused_without_quoting_its_bytes(tmp_path):
     with pytest.raises(ValueError, match=r"not UTF-8 JSON \(at byte 0 of the header\)") as refusal:
         Checkpoint(folder)
     assert "0xff" not in str(refusal.value) and "root:x" not in str(refusal.value)
+
+
+def test_deeply_nested_json_is_a_one_line_refusal(tmp_path):
+    # Issue 40: a 400 KB config.json or weights header of nested brackets ended in a RecursionError traceback.
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="nests its JSON too deeply to be a configuration"):
+        Checkpoint(folder)
+    (folder / "config.json").write_text("{}")
+    header = b"[" * 100_000 + b"]" * 100_000
+    (folder / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    with pytest.raises(ValueError, match="its JSON header nests too deeply"):
+        Checkpoint(folder)

@@ -67,6 +67,8 @@ def read_json(path: Path, what: str) -> dict:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{what} {path} is not valid JSON ({error})") from error
+    except RecursionError:  # a hostile file of nested brackets; no configuration nests past a few levels
+        raise ValueError(f"{what} {path} nests its JSON too deeply to be a configuration") from None
     if not isinstance(value, dict):
         raise ValueError(f"{what} {path} must hold a JSON object, got a {type(value).__name__}")
     return value
@@ -133,6 +135,10 @@ class SafetensorsFile:
             text = stream.read(length)
         try:
             header = json.loads(text.decode("utf-8"))
+        except RecursionError:  # nested brackets: no safetensors header nests past two levels
+            raise ValueError(
+                f"{self.path} is not a readable safetensors file: its JSON header nests too deeply"
+            ) from None
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             # Only the position: a decoding error's own text quotes the offending byte.
             where = error.start if isinstance(error, UnicodeDecodeError) else error.pos
