@@ -174,3 +174,37 @@ def test_study_head_subspaces_on_trained_induction_models(tmp_path, capsys):
 def test_study_names_every_study_when_the_name_is_unknown(capsys):
     assert main(["study", "nosuch"]) == 2
     assert "name must be one of connection-walk, head-subspaces, got 'nosuch'" in capsys.readouterr().err
+
+
+def test_an_interrupted_corpus_run_prints_a_resume_command_that_works(tmp_path, capsys, monkeypatch):
+    # Issue 40: the interrupt said "continue with --resume RUN", which is refused unless the --corpus options are
+    # repeated.  The message now repeats the command typed, with --out replaced by --resume; run as printed, it
+    # finishes the run.  The interrupt comes after the real run wrote its records: the last one is dropped and the
+    # run marked interrupted, as a SIGINT between two windows leaves it.
+    import shlex
+
+    import workbench.experiments as experiments
+
+    real = experiments.diagnose_corpus
+
+    def interrupted(*args, **kwargs):
+        run = real(*args, **kwargs)
+        records = (run.path / "records.jsonl").read_text().splitlines(keepends=True)
+        (run.path / "records.jsonl").write_text("".join(records[:-1]))
+        record = json.loads((run.path / "run.json").read_text())
+        (run.path / "run.json").write_text(json.dumps({**record, "status": "interrupted"}))
+        raise KeyboardInterrupt
+
+    out = tmp_path / "run"
+    args = ["diagnose", "--corpus", "shakespeare", "--max-tokens", "24", "--limit", "3", "--no-progress"]
+    monkeypatch.setattr(experiments, "diagnose_corpus", interrupted)
+    assert main([*args, "--out", str(out), "--force"]) == 130
+    message = capsys.readouterr().err.strip()
+    assert message.startswith("workbench diagnose: interrupted; the windows measured so far are kept; continue with: ")
+    command = shlex.split(message.split("continue with: ", 1)[1])
+    assert command[0] == "workbench" and "--out" not in command and "--force" not in command
+    monkeypatch.setattr(experiments, "diagnose_corpus", real)
+    assert main(["diagnose", "--corpus", "shakespeare", "--resume", str(out)]) == 2  # the old advice: refused
+    capsys.readouterr()
+    assert main(command[1:]) == 0, capsys.readouterr().err
+    assert [json.loads(line)["index"] for line in (out / "records.jsonl").read_text().splitlines()] == [0, 1, 2]

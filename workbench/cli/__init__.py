@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what was typed: an interrupt's resume command
     if extra and args.command != "lab":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:

@@ -50,6 +50,27 @@ class Interrupted(Exception):
     """SIGINT during a command; the message says what was kept."""
 
 
+def resume_command(args, out) -> str:
+    """The command that continues the run in ``out``: the one typed, ``--out``/``--force`` replaced by ``--resume``.
+
+    A run continues only with the options that made it (corpus, lengths, limits, the model), so the interrupt
+    message repeats them rather than saying ``--resume OUT`` alone, which would be refused.
+    """
+    import shlex
+
+    typed, kept, skip = list(getattr(args, "argv", None) or []), [], False
+    for token in typed:
+        if skip:
+            skip = False
+        elif token in ("--out", "--resume"):
+            skip = True
+        elif token.startswith(("--out=", "--resume=")) or token == "--force":
+            continue
+        else:
+            kept.append(token)
+    return "workbench " + shlex.join([*kept, "--resume", str(out)])
+
+
 def _strict(value):
     """``value`` with every non-finite float (numpy's too) replaced by ``None``: JSON has no NaN or inf."""
     if isinstance(value, dict):

@@ -19,6 +19,7 @@ from workbench.cli._common import (
     positive,
     print_csv,
     print_json,
+    resume_command,
     rich_console,
     rich_table,
     seed_list,
@@ -301,7 +302,7 @@ def _diagnose_corpus(model, args: argparse.Namespace) -> int:
             order=args.order,
         )
     except KeyboardInterrupt:
-        raise Interrupted(f"the windows measured so far are kept; continue with --resume {out}") from None
+        raise Interrupted(f"the windows measured so far are kept; continue with: {resume_command(args, out)}") from None
     if args.json:
         print_json({"run": str(run.path), "windows": run.n_records, "layers": run.layers}, indent=1)
     elif args.csv:  # the summary rows of layers.json: one per layer and field (mean, sd, n over the windows)
@@ -413,7 +414,9 @@ def cmd_study(args: argparse.Namespace) -> int:
                 resume=args.resume is not None,
             )
         except KeyboardInterrupt:
-            raise Interrupted(f"the models finished so far are kept; continue with --resume {out}") from None
+            raise Interrupted(
+                f"the models finished so far are kept; continue with: {resume_command(args, out)}"
+            ) from None
     if args.json:
         print_json(jsonable(result), indent=1)
     elif args.csv:
