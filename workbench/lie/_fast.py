@@ -19,8 +19,9 @@ previous word's runs; steps 2 and 3 per target word on only the prefix of the pr
 targets per vector, the blocks of a degree on threads; 128-bit integers with overflow checks throughout.  Where the
 kernel is not built (or reports an overflow) the same numbers come from here: step 1 by the multiset groups above,
 and the system solved with the programme vectorised over targets with numpy (:func:`lyndon_triangular_blocks`,
-also the tests' oracle for the kernel) and forward substitution in Python integers.  A degree is carried as a :class:`Level` (positions,
-integer numerators, one denominator), a few bytes per term; Fractions are made only for the caller.
+also the tests' oracle for the kernel) and forward substitution in Python integers.  A degree is carried as a
+:class:`Level` (positions, integer numerators, one denominator), a few bytes per term; Fractions are made only for
+the caller.
 
 For two letters the even BCH degrees need none of this (:func:`bch_even_level`).  The ideas (a programme
 shared per multidegree, columns ``A^k y`` read as ``y`` at offset ``k``, the prefix each target needs, even
