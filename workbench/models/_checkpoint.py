@@ -47,6 +47,20 @@ _DTYPES = {
 }
 _MAX_HEADER = 100_000_000  # the format's own bound on the JSON header (100 MB)
 
+# Bytes per element of every whole-byte dtype the format defines (safetensors' Dtype): the header is checked for all
+# of them, though only the floats of _DTYPES are read.  Sub-byte dtypes (F4, F6_*) are refused at the header.
+_WIDTHS = {
+    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
+    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+    "I32": 4, "U32": 4, "F32": 4,
+    "I64": 8, "U64": 8, "F64": 8, "C64": 8,
+}  # fmt: skip
+
+
+def _count(value) -> bool:
+    """A JSON non-negative integer (not a bool, not a float such as 2.0 or 2.5)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
 
 def _directory(path) -> Path:
     directory = Path(path)
@@ -151,32 +165,65 @@ class SafetensorsFile:
                 f"{self.path} is not a readable safetensors file: expected a JSON object header, found a "
                 f"{type(header).__name__}"
             )
-        self.metadata = header.pop("__metadata__", None) or {}
+        metadata = header.pop("__metadata__", None)
+        if metadata is not None and not (
+            isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())
+        ):
+            raise ValueError(
+                f"{self.path} is not a readable safetensors file: its __metadata__ must map names to strings"
+            )
+        self.metadata = metadata or {}
         self._start = 8 + length
         data_size = size - self._start
         self._entries: dict[str, tuple[str, tuple[int, ...], int, int]] = {}
+        # As strictly as the reference reader (safetensors' own validation): every entry an object with a known
+        # dtype, a shape of whole non-negative numbers and two offsets; the byte ranges, sorted, must tile the data
+        # exactly (no two tensors sharing bytes, no gap, nothing past the end).
         for name, entry in header.items():
-            try:
-                dtype, shape, (begin, end) = (
-                    entry["dtype"],
-                    tuple(int(s) for s in entry["shape"]),
-                    entry["data_offsets"],
-                )
-            except (KeyError, TypeError, ValueError) as error:
+            dtype = entry.get("dtype") if isinstance(entry, dict) else None
+            shape = entry.get("shape") if isinstance(entry, dict) else None
+            offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+            well_formed = (
+                dtype in _WIDTHS
+                and isinstance(shape, list)
+                and all(_count(d) for d in shape)
+                and isinstance(offsets, list)
+                and len(offsets) == 2
+                and all(_count(o) for o in offsets)
+            )
+            if not well_formed:
                 raise ValueError(
-                    f"{self.path} is not a readable safetensors file: the header entry of tensor {name!r} must "
-                    f"have dtype, shape and data_offsets, found {entry!r}"
-                ) from error
-            width = _DTYPES.get(dtype, (None, None))[1]
-            if width is not None:
-                expected = math.prod(shape) * width
-                if not (0 <= begin <= end <= data_size) or end - begin != expected:
-                    raise ValueError(
-                        f"{self.path} is not a readable safetensors file: tensor {name!r} ({dtype}, shape "
-                        f"{list(shape)}) needs {expected} bytes inside the {data_size} data bytes, found data_offsets "
-                        f"[{begin}, {end}]"
-                    )
-            self._entries[name] = (dtype, shape, int(begin), int(end))
+                    f"{self.path} is not a readable safetensors file: the header entry of tensor {name!r} must have a "
+                    f"dtype (one of {', '.join(_WIDTHS)}), a shape of whole non-negative numbers and two whole "
+                    "data_offsets"
+                )
+            begin, end = offsets
+            expected = math.prod(shape) * _WIDTHS[dtype]
+            if not begin <= end <= data_size or end - begin != expected:
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: tensor {name!r} ({dtype}, shape "
+                    f"{list(shape)}) needs {expected} bytes inside the {data_size} data bytes, found data_offsets "
+                    f"[{begin}, {end}]"
+                )
+            self._entries[name] = (dtype, tuple(shape), begin, end)
+        position = 0
+        for name, (_, _, begin, end) in sorted(self._entries.items(), key=lambda item: item[1][2:]):
+            if begin != position:
+                what = (
+                    "shares bytes with another tensor"
+                    if begin < position
+                    else f"leaves bytes {position}–{begin} unused"
+                )
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: tensor {name!r} (data_offsets [{begin}, {end}]) "
+                    f"{what}; the tensors' byte ranges must tile the data exactly"
+                )
+            position = end
+        if position != data_size:
+            raise ValueError(
+                f"{self.path} is not a readable safetensors file: its tensors cover {position} of the {data_size} "
+                "data bytes; the byte ranges must tile the data exactly"
+            )
 
     @property
     def names(self) -> tuple[str, ...]:
