@@ -218,3 +218,51 @@ def test_shared_bytes_are_refused_naming_the_tensor(tmp_path):
     _raw_file(path, *HOSTILE["shared bytes"])
     with pytest.raises(ValueError, match=r"tensor 'b' \(data_offsets \[0, 16\]\) shares bytes with another tensor"):
         SafetensorsFile(path)
+
+
+# ---- the memory budget covers loading (issue 40, finding 8) --------------------------------------------------------
+
+
+def _sparse_giant(folder):
+    """A gpt2 folder whose one weights file declares a 1 GiB float32 tensor, written as a sparse file (no disk used)."""
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": 16, "n_head": 2, "n_layer": 1}))
+    header = json.dumps({"wte.weight": {"dtype": "F32", "shape": [16384, 16384], "data_offsets": [0, 2**30]}}).encode()
+    path = folder / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    with path.open("r+b") as stream:
+        stream.truncate(8 + len(header) + 2**30)
+    return folder
+
+
+def test_loading_is_refused_from_the_headers_when_the_weights_exceed_the_budget(tmp_path):
+    # Before: --max-memory 100MB still loaded a 1 GB tensor (2.9 GB peak), and a huge sparse file ended in a
+    # MemoryError.  Now the float64 size is estimated from the headers and refused before any tensor is read.
+    import resource
+
+    from workbench.memory import memory_limit
+    from workbench.models import load_model
+
+    folder = _sparse_giant(tmp_path / "model")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with (
+        memory_limit("100MB"),
+        pytest.raises(
+            ValueError,
+            match=r"the weights of .* as float64 \(2\.68e\+08 numbers\) needs about 2 GiB, more than the budget",
+        ),
+    ):
+        load_model(folder)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KiB: nothing was read
+
+
+def test_the_command_line_budget_refuses_the_load_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    folder = _sparse_giant(tmp_path / "model")
+    command = [sys.executable, "-m", "workbench", "--max-memory", "100MB", "diagnose", "--model-dir", str(folder)]
+    done = subprocess.run([*command, "--text", "a cat"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs about 2 GiB, more than the budget" in lines[0], done.stderr

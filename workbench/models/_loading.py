@@ -7,6 +7,9 @@ as ``transformers`` runs it, its operator proven at load (:func:`~workbench.mode
 
 from __future__ import annotations
 
+import math
+
+from workbench.memory import check_memory
 from workbench.models._architecture import FAMILIES
 from workbench.models._checkpoint import Checkpoint
 from workbench.models._hooked import load_with_transformers
@@ -37,9 +40,17 @@ def load_model(path, *, max_positions: int | None = None) -> Transformer:
         The directory, ``config.json`` or the weights are missing.
     ValueError
         A file is corrupt; a tensor is missing, mis-shaped or not read; the model type or an option is not
-        supported (the message says why).
+        supported (the message says why); the weights as float64 would not fit the memory budget
+        (:mod:`workbench.memory`), judged from the headers before any tensor is read.
     """
     checkpoint = Checkpoint(path)
+    # From the headers, before any tensor is read: the weights as float64 (the dtype every route computes in).
+    elements = sum(math.prod(checkpoint.shape(name)) for name in checkpoint.names)
+    check_memory(
+        f"the weights of {checkpoint.directory} as float64 ({elements:.3g} numbers)",
+        8.0 * elements,
+        "raise --max-memory / WORKBENCH_MAX_MEMORY if the machine has the memory, or load a smaller checkpoint",
+    )
     if checkpoint.config.get("model_type") in FAMILIES:
         return read_own_family(checkpoint, max_positions=max_positions)
     return load_with_transformers(checkpoint, max_positions=max_positions)
