@@ -500,3 +500,20 @@ def test_bad_rope_settings_are_one_line_refusals(rope, message):
 
     with pytest.raises(ValueError, match=message):
         parse_architecture({**LLAMA_KEYS, "rope_parameters": rope})
+
+
+def test_a_huge_head_dim_is_refused_from_the_stored_shapes_before_anything_is_allocated(tmp_path, llama_dir):
+    # Issue 40, finding 8: head_dim = 1e9 in config.json made the loader allocate the K/V column map (tens of GB: the
+    # process was killed), and a mis-shaped tensor was read in full before its shape was checked.  Now each tensor's
+    # stored shape is compared with the configuration before it is read, and the map is made after the comparison.
+    import resource
+
+    directory, _ = llama_dir
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps(config | {"head_dim": 10**9}))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ValueError, match=r"tensor 'model.layers.0.self_attn.q_proj.weight' .* must have shape"):
+        load_model(copy)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB

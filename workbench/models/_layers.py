@@ -102,12 +102,17 @@ def activate(name: str, x):
     return x * torch.sigmoid(x)
 
 
-def checked_shape(name: str, array: np.ndarray, shape: tuple, source: str) -> np.ndarray:
-    if tuple(array.shape) != tuple(shape):
+def check_shape(name: str, found: tuple, shape: tuple, source: str) -> None:
+    """Refuse a tensor whose shape ``found`` is not the ``shape`` the configuration implies."""
+    if tuple(found) != tuple(shape):
         raise ValueError(
             f"tensor {name!r} in {source} must have shape {tuple(shape)} for the architecture in its config, "
-            f"got {tuple(array.shape)}"
+            f"got {tuple(found)}"
         )
+
+
+def checked_shape(name: str, array: np.ndarray, shape: tuple, source: str) -> np.ndarray:
+    check_shape(name, array.shape, shape, source)
     return array
 
 
@@ -216,14 +221,16 @@ def build_layers(arch: Architecture, get: Callable[[str, tuple], np.ndarray]):
     # llama family
     tables["word"] = get("embed_tokens.weight", (arch.vocab_size, D))
     kv, rep = arch.n_kv_heads, arch.n_heads // arch.n_kv_heads
-    # query head h reads key/value head h // rep (transformers' repeat_kv): expand to one K/V per query head
-    columns = np.concatenate([np.arange(g * d, (g + 1) * d) for g in (h // rep for h in range(H))])
+    columns = None
     for layer in range(arch.n_layers):
         p = f"layers.{layer}."
         W_Q, b_Q = linear(p + "self_attn.q_proj", D, H * d, arch.qkv_bias)
         W_K, b_K = linear(p + "self_attn.k_proj", D, kv * d, arch.qkv_bias)
         W_V, b_V = linear(p + "self_attn.v_proj", D, kv * d, arch.qkv_bias)
         W_O, b_O = linear(p + "self_attn.o_proj", H * d, D, arch.o_bias)
+        if columns is None:  # made once the shapes agree with the config (a head_dim of 1e9 is refused above)
+            # query head h reads key/value head h // rep (transformers' repeat_kv): expand to one K/V per query head
+            columns = np.concatenate([np.arange(g * d, (g + 1) * d) for g in (h // rep for h in range(H))])
         W_K, W_V = W_K[:, columns], W_V[:, columns]
         b_K, b_V = (None if b is None else b[columns] for b in (b_K, b_V))
         mha = MultiHeadAttention.from_fused(

@@ -45,6 +45,7 @@ from workbench.models._layers import (
     TransformerLayer,
     activate,
     build_layers,
+    check_shape,
     checked_shape,
     is_numpy,
     weight_prefix,
@@ -639,6 +640,8 @@ def read_own_family(checkpoint: Checkpoint, *, max_positions: int | None = None)
 
     def get(name: str, shape: tuple) -> np.ndarray:
         used.add(prefix + name)
+        if prefix + name in checkpoint:  # the stored shape first: a mis-shaped tensor is refused before it is read
+            check_shape(prefix + name, checkpoint.shape(prefix + name), shape, source)
         return checked_shape(prefix + name, checkpoint.read(prefix + name), shape, source)
 
     if max_positions is None and architecture.family == "bert":
