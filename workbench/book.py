@@ -28,10 +28,11 @@ warning (a missing reference, a bad cross-reference) fails the build.
 ``workbench book pdf`` builds the same staged source as one page (Sphinx's ``singlehtml``) and prints it with the
 headless chromium the browser tests use, once MathJax has typeset it (:func:`pdf`).
 
-One subject, the course as a document (about 940 lines, over the project's 700): staging, parallel execution, the
-site, its print and the slides share the staged tree and its checks.  The API reference's pages already live in
-workbench/api_reference.py; the next split is the parallel executor (:func:`execute` and its workers) into its own
-module, left for a session that can re-run the slow site tests around it.
+One subject, the course as a document (about 1,000 lines, over the project's 700): staging, parallel execution,
+the site, its print, the slides and serving the site share the staged tree and its checks.  The API reference's
+pages already live in workbench/api_reference.py; the next splits are the parallel executor (:func:`execute` and
+its workers) and the local server (:func:`serve` and its handler) into modules of their own, left for a session
+that can re-run the slow site tests around them.
 """
 
 from __future__ import annotations

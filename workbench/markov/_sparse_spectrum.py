@@ -22,7 +22,8 @@ References
 ----------
 T. Ericsson, A. Ruhe, The spectral transformation Lanczos method for the numerical solution of large
 sparse generalized symmetric eigenvalue problems, Math. Comp. 35 (1980) 1251–1268.
-X. S. Li, J. W. Demmel, SuperLU_DIST / SuperLU users' guide (the symmetric mode and MMD on AᵀA + A).
+J. W. Demmel, J. R. Gilbert, X. S. Li, SuperLU Users' Guide (1999, updated with the library), the options
+``SymmetricMode``, ``DiagPivotThresh`` and the MMD ordering of AᵀA + A.
 book/reference.md §A.7.
 """
 
