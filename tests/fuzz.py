@@ -18,8 +18,16 @@ an empty array, a 0-d array, an extra axis, a shape one short, wrong dtypes (str
 non-contiguous copy and a torch copy of numpy input (mixed libraries); for sizes and degrees −1, 0, 2.5,
 NaN, a huge value and a string; for reals NaN, ±inf, −1, 0, 1e308 and a string.
 
+:func:`wrong_kinds` is the second table, independent of the valid value's type: every parameter is also
+given ``None``, a string, a bare object, a ragged list, a bool, an empty array, a dict and, where the valid
+value is an array, a read-only view of it with 10⁹ rows and stride 0 (eight bytes of memory per column that
+claim gigabytes: a routine must refuse it from its work estimate, not start on it).  ``fuzz(case,
+values=wrong_kinds)`` replays a case with those; the accepted outcomes are the same.
+
 Each call runs under a wall-clock budget (``SIGALRM``) and an address-space limit (``RLIMIT_AS``), so a
-hang or a runaway allocation is a finding, not a frozen or killed test run.
+hang or a runaway allocation is a finding, not a frozen or killed test run; the library's memory budget
+(:func:`workbench.memory.memory_limit`) is held to the same allowance, so a routine that estimates its work
+refuses before the address-space limit is reached.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse
+
+from workbench.memory import memory_limit
 
 try:
     import torch
@@ -117,7 +127,8 @@ def _budget(seconds: int, extra_bytes: int):
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     signal.alarm(seconds)
     try:
-        yield
+        with memory_limit(extra_bytes):  # the library's own estimates are held to the same allowance
+            yield
     finally:
         signal.alarm(0)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
@@ -179,6 +190,48 @@ def bad_values(value: Any) -> dict[str, Any]:
             "a string entry": type(value)(["x", *value[1:]]),
         }
     return {"a string": "x"}
+
+
+#: Rows of the stride-0 view in :func:`wrong_kinds`: 10⁹ rows of one point read as 8 GB per column.
+HUGE_ROWS = 10**9
+
+
+class _Object:
+    """A bare object with no numeric meaning (its repr keeps refusal messages short)."""
+
+    def __repr__(self) -> str:
+        return "<object>"
+
+
+def wrong_kinds(value: Any) -> dict[str, Any]:
+    """Wrong kinds of value for any parameter, whatever the valid value's type.
+
+    A kind the valid value already has is left out (``None`` where ``None`` is valid, a string where a string
+    is); a bool is tried where the valid value is a number or an array, since ``True`` is an int to Python and
+    a routine must either refuse it by name or answer as it would for ``1``.
+    """
+    out: dict[str, Any] = {}
+    if value is not None:
+        out["None"] = None
+    if not isinstance(value, str):
+        out["a string"] = "x"
+    out["an object"] = _Object()
+    out["a ragged list"] = [[1.0, 2.0], [3.0]]
+    if not isinstance(value, bool):
+        out["a bool"] = True
+    if not (isinstance(value, np.ndarray) and value.size == 0):
+        out["an empty array"] = np.zeros(0)
+    out["a dict"] = {}
+    array = value if isinstance(value, np.ndarray) else None
+    if _is_torch(value):
+        array = value.detach().cpu().numpy()
+    if array is not None and array.ndim and array.size and array.dtype.kind in "fiub":
+        row = np.ascontiguousarray(array[:1])
+        view = np.lib.stride_tricks.as_strided(
+            row, shape=(HUGE_ROWS, *array.shape[1:]), strides=(0, *row.strides[1:]), writeable=False
+        )
+        out["a 10⁹-row strided view"] = view
+    return out
 
 
 def _bad_numpy(x: np.ndarray) -> dict[str, Any]:
@@ -285,8 +338,12 @@ def _same(a, b) -> bool:
     return a.shape == b.shape and np.allclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
-def fuzz(case: Case) -> tuple[int, list[str]]:
-    """Run every (parameter, bad value) call of ``case``; return the number of calls and the findings."""
+def fuzz(case: Case, values: Callable[[Any], dict[str, Any]] = bad_values) -> tuple[int, list[str]]:
+    """Run every (parameter, bad value) call of ``case``; return the number of calls and the findings.
+
+    ``values`` maps a valid argument to its bad replacements: :func:`bad_values` (chosen by the valid value's
+    type, the default) or :func:`wrong_kinds` (every kind of wrong value).
+    """
     function = case.resolve()
     signature = inspect.signature(function)
     args, kwargs = case.make()
@@ -306,16 +363,16 @@ def fuzz(case: Case) -> tuple[int, list[str]]:
         slots = range(len(bound.arguments[parameter])) if kind == inspect.Parameter.VAR_POSITIONAL else [None]
         for slot in slots:
             valid = bound.arguments[parameter] if slot is None else bound.arguments[parameter][slot]
-            for label, bad in bad_values(valid).items():
+            for label, bad in values(valid).items():
                 calls += 1
                 args, kwargs = case.make()
                 trial = signature.bind(*args, **kwargs)
                 if slot is None:
                     trial.arguments[parameter] = bad
                 else:
-                    values = list(trial.arguments[parameter])
-                    values[slot] = bad
-                    trial.arguments[parameter] = tuple(values)
+                    items = list(trial.arguments[parameter])
+                    items[slot] = bad
+                    trial.arguments[parameter] = tuple(items)
                 problem = _outcome(case, function, trial, parameter, label, reference)
                 if problem:
                     where = parameter if slot is None else f"{parameter}[{slot}]"
@@ -390,9 +447,9 @@ def public_methods(package: str) -> set[str]:
     return names
 
 
-def run(case: Case) -> None:
+def run(case: Case, values: Callable[[Any], dict[str, Any]] = bad_values) -> None:
     """Assert that fuzzing ``case`` finds nothing (the message lists every finding)."""
-    calls, findings = fuzz(case)
+    calls, findings = fuzz(case, values)
     assert calls > 0 or case.fixed, f"{case.id}: nothing was fuzzed"
     assert not findings, f"{case.id}: {len(findings)} of {calls} calls broke the contract:\n  " + "\n  ".join(findings)
 
@@ -400,6 +457,7 @@ def run(case: Case) -> None:
 __all__ = [
     "CALL_BYTES",
     "CALL_SECONDS",
+    "HUGE_ROWS",
     "Case",
     "bad_values",
     "fuzz",
@@ -407,4 +465,5 @@ __all__ = [
     "public_callables",
     "public_methods",
     "run",
+    "wrong_kinds",
 ]

@@ -25,6 +25,14 @@ CASES = [
     Case("workbench.backend.matrix_exp", lambda: ((np.array([[0.0, 1.0], [-1.0, 0.0]]),), {})),
     Case("workbench.backend.to_backend", lambda: ((np.array([1.0, 2.0]), "numpy"), {}), finite=False),
     Case("workbench.backend.to_numpy", lambda: ((np.array([1.0, 2.0]),), {}), finite=False),
+    Case(
+        "workbench.backend.host_array",
+        lambda: (("ids", np.array([1.0, 2.0])), {}),
+        fixed={"name": _NAME},
+        aliases={"x": ("ids",)},
+        finite=False,
+    ),
+    Case("workbench.backend.distinct_entries", lambda: ((np.arange(6.0).reshape(2, 3),), {}), finite=False),
     Case("workbench.backend.unit_roundoff", lambda: ((np.zeros(3),), {})),
     # --- workbench.validation ------------------------------------------------------------------------
     Case(
@@ -44,7 +52,20 @@ CASES = [
         "workbench.validation.check_choice",
         lambda: (("scale", "small", ("small", "large")), {}),
         fixed={"name": _NAME},
-        aliases={"value": ("scale",)},
+        # Choices that do not hold the value are a refusal of the value, which names it "scale".
+        aliases={"value": ("scale",), "choices": ("scale",)},
+    ),
+    Case(
+        "workbench.validation.check_flag",
+        lambda: (("causal", True), {}),
+        fixed={"name": _NAME},
+        aliases={"value": ("causal",)},
+    ),
+    Case(
+        "workbench.backend.check_view_size",
+        lambda: (("points", np.broadcast_to(np.zeros(2), (4, 2))), {}),
+        fixed={"name": _NAME},
+        aliases={"x": ("points",)},
     ),
     Case(
         "workbench.validation.check_finite",
@@ -124,7 +145,7 @@ CASES = [
     Case("workbench.validation.as_scalar", lambda: ((np.array(4.0),), {}), finite=False),
     Case("workbench.memory.memory_limit", lambda: (("1GiB",), {})),
     Case("workbench.memory.parse_size", lambda: (("--max-memory", "4GiB"), {}), fixed={"name": _NAME}),
-    Case("workbench.validation.shape_of", lambda: ((np.zeros((2, 3)),), {})),
+    Case("workbench.validation.shape_of", lambda: ((np.zeros((2, 3)),), {"name": "x"}), fixed={"name": _NAME}),
     # --- workbench.rates -----------------------------------------------------------------------------
     Case("workbench.rates.fit_rate", lambda: (([0.1, 0.01, 0.001], [3e-2, 3e-4, 3e-6]), {})),
 ]

@@ -15,15 +15,21 @@ dispatched here, in one place.
 from __future__ import annotations
 
 import importlib.util
+import math
 from typing import Any
 
 import array_api_compat
 import numpy as np
 
+from workbench.memory import check_memory
+
 __all__ = [
     "BACKENDS",
     "REQUIRED_OPERATIONS",
     "available_backends",
+    "check_view_size",
+    "distinct_entries",
+    "host_array",
     "like",
     "matrix_exp",
     "namespace",
@@ -174,9 +180,9 @@ def to_backend(x: Any, backend: str):
     >>> to_backend([1.0, 2.0], "numpy").dtype
     dtype('float64')
     """
-    if backend not in BACKENDS:
+    if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    array = np.asarray(to_numpy(x)) if not isinstance(x, np.ndarray) else x
+    array = host_array("x", x) if not isinstance(x, np.ndarray) else x
     if backend == "numpy":
         return array
     import torch
@@ -195,9 +201,30 @@ def to_numpy(x: Any) -> np.ndarray:
     >>> to_numpy([1, 2]).tolist()
     [1, 2]
     """
+    return host_array("x", x)
+
+
+def host_array(name: str, x: Any) -> np.ndarray:
+    """``x`` as a numpy array (a torch tensor detached and moved to the host); a ragged list is a ``TypeError``.
+
+    numpy's own refusal of a ragged nested list ("setting an array element with a sequence …") names no
+    parameter; this one names ``name``.
+
+    Examples
+    --------
+    >>> host_array("ids", [[1, 2], [3]])
+    Traceback (most recent call last):
+        ...
+    TypeError: ids must be an array or a nested list of equal-length rows, got a ragged list
+    """
     if array_api_compat.is_torch_array(x):
         return x.detach().cpu().numpy()
-    return np.asarray(x)
+    try:
+        return np.asarray(x)
+    except ValueError as exc:  # numpy refuses an inhomogeneous nested sequence with a ValueError
+        raise TypeError(
+            f"{name} must be an array or a nested list of equal-length rows, got a ragged {type(x).__name__}"
+        ) from exc
 
 
 def like(x: Any, reference: Any):
@@ -212,8 +239,9 @@ def like(x: Any, reference: Any):
     dtype('float32')
     """
     namespace(reference=reference)
-    host = to_numpy(x)
-    target = reference.dtype if array_api_compat.is_torch_array(reference) else np.asarray(reference).dtype
+    host = host_array("x", x)
+    check_view_size("x", host)
+    target = reference.dtype if array_api_compat.is_torch_array(reference) else host_array("reference", reference).dtype
     reference_complex = reference.is_complex() if array_api_compat.is_torch_array(reference) else target.kind == "c"
     if host.dtype.kind not in "fiubc":
         raise TypeError(f"x must be a numeric array, got dtype {host.dtype}")
@@ -233,6 +261,60 @@ def like(x: Any, reference: Any):
         out = host.astype(target, copy=False)
     _check_cast("x", host, out)
     return out
+
+
+def check_view_size(name: str, x) -> None:
+    """Refuse a view whose repeated strides make it read as more memory than the budget (see :mod:`.memory`).
+
+    ``np.broadcast_to`` and ``torch.expand`` make views with a stride of 0: a 10⁹-row view of one point takes
+    16 bytes but reads as 16 GB, and every routine that computes on it makes float64 arrays of that size.  Such
+    a view is held to the memory budget at its full size before any work starts; an ordinary array, whose
+    memory is already taken, is not.
+
+    Examples
+    --------
+    >>> from workbench.memory import memory_limit
+    >>> with memory_limit("1GiB"):
+    ...     check_view_size("points", np.broadcast_to(np.zeros(2), (10**9, 2)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: points (a view of shape (1000000000, 2) with repeated strides) needs about 15 GiB, more than ...
+    """
+    strides = _strides(x)
+    if strides is None:
+        return
+    shape = tuple(int(s) for s in x.shape)
+    if not any(stride == 0 and size > 1 for stride, size in zip(strides, shape, strict=True)):
+        return
+    check_memory(
+        f"{name} (a view of shape {shape} with repeated strides)",
+        math.prod(shape) * 8.0,
+        "pass the distinct rows instead",
+    )
+
+
+def _strides(x) -> tuple[int, ...] | None:
+    if isinstance(x, np.ndarray):
+        return x.strides
+    if array_api_compat.is_torch_array(x) and str(x.layout) == "torch.strided":
+        return tuple(x.stride())
+    return None
+
+
+def distinct_entries(x):
+    """``x`` with every stride-0 axis cut to length 1: the entries a repeated view holds, each once.
+
+    Checks of every entry (finite, nonnegative) are exact on this part, at the cost of the memory behind it.
+
+    Examples
+    --------
+    >>> distinct_entries(np.broadcast_to(np.arange(3.0), (10**9, 3))).shape
+    (1, 3)
+    """
+    strides = _strides(x)
+    if strides is None or 0 not in strides:
+        return x
+    return x[tuple(slice(0, 1) if stride == 0 else slice(None) for stride in strides)]
 
 
 def _check_cast(name: str, host: np.ndarray, out: np.ndarray) -> None:
@@ -261,7 +343,10 @@ def unit_roundoff(x: Any) -> float:
     """
     dtype = x if isinstance(x, type) else getattr(x, "dtype", x)
     if not array_api_compat.is_torch_array(x) and "torch" not in str(type(dtype)):
-        dtype = np.dtype(dtype)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"x must be an array or a dtype, got {type(x).__name__}") from None
     return 2.0**-24 if str(dtype).rsplit(".", 1)[-1] in ("float32", "complex64") else 2.0**-53
 
 

@@ -37,6 +37,9 @@ def fit_rate(parameters: Sequence[float], errors: Sequence[float]) -> float:
 
 def _as_floats(name: str, values) -> np.ndarray:
     try:
-        return np.asarray(values, dtype=float)
+        array = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a sequence of real numbers, got {values!r}") from exc
+    if array.ndim != 1:  # None and True convert to 0-d arrays; a table of rows is not a sequence of numbers
+        raise TypeError(f"{name} must be a sequence of real numbers, got {values!r}")
+    return array

@@ -16,7 +16,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace, unit_roundoff
+from workbench.backend import check_view_size, distinct_entries, host_array, namespace, unit_roundoff
 
 __all__ = [
     "as_array",
@@ -26,6 +26,7 @@ __all__ = [
     "check_finite",
     "check_finite_output",
     "check_finite_result",
+    "check_flag",
     "check_in_range",
     "check_integer",
     "check_markov_generator",
@@ -39,9 +40,24 @@ __all__ = [
 ]
 
 
-def shape_of(x) -> tuple[int, ...]:
-    """The shape of a numpy array or torch tensor as a tuple of Python ints."""
-    return tuple(int(s) for s in x.shape)
+def shape_of(x, name: str = "x") -> tuple[int, ...]:
+    """The shape of a numpy array, torch tensor or scipy sparse matrix as a tuple of Python ints.
+
+    Anything without a shape is a ``TypeError`` naming ``name`` (the parameter it was passed as).
+
+    Examples
+    --------
+    >>> shape_of(np.zeros((2, 3)))
+    (2, 3)
+    >>> shape_of([[1.0]], "P")
+    Traceback (most recent call last):
+        ...
+    TypeError: P must be an array (numpy, torch or scipy sparse), got list
+    """
+    shape = getattr(x, "shape", None)
+    if not isinstance(shape, tuple) and type(shape).__name__ != "Size":  # torch.Size is a tuple subclass too
+        raise TypeError(f"{name} must be an array (numpy, torch or scipy sparse), got {type(x).__name__}")
+    return tuple(int(s) for s in shape)
 
 
 def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None = None):
@@ -81,6 +97,7 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
     if array_api_compat.is_torch_array(x):
         if x.is_complex():
             raise TypeError(f"{name} must be real-valued, got dtype {x.dtype}")
+        check_view_size(name, x)
         if not x.is_floating_point():
             x = x.double()
     else:
@@ -88,6 +105,7 @@ def as_array(name: str, x: Any, *, ndim: int | None = None, min_ndim: int | None
             arr = np.asarray(x)
         except (ValueError, TypeError) as exc:
             raise TypeError(f"{name} must be a numeric array, got {type(x).__name__}") from exc
+        check_view_size(name, arr)
         if arr.dtype.kind in "iub":
             arr = arr.astype(np.float64)
         elif arr.dtype.kind == "c":
@@ -152,6 +170,7 @@ def as_sparse(name: str, x, *, keep_zeros: bool = False):
         ...
     ValueError: K must be finite, got 1 non-finite entry (first at index (1, 1))
     """
+    keep_zeros = check_flag("keep_zeros", keep_zeros)
     import scipy.sparse
 
     if not is_sparse(x):
@@ -189,8 +208,10 @@ def check_finite(name: str, x) -> None:
     """
     xp = namespace(**{name: x})
     _check_numeric(name, x)
+    check_view_size(name, x)
+    x = distinct_entries(x)  # a repeated view holds its distinct entries once: checking them is exact
     bad = ~xp.isfinite(x)
-    count = int(xp.sum(xp.astype(bad, xp.int64)))
+    count = int(xp.count_nonzero(bad))
     if count:
         first = tuple(int(i) for i in np.argwhere(np.asarray(_to_host(bad)))[0])
         plural = "entry" if count == 1 else "entries"
@@ -206,7 +227,7 @@ def _check_numeric(name: str, x, *, real: bool = False) -> None:
     if array_api_compat.is_torch_array(x):
         kind = "c" if x.is_complex() else "f"
     else:
-        kind = np.asarray(x).dtype.kind if not is_sparse(x) else x.dtype.kind
+        kind = host_array(name, x).dtype.kind if not is_sparse(x) else x.dtype.kind
     if kind not in "fiubc":
         raise TypeError(f"{name} must be a numeric array, got dtype {getattr(x, 'dtype', type(x).__name__)}")
     if real and kind == "c":
@@ -259,7 +280,7 @@ def check_square(name: str, x) -> None:
         ...
     ValueError: A must be a square matrix (shape [..., n, n]), got shape (2, 3)
     """
-    shape = shape_of(x)
+    shape = shape_of(x, name)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"{name} must be a square matrix (shape [..., n, n]), got shape {shape}")
 
@@ -299,6 +320,7 @@ def check_nonnegative(name: str, x) -> None:
         ...
     ValueError: K must be entrywise nonnegative, got minimum -0.5 at index (0, 1)
     """
+    shape_of(x, name)
     _check_numeric(name, x, real=True)
     if is_sparse(x):
         coo = x.tocoo()
@@ -309,6 +331,8 @@ def check_nonnegative(name: str, x) -> None:
                 f"at index ({int(coo.row[k])}, {int(coo.col[k])})"
             )
         return
+    check_view_size(name, x)
+    x = distinct_entries(x)
     if _size(x) == 0 or float(namespace(**{name: x}).min(x)) >= 0:  # device-side pass; host only to explain
         return
     host = np.asarray(_to_host(x))
@@ -371,6 +395,7 @@ def check_row_stochastic(name: str, x, *, atol: float | None = None) -> None:
     """
     check_square(name, x)
     atol = _row_sum_tolerance(atol, x)
+    check_finite(name, x.data if is_sparse(x) else x)  # NaN compares false with every bound: refuse it first
     check_nonnegative(name, x)
     xp = namespace(**{name: x})
     if _size(x) == 0 or float(xp.max(xp.abs(xp.sum(x, axis=-1) - 1.0))) <= atol:
@@ -408,6 +433,7 @@ def check_markov_generator(name: str, x, *, atol: float | None = None) -> None:
     check_square(name, x)
     atol = _row_sum_tolerance(atol, x)
     _check_numeric(name, x, real=True)
+    check_finite(name, x.data if is_sparse(x) else x)  # NaN compares false with every bound: refuse it first
     if _size(x) and _generator_ok(x, atol):  # device-side pass; host only to explain a failure
         return
     host = np.asarray(_to_host(x), dtype=float)
@@ -450,6 +476,8 @@ def check_in_range(
     ValueError: beta must be in [0, inf), got -1.0
     """
     value, low, high = as_scalar(value), as_scalar(low), as_scalar(high)
+    low_inclusive = check_flag("low_inclusive", low_inclusive)
+    high_inclusive = check_flag("high_inclusive", high_inclusive)
     if isinstance(value, bool) or not isinstance(value, Real):
         if hasattr(value, "shape") and tuple(value.shape) == ():
             value = float(value)
@@ -517,7 +545,7 @@ def check_integer(name: str, value: Any, low: int, high: int | None = None) -> i
     """
     low, high, value = as_scalar(low), as_scalar(high), as_scalar(value)
     for bound, given in (("low", low), ("high", high)):
-        if given is not None and (isinstance(given, bool) or not isinstance(given, Integral)):
+        if (given is not None or bound == "low") and (isinstance(given, bool) or not isinstance(given, Integral)):
             raise TypeError(f"{bound} must be an integer (the bound for {name}), got {given!r}")
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
@@ -538,12 +566,50 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
         ...
     ValueError: scale must be one of 'small', 'large', got 'huge'
     """
-    if isinstance(choices, str | bytes) or not isinstance(choices, Iterable):
+    if isinstance(choices, str | bytes) or not isinstance(choices, Iterable) or _is_array_like(choices):
         raise TypeError(f"choices must be a collection of the values allowed for {name}, got {choices!r}")
     choices = tuple(choices)
-    if value not in choices:
+    if not choices:
+        raise ValueError(f"choices must hold at least one value allowed for {name}, got none")
+    if not any(_is_choice(value, choice) for choice in choices):
         listed = ", ".join(repr(c) for c in choices)
-        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
+        shown = repr(value) if not _is_array_like(value) else f"an array of shape {shape_of(value)}"
+        raise ValueError(f"{name} must be one of {listed}, got {shown}")
+    return value
+
+
+def _is_array_like(x) -> bool:
+    return isinstance(x, np.ndarray) or array_api_compat.is_torch_array(x)
+
+
+def _is_choice(value, choice) -> bool:
+    # ``value in choices`` would compare an array elementwise ("the truth value of an array is ambiguous").
+    if _is_array_like(value) or _is_array_like(choice):
+        return False
+    try:
+        return bool(value == choice)
+    except (TypeError, ValueError):
+        return False
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool after checking it is one (``True``, ``False``, a numpy bool or a 0-d bool array).
+
+    A flag given a string, a number or an array is a ``TypeError``: ``if flag:`` would read ``"no"`` as true and
+    an empty array as an error of numpy's that names no parameter.
+
+    Examples
+    --------
+    >>> check_flag("causal", np.True_)
+    True
+    >>> check_flag("causal", "no")
+    Traceback (most recent call last):
+        ...
+    TypeError: causal must be True or False, got str
+    """
+    value = as_scalar(value)
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
     return value
 
 
@@ -607,9 +673,10 @@ def check_finite_output(what: str, x, **inputs: Any):
     """
     xp = namespace(**{what: x})
     _check_numeric(what, x)
-    values = x.data if is_sparse(x) else x
+    check_view_size(what, x)
+    values = x.data if is_sparse(x) else distinct_entries(x)
     bad = ~xp.isfinite(values)
-    count = int(xp.sum(xp.astype(bad, xp.int64)))
+    count = int(xp.count_nonzero(bad))
     if not count:
         return x
     first = tuple(int(i) for i in np.argwhere(np.asarray(_to_host(bad)))[0])

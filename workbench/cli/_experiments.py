@@ -78,7 +78,13 @@ def _resumed_run(args: argparse.Namespace, experiment):
     where = f"the run in {args.resume!r}"
     if record["experiment"] != args.name:
         raise ValueError(f"name must be the experiment of {where}, {record['experiment']}, got {args.name!r}")
-    recorded = experiment.config.from_json(record["config"])
+    try:
+        recorded = experiment.config.from_json(record["config"])
+    except (ValueError, TypeError) as exc:  # a config edited in both run.json and config.json
+        where_file = str(Path(args.resume) / "run.json")
+        raise ValueError(
+            f"{where_file!r} must record the settings of a {args.name} run, got a config that is not one ({exc})"
+        ) from None
     base = experiment.config.preset(args.preset) if args.preset is not None else recorded
     requested, sources = _experiment_config(args, base)
     changed = [k for k in record["config"] if getattr(requested, k) != getattr(recorded, k)]
@@ -104,12 +110,13 @@ def _interrupted_run(out: Path, name: str) -> str:
     try:
         record = json.loads((out / "run.json").read_text(encoding="utf-8"))
         done, planned, status = record["done"], record["conditions"], record["status"]
-    except (OSError, ValueError, KeyError, TypeError):
+        kept = f" ({', '.join(done)}: each a .pt state dict and a .json row)" if done else ""
+        count = f"{len(done)} of {len(planned)}"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # none, or not a run record
         return f"the run directory {out} keeps nothing (the run had not started)"
     return (
-        f"the run directory {out} keeps {len(done)} of {len(planned)} conditions"
-        + (f" ({', '.join(done)}: each a .pt state dict and a .json row)" if done else "")
-        + f" and is marked {status} in run.json; continue it with: workbench experiment {name} --resume {out}"
+        f"the run directory {out} keeps {count} conditions{kept} and is marked {status} in run.json; continue it "
+        f"with: workbench experiment {name} --resume {out}"
     )
 
 
@@ -225,11 +232,11 @@ def _interrupted_sweep(out: Path) -> str:
     """One line: what the interrupted sweep kept in ``out`` and how to continue it."""
     try:
         tasks = json.loads((out / "sweep.json").read_text(encoding="utf-8"))["tasks"]
-        done = sum(task["status"] == "complete" for task in tasks)
-    except (OSError, ValueError, KeyError, TypeError):
+        done, total = sum(task["status"] == "complete" for task in tasks), len(tasks)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # none, or not a sweep's
         return f"the sweep directory {out} keeps nothing (the sweep had not started)"
     return (
-        f"the sweep directory {out} keeps {done} of {len(tasks)} tasks complete (each a run directory); continue "
+        f"the sweep directory {out} keeps {done} of {total} tasks complete (each a run directory); continue "
         f"it by running the same command with --out {out}"
     )
 

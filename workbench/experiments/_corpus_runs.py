@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
+from workbench.experiments._runs import RunFileError, RunLog, json_record_problem, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as progress_bar
 from workbench.validation import check_integer
 
@@ -48,6 +48,8 @@ LAYERS_MD = "layers.md"
 _ARTEFACTS = (RECORDS, LAYERS_JSON, LAYERS_MD)
 # The fields every record starts with, taken from its window.
 _WINDOW_FIELDS = ("index", "document", "start", "n_tokens", "text")
+# The fields a resumed run compares with its windows, and their types.
+_IDENTITY = {"index": int, "document": str, "start": int, "n_tokens": int}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,23 +112,29 @@ def _records_file(path: str | Path) -> Path:
     return path / RECORDS if path.is_dir() else path
 
 
-def _complete_records(file: Path) -> tuple[list[dict], int]:
-    """The records of the complete lines of ``file`` and the byte length they take (a cut last line excluded)."""
+def _complete_records(file: Path, identity: bool = False) -> tuple[list[dict], int]:
+    """The records of the complete lines of ``file`` and the byte length they take (a cut last line excluded).
+
+    Each must be an object with an integer ``index``; with ``identity`` (a resumed run, which compares them with
+    its windows) also the window's ``document``, ``start`` and ``n_tokens`` (:data:`_IDENTITY`).
+    """
     data = file.read_bytes()
     end = data.rfind(b"\n") + 1  # a last line without its newline was cut short by a kill
     records = []
     for number, raw in enumerate(data[:end].splitlines(), start=1):
         try:
             record = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ValueError(
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+            raise RunFileError(
                 f"{RECORDS} must hold one JSON object per line, got line {number} of {str(file)!r} unreadable "
                 f"({error}); it was not written by run_corpus, or was edited"
             ) from None
-        if not isinstance(record, dict) or not isinstance(record.get("index"), int):
-            raise ValueError(
-                f"{RECORDS} must hold one window record per line, got line {number} of {str(file)!r} without an "
-                "integer 'index'"
+        problem = json_record_problem(record, dict, keys=_IDENTITY if identity else {"index": int})
+        if problem is not None:
+            raise RunFileError(
+                f"{RECORDS} must hold one window record per line (an object with an integer 'index'"
+                + (", a string 'document' and integers 'start', 'n_tokens'" if identity else "")
+                + f"), got line {number} of {str(file)!r}: {problem}"
             )
         records.append(record)
     return records, end
@@ -218,7 +226,9 @@ def run_corpus(
     ValueError
         ``out`` holds files and neither ``resume`` nor ``force`` is given; with ``resume``, ``out`` is not an
         unfinished run of ``name`` with this ``config`` (the message names the fields that differ), or its
-        records are not those of these windows (the corpus or the tokenizer changed).
+        records are not those of these windows (the corpus or the tokenizer changed); a file of the run that was
+        edited or damaged (``run.json``, ``config.json``, a line of ``records.jsonl`` that is no window record) is
+        refused naming the file (a ``RunFileError``, which is a ``ValueError``).
     TypeError
         ``measure`` returned something other than a dict, or a dict with a window field among its keys.
     KeyboardInterrupt
@@ -258,12 +268,14 @@ def run_corpus(
     )
     path = log.path
     file = path / RECORDS
+    if resume and file.exists() and not file.is_file():
+        raise RunFileError(f"{RECORDS} must be the file of the run's records, got {str(file)!r}, a directory")
     kept: dict[int, dict] = {}
     if resume and file.is_file():
-        records, end = _complete_records(file)
+        records, end = _complete_records(file, identity=True)
         if end < file.stat().st_size:
             os.truncate(file, end)  # drop the line a killed process left unfinished
-        kept = {record["index"]: {k: record.get(k) for k in _WINDOW_FIELDS[:4]} for record in records}
+        kept = {record["index"]: {k: record[k] for k in _IDENTITY} for record in records}
     elif not resume:
         file.write_bytes(b"")
     counts = {"windows": total, "records": len(kept), "measured": 0, "kept": len(kept)}

@@ -59,8 +59,8 @@ from workbench.attention import (
     subspace_null,
 )
 from workbench.experiments._corpus_runs import strict_json
+from workbench.experiments._runs import load_state, save_json, save_text
 from workbench.experiments._runs import progress as progress_bar
-from workbench.experiments._runs import save_json, save_text
 from workbench.models import (
     GEOMETRY_MAPS,
     Transformer,
@@ -318,7 +318,7 @@ def _induction_record(config, seed: int, out: Path, permutations: int, progress:
     model = InductionTransformer(
         config.vocab_size, config.sequence_length, config.d_model, config.n_heads, config.n_layers, operator
     )
-    model.load_state_dict(torch.load(run_dir / f"{operator}-attn-only.pt", weights_only=True))  # the trained weights
+    load_state(run_dir / f"{operator}-attn-only.pt", model, what="the trained weights of the induction run")
     model = model.double().eval()
     tokens = repeated_random_tokens(np.random.default_rng([seed, 7]), config.vocab_size, config.half_length, 64)
     with torch.no_grad():

@@ -573,7 +573,7 @@ def run_long_context(
                     row = _train(model, corpus, config, n, progress)
                     log.keep(_condition(mixer, n), row, model.state_dict())
                 else:
-                    model.load_state_dict(torch.load(log.state_path(_condition(mixer, n)), map_location=config.device))
+                    log.load_state(_condition(mixer, n), model, map_location=config.device)
                 model_rows.append(row)
             measured = log.finished(f"measure-{n}", state=False)
             if measured is None:

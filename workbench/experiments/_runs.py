@@ -18,6 +18,12 @@ is told what to do with it: ``force`` (``workbench experiment --force``) first r
 experiment writes and leaves every other file as it is; ``resume`` (``--resume DIR``) continues the run recorded
 there, skipping its finished conditions.  Every file is written atomically (a temporary file beside it, then
 :func:`os.replace`), so an interrupt or a failed write never leaves a truncated file.
+
+Every file read back from a run (on a resume, a forced rerun, a sweep's continuation, a transfer's ``pretrained``
+run) goes through :func:`read_json_record` or :func:`load_state`: a file that was edited or damaged is refused
+with one :class:`RunFileError` that names the file, what it must be and what was found, never a traceback.
+``run.json`` records the SHA-256 of every kept condition's files (``"sha256"``), so a row or a state dict changed
+after it was kept is refused too, before it is read.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as _dt
+import hashlib
 import importlib.metadata
 import json
 import math
@@ -63,6 +70,297 @@ RUN_STATUSES = ("running", "interrupted", "failed", "complete")
 
 RUN_RECORD = "run.json"
 CONFIG_RECORD = "config.json"
+#: The keys every run record holds, with what each holds (a type spec of :func:`json_record_problem`).
+RUN_RECORD_KEYS = {
+    "experiment": str,
+    "status": str,
+    "conditions": [str],
+    "done": [str],
+    "selection": {str: [str]},
+    "config": dict,
+}
+#: Keys a run record may hold, checked when present: older records lack them.
+RUN_RECORD_OPTIONAL = {"sessions": [dict], "sha256": {str: str}}
+
+
+# ---- reading a run's files back: one refusal for a file that was edited or damaged ------------------------------
+
+
+class RunFileError(ValueError):
+    """A file read back from a run directory is not what a run writes there (it was edited or damaged).
+
+    A ``ValueError``, so the command line prints it as one line (``workbench COMMAND: error: ...``, exit 2).  The
+    message names the file, what it must be and what was found.
+    """
+
+
+def run_file_error(path: Path, what: str, found: str, *, option: str | None = None, remedy: str | None = None):
+    """The :class:`RunFileError` for the file ``path``, which must be ``what`` and is ``found``.
+
+    With ``option`` (the parameter or option that named the run directory, e.g. ``"--resume"``) the message starts
+    with it: ``--resume must be a run directory with a readable run.json (a run record), got '.../run.json': ...``.
+    """
+    if option is None:
+        message = f"{str(path)!r} must be {what}, got {found}"
+    else:
+        message = f"{option} must be a run directory with a readable {path.name} ({what}), got {str(path)!r}: {found}"
+    return RunFileError(message + (f"; {remedy}" if remedy else ""))
+
+
+def _kind(value: Any) -> str:
+    """The JSON type of ``value`` in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    for types, words in ((dict, "an object"), (list, "a list"), (str, "a string"), ((int, float), "a number")):
+        if isinstance(value, types):
+            return words
+    return f"a {type(value).__name__}"
+
+
+def _excerpt(value: Any, limit: int = 60) -> str:
+    """``value`` as compact JSON, cut to about ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_PLURAL = {dict: "objects", list: "lists", str: "strings", int: "integers", float: "numbers", bool: "booleans"}
+_SINGULAR = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+}
+
+
+def _expected(spec, plural: bool = False) -> str:
+    """A type spec in words: ``str`` "a string", ``[str]`` "a list of strings", ``{str: [str]}`` "an object of ..."."""
+    if isinstance(spec, list):
+        return ("lists" if plural else "a list") + f" of {_expected(spec[0], True)}"
+    if isinstance(spec, dict):
+        return ("objects" if plural else "an object") + f" of {_expected(next(iter(spec.values())), True)}"
+    if isinstance(spec, tuple):
+        return " or ".join(_expected(s, plural) for s in spec)
+    return (_PLURAL if plural else _SINGULAR)[spec]
+
+
+def _matches(value: Any, spec) -> bool:
+    """Whether the JSON ``value`` has the type ``spec`` (see :func:`json_record_problem`); a bool is no number."""
+    if isinstance(spec, list):
+        return isinstance(value, list) and all(_matches(v, spec[0]) for v in value)
+    if isinstance(spec, dict):
+        inner = next(iter(spec.values()))
+        return isinstance(value, dict) and all(_matches(v, inner) for v in value.values())
+    if isinstance(spec, tuple):
+        return any(_matches(value, s) for s in spec)
+    if spec in (int, float) and isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if spec is float else spec)
+
+
+def json_record_problem(value: Any, expect=dict, keys: dict | None = None, optional: dict | None = None) -> str | None:
+    """What is wrong with the JSON ``value`` as a record of type ``expect`` with ``keys``, or ``None``.
+
+    A type spec is a type (``dict``, ``list``, ``str``, ``int``, ``float``: a number, ``bool``), a tuple of specs
+    (any of them), ``[spec]`` (a list of such values) or ``{str: spec}`` (an object of such values).  ``keys`` maps
+    the keys the record must hold to their specs, ``optional`` those it may hold.
+
+    Examples
+    --------
+    >>> json_record_problem([1, 2]), json_record_problem({"status": 3}, keys={"status": str, "done": [str]})
+    ('a list ([1, 2])', "an object without 'done'")
+    >>> json_record_problem({"done": [3]}, keys={"done": [str]})
+    "an object whose 'done' is [3] (a list) where a list of strings is expected"
+    """
+    if not _matches(value, expect):
+        return f"{_kind(value)} ({_excerpt(value)})"
+    if not isinstance(value, dict):
+        return None
+    missing = [key for key in keys or {} if key not in value]
+    if missing:
+        return "an object without " + ", ".join(repr(key) for key in missing)
+    for key, spec in {**(keys or {}), **{k: v for k, v in (optional or {}).items() if k in value}}.items():
+        if not _matches(value[key], spec):
+            return (
+                f"an object whose {key!r} is {_excerpt(value[key])} ({_kind(value[key])}) where {_expected(spec)} "
+                "is expected"
+            )
+    return None
+
+
+def _not_a_file(path: Path) -> str:
+    if path.is_dir():
+        return "a directory"
+    return "a special file, not a regular one" if path.exists() else "no such file"
+
+
+def read_json_record(
+    path: str | Path,
+    *,
+    what: str,
+    expect=dict,
+    keys: dict | None = None,
+    optional: dict | None = None,
+    option: str | None = None,
+    remedy: str | None = None,
+) -> Any:
+    """The JSON document in the run file ``path``, checked to be ``what``; a :class:`RunFileError` otherwise.
+
+    Refused, with a message naming the file, ``what`` it must be and what it holds: a missing or unreadable file,
+    a directory, bytes that are not UTF-8, text that is not JSON (or JSON cut short, or nested too deeply to read),
+    a value not of type ``expect``, a record without one of ``keys`` or with a key of another type (type specs as
+    :func:`json_record_problem`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (``run.json``, ``config.json``, a condition's row, ``sweep.json``, ``results.json``).
+    what : str
+        What the file must be, in words (``"a run record"``).
+    expect, keys, optional
+        The type of the document, the keys it must hold and those it may hold, with their types.
+    option : str, optional
+        The option or parameter that named the run directory (``"--resume"``), to start the message with.
+    remedy : str, optional
+        What the user can do, appended to the message.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "run.json").write_text('{"status": 3}')
+    ...     try:
+    ...         read_json_record(Path(tmp) / "run.json", what="a run record", keys={"status": str})
+    ...     except RunFileError as exc:
+    ...         print(str(exc).replace(tmp, "TMP"))
+    'TMP/run.json' must be a run record, got an object whose 'status' is 3 (a number) where a string is expected
+    """
+    path = Path(path)
+
+    def refuse(found: str) -> RunFileError:
+        return run_file_error(path, what, found, option=option, remedy=remedy)
+
+    if not path.is_file():
+        raise refuse(_not_a_file(path))
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise refuse(f"a file that cannot be read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise refuse(
+            f"bytes that are not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+        ) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"{exc.msg}: line {exc.lineno} column {exc.colno}"
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        raise refuse(f"JSON cut short ({where})" if cut else f"text that is not JSON ({where})") from None
+    except RecursionError:
+        raise refuse("JSON nested too deeply to read") from None
+    problem = json_record_problem(value, expect, keys, optional)
+    if problem is not None:
+        raise refuse(problem)
+    return value
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of the file ``path``, in hex."""
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def check_digest(path: Path, record: dict, *, remedy: str | None = None) -> None:
+    """Refuse the kept file ``path`` if the run ``record`` holds its SHA-256 and the file's differs.
+
+    A record without one (a run written before digests were kept) checks nothing.
+    """
+    recorded = (record.get("sha256") or {}).get(path.name)
+    if recorded is not None and path.is_file() and file_sha256(path) != recorded:  # not a file: the reader refuses it
+        raise run_file_error(
+            path,
+            f"the file this run kept (its SHA-256 is recorded in {RUN_RECORD})",
+            "a file with other contents: it was edited or damaged after the run wrote it",
+            remedy=remedy,
+        )
+
+
+def _first_sentence(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split()).split(". ")[0]
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _listed(names: list[str], limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def load_state(path: str | Path, model=None, *, what: str = "a state dict saved by torch.save", map_location=None):
+    """The state dict in ``path`` (``torch.load(..., weights_only=True)``), loaded into ``model`` if one is given.
+
+    Refused with a :class:`RunFileError` naming the file: not a file (a directory, missing), bytes torch cannot
+    read (``UnpicklingError``, ``RuntimeError``, ... for random or cut bytes), anything but a dict of tensors, and,
+    with ``model``, a state dict with keys missing, unknown keys or tensors of other shapes than the model's.
+    ``weights_only=True``: a pickle that would run code is refused by torch, never executed.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.pt`` file written by ``torch.save(model.state_dict(), path)``.
+    model : torch.nn.Module, optional
+        The model to load it into (``load_state_dict``, strict).
+    what : str
+        What the file must be, in words, for the message.
+    map_location
+        As for :func:`torch.load`.
+
+    Returns
+    -------
+    dict
+        The state dict.
+    """
+    import torch  # only the experiments with state dicts need torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise run_file_error(path, what, _not_a_file(path))
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # hostile bytes: torch raises UnpicklingError, RuntimeError, EOFError, ValueError, ...
+        raise run_file_error(
+            path, what, f"a file torch.load cannot read ({type(exc).__name__}: {_first_sentence(exc)})"
+        ) from None
+    if not isinstance(state, dict):
+        raise run_file_error(path, what, f"a saved {type(state).__name__}, not a dict of tensors")
+    odd = [repr(key) for key, value in state.items() if not (isinstance(key, str) and isinstance(value, torch.Tensor))]
+    if odd:
+        raise run_file_error(path, what, f"a dict whose entries {_listed(odd)} are not named tensors")
+    if model is not None:
+        expected = model.state_dict()
+        missing = [key for key in expected if key not in state]
+        unknown = [key for key in state if key not in expected]
+        shapes = [
+            f"{key} {list(state[key].shape)} (the model's is {list(expected[key].shape)})"
+            for key in expected
+            if key in state and state[key].shape != expected[key].shape
+        ]
+        problems = [
+            f"{words} {_listed(names)}"
+            for words, names in (("without", missing), ("with unknown keys", unknown), ("with the shapes", shapes))
+            if names
+        ]
+        if problems:
+            raise run_file_error(path, what, "a state dict " + " and ".join(problems) + " for this model")
+        try:
+            model.load_state_dict(state)
+        except RuntimeError as exc:
+            raise run_file_error(path, what, f"a state dict the model refuses ({_first_sentence(exc)})") from None
+    return state
 
 
 def committed_results(name: str | None = None) -> Path:
@@ -285,13 +583,22 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def _read_json(path: Path, option: str, folder: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(
-            f"{option} must be a run directory with a readable {path.name}, got {str(folder)!r} ({exc})"
-        ) from None
+def read_run_record(folder: str | Path, option: str | None = None, *, remedy: str | None = None) -> dict:
+    """The run record ``run.json`` of the run directory ``folder``, checked key by key (:class:`RunFileError`).
+
+    It must hold :data:`RUN_RECORD_KEYS` with their types and a ``status`` of :data:`RUN_STATUSES`; ``sessions``
+    and ``sha256``, when present, must be a list of objects and an object of strings.
+    """
+    path = Path(folder) / RUN_RECORD
+    what = "a run record"
+    record = read_json_record(
+        path, what=what, keys=RUN_RECORD_KEYS, optional=RUN_RECORD_OPTIONAL, option=option, remedy=remedy
+    )
+    if record["status"] not in RUN_STATUSES:
+        shown, statuses = _excerpt(record["status"]), ", ".join(RUN_STATUSES)
+        found = f"an object whose 'status' is {shown} where one of {statuses} is expected"
+        raise run_file_error(path, what, found, option=option, remedy=remedy)
+    return record
 
 
 def resumable_run(path: str | Path, option: str = "out") -> dict:
@@ -307,8 +614,11 @@ def resumable_run(path: str | Path, option: str = "out") -> dict:
     Raises
     ------
     ValueError
-        ``path`` is not a run directory (missing, a file, no ``run.json``, an unreadable or foreign record, no
-        ``config.json`` or one that disagrees with the record), or its run is complete (nothing to resume).
+        ``path`` is not a run directory (missing, a file, no ``run.json``, no ``config.json`` or one that disagrees
+        with the record), or its run is complete (nothing to resume).
+    RunFileError
+        ``run.json`` or ``config.json`` is not what a run writes (not JSON, not UTF-8, a key missing or holding
+        another type, an unknown status): a ``ValueError`` naming the file, what it must be and what it holds.
 
     Examples
     --------
@@ -330,19 +640,14 @@ def resumable_run(path: str | Path, option: str = "out") -> dict:
             f"{option} must be a run directory (one holding {RUN_RECORD}), got {str(folder)!r}; runs written "
             "before run records existed cannot be resumed"
         )
-    record = _read_json(folder / RUN_RECORD, option, folder)
-    keys = ("experiment", "status", "conditions", "done", "selection", "config")
-    if not isinstance(record, dict) or any(k not in record for k in keys) or record["status"] not in RUN_STATUSES:
-        raise ValueError(
-            f"{option} must be a run directory, got {str(folder)!r}, whose {RUN_RECORD} is not a run record"
-        )
+    record = read_run_record(folder, option)
     if record["status"] == "complete":
         raise ValueError(
             f"{option} must be an unfinished run, got {str(folder)!r}, which is complete: nothing to resume"
         )
     if not (folder / CONFIG_RECORD).is_file():
         raise ValueError(f"{option} must be a run directory with its {CONFIG_RECORD}, got {str(folder)!r}")
-    config = _read_json(folder / CONFIG_RECORD, option, folder)
+    config = read_json_record(folder / CONFIG_RECORD, what="the run's settings (an object)", option=option)
     if config != record["config"]:
         raise ValueError(
             f"{option} must be a run directory whose {CONFIG_RECORD} is the one its run started with, got "
@@ -472,7 +777,7 @@ class RunLog:
             record = resumable_run(folder)
             _check_same_run(record, folder, experiment, config_json, selection_json)
             folder = run_directory(experiment, "", folder)  # proves it still writable
-            before = record["sessions"][-1]["versions"] if record.get("sessions") else None
+            before = record["sessions"][-1].get("versions") if record.get("sessions") else None
             if before is not None and before != session["versions"]:
                 warnings.warn(
                     f"resuming the run in {str(folder)!r} started with {before}, now {session['versions']}: the "
@@ -521,6 +826,7 @@ class RunLog:
                 "started": session["started"],
                 "updated": session["started"],
                 "sessions": [session],
+                "sha256": {},
             }
             save_json(folder / CONFIG_RECORD, config_json)
         log = cls(folder, record)
@@ -533,13 +839,36 @@ class RunLog:
         With ``state`` (conditions kept with a state dict) its ``.pt`` must be on disk too.  A condition listed
         as done whose files are gone is run again (the conditions are seeded one by one, so running it again
         gives the same row).
+
+        Raises
+        ------
+        RunFileError
+            A file of the condition is a directory, its row is not a JSON object, or a file's SHA-256 differs
+            from the one ``run.json`` recorded when it was kept (it was edited or damaged since).
         """
         if self.path is None or condition not in self.record["done"]:
             return None
         row_file = self.path / f"{condition}.json"
-        if not row_file.is_file() or (state and not self.state_path(condition).is_file()):
+        files = [row_file, self.state_path(condition)] if state else [row_file]
+        remedy = f"delete it to run {condition} again, or replace the run with --force (force=True)"
+        for file in files:
+            if file.exists() and not file.is_file():
+                raise run_file_error(file, f"a file this run kept for {condition}", _not_a_file(file), remedy=remedy)
+        if not all(file.is_file() for file in files):
             return None
-        return restore_floats(json.loads(row_file.read_text(encoding="utf-8")))
+        row = read_json_record(row_file, what=f"the row this run kept for {condition} (an object)", remedy=remedy)
+        for file in files:
+            check_digest(file, self.record, remedy=remedy)
+        return restore_floats(row)
+
+    def load_state(self, condition: str, model, *, map_location=None) -> dict:
+        """Load the state dict kept for ``condition`` into ``model`` (:func:`load_state`: refused if tampered)."""
+        return load_state(
+            self.state_path(condition),
+            model,
+            what=f"the state dict this run kept for {condition}",
+            map_location=map_location,
+        )
 
     def state_path(self, condition: str) -> Path:
         """Where the state dict of ``condition`` is kept (``<condition>.pt``)."""
@@ -548,15 +877,22 @@ class RunLog:
         return self.path / f"{condition}.pt"
 
     def keep(self, condition: str, row: dict, state_dict: dict | None = None) -> None:
-        """Keep a finished condition: its ``state_dict`` (``torch.save``), its ``row`` (JSON), then mark it done."""
+        """Keep a finished condition: its ``state_dict`` (``torch.save``), its ``row`` (JSON), then mark it done.
+
+        ``run.json`` records the SHA-256 of both files, which :meth:`finished` checks before reading them back.
+        """
         if self.path is None:
             return
+        digests = self.record.setdefault("sha256", {})
         if state_dict is not None:
             import torch  # only the experiments that have state dicts need torch
 
             with atomic_write(self.state_path(condition)) as temporary:
                 torch.save(state_dict, temporary)
-        save_json(self.path / f"{condition}.json", row)
+                digest = file_sha256(temporary)
+            digests[self.state_path(condition).name] = digest
+        row_file = save_json(self.path / f"{condition}.json", row)
+        digests[row_file.name] = file_sha256(row_file)
         if condition not in self.record["done"]:
             self.record["done"].append(condition)
         self._save()
@@ -604,12 +940,13 @@ def _check_same_run(record: dict, folder: Path, experiment: str, config: dict, s
             )
 
 
-def _recorded(folder: Path, key: str) -> Any:
-    """``key`` of the ``run.json`` in ``folder``, or ``None`` when there is none (or it is unreadable)."""
+def _recorded(folder: Path, key: str) -> str | None:
+    """The string ``key`` of the ``run.json`` in ``folder``, or ``None`` when there is none (or it is unreadable)."""
     try:
-        return json.loads((folder / RUN_RECORD).read_text(encoding="utf-8")).get(key)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        value = read_json_record(folder / RUN_RECORD, what="a run record").get(key)
+    except RunFileError:
         return None
+    return value if isinstance(value, str) else None
 
 
 def _occupied_message(folder: Path) -> str:

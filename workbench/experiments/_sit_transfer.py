@@ -344,7 +344,7 @@ def run_sit_transfer(
             kept = {"rows": [row]}
         else:  # kept by an earlier session: its EMA weights and the sampling seed give the same samples
             ema = _empty_model(config, "ATTN")
-            ema.load_state_dict(torch.load(log.state_path("ATTN"), weights_only=True))
+            log.load_state("ATTN", ema)
             samples["ATTN", "pretrained"] = _resample(ema, config)
         rows += kept["rows"]
         models["ATTN"] = ema
@@ -374,7 +374,7 @@ def run_sit_transfer(
                 kept = {"rows": [row_p, row_a]}
             else:
                 ema = _empty_model(config, target)
-                ema.load_state_dict(torch.load(log.state_path(target), weights_only=True))
+                log.load_state(target, ema)
                 samples[target, "projected"] = _resample(projected, config)
                 samples[target, "adapted"] = _resample(ema, config)
             rows += kept["rows"]

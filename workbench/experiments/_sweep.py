@@ -58,7 +58,17 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._runs import jsonable, restore_floats, run_directory, save_json, save_text
+from workbench.experiments._runs import (
+    RUN_RECORD,
+    RunFileError,
+    jsonable,
+    read_json_record,
+    restore_floats,
+    run_directory,
+    run_file_error,
+    save_json,
+    save_text,
+)
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.validation import check_choice, check_integer
 
@@ -73,6 +83,8 @@ MISSING_DISTRIBUTED = "workbench sweep needs dask distributed: pip install 'dask
 SPEC_KEYS = ("experiment", "preset", "grid", "seeds", "overrides", "selection")
 
 _SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
+#: What to do about a task folder whose files were edited or damaged.
+_TASK_REMEDY = "remove the task's folder to run the task again"
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._=,+\-\[\]]")
 _MAX_CELL_NAME = 200
 
@@ -255,13 +267,11 @@ def _task_state(folder: Path) -> str:
         )
     if not folder.is_dir() or not any(folder.iterdir()):
         return "new"
-    record = folder / "run.json"
-    if not record.is_file():
+    record = folder / RUN_RECORD
+    if not record.exists():
         return "orphan"
-    try:
-        status = json.loads(record.read_text(encoding="utf-8")).get("status")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return "unfinished"  # the resume refuses it with a message naming the file
+    # A record that is no run's (not JSON, no status) is refused here, in one line naming it, before any task runs.
+    status = read_json_record(record, what="a run record", keys={"status": str}, remedy=_TASK_REMEDY)["status"]
     return "complete" if status == "complete" else "unfinished"
 
 
@@ -274,8 +284,13 @@ def _runner_default(parameters, axis: str, values: tuple[str, ...]) -> tuple[str
 
 
 def _complete_rows(experiment, name: str, folder: Path, config: dict, selection: dict) -> list[dict]:
-    """The rows of the complete run in ``folder``, after checking it is the run the task asks for."""
-    record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    """The rows of the complete run in ``folder``, after checking it is the run the task asks for.
+
+    Its ``run.json`` and ``results.json`` are refused (:class:`RunFileError`, naming the file) when they are not a
+    run record and results the experiment's ``rows`` can read: edited or damaged since the run wrote them.
+    """
+    keys = {"experiment": str, "config": dict, "selection": {str: [str]}}
+    record = read_json_record(folder / RUN_RECORD, what="a run record", keys=keys, remedy=_TASK_REMEDY)
     # An axis the sweep leaves open is run with the runner's own default, which need not be every value the axis
     # accepts (log-lens trains attn-only blocks unless asked for mlp ones): compare with what a new run records.
     defaults = inspect.signature(experiment.run).parameters
@@ -283,18 +298,36 @@ def _complete_rows(experiment, name: str, folder: Path, config: dict, selection:
         axis: list(selection[axis] if axis in selection else _runner_default(defaults, axis, values))
         for axis, values in experiment.axes.items()
     }
-    recorded = record.get("selection", {})
+    recorded = record["selection"]
     if (
-        record.get("experiment") != name
-        or record.get("config") != config
+        record["experiment"] != name
+        or record["config"] != config
         or any(recorded[axis] != chosen.get(axis) for axis in recorded)
     ):
         raise ValueError(
-            f"out must hold this sweep's runs, got {str(folder)!r}, a complete run of {record.get('experiment')} "
+            f"out must hold this sweep's runs, got {str(folder)!r}, a complete run of {record['experiment']} "
             "with other settings or selection; choose another out"
         )
-    result = restore_floats(json.loads((folder / "results.json").read_text(encoding="utf-8")))
-    return experiment.rows(result)
+    results = folder / "results.json"
+    what = f"the results of a complete {name} run"
+    result = restore_floats(read_json_record(results, what=what, remedy=_TASK_REMEDY))
+    try:
+        rows = experiment.rows(result)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise run_file_error(
+            results, what, f"an object {name}'s rows cannot read ({type(exc).__name__}: {exc})", remedy=_TASK_REMEDY
+        ) from None
+    for row in rows:
+        odd = {k: v for k, v in row.items() if not (v is None or isinstance(v, (str, Real)))}
+        if odd:
+            field, value = next(iter(odd.items()))
+            raise run_file_error(
+                results,
+                what,
+                f"a row whose {field} is {value!r}, neither a key (a string) nor a measurement (a number or null)",
+                remedy=_TASK_REMEDY,
+            )
+    return rows
 
 
 def _run_task(name: str, config: dict, selection: dict, folder: str, threads: int) -> dict:
@@ -391,16 +424,16 @@ def _sweep_directory(out, spec: dict) -> tuple[Path, dict | None]:
                 f"{str(folder)!r}, which holds other files"
             )
         return folder, None
-    try:
-        previous = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(
-            f"out must be a sweep directory with a readable {SWEEP_RECORD}, got {str(folder)!r} ({exc})"
-        ) from None
+    previous = read_json_record(
+        record_path,
+        what="a sweep record (an object with a list of task objects)",
+        keys={"tasks": [dict]},
+        remedy="choose another out for a new sweep",
+    )
     given = jsonable(spec)
     for key in SPEC_KEYS:
-        if not isinstance(previous, dict) or previous.get(key) != given[key]:
-            recorded = previous.get(key) if isinstance(previous, dict) else None
+        if previous.get(key) != given[key]:
+            recorded = previous.get(key)
             raise ValueError(
                 f"{key} must be the one recorded in {str(record_path)!r} to continue that sweep, {recorded!r}, got "
                 f"{given[key]!r}; choose another out for a different sweep"
@@ -537,7 +570,11 @@ def run_sweep(
     distributed = _import_distributed()
     folder, previous = _sweep_directory(out, spec)
 
-    seconds_before = {t.get("id"): t.get("seconds") for t in (previous or {}).get("tasks", []) if isinstance(t, dict)}
+    seconds_before = {
+        t["id"]: t.get("seconds")
+        for t in (previous or {}).get("tasks", [])
+        if isinstance(t.get("id"), str) and isinstance(t.get("seconds"), Real)
+    }
     record = {**jsonable(spec), "status": "running", "failed": [], "out": str(folder), "tasks": tasks, "cells": []}
     for task in tasks:
         task.update(status="pending", source=None, rows=None, seconds=None, error=None, worker=None)
@@ -546,6 +583,8 @@ def run_sweep(
             try:
                 rows = _complete_rows(experiment, name, path, task["config"], spec["selection"])
                 task.update(status="complete", source="kept", rows=rows, seconds=seconds_before.get(task["id"]))
+            except RunFileError:
+                raise  # a task's files edited or damaged: refused before any task runs (a retry would not help)
             except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
                 task.update(status="failed", error=f"{type(exc).__name__}: {exc}")
 

@@ -378,7 +378,7 @@ def run_swiss_sit(
                 log.keep(name, row, ema.state_dict())
             else:  # kept by an earlier session: its EMA weights and the sampling seed give the same samples
                 ema = SwissSiT(op, order, config.d_model, config.n_heads, config.ffn_mult).requires_grad_(False)
-                ema.load_state_dict(torch.load(log.state_path(name), weights_only=True))
+                log.load_state(name, ema)
                 sampled = sample(ema, config, snapshot_times, torch.Generator().manual_seed(config.seed + 1))
             rows.append(row)
             conditions.append((op, order, sampled))

@@ -31,7 +31,6 @@ book/reference.md §A.7 [CODE], §A.12 (Table 3 numbers); Olsson et al. (2022).
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -62,7 +61,16 @@ from workbench.experiments._language_model import (
     new_model,
     train_bytes,
 )
-from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
+from workbench.experiments._runs import (
+    RUN_RECORD,
+    RunLog,
+    check_digest,
+    jsonable,
+    load_state,
+    read_json_record,
+    save_json,
+    save_text,
+)
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.experiments._text_corpus import shakespeare_bytes
 from workbench.nn import project_attention
@@ -462,7 +470,7 @@ def run_transfer(
                 project_attention(model, config.corner(stage))
             if kept is None and stage == "A0" and config.pretrained is not None:
                 # A0 is the Table-2 model of this seed: the same model this loop would train (checked settings).
-                model.load_state_dict(_pretrained_state(config))
+                _load_pretrained(config, model)
                 _advance(task, config, steps)
                 record = _state(task, model, config, stage, stage, steps, 0.0)
                 record["pretrained"] = str(_pretrained_folder(config))
@@ -471,7 +479,7 @@ def run_transfer(
             elif kept is not None:
                 # The stage's records, and its adapted weights to continue from (the data stream is advanced
                 # by the steps it took, so the later stages read the windows an uninterrupted run reads).
-                model.load_state_dict(torch.load(log.state_path(stage), weights_only=True, map_location=config.device))
+                log.load_state(stage, model, map_location=config.device)
                 _advance(task, config, steps)
                 states.extend(kept["states"])
             else:
@@ -531,16 +539,23 @@ def _pretrained_folder(config: TransferConfig) -> Path:
     return Path(config.pretrained.replace("{seed}", str(config.seed)))
 
 
-def _pretrained_state(config: TransferConfig) -> dict:
-    """The state dict of the finished lm run ``config.pretrained``, after checking its settings are A0's."""
+def _load_pretrained(config: TransferConfig, model: nn.Module) -> None:
+    """Load the ATTN model of the finished lm run ``config.pretrained`` into ``model``, its settings checked to be A0's.
+
+    Its ``run.json`` and ``ATTN.pt`` are read as a resumed run's are: a file that was edited or damaged is refused
+    in one line naming it (:func:`~workbench.experiments._runs.read_json_record`, ``load_state``).
+    """
     folder = _pretrained_folder(config)
-    try:
-        record = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    if not (folder / RUN_RECORD).exists():
         raise ValueError(
-            f"pretrained must be the run directory of a finished lm run, got {str(folder)!r} ({exc})"
-        ) from None
-    if record.get("experiment") != "lm" or record.get("status") != "complete" or record.get("done") != ["ATTN"]:
+            f"pretrained must be the run directory of a finished lm run, got {str(folder)!r}, which holds no "
+            f"{RUN_RECORD}"
+        )
+    keys = {"experiment": str, "status": str, "done": [str], "config": dict}
+    record = read_json_record(
+        folder / RUN_RECORD, what="the run record of a finished lm run", keys=keys, option="pretrained"
+    )
+    if record["experiment"] != "lm" or record["status"] != "complete" or record["done"] != ["ATTN"]:
         raise ValueError(
             f"pretrained must be the run directory of a finished lm run of ATTN, got {str(folder)!r}: a "
             f"{record.get('status')} run of {record.get('experiment')} with {record.get('done')} done"
@@ -552,7 +567,8 @@ def _pretrained_state(config: TransferConfig) -> dict:
                 f"pretrained must be trained as this transfer's A0, got {str(folder)!r} with {field}="
                 f"{recorded.get(field)!r} where the transfer has {wanted(config)!r}"
             )
-    return torch.load(folder / "ATTN.pt", weights_only=True, map_location=config.device)
+    check_digest(folder / "ATTN.pt", record, remedy="train that lm run again")
+    load_state(folder / "ATTN.pt", model, what="the state dict of that lm run's ATTN model", map_location=config.device)
 
 
 def _advance(task, config: TransferConfig, steps: int) -> None:
