@@ -276,16 +276,17 @@ def file_sha256(path: str | Path) -> str:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
-def check_digest(path: Path, record: dict, *, remedy: str | None = None) -> None:
+def check_digest(path: Path, record: dict, *, what: str, remedy: str | None = None) -> None:
     """Refuse the kept file ``path`` if the run ``record`` holds its SHA-256 and the file's differs.
 
-    A record without one (a run written before digests were kept) checks nothing.
+    ``what`` says what the file is, for the message.  A record without digests (a run written before they were
+    kept) checks nothing.
     """
     recorded = (record.get("sha256") or {}).get(path.name)
     if recorded is not None and path.is_file() and file_sha256(path) != recorded:  # not a file: the reader refuses it
         raise run_file_error(
             path,
-            f"the file this run kept (its SHA-256 is recorded in {RUN_RECORD})",
+            f"{what} (its SHA-256 is recorded in {RUN_RECORD})",
             "a file with other contents: it was edited or damaged after the run wrote it",
             remedy=remedy,
         )
@@ -849,16 +850,18 @@ class RunLog:
         if self.path is None or condition not in self.record["done"]:
             return None
         row_file = self.path / f"{condition}.json"
-        files = [row_file, self.state_path(condition)] if state else [row_file]
+        files = {row_file: f"the row this run kept for {condition}"}
+        if state:
+            files[self.state_path(condition)] = f"the state dict this run kept for {condition}"
         remedy = f"delete it to run {condition} again, or replace the run with --force (force=True)"
-        for file in files:
+        for file, what in files.items():
             if file.exists() and not file.is_file():
-                raise run_file_error(file, f"a file this run kept for {condition}", _not_a_file(file), remedy=remedy)
+                raise run_file_error(file, what, _not_a_file(file), remedy=remedy)
         if not all(file.is_file() for file in files):
             return None
-        row = read_json_record(row_file, what=f"the row this run kept for {condition} (an object)", remedy=remedy)
-        for file in files:
-            check_digest(file, self.record, remedy=remedy)
+        row = read_json_record(row_file, what=f"{files[row_file]} (an object)", remedy=remedy)
+        for file, what in files.items():
+            check_digest(file, self.record, what=what, remedy=remedy)
         return restore_floats(row)
 
     def load_state(self, condition: str, model, *, map_location=None) -> dict:

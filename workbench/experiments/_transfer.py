@@ -567,8 +567,9 @@ def _load_pretrained(config: TransferConfig, model: nn.Module) -> None:
                 f"pretrained must be trained as this transfer's A0, got {str(folder)!r} with {field}="
                 f"{recorded.get(field)!r} where the transfer has {wanted(config)!r}"
             )
-    check_digest(folder / "ATTN.pt", record, remedy="train that lm run again")
-    load_state(folder / "ATTN.pt", model, what="the state dict of that lm run's ATTN model", map_location=config.device)
+    what = "the state dict of that lm run's ATTN model"
+    check_digest(folder / "ATTN.pt", record, what=what, remedy="train that lm run again")
+    load_state(folder / "ATTN.pt", model, what=what, map_location=config.device)
 
 
 def _advance(task, config: TransferConfig, steps: int) -> None:

@@ -135,7 +135,8 @@ def uniformized_action(Q, X, t, *, rate=None, tol=None, max_terms=DEFAULT_MAX_TE
         ``Q`` not a generator, ``X`` or ``t`` not finite, ``t < 0``, ``rate`` below :math:`\max_i(-Q_{ii})`,
         shapes that do not match, or more than ``max_terms`` powers needed.
     TypeError
-        ``Q`` or ``X`` not floating-point torch tensors, or of different dtypes.
+        ``Q`` or ``X`` not floating-point torch tensors.  Different floating dtypes are promoted
+        (:func:`torch.promote_types`: float32 with float64 runs in float64), the rule of :func:`workbench.expmv.expmv`.
 
     References
     ----------
@@ -175,7 +176,14 @@ def generator_action(Q, X, t, *, rate, tol, max_terms, generator_name: str):
         raise ValueError(f"X must have shape [..., n={n}, d], got shape {tuple(X.shape)}")
     q_dtype = banded.rates.dtype if banded is not None else dense.dtype
     if q_dtype != X.dtype:
-        raise TypeError(f"Q and X must have the same floating type, got Q {q_dtype} and X {X.dtype}; convert one")
+        # The expmv engine's rule (torch.promote_types, as numpy.result_type for scipy's expm_multiply): a
+        # float32 generator acting on float64 features runs in float64, differentiably through the casts.
+        common = torch.promote_types(q_dtype, X.dtype)
+        X = X.to(common)
+        if banded is not None:
+            banded = BandedGenerator(banded.offsets, banded.rates.to(common))
+        else:
+            dense = dense.to(common)
     check_finite("X", X.detach())
     if tol is None:
         tol = torch.finfo(X.dtype).eps / 2  # the unit roundoff of X's dtype (half precision included)
