@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse
 from scipy.spatial import cKDTree
 
+from workbench.backend import check_view_size, host_array
 from workbench.markov import carre_du_champ, gamma2
 from workbench.memory import check_memory
 from workbench.validation import as_array, check_finite_output, check_finite_result, check_in_range, check_integer
@@ -230,7 +231,8 @@ def kernel_calculus_at(points, weights, f, beta, targets, *, period=None, cutoff
     # Γ₂,β carries (4β)²: refuse a β whose square leaves the double range rather than return inf − inf.
     check_finite_result("(4 * beta)**2", (4.0 * beta) ** 2 if beta < 1e150 else math.inf, beta=beta)
     cutoff = check_in_range("cutoff", cutoff, 3.0)
-    targets = np.atleast_1d(np.asarray(targets))
+    check_view_size("targets", targets)
+    targets = np.atleast_1d(host_array("targets", targets))
     if targets.dtype.kind not in "iu" or targets.ndim != 1 or np.any((targets < 0) | (targets >= n)):
         raise ValueError(f"targets must be node indices in [0, {n}), got {targets.tolist()!r}")
     box = _periodic(period, dim)

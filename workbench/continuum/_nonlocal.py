@@ -43,7 +43,14 @@ import mpmath
 import numpy as np
 
 from workbench.memory import check_memory
-from workbench.validation import as_array, check_finite, check_finite_result, check_in_range, check_integer
+from workbench.validation import (
+    as_array,
+    check_choice,
+    check_finite,
+    check_finite_result,
+    check_in_range,
+    check_integer,
+)
 
 __all__ = [
     "JumpKernel",
@@ -104,8 +111,7 @@ def circle_log_heat_kernel(theta, t, hbar=1.0, *, method="images"):
     """
     theta = math.remainder(check_in_range("theta", theta), 2 * math.pi)  # p_t is 2π-periodic in θ
     t, hbar = _check_time(t, hbar)
-    if method not in ("images", "fourier"):
-        raise ValueError(f"method must be one of ('images', 'fourier'), got {method!r}")
+    method = check_choice("method", method, ("images", "fourier"))
     s = hbar * t
     if method == "images" and s > _MAX_IMAGES_TIME:
         raise ValueError(

@@ -29,12 +29,12 @@ formulas are the textbook ones (do Carmo, *Riemannian Geometry*, ch. 2–4; Bakr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
 import sympy as sp
 
-from workbench.validation import as_scalar
+from workbench.validation import as_scalar, check_flag
 
 __all__ = [
     "RiemannianMetric",
@@ -65,6 +65,11 @@ def _as_metric_matrix(metric) -> sp.Matrix:
 
 
 def _as_coordinates(coordinates, dimension: int) -> tuple[sp.Symbol, ...]:
+    if isinstance(coordinates, str | bytes | dict) or not isinstance(coordinates, Iterable):
+        raise TypeError(
+            f"coordinates must be a sequence of {dimension} sympy Symbols, got {type(coordinates).__name__}: "
+            f"{coordinates!r}"
+        )
     coords = tuple(coordinates)
     if not all(isinstance(c, sp.Symbol) for c in coords):
         raise TypeError(f"coordinates must be sympy Symbols, got {coords}")
@@ -75,6 +80,26 @@ def _as_coordinates(coordinates, dimension: int) -> tuple[sp.Symbol, ...]:
             f"coordinates must have one symbol per row of the metric ({dimension}), got {len(coords)}: {coords}"
         )
     return coords
+
+
+def _scalar_expression(name: str, value, coordinates: Sequence[sp.Symbol] = ()) -> sp.Expr:
+    """``value`` as a finite scalar sympy expression, or a ``TypeError``/``ValueError`` naming ``name``.
+
+    A string is parsed, its names of ``coordinates`` standing for those symbols; anything else goes through
+    ``sympify(strict=True)``, so None, a bool (sympy's ``true``), a list, a dict or an array is refused.
+    """
+    try:
+        if isinstance(value, str):
+            expr = sp.sympify(value, locals={str(c): c for c in coordinates})
+        else:
+            expr = sp.sympify(value, strict=True)
+    except (TypeError, ValueError, SyntaxError, sp.SympifyError) as exc:
+        raise TypeError(f"{name} must be a sympy expression (or a number), got {value!r}") from exc
+    if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixBase):
+        raise TypeError(f"{name} must be a scalar sympy expression, got {type(value).__name__}: {value!r}")
+    if expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise ValueError(f"{name} must be a finite expression (no nan, oo or zoo), got {expr}")
+    return expr
 
 
 def _tidy(expr) -> sp.Expr:
@@ -144,7 +169,7 @@ class RiemannianMetric:
             self.volume_density = sp.sqrt(self.determinant)
         else:
             # sympy cannot take |sin θ| = sin θ on the chart 0 < θ < π; the caller supplies the branch.
-            self.volume_density = sp.sympify(volume_density)
+            self.volume_density = _scalar_expression("volume_density", volume_density, self.coordinates)
             if sp.simplify(self.volume_density**2 - self.determinant) != 0:
                 raise ValueError(f"volume_density must square to det G = {self.determinant}, got {self.volume_density}")
 
@@ -259,18 +284,7 @@ class RiemannianMetric:
 
     def _scalar(self, name, value) -> sp.Expr:
         """``value`` as a finite scalar sympy expression; in a string the coordinate names mean the coordinates."""
-        try:
-            if isinstance(value, str):
-                expr = sp.sympify(value, locals={str(c): c for c in self.coordinates})
-            else:
-                expr = sp.sympify(value, strict=True)
-        except (TypeError, ValueError, SyntaxError, sp.SympifyError) as exc:
-            raise TypeError(f"{name} must be a sympy expression (or a number), got {value!r}") from exc
-        if not isinstance(expr, sp.Expr) or isinstance(expr, sp.MatrixBase):
-            raise TypeError(f"{name} must be a scalar sympy expression, got {type(value).__name__}: {value!r}")
-        if expr.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
-            raise ValueError(f"{name} must be a finite expression (no nan, oo or zoo), got {expr}")
-        return expr
+        return _scalar_expression(name, value, self.coordinates)
 
     def _matrix(self, name, value, shape) -> sp.Matrix:
         """``value`` as a sympy Matrix of ``shape`` with finite scalar entries (strings as in :meth:`_scalar`)."""
@@ -312,7 +326,9 @@ def _hbar(hbar):
         value = sp.sympify(hbar)
     except (sp.SympifyError, TypeError, ValueError) as exc:
         raise TypeError(f"hbar must be a positive real scale, got {hbar!r}") from exc
-    if not isinstance(value, sp.Expr) or value.has(sp.nan, sp.zoo) or value.is_finite is False:
+    if not isinstance(value, sp.Expr) or isinstance(value, sp.MatrixBase):
+        raise TypeError(f"hbar must be a positive real scale (a number or a sympy expression), got {hbar!r}")
+    if value.has(sp.nan, sp.zoo) or value.is_finite is False:
         raise ValueError(f"hbar must be a finite positive real scale, got {hbar}")
     if value.is_positive is False or value.is_real is False:
         raise ValueError(f"hbar must be a positive real scale, got {hbar}")
@@ -357,7 +373,7 @@ def witten_generator(metric: RiemannianMetric, one_form, hbar) -> Callable[[sp.E
     drift = metric._covector("one_form", one_form)
 
     def generator(f):
-        f = sp.sympify(f)
+        f = metric._scalar("f", f)
         return -hbar * metric.laplacian(f) + 2 * metric.inner(drift, metric.differential(f))
 
     return generator
@@ -423,7 +439,7 @@ def bakry_emery_gamma(generator: Callable, f, g) -> sp.Expr:
     >>> sp.simplify(bakry_emery_gamma(L, x**2, sp.sin(x)))
     2*hbar*x*cos(x)
     """  # noqa: E501
-    f, g = sp.sympify(f), sp.sympify(g)
+    f, g = _scalar_expression("f", f), _scalar_expression("g", g)
     return (generator(f * g) - f * generator(g) - g * generator(f)) / 2
 
 
@@ -444,7 +460,7 @@ def bakry_emery_gamma2(generator: Callable, f) -> sp.Expr:
     >>> sp.factor(sp.simplify(bakry_emery_gamma2(L, x**3)))
     36*hbar**2*x**2
     """
-    f = sp.sympify(f)
+    f = _scalar_expression("f", f)
     return generator(bakry_emery_gamma(generator, f, f)) / 2 - bakry_emery_gamma(generator, f, generator(f))
 
 
@@ -475,6 +491,7 @@ def bochner_gamma2(metric: RiemannianMetric, f, potential, hbar, *, ricci: bool 
     >>> bochner_gamma2(line, x**3, 0, h)
     36*hbar**2*x**2
     """  # noqa: E501
+    ricci = check_flag("ricci", ricci)
     hbar = _hbar(hbar)
     f, potential = metric._scalar("f", f), metric._scalar("potential", potential)
     grad = metric.gradient(f)

@@ -16,13 +16,13 @@ commutator", Linear Algebra Appl. 429 (2008).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from workbench.backend import to_numpy
+from workbench.backend import check_view_size, host_array
 from workbench.lens._primitives import as_stack, binary_scale, commutator
-from workbench.validation import check_matching, check_square
+from workbench.validation import check_flag, check_matching, check_square
 
 __all__ = ["adjacent_commutators", "commutator_norms", "plot_commutator_heatmap"]
 
@@ -65,6 +65,7 @@ def commutator_norms(generators, *, normalize: bool = False) -> np.ndarray:
     >>> bool(np.allclose(H, np.sqrt(2) * np.array([[0, 1, 0], [1, 0, 2], [0, 2, 0]])))
     True
     """
+    normalize = check_flag("normalize", normalize)
     stack, scales, norms = _scaled_stack(as_stack("generators", generators))
     count = stack.shape[0]
     H = np.zeros((count, count))
@@ -133,6 +134,7 @@ def adjacent_commutators(generators, *, normalize: bool = False) -> np.ndarray:
     >>> bool(np.allclose(adjacent_commutators([X, 2 * X, Y]), [0.0, 2 * np.sqrt(2)]))
     True
     """
+    normalize = check_flag("normalize", normalize)
     stack, scales, norms = _scaled_stack(as_stack("generators", generators))
     return np.array([_commutator_norm(stack, scales, norms, i, i + 1, normalize) for i in range(stack.shape[0] - 1)])
 
@@ -170,10 +172,8 @@ def plot_commutator_heatmap(H, ax=None, *, labels: Sequence[str] | None = None, 
     ('layer m', 2)
     >>> plt.close(ax.figure)
     """
-    try:
-        H = np.asarray(H if isinstance(H, (list, tuple)) else to_numpy(H))
-    except (ValueError, TypeError) as exc:
-        raise TypeError(f"H must be a numeric array, got {type(H).__name__}") from exc
+    check_view_size("H", H)
+    H = host_array("H", H)
     if H.dtype.kind == "c":
         raise TypeError(f"H must be real-valued, got dtype {H.dtype}")
     if H.dtype.kind not in "fiub":
@@ -189,6 +189,8 @@ def plot_commutator_heatmap(H, ax=None, *, labels: Sequence[str] | None = None, 
         raise ValueError(f"H must be entrywise nonnegative, got minimum {finite.min():.6g}")
     count = H.shape[0]
     if labels is not None:
+        if isinstance(labels, str | bytes) or not isinstance(labels, Iterable):
+            raise TypeError(f"labels must be a sequence of strings (one per row of H), got {type(labels).__name__}")
         labels = [str(label) for label in labels]
         check_matching("labels", len(labels), "H", count)
     import matplotlib.pyplot as plt

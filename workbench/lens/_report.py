@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from workbench.backend import check_view_size
 from workbench.lens._logarithm import KINDS, classify_map_core, principal_log_core
 from workbench.lens._primitives import DEFAULT_TOL, as_matrix, check_tol, commutator
 from workbench.lens._spectrum import generator_spectrum
@@ -215,6 +216,7 @@ def log_lens(weights, *, kind: str = "auto", tol: float = DEFAULT_TOL) -> LogLen
     if isinstance(weights, (list, tuple)):
         items = list(weights)
     elif hasattr(weights, "shape") and len(weights.shape) == 3:
+        check_view_size("weights", weights)  # a repeated view of L maps costs L logarithms: held to the budget
         items = [weights[i] for i in range(int(weights.shape[0]))]
     else:
         raise TypeError(

@@ -333,6 +333,10 @@ def jordan_chevalley(A) -> JordanChevalleySplit:
     else:
         if hasattr(A, "detach"):
             A = to_numpy(A)
+        if isinstance(A, np.ndarray):  # the shape first: .tolist() of a large array is work proportional to it
+            if A.ndim != 2:
+                raise ValueError(f"A must be a square matrix (shape [..., n, n]), got shape {A.shape}")
+            _check_jordan_size(*A.shape)
         rows = A.tolist() if isinstance(A, np.ndarray) else A
         try:
             M = sp.Matrix([[_exact_entry("A", v) for v in row] for row in rows])
@@ -342,13 +346,18 @@ def jordan_chevalley(A) -> JordanChevalleySplit:
             raise TypeError(f"A must be a square matrix of numbers, got {type(A).__name__}") from exc
         except ValueError as exc:  # sympy: rows of unequal length
             raise ValueError("A must be a square matrix of numbers, got rows of unequal length") from exc
-    if M.rows != M.cols:
-        raise ValueError(f"A must be a square matrix (shape [..., n, n]), got shape ({M.rows}, {M.cols})")
-    if M.rows > JORDAN_MAX_SIZE:
-        raise ValueError(
-            f"A must be at most {JORDAN_MAX_SIZE}x{JORDAN_MAX_SIZE} for the exact Jordan–Chevalley split, "
-            f"got {M.rows}x{M.cols}"
-        )
+    _check_jordan_size(M.rows, M.cols)
     P, J = M.jordan_form()
     N = (P * (J - sp.diag(*[J[i, i] for i in range(J.rows)])) * P.inv()).applyfunc(sp.simplify)
     return JordanChevalleySplit(D=(M - N).applyfunc(sp.simplify), N=N)
+
+
+def _check_jordan_size(rows: int, cols: int) -> None:
+    # A square matrix small enough for sympy's exact Jordan form.
+    if rows != cols:
+        raise ValueError(f"A must be a square matrix (shape [..., n, n]), got shape ({rows}, {cols})")
+    if rows > JORDAN_MAX_SIZE:
+        raise ValueError(
+            f"A must be at most {JORDAN_MAX_SIZE}x{JORDAN_MAX_SIZE} for the exact Jordan–Chevalley split, "
+            f"got {rows}x{cols}"
+        )

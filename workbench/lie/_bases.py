@@ -77,6 +77,7 @@ from workbench.lie._words import (
     multidegree_blocks,
     standard_factorization_unchecked,
 )
+from workbench.validation import check_choice
 
 # chibrikov_word is imported from this module (the package re-exports the names listed here).
 __all__ = ["BASES", "basis_trees", "change_of_basis", "lyndon_coordinates", "lyndon_tree"]
@@ -249,8 +250,7 @@ def basis_trees(basis: str, n_letters: int, degree: int) -> tuple[Tree, ...]:
     Chibrikov ``degree ≤ 16`` for two letters (10 and 11 for three letters, 8 and 9 for four), Lyndon
     as :func:`lyndon_words`.
     """
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    check_choice("basis", basis, BASES)
     n_letters = check_integer("n_letters", n_letters, 1)
     degree = check_integer("degree", degree, 1)
     check_budget(
@@ -487,8 +487,7 @@ def change_of_basis(coordinates: dict[Word, Fraction], basis: str, n_letters: in
     The keys must be Lyndon words over ``n_letters`` letters; their longest length is the degree that
     the basis change is budgeted for (as :func:`basis_trees`).
     """
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    check_choice("basis", basis, BASES)
     n_letters = check_integer("n_letters", n_letters, 1)
     coordinates = check_element("coordinates", coordinates, n_letters)
     for w in coordinates:

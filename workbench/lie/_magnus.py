@@ -34,7 +34,7 @@ from functools import cache, partial
 
 import numpy as np
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import check_view_size, namespace, to_numpy
 from workbench.lie._budget import check_budget, magnus_seconds
 from workbench.lie._fast import lyndon_coordinates_from_values
 from workbench.lie._free import check_degree, check_integer
@@ -200,6 +200,7 @@ def magnus_omega(coefficients, h, order: int = 4):
         or len(getattr(coefficients, "shape", (0,))) == 0
     ):
         raise TypeError(f"coefficients must be a sequence of matrices X_0, X_1, ..., got {type(coefficients).__name__}")
+    check_view_size("coefficients", coefficients)  # a repeated view of K matrices costs K conversions
     matrices = [as_array(f"coefficients[{j}]", x) for j, x in enumerate(coefficients)]
     if not matrices:
         raise ValueError("coefficients must hold at least one matrix X_0, got none")

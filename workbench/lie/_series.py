@@ -117,9 +117,9 @@ class LieSeries:
         (for two letters: Hall through degree 15, Chibrikov through 16).
         """
         from workbench.lie._bases import BASES, change_of_basis_unchecked
+        from workbench.validation import check_choice
 
-        if basis not in BASES:
-            raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+        check_choice("basis", basis, BASES)
         return change_of_basis_unchecked(self.coordinates, basis, self.n_letters)
 
     def component(self, degree: int) -> LieSeries:

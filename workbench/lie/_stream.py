@@ -80,8 +80,9 @@ def write_series_json(out: TextIO, series: LieSeries, basis: str = "lyndon") -> 
     _check_stream(out)
     if not isinstance(series, LieSeries):
         raise TypeError(f"series must be a LieSeries (bch(5), zassenhaus(6), …), got {type(series).__name__}")
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {', '.join(map(repr, BASES))}, got {basis!r}")
+    from workbench.validation import check_choice
+
+    check_choice("basis", basis, BASES)
     header = {k: v for k, v in series.to_json("lyndon").items() if k != "terms"} | {"basis": basis}
     write_document(out, header, series_terms(series, basis))
 
