@@ -139,7 +139,8 @@ def check_memory(what: str, nbytes: float, hint: str = "", budget: float | None 
     """
     nbytes, budget = (v.item() if getattr(v, "ndim", None) == 0 else v for v in (nbytes, budget))  # 0-d arrays
     for label, given in (("nbytes", nbytes), ("budget", budget)):
-        if (given is not None or label == "nbytes") and (isinstance(given, bool) or not isinstance(given, Real) or math.isnan(given)):
+        absent = given is None and label == "budget"  # no budget given: the default one
+        if not absent and (isinstance(given, bool) or not isinstance(given, Real) or math.isnan(given)):
             raise TypeError(f"{label} must be a real number of bytes (for {what}), got {given!r}")
     if budget is None:
         budget, origin = memory_budget()
