@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._runs import RunFileError, RunLog, json_record_problem, jsonable, save_json, save_text
+from workbench.experiments._run_files import RunFileError, json_record_problem
+from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as progress_bar
 from workbench.validation import check_integer
 

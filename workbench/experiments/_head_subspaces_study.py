@@ -59,8 +59,9 @@ from workbench.attention import (
     subspace_null,
 )
 from workbench.experiments._corpus_runs import strict_json
-from workbench.experiments._runs import load_state, save_json, save_text
+from workbench.experiments._run_files import load_state
 from workbench.experiments._runs import progress as progress_bar
+from workbench.experiments._runs import save_json, save_text
 from workbench.models import (
     GEOMETRY_MAPS,
     Transformer,

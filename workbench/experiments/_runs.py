@@ -20,10 +20,10 @@ there, skipping its finished conditions.  Every file is written atomically (a te
 :func:`os.replace`), so an interrupt or a failed write never leaves a truncated file.
 
 Every file read back from a run (on a resume, a forced rerun, a sweep's continuation, a transfer's ``pretrained``
-run) goes through :func:`read_json_record` or :func:`load_state`: a file that was edited or damaged is refused
-with one :class:`RunFileError` that names the file, what it must be and what was found, never a traceback.
-``run.json`` records the SHA-256 of every kept condition's files (``"sha256"``), so a row or a state dict changed
-after it was kept is refused too, before it is read.
+run) goes through the readers of :mod:`workbench.experiments._run_files`: a file that was edited or damaged is
+refused with one ``RunFileError`` (a ``ValueError``) that names the file, what it must be and what was found, never
+a traceback.  ``run.json`` records the SHA-256 of every kept condition's files (``"sha256"``), so a row or a state
+dict changed after it was kept is refused too, before it is read.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as _dt
-import hashlib
 import importlib.metadata
 import json
 import math
@@ -49,6 +48,17 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm  # the terminal bar: no notebook-widget dependency
 
+from workbench.experiments._run_files import (
+    RUN_RECORD,
+    RunFileError,
+    check_digest,
+    file_sha256,
+    json_excerpt,
+    load_state,
+    not_a_file,
+    read_json_record,
+    run_file_error,
+)
 from workbench.resources import course_root
 
 __all__ = [
@@ -68,7 +78,6 @@ __all__ = [
 #: The states of a run in its ``run.json``; only ``"complete"`` means every result was written.
 RUN_STATUSES = ("running", "interrupted", "failed", "complete")
 
-RUN_RECORD = "run.json"
 CONFIG_RECORD = "config.json"
 #: The keys every run record holds, with what each holds (a type spec of :func:`json_record_problem`).
 RUN_RECORD_KEYS = {
@@ -81,287 +90,6 @@ RUN_RECORD_KEYS = {
 }
 #: Keys a run record may hold, checked when present: older records lack them.
 RUN_RECORD_OPTIONAL = {"sessions": [dict], "sha256": {str: str}}
-
-
-# ---- reading a run's files back: one refusal for a file that was edited or damaged ------------------------------
-
-
-class RunFileError(ValueError):
-    """A file read back from a run directory is not what a run writes there (it was edited or damaged).
-
-    A ``ValueError``, so the command line prints it as one line (``workbench COMMAND: error: ...``, exit 2).  The
-    message names the file, what it must be and what was found.
-    """
-
-
-def run_file_error(path: Path, what: str, found: str, *, option: str | None = None, remedy: str | None = None):
-    """The :class:`RunFileError` for the file ``path``, which must be ``what`` and is ``found``.
-
-    With ``option`` (the parameter or option that named the run directory, e.g. ``"--resume"``) the message starts
-    with it: ``--resume must be a run directory with a readable run.json (a run record), got '.../run.json': ...``.
-    """
-    if option is None:
-        message = f"{str(path)!r} must be {what}, got {found}"
-    else:
-        message = f"{option} must be a run directory with a readable {path.name} ({what}), got {str(path)!r}: {found}"
-    return RunFileError(message + (f"; {remedy}" if remedy else ""))
-
-
-def _kind(value: Any) -> str:
-    """The JSON type of ``value`` in words."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    for types, words in ((dict, "an object"), (list, "a list"), (str, "a string"), ((int, float), "a number")):
-        if isinstance(value, types):
-            return words
-    return f"a {type(value).__name__}"
-
-
-def _excerpt(value: Any, limit: int = 60) -> str:
-    """``value`` as compact JSON, cut to about ``limit`` characters."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_PLURAL = {dict: "objects", list: "lists", str: "strings", int: "integers", float: "numbers", bool: "booleans"}
-_SINGULAR = {
-    dict: "an object",
-    list: "a list",
-    str: "a string",
-    int: "an integer",
-    float: "a number",
-    bool: "true or false",
-}
-
-
-def _expected(spec, plural: bool = False) -> str:
-    """A type spec in words: ``str`` "a string", ``[str]`` "a list of strings", ``{str: [str]}`` "an object of ..."."""
-    if isinstance(spec, list):
-        return ("lists" if plural else "a list") + f" of {_expected(spec[0], True)}"
-    if isinstance(spec, dict):
-        return ("objects" if plural else "an object") + f" of {_expected(next(iter(spec.values())), True)}"
-    if isinstance(spec, tuple):
-        return " or ".join(_expected(s, plural) for s in spec)
-    return (_PLURAL if plural else _SINGULAR)[spec]
-
-
-def _matches(value: Any, spec) -> bool:
-    """Whether the JSON ``value`` has the type ``spec`` (see :func:`json_record_problem`); a bool is no number."""
-    if isinstance(spec, list):
-        return isinstance(value, list) and all(_matches(v, spec[0]) for v in value)
-    if isinstance(spec, dict):
-        inner = next(iter(spec.values()))
-        return isinstance(value, dict) and all(_matches(v, inner) for v in value.values())
-    if isinstance(spec, tuple):
-        return any(_matches(value, s) for s in spec)
-    if spec in (int, float) and isinstance(value, bool):
-        return False
-    return isinstance(value, (int, float) if spec is float else spec)
-
-
-def json_record_problem(value: Any, expect=dict, keys: dict | None = None, optional: dict | None = None) -> str | None:
-    """What is wrong with the JSON ``value`` as a record of type ``expect`` with ``keys``, or ``None``.
-
-    A type spec is a type (``dict``, ``list``, ``str``, ``int``, ``float``: a number, ``bool``), a tuple of specs
-    (any of them), ``[spec]`` (a list of such values) or ``{str: spec}`` (an object of such values).  ``keys`` maps
-    the keys the record must hold to their specs, ``optional`` those it may hold.
-
-    Examples
-    --------
-    >>> json_record_problem([1, 2]), json_record_problem({"status": 3}, keys={"status": str, "done": [str]})
-    ('a list ([1, 2])', "an object without 'done'")
-    >>> json_record_problem({"done": [3]}, keys={"done": [str]})
-    "an object whose 'done' is [3] (a list) where a list of strings is expected"
-    """
-    if not _matches(value, expect):
-        return f"{_kind(value)} ({_excerpt(value)})"
-    if not isinstance(value, dict):
-        return None
-    missing = [key for key in keys or {} if key not in value]
-    if missing:
-        return "an object without " + ", ".join(repr(key) for key in missing)
-    for key, spec in {**(keys or {}), **{k: v for k, v in (optional or {}).items() if k in value}}.items():
-        if not _matches(value[key], spec):
-            return (
-                f"an object whose {key!r} is {_excerpt(value[key])} ({_kind(value[key])}) where {_expected(spec)} "
-                "is expected"
-            )
-    return None
-
-
-def _not_a_file(path: Path) -> str:
-    if path.is_dir():
-        return "a directory"
-    return "a special file, not a regular one" if path.exists() else "no such file"
-
-
-def read_json_record(
-    path: str | Path,
-    *,
-    what: str,
-    expect=dict,
-    keys: dict | None = None,
-    optional: dict | None = None,
-    option: str | None = None,
-    remedy: str | None = None,
-) -> Any:
-    """The JSON document in the run file ``path``, checked to be ``what``; a :class:`RunFileError` otherwise.
-
-    Refused, with a message naming the file, ``what`` it must be and what it holds: a missing or unreadable file,
-    a directory, bytes that are not UTF-8, text that is not JSON (or JSON cut short, or nested too deeply to read),
-    a value not of type ``expect``, a record without one of ``keys`` or with a key of another type (type specs as
-    :func:`json_record_problem`).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file (``run.json``, ``config.json``, a condition's row, ``sweep.json``, ``results.json``).
-    what : str
-        What the file must be, in words (``"a run record"``).
-    expect, keys, optional
-        The type of the document, the keys it must hold and those it may hold, with their types.
-    option : str, optional
-        The option or parameter that named the run directory (``"--resume"``), to start the message with.
-    remedy : str, optional
-        What the user can do, appended to the message.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = (Path(tmp) / "run.json").write_text('{"status": 3}')
-    ...     try:
-    ...         read_json_record(Path(tmp) / "run.json", what="a run record", keys={"status": str})
-    ...     except RunFileError as exc:
-    ...         print(str(exc).replace(tmp, "TMP"))
-    'TMP/run.json' must be a run record, got an object whose 'status' is 3 (a number) where a string is expected
-    """
-    path = Path(path)
-
-    def refuse(found: str) -> RunFileError:
-        return run_file_error(path, what, found, option=option, remedy=remedy)
-
-    if not path.is_file():
-        raise refuse(_not_a_file(path))
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise refuse(f"a file that cannot be read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise refuse(
-            f"bytes that are not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
-        ) from None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"{exc.msg}: line {exc.lineno} column {exc.colno}"
-        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-        raise refuse(f"JSON cut short ({where})" if cut else f"text that is not JSON ({where})") from None
-    except RecursionError:
-        raise refuse("JSON nested too deeply to read") from None
-    problem = json_record_problem(value, expect, keys, optional)
-    if problem is not None:
-        raise refuse(problem)
-    return value
-
-
-def file_sha256(path: str | Path) -> str:
-    """The SHA-256 of the file ``path``, in hex."""
-    with open(path, "rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
-
-
-def check_digest(path: Path, record: dict, *, what: str, remedy: str | None = None) -> None:
-    """Refuse the kept file ``path`` if the run ``record`` holds its SHA-256 and the file's differs.
-
-    ``what`` says what the file is, for the message.  A record without digests (a run written before they were
-    kept) checks nothing.
-    """
-    recorded = (record.get("sha256") or {}).get(path.name)
-    if recorded is not None and path.is_file() and file_sha256(path) != recorded:  # not a file: the reader refuses it
-        raise run_file_error(
-            path,
-            f"{what} (its SHA-256 is recorded in {RUN_RECORD})",
-            "a file with other contents: it was edited or damaged after the run wrote it",
-            remedy=remedy,
-        )
-
-
-def _first_sentence(exc: BaseException, limit: int = 160) -> str:
-    text = " ".join(str(exc).split()).split(". ")[0]
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _listed(names: list[str], limit: int = 3) -> str:
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def load_state(path: str | Path, model=None, *, what: str = "a state dict saved by torch.save", map_location=None):
-    """The state dict in ``path`` (``torch.load(..., weights_only=True)``), loaded into ``model`` if one is given.
-
-    Refused with a :class:`RunFileError` naming the file: not a file (a directory, missing), bytes torch cannot
-    read (``UnpicklingError``, ``RuntimeError``, ... for random or cut bytes), anything but a dict of tensors, and,
-    with ``model``, a state dict with keys missing, unknown keys or tensors of other shapes than the model's.
-    ``weights_only=True``: a pickle that would run code is refused by torch, never executed.
-
-    Parameters
-    ----------
-    path : str or Path
-        A ``.pt`` file written by ``torch.save(model.state_dict(), path)``.
-    model : torch.nn.Module, optional
-        The model to load it into (``load_state_dict``, strict).
-    what : str
-        What the file must be, in words, for the message.
-    map_location
-        As for :func:`torch.load`.
-
-    Returns
-    -------
-    dict
-        The state dict.
-    """
-    import torch  # only the experiments with state dicts need torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise run_file_error(path, what, _not_a_file(path))
-    try:
-        state = torch.load(path, map_location=map_location, weights_only=True)
-    except Exception as exc:  # hostile bytes: torch raises UnpicklingError, RuntimeError, EOFError, ValueError, ...
-        raise run_file_error(
-            path, what, f"a file torch.load cannot read ({type(exc).__name__}: {_first_sentence(exc)})"
-        ) from None
-    if not isinstance(state, dict):
-        raise run_file_error(path, what, f"a saved {type(state).__name__}, not a dict of tensors")
-    odd = [repr(key) for key, value in state.items() if not (isinstance(key, str) and isinstance(value, torch.Tensor))]
-    if odd:
-        raise run_file_error(path, what, f"a dict whose entries {_listed(odd)} are not named tensors")
-    if model is not None:
-        expected = model.state_dict()
-        missing = [key for key in expected if key not in state]
-        unknown = [key for key in state if key not in expected]
-        shapes = [
-            f"{key} {list(state[key].shape)} (the model's is {list(expected[key].shape)})"
-            for key in expected
-            if key in state and state[key].shape != expected[key].shape
-        ]
-        problems = [
-            f"{words} {_listed(names)}"
-            for words, names in (("without", missing), ("with unknown keys", unknown), ("with the shapes", shapes))
-            if names
-        ]
-        if problems:
-            raise run_file_error(path, what, "a state dict " + " and ".join(problems) + " for this model")
-        try:
-            model.load_state_dict(state)
-        except RuntimeError as exc:
-            raise run_file_error(path, what, f"a state dict the model refuses ({_first_sentence(exc)})") from None
-    return state
 
 
 def committed_results(name: str | None = None) -> Path:
@@ -596,7 +324,7 @@ def read_run_record(folder: str | Path, option: str | None = None, *, remedy: st
         path, what=what, keys=RUN_RECORD_KEYS, optional=RUN_RECORD_OPTIONAL, option=option, remedy=remedy
     )
     if record["status"] not in RUN_STATUSES:
-        shown, statuses = _excerpt(record["status"]), ", ".join(RUN_STATUSES)
+        shown, statuses = json_excerpt(record["status"]), ", ".join(RUN_STATUSES)
         found = f"an object whose 'status' is {shown} where one of {statuses} is expected"
         raise run_file_error(path, what, found, option=option, remedy=remedy)
     return record
@@ -856,7 +584,7 @@ class RunLog:
         remedy = f"delete it to run {condition} again, or replace the run with --force (force=True)"
         for file, what in files.items():
             if file.exists() and not file.is_file():
-                raise run_file_error(file, what, _not_a_file(file), remedy=remedy)
+                raise run_file_error(file, what, not_a_file(file), remedy=remedy)
         if not all(file.is_file() for file in files):
             return None
         row = read_json_record(row_file, what=f"{files[row_file]} (an object)", remedy=remedy)

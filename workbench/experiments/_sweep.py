@@ -58,17 +58,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._runs import (
-    RUN_RECORD,
-    RunFileError,
-    jsonable,
-    read_json_record,
-    restore_floats,
-    run_directory,
-    run_file_error,
-    save_json,
-    save_text,
-)
+from workbench.experiments._run_files import RUN_RECORD, RunFileError, read_json_record, run_file_error
+from workbench.experiments._runs import jsonable, restore_floats, run_directory, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.validation import check_choice, check_integer
 
@@ -542,7 +533,9 @@ def run_sweep(
     ValueError
         An unknown experiment, preset, config field or selection axis; bad seeds, grid values or config values
         (the config's own checks); ``workers`` < 1, ``retries`` < 0, ``threads`` < 1; a malformed or silent
-        ``scheduler``; ``workers`` with ``scheduler``; an ``out`` that holds other files or another sweep.
+        ``scheduler``; ``workers`` with ``scheduler``; an ``out`` that holds other files or another sweep; a
+        ``sweep.json``, or a task's ``run.json`` or complete ``results.json``, that was edited or damaged (refused
+        before any task runs, naming the file).
     TypeError
         Arguments of the wrong type.
     ImportError

@@ -61,16 +61,8 @@ from workbench.experiments._language_model import (
     new_model,
     train_bytes,
 )
-from workbench.experiments._runs import (
-    RUN_RECORD,
-    RunLog,
-    check_digest,
-    jsonable,
-    load_state,
-    read_json_record,
-    save_json,
-    save_text,
-)
+from workbench.experiments._run_files import RUN_RECORD, check_digest, load_state, read_json_record
+from workbench.experiments._runs import RunLog, jsonable, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.experiments._text_corpus import shakespeare_bytes
 from workbench.nn import project_attention
