@@ -50,7 +50,7 @@ from workbench.expmv._banded import BandedMatrix
 from workbench.expmv._blocks import MAX_PRODUCTS, as_block, axpy, finish, fresh_product, scale_by_power_of_two
 from workbench.expmv._krylov import expmv_krylov
 from workbench.expmv._linear import AccuracyWarning, LinearMap, as_linear_map
-from workbench.validation import as_array, check_in_range
+from workbench.validation import as_array, check_flag, check_in_range
 
 __all__ = ["ChebyshevExpansion", "chebyshev_exp_coefficients", "expmv_chebyshev"]
 
@@ -510,6 +510,7 @@ def expmv_chebyshev(op, B, t, *, tol=2.0**-53, interval=None, assume_symmetric=F
     op = as_linear_map(op, "op")
     t = check_in_range("t", t)
     tol = check_in_range("tol", tol, 0.0, 1.0, low_inclusive=False, high_inclusive=False)
+    assume_symmetric = check_flag("assume_symmetric", assume_symmetric)
     block, vector = as_block(op, B, op_name="op")
     xp = namespace(block)
     if not (assume_symmetric or op.is_symmetric()):

@@ -25,11 +25,11 @@ from numbers import Real
 
 import numpy as np
 
-from workbench.backend import namespace, to_numpy, unit_roundoff
+from workbench.backend import check_view_size, host_array, namespace, unit_roundoff
 from workbench.expmv._blocks import join_complex, promote_block, split_complex
 from workbench.expmv._kronecker import KroneckerSum
 from workbench.expmv._linear import LinearMap, as_linear_map, as_operand, result_dtype
-from workbench.validation import check_choice, check_matching
+from workbench.validation import check_choice, check_flag, check_matching
 
 __all__ = ["METHODS", "expmv"]
 
@@ -105,7 +105,8 @@ def _is_skew_hermitian(op: LinearMap) -> bool:
 
 def _as_times(t) -> np.ndarray:
     """``t`` (a real number or a grid: numpy, torch, a list) as a float64 numpy array; complex or text is refused."""
-    raw = to_numpy(t)
+    check_view_size("t", t)  # a stride-0 grid is copied below at its full size
+    raw = host_array("t", t)
     if raw.dtype == object and all(isinstance(v, Real) and not isinstance(v, bool) for v in raw.flat):
         raw = raw.astype(float)  # Fractions, Decimals-as-Real and other number types
     if raw.dtype.kind not in "iuf":
@@ -210,6 +211,7 @@ def expmv(A, B, t=1.0, *, method: str = "auto", tol: float | None = None, return
     elif not 0.0 < float(tol) < 1.0:  # numpy scalars and 0-d arrays are numbers too
         raise ValueError(f"tol must be in (0, 1), got {tol!r}")
     check_choice("method", method, ("auto", *METHODS))
+    return_info = check_flag("return_info", return_info)
     reason = "requested"
     if method == "auto":
         method, reason = choose_method(op, times.tolist(), unit_roundoff(b))

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 
-from workbench.backend import to_numpy
+from workbench.backend import check_view_size, host_array, to_numpy
 from workbench.markov._jump_rates import JumpRates
 from workbench.validation import check_finite_output, check_in_range
 
@@ -55,7 +55,8 @@ def _host_csr(jump: JumpRates):
 def _requested_vertices(vertices, n):
     if vertices is None:
         return np.arange(n), (n,)
-    raw = to_numpy(vertices)
+    check_view_size("vertices", vertices)
+    raw = host_array("vertices", vertices)
     if raw.dtype.kind not in "iu" or raw.ndim > 1:
         raise TypeError(f"vertices must be an integer or a 1-dimensional integer array, got {raw.dtype} {raw.shape}")
     flat = raw.reshape(-1).astype(np.int64)
@@ -299,7 +300,8 @@ def _requested_edges(edges, support):
         upper = scipy.sparse.triu(support, k=1, format="coo")
         pairs = np.stack([upper.row, upper.col], axis=1).astype(np.int64)
         return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
-    raw = to_numpy(edges)
+    check_view_size("edges", edges)
+    raw = host_array("edges", edges)
     if raw.ndim != 2 or raw.shape[1] != 2:
         raise ValueError(f"edges must have shape [E, 2], got shape {raw.shape}")
     if raw.size and raw.dtype.kind not in "iu":

@@ -38,7 +38,7 @@ import networkx as nx
 import numpy as np
 import scipy.sparse
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import check_view_size, namespace, to_numpy
 from workbench.markov._matrices import as_library_of, lookup, square_matrix
 from workbench.validation import as_array, check_integer, check_nonnegative
 
@@ -312,6 +312,7 @@ def segment_sums(values, starts):
 
 def _segment_starts(starts, size: int) -> np.ndarray:
     """``starts`` as an intp array of strictly increasing offsets from 0, all below ``size``."""
+    check_view_size("starts", starts)
     host = to_numpy(starts) if array_api_compat.is_torch_array(starts) else starts
     try:
         host = np.asarray(host)

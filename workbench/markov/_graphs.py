@@ -111,6 +111,12 @@ def graph_weights(graph, *, weight="weight", nodelist=None):
         raise TypeError(f"graph must be a networkx Graph or DiGraph, got {type(graph).__name__}")
     if graph.number_of_nodes() == 0:
         raise ValueError("graph must have at least one vertex, got an empty graph")
+    try:
+        hash(weight)  # networkx looks it up as a key of each edge's attribute dict
+    except TypeError:
+        raise TypeError(
+            f"weight must be None or a string naming an edge attribute, got {type(weight).__name__}"
+        ) from None
     if nodelist is None:
         nodelist = list(graph)
         nodes = None

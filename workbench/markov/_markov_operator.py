@@ -45,6 +45,7 @@ from workbench.validation import (
     as_array,
     as_scalar,
     as_sparse,
+    check_flag,
     check_in_range,
     check_integer,
     check_matching,
@@ -271,6 +272,7 @@ class MarkovOperator:
         if points.shape[0] == 0:
             raise ValueError(f"points must hold at least one point (a row), got shape {tuple(points.shape)}")
         alpha = check_in_range("alpha", alpha, 0.0, 1.0)
+        zero_diagonal = check_flag("zero_diagonal", zero_diagonal)
         sparse = k is not None or radius is not None
         if sparse and array_api_compat.is_torch_array(points):
             raise TypeError("sparse kernels (k or radius) are built with scipy: pass points as a numpy array")

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from workbench.expmv import BandedMatrix
 from workbench.nn._primitives import check_offsets
-from workbench.validation import as_scalar, check_finite, check_integer
+from workbench.validation import as_scalar, check_finite, check_flag, check_integer
 
 #: The most dyadic levels: 2^62 is the largest power of two an int64 position index holds.
 MAX_LEVELS = 62
@@ -289,7 +289,7 @@ def banded_generator(offdiag_logits, offsets, *, causal: bool = False) -> Banded
         ...
     ValueError: offsets must all be negative when causal=True (position i reads only j = i + offset < i), got [1]
     """
-    offsets = check_offsets(offsets, causal=bool(causal))
+    offsets = check_offsets(offsets, causal=check_flag("causal", causal))
     if not isinstance(offdiag_logits, torch.Tensor) or not offdiag_logits.is_floating_point():
         raise TypeError(f"offdiag_logits must be a floating-point torch tensor, got {type(offdiag_logits).__name__}")
     if offdiag_logits.ndim < 2 or offdiag_logits.shape[-2] != len(offsets):
@@ -372,6 +372,7 @@ def multiscale_offsets(levels: int, *, causal: bool = False) -> tuple[int, ...]:
     ((-4, -2, -1, 1, 2, 4), (-2, -1))
     """
     levels = check_integer("levels", levels, 0, MAX_LEVELS)
+    causal = check_flag("causal", causal)
     positive = tuple(2**k for k in range(levels + 1))
     negative = tuple(-o for o in reversed(positive))
     return negative if causal else negative + positive

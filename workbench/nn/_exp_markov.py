@@ -43,7 +43,7 @@ from workbench.nn._banded_generator import (
 )
 from workbench.nn._primitives import check_finite_result, check_offsets, check_width
 from workbench.nn._uniformization import DEFAULT_MAX_TERMS, check_max_terms, check_tol, uniformized_action
-from workbench.validation import check_choice, check_finite, check_in_range, check_integer
+from workbench.validation import check_choice, check_finite, check_flag, check_in_range, check_integer
 
 __all__ = ["ExpMarkovAttention", "HeatKernelAttention"]
 
@@ -186,7 +186,7 @@ class ExpMarkovAttention(nn.Module):
         super().__init__()
         self.d_model, self.n_heads = _check_heads(d_model, n_heads)
         self.time_per = check_choice("time_per", time_per, ("head", "layer"))
-        self.causal = bool(causal)
+        self.causal = check_flag("causal", causal)
         if offsets is None:
             offsets = multiscale_offsets(2, causal=self.causal)
         self.offsets = check_offsets(offsets, causal=self.causal)
@@ -226,6 +226,7 @@ class ExpMarkovAttention(nn.Module):
 
     def forward(self, x, return_operator=False):
         """``y``, shape ``[B, n, d_model]``; with ``return_operator`` also the dense ``P``, shape ``[B, H, n, n]``."""
+        return_operator = check_flag("return_operator", return_operator)
         gen = self.generator(x)
         t = self.times.to(x.dtype)  # [H], broadcast against the rates' batch [B, H]
         v = _split_heads(self.v_proj(x), self.n_heads)
@@ -360,6 +361,7 @@ class HeatKernelAttention(nn.Module):
 
         The operator has shape ``[B, H, n, n]`` (``mix='learned'``) or ``[B, H, S, n, n]`` (``mix='concat'``).
         """
+        return_operator = check_flag("return_operator", return_operator)
         gen = self.generator(x)
         v = _split_heads(self.v_proj(x), self.n_heads)
         y = self._diffuse(gen, v, x.dtype)

@@ -28,10 +28,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from workbench.backend import check_view_size, host_array
 from workbench.memory import check_memory
 from workbench.nn._planes import brick_planes, check_planes, random_planes
 from workbench.nn._primitives import check_dtype_device, check_layer_input
-from workbench.validation import check_choice, check_finite, check_integer
+from workbench.validation import check_choice, check_finite, check_flag, check_integer
 
 __all__ = ["GivensFlowMixer", "GivensProduct", "givens_generator", "givens_product"]
 
@@ -70,8 +71,12 @@ def _plan(planes: tuple[tuple[int, int], ...], d: int):
 
 
 def _as_angles(angles, m: int) -> torch.Tensor:
+    check_view_size("angles", angles)
     if not isinstance(angles, torch.Tensor):
-        angles = torch.as_tensor(np.asarray(angles, dtype=np.float64))
+        host = host_array("angles", angles)
+        if host.dtype.kind not in "iuf":
+            raise TypeError(f"angles must be real numbers (a tensor or array_like), got {type(angles).__name__}")
+        angles = torch.as_tensor(host.astype(np.float64))
     if not angles.is_floating_point():
         raise TypeError(f"angles must be a real floating tensor, got dtype {angles.dtype}")
     if angles.ndim < 1 or angles.shape[-1] != m:
@@ -172,7 +177,7 @@ class GivensProduct:
         if x.device != self.angles.device:
             raise TypeError(f"x must be on the device of the angles ({self.angles.device}), got {x.device}")
         check_finite("x", x.detach())
-        return self._apply(x, transpose=transpose)
+        return self._apply(x, transpose=check_flag("transpose", transpose))
 
     def _apply(self, x: torch.Tensor, *, transpose: bool = False) -> torch.Tensor:
         # The product for inputs GivensFlowMixer.forward has checked (once per forward, not once per call here).
@@ -466,6 +471,7 @@ class GivensFlowMixer(nn.Module):
         (True, torch.float64)
         """
         self._check(x)
+        inverse = check_flag("inverse", inverse)
         w = self._product(x.dtype, x.device)
         if self.mix == "features":
             return w._apply(x, transpose=inverse)

@@ -34,7 +34,7 @@ from torch import nn
 
 from workbench.attention import CORNERS, OPERATORS, family_logits_unchecked, operator_skew_ratio
 from workbench.nn._primitives import check_finite_result, check_layer_input, check_width
-from workbench.validation import check_choice, check_finite, check_integer
+from workbench.validation import check_choice, check_finite, check_flag, check_integer
 
 __all__ = ["OperatorAttention", "project_attention"]
 
@@ -84,7 +84,7 @@ class OperatorAttention(nn.Module):
         if d_model % n_heads:
             raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}")
         self.operator = check_choice("operator", operator, OPERATORS)
-        self.causal = bool(causal)
+        self.causal = check_flag("causal", causal)
         self.n_heads = n_heads
         self.d_head = d_model // n_heads
         self.query = nn.Linear(d_model, d_model, bias=False)
@@ -126,6 +126,7 @@ class OperatorAttention(nn.Module):
         return torch.softmax(logits, dim=-1)
 
     def forward(self, x: torch.Tensor, return_operator: bool = False):
+        return_operator = check_flag("return_operator", return_operator)
         P = self._operator(x)
         mixed = (P @ self._split(self.value(x))).transpose(1, 2).reshape(x.shape)
         y = self.out(mixed)

@@ -16,8 +16,8 @@ pattern is written out here [RECON].  G. H. Golub and C. F. Van Loan, *Matrix Co
 from __future__ import annotations
 
 import numpy as np
-import torch
 
+from workbench.backend import check_view_size, host_array
 from workbench.memory import check_memory
 from workbench.validation import check_integer
 
@@ -26,9 +26,8 @@ __all__ = ["brick_planes", "random_planes"]
 
 def check_planes(planes, d: int) -> tuple[tuple[int, int], ...]:
     """Return ``planes`` as a tuple of ``(i, j)`` pairs after checking shape, range and ``i != j``."""
-    if isinstance(planes, torch.Tensor):
-        planes = planes.detach().cpu().numpy()
-    array = np.asarray(planes)
+    check_view_size("planes", planes)
+    array = host_array("planes", planes)
     if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 1:
         raise ValueError(f"planes must be an integer array of shape [m, 2] with m >= 1, got shape {array.shape}")
     if array.dtype.kind not in "iu":
