@@ -608,3 +608,45 @@ def test_head_geometry_is_strict_json():
     lone = models.head_geometry(_one_head_llama(), null_samples=16)
     assert lone.n_heads == 1 and lone.layers[0].summary["Q"].pairs == 0
     json.dumps(lone.to_dict(), allow_nan=False)
+
+
+def test_wrong_kinds_are_refused_by_name():
+    # Findings of test_fuzz_kinds: numpy's or Python's own messages ("unhashable type", "not iterable", "setting
+    # an array element with a sequence"), a FileNotFoundError for a string naming no image, and repeated views
+    # claiming gigabytes that were copied before any check.
+    from workbench.memory import memory_limit
+
+    with pytest.raises(TypeError, match=r"key must be a string naming a scaling parameter, got list"):
+        _rope().settings.get([1])
+    with pytest.raises(TypeError, match=r"texts must be a string or a sequence of strings, got NoneType"):
+        _llama().embed(None)
+    with pytest.raises(ValueError, match=r"texts must hold at least one text, got none"):
+        _llama().embed([])
+    with pytest.raises(TypeError, match=r"texts must be a string or a sequence of strings, got a sequence holding"):
+        _llama().embed([[1.0, 2.0], [3.0]])
+    with pytest.raises(TypeError, match=r"documents must be a sequence of Document objects \(read_corpus\), got dict"):
+        models.corpus_windows({}, _llama(), 6)
+    with pytest.raises(TypeError, match=r"ids must be an array or a nested list of equal-length rows, got a ragged"):
+        _llama().trace_ids([[1, 2], [3]])
+    with pytest.raises(TypeError, match=r"special must be an array or a nested list of equal-length rows"):
+        _llama().trace_ids(_ids(n=2), special=[[True], [True, False]])
+    view = np.lib.stride_tricks.as_strided(np.array([5]), shape=(10**9,), strides=(0,), writeable=False)
+    with memory_limit("1GiB"), pytest.raises(ValueError, match=r"ids \(a view of shape \(1000000000,\)"):
+        _llama().add_special(view)
+    with memory_limit("1GiB"), pytest.raises(ValueError, match=r"ids_2d \(a view of shape \(1000000000, 5\)"):
+        _gpt2().trace_batch(np.lib.stride_tricks.as_strided(np.arange(5), shape=(10**9, 5), strides=(0, 8)))
+
+
+@pytest.mark.skipif(not HAS_TRANSFORMERS, reason="needs torch and transformers")
+def test_media_wrong_kinds_are_refused_by_name():
+    from workbench.memory import memory_limit
+
+    with pytest.raises(ValueError, match=r"image must be an image file, a PIL image .* got 'x', which names no file"):
+        _hooked_vit().trace_image("x")
+    with pytest.raises(TypeError, match=r"waveform must be an array or a nested list of equal-length rows"):
+        _hooked_whisper().trace_audio([[1.0, 2.0], [3.0]], 16000)
+    with pytest.raises(TypeError, match=r"backend must be 'numpy', 'torch:cpu' or 'torch:cuda', got ndarray"):
+        _hooked_neox().to_backend(np.zeros(0))
+    view = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**9,), strides=(0,), writeable=False)
+    with memory_limit("1GiB"), pytest.raises(ValueError, match=r"waveform \(a view of shape \(1000000000,\)"):
+        _hooked_whisper().trace_audio(view, 16000)

@@ -68,7 +68,9 @@ class RopeSettings:
     max_position_embeddings: int = 2048
 
     def get(self, key: str, default=None):
-        """A scaling parameter by key."""
+        """A scaling parameter by key (``default`` when the settings do not name it)."""
+        if not isinstance(key, str):
+            raise TypeError(f"key must be a string naming a scaling parameter, got {type(key).__name__}")
         return dict(self.parameters).get(key, default)
 
 

@@ -34,7 +34,7 @@ The encoder is anything with the four members of the encoder protocol:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -381,6 +381,19 @@ class _Windows:
             index += 1
 
 
+def _check_documents(documents) -> list:
+    """``documents`` as a list, refused by name when it is not a collection of documents (before iterating it)."""
+    if (
+        isinstance(documents, str | bytes | Mapping | Document)
+        or hasattr(documents, "shape")
+        or not isinstance(documents, Iterable)
+    ):
+        raise TypeError(
+            f"documents must be a sequence of Document objects (read_corpus), got {type(documents).__name__}"
+        )
+    return list(documents)
+
+
 def corpus_windows(
     documents: Sequence[Document] | Iterable[Document],
     encoder,
@@ -426,7 +439,7 @@ def corpus_windows(
     Raises
     ------
     TypeError
-        ``encoder`` lacks a member of the protocol.
+        ``encoder`` lacks a member of the protocol, or ``documents`` is not a collection of :class:`Document`.
     ValueError
         ``max_tokens``, ``limit`` or ``min_tokens`` out of range.
 
@@ -465,7 +478,7 @@ def corpus_windows(
         raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
     if isinstance(min_tokens, bool) or not isinstance(min_tokens, (int, np.integer)) or min_tokens < 1:
         raise ValueError(f"min_tokens must be a positive integer, got {min_tokens!r}")
-    documents = list(documents)
+    documents = _check_documents(documents)
     wrong = [type(d).__name__ for d in documents if not isinstance(d, Document)]
     if wrong:
         raise TypeError(f"documents must be Document objects (read_corpus), got {sorted(set(wrong))}")

@@ -78,6 +78,7 @@ from workbench.attention import (
     reversibility_residual,
     token_corner_distances,
 )
+from workbench.backend import check_view_size, host_array
 from workbench.models._head_geometry import HeadGeometry, head_geometry, pattern_correlation
 from workbench.models._layer_forms import layer_forms, transport_form_of
 from workbench.models._transformer import Trace, Transformer
@@ -472,7 +473,8 @@ def diagnose_ids(model, ids, *, special=None, text: str = "", model_name: str | 
     """
     model = _check_model(model)
     name = _check_name(model, model_name)
-    ids = np.asarray(ids)
+    ids = host_array("ids", ids)
+    check_view_size("ids", ids)  # before the membership scan
     if special is None and ids.ndim == 1 and np.issubdtype(ids.dtype, np.integer):
         special = np.isin(ids, np.fromiter(model.special_ids, dtype=np.int64, count=len(model.special_ids)))
     trace = model.trace_ids(ids, special=special)

@@ -46,6 +46,7 @@ from workbench.attention import (
     mantel_test,
     subspace_null,
 )
+from workbench.backend import host_array
 from workbench.models._transformer import Transformer
 from workbench.validation import as_array, check_in_range, check_integer, check_row_stochastic
 
@@ -405,7 +406,7 @@ def pattern_correlation(
                 f"got shape {tuple(attention.shape)}"
             )
         check_row_stochastic("attention", attention)
-        pattern = attention_pattern_distance(attention, rows=rows)
+        pattern = attention_pattern_distance(attention, rows=None if rows is None else host_array("rows", rows))
     try:
         return mantel_test(distances, pattern, strata=strata, permutations=permutations, seed=seed)
     except ValueError as error:  # the test names its arguments D1, D2: say which of ours they are

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.backend import to_numpy
+from workbench.backend import check_view_size, host_array
 from workbench.models._adapter import (
     MECHANISMS,
     AdapterProofError,
@@ -291,7 +291,8 @@ class HookedTransformer(Transformer):
         :data:`RECENT_TRACES` traces of one sequence; trace the text first.
         """
         layer = check_integer("layer", layer, 0, self.n_layers - 1)
-        X = to_numpy(X) if hasattr(X, "shape") else np.asarray(X)
+        X = host_array("X", X)
+        check_view_size("X", X)  # a repeated view claiming gigabytes: refused before the float64 copy
         if X.dtype.kind not in "iuf":
             raise TypeError(f"X must be a real array of shape (n, {self.d_model}), got dtype {X.dtype}")
         X = X.astype(np.float64)
@@ -353,6 +354,9 @@ class HookedTransformer(Transformer):
         return Trace(tokens, np.arange(n, dtype=np.int64), special, hidden, inputs, attention, n_total=n)
 
     def to_backend(self, backend: str):
+        """``self`` for "numpy": a model read through ``transformers`` runs on the CPU in float64."""
+        if not isinstance(backend, str):
+            raise TypeError(f"backend must be 'numpy', 'torch:cpu' or 'torch:cuda', got {type(backend).__name__}")
         if backend == "numpy":
             return self
         if backend in ("torch:cpu", "torch:cuda"):
@@ -412,14 +416,18 @@ def preprocess_image(image, processor, config):
 
     if isinstance(image, (str, Path)):
         path = Path(image)
-        if not path.is_file():
-            raise FileNotFoundError(f"image must be an image file, got {str(path)!r}, which does not exist")
+        if not path.is_file():  # a string that names no file is a bad value of image, like a bad array
+            raise ValueError(
+                f"image must be an image file, a PIL image or an [H, W, C] array, got {str(path)!r}, which names "
+                "no file"
+            )
         try:
             with Image.open(path) as opened:
                 image = opened.convert("RGB")
         except OSError as exc:
             raise ValueError(f"image {str(path)!r} could not be read as an image: {exc}") from None
     elif isinstance(image, np.ndarray):
+        check_view_size("image", image)  # before the scans of every pixel
         if image.ndim != 3 or image.shape[2] not in (1, 3, 4) or image.size == 0:
             raise ValueError(f"image must be an [H, W, C] array with 1, 3 or 4 channels, got shape {image.shape}")
         if image.dtype.kind not in "iuf":
@@ -452,7 +460,8 @@ def preprocess_audio(waveform, sampling_rate, extractor) -> tuple[np.ndarray, fl
         raise ValueError("this model has no feature extractor (preprocessor_config.json): it cannot read audio")
     # samples per second: up to 10 MHz (audio hardware stops near 768 kHz)
     sampling_rate = check_integer("sampling_rate", sampling_rate, 1, 10**7)
-    wave = to_numpy(waveform) if hasattr(waveform, "shape") else np.asarray(waveform)
+    wave = host_array("waveform", waveform)
+    check_view_size("waveform", wave)  # before the scans and the float64 copy
     if wave.ndim != 1 or wave.size == 0 or wave.dtype.kind not in "iuf":
         raise ValueError(
             f"waveform must be a nonempty 1-d array of real samples, got shape {wave.shape} and dtype {wave.dtype}"

@@ -30,14 +30,14 @@ from __future__ import annotations
 import copy
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from numbers import Integral
 
 import numpy as np
 
 from workbench.attention import MultiHeadAttention, attention_mask, softmax_rows
-from workbench.backend import namespace, to_backend, to_numpy
+from workbench.backend import check_view_size, host_array, namespace, to_backend, to_numpy
 from workbench.models._architecture import Architecture, parse_architecture
 from workbench.models._checkpoint import Checkpoint
 from workbench.models._layers import (
@@ -279,7 +279,8 @@ class Transformer:
     def add_special(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """The model's template around ``ids``: (ids with special tokens, special flags), both [n + n_template]."""
         self._need_tokenizer()
-        ids = to_numpy(ids)
+        ids = host_array("ids", ids)
+        check_view_size("ids", ids)  # a repeated view claiming gigabytes: refused before the int64 copy
         if ids.ndim > 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
             raise ValueError(
                 f"ids must be a 1-d array of integer token ids, got shape {ids.shape} and dtype {ids.dtype}"
@@ -370,7 +371,8 @@ class Transformer:
     # ---- forward pass --------------------------------------------------------------------------------
 
     def _check_ids(self, ids, ndim: int, name: str = "ids") -> np.ndarray:
-        ids = to_numpy(ids)
+        ids = host_array(name, ids)
+        check_view_size(name, ids)  # before the range scan and the int64 copy
         if ids.ndim != ndim or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(
                 f"{name} must be a nonempty {ndim}-d integer array, got shape {ids.shape} and dtype {ids.dtype}"
@@ -491,7 +493,8 @@ class Transformer:
         if special is None:
             special = np.zeros(n, dtype=bool)
         else:
-            special = np.asarray(special)
+            special = host_array("special", special)
+            check_view_size("special", special)
             if special.dtype != np.bool_ or special.shape != ids.shape:
                 raise ValueError(
                     f"special must be a boolean array of shape {ids.shape} (one flag per id), got shape "
@@ -563,8 +566,7 @@ class Transformer:
         Each text is run on its own (no padding), so the mean runs over exactly its tokens (the sentence-transformers
         pooling of a BERT sentence encoder; for decoders a plain mean as well).
         """
-        if isinstance(texts, str):
-            texts = [texts]
+        texts = _check_texts(texts)
         rows = []
         for text in texts:
             pooled = to_numpy(self.trace(text).hidden_states[-1]).mean(axis=0)
@@ -620,6 +622,29 @@ UNREAD_TENSORS = re.compile(
     r"^(lm_head|embed_out|cls|score|classifier|qa_outputs)\.|(^|\.)pooler\.|\.rotary_emb\.inv_freq$|\.attn\.(masked_)?bias$"
     r"|position_ids$"
 )
+
+
+def _check_texts(texts) -> list[str]:
+    """``texts`` of :meth:`Transformer.embed` as a nonempty list of strings (one string is a list of one)."""
+    if isinstance(texts, str):
+        return [texts]
+    if isinstance(texts, np.ndarray) and texts.ndim == 1 and texts.dtype.kind == "U" and texts.size:
+        return texts.tolist()  # a numpy array of strings
+    if hasattr(texts, "shape"):
+        shape = tuple(int(n) for n in texts.shape)
+        raise TypeError(
+            f"texts must be a string or a sequence of strings, got {type(texts).__name__} of shape {shape} and "
+            f"dtype {texts.dtype}"
+        )
+    if isinstance(texts, bytes | Mapping) or not isinstance(texts, Iterable):
+        raise TypeError(f"texts must be a string or a sequence of strings, got {type(texts).__name__}")
+    texts = list(texts)
+    if not texts:
+        raise ValueError("texts must hold at least one text, got none")
+    wrong = sorted({type(text).__name__ for text in texts if not isinstance(text, str)})
+    if wrong:
+        raise TypeError(f"texts must be a string or a sequence of strings, got a sequence holding {', '.join(wrong)}")
+    return texts
 
 
 def read_own_family(checkpoint: Checkpoint, *, max_positions: int | None = None) -> Transformer:
