@@ -15,7 +15,7 @@ import numpy as np
 
 from workbench.attention._head_checks import check_rng
 from workbench.attention._stochastic_checks import check_stochastic, scalar_or_array
-from workbench.backend import namespace, to_numpy
+from workbench.backend import check_view_size, host_array, namespace
 from workbench.memory import check_memory
 from workbench.validation import check_integer, check_matching
 
@@ -66,7 +66,8 @@ def previous_token_score(A, *, atol: float | None = None):
 
 def _repeated_half(tokens, n: int) -> int:
     """Check that ``tokens`` ([..., n], integers) repeat their first half; return the half length T."""
-    host = to_numpy(tokens)
+    check_view_size("tokens", tokens)
+    host = host_array("tokens", tokens)
     if host.dtype.kind not in "iu":
         raise TypeError(f"tokens must be an integer array, got dtype {host.dtype}")
     if host.ndim == 0:

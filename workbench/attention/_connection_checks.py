@@ -20,7 +20,7 @@ from __future__ import annotations
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace, to_numpy
+from workbench.backend import host_array, namespace, to_numpy
 from workbench.markov import MarkovOperator
 from workbench.validation import (
     as_array,
@@ -78,7 +78,7 @@ def check_law(name: str, pi, n: int, *, positive: bool):
 def check_mask(mask, shape: tuple[int, ...], xp, like, matching: str = ""):
     """Validate a boolean support mask of the given shape (``matching`` says whose); return it like ``like``."""
     if not (isinstance(mask, np.ndarray) or array_api_compat.is_torch_array(mask)):
-        mask = np.asarray(mask)
+        mask = host_array("mask", mask)
     if str(mask.dtype) not in ("bool", "torch.bool"):
         raise TypeError(f"mask must be a boolean array (True = included), got dtype {mask.dtype}")
     if shape_of(mask) != shape:

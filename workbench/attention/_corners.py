@@ -23,7 +23,7 @@ from workbench.attention._head_checks import admissible_mask, tokens_of
 from workbench.attention._operators import CORNERS, OPERATORS, SQRT_HALF, check_query_key_weights
 from workbench.attention._overflow import overflow_ignored
 from workbench.attention._softmax import softmax_rows
-from workbench.backend import namespace, to_numpy
+from workbench.backend import host_array, namespace, to_numpy
 from workbench.markov import MarkovOperator
 from workbench.validation import as_array, check_choice, check_in_range, check_matching, shape_of
 
@@ -245,7 +245,9 @@ def _distances(q, k, beta, mask, inputs, rows: str):
     """The mean row total-variation distance of each corner's operator from the ATTN one, on ``q, k``."""
     if mask is not None:
         n = int(q.shape[-2])
-        shape = shape_of(mask) if hasattr(mask, "shape") else np.shape(mask)
+        if isinstance(mask, (list, tuple)):
+            mask = host_array("mask", mask)
+        shape = shape_of(mask, "mask") if hasattr(mask, "shape") else np.shape(mask)
         try:
             joint = np.broadcast_shapes(shape, (n, n))
         except ValueError:

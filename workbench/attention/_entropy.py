@@ -24,7 +24,7 @@ import numpy as np
 from workbench.attention._stochastic_checks import check_stochastic, leading_mean
 from workbench.backend import namespace
 from workbench.memory import check_memory
-from workbench.validation import check_integer
+from workbench.validation import check_flag, check_integer
 
 __all__ = [
     "effective_neighbours",
@@ -199,6 +199,7 @@ def uniform_entropy(n: int, causal: bool = False) -> np.ndarray:
     True
     """
     n = check_integer("n", n, 1)
+    causal = check_flag("causal", causal)
     check_memory(f"n = {n} row entropies", 8.0 * n)
     if causal:
         return np.log(np.arange(1, n + 1, dtype=np.float64))

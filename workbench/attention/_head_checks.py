@@ -21,7 +21,7 @@ from numbers import Real
 import array_api_compat
 import numpy as np
 
-from workbench.backend import namespace
+from workbench.backend import host_array, namespace
 from workbench.validation import as_array, as_scalar, shape_of
 
 __all__ = []
@@ -42,7 +42,7 @@ def validated_mask(mask, like, source: str = ""):
     names the parameter the caller sized them by.
     """
     if isinstance(mask, (list, tuple)):
-        mask = np.asarray(mask)
+        mask = host_array("mask", mask)
     namespace(logits=like, mask=mask)  # one array library per call (TypeError on mixing)
     if not hasattr(mask, "dtype") or not is_bool(mask):
         kind = getattr(mask, "dtype", type(mask).__name__)
@@ -59,7 +59,7 @@ def validated_mask(mask, like, source: str = ""):
 
 def check_shape(name, array, expected, reference=None, *, like=False):
     """Raise unless ``array`` has ``expected`` shape (entries ``None`` are free, printed by their symbol)."""
-    shape = shape_of(array)
+    shape = shape_of(array, name)
     ok = len(shape) == len(expected) and all(e is None or s == e for s, e in zip(shape, expected, strict=False))
     if ok:
         return
@@ -169,10 +169,9 @@ def check_head_weights(fields, *, stacked):
         :math:`d_h`, for the default inverse temperature.
     """
     w = convert_weights(fields, tuple(fields))
-    if stacked:
-        for name in ("W_Q", "W_K", "W_V", "W_O"):
-            if w[name] is None:
-                raise ValueError(f"{name} is required, got None")
+    for name in ("W_Q", "W_K", "W_V", "W_O") if stacked else ("W_Q", "W_K"):
+        if w[name] is None:
+            raise ValueError(f"{name} is required, got None")
     W_Q, W_V = w["W_Q"], w["W_V"]
     if W_Q.ndim != (3 if stacked else 2) or 0 in shape_of(W_Q):
         layout = "3-dimensional array (H, D, d_h)" if stacked else "2-dimensional array (D, d_h)"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,7 +43,7 @@ from workbench.attention._grassmann import (
     subspace_basis,
 )
 from workbench.attention._heads import MultiHeadAttention
-from workbench.backend import to_numpy
+from workbench.backend import check_view_size, host_array, to_numpy
 from workbench.validation import as_array, check_choice, check_in_range, check_integer, check_row_stochastic
 
 __all__ = [
@@ -97,9 +98,12 @@ class HeadSubspaces:
     @classmethod
     def concatenate(cls, parts) -> HeadSubspaces:
         """The heads of several layers as one list (same ``d_model`` and ``d_head``), e.g. a whole model."""
+        if isinstance(parts, (str, bytes)) or not isinstance(parts, Iterable):
+            raise TypeError(f"parts must be a non-empty sequence of HeadSubspaces, got {type(parts).__name__}")
         parts = list(parts)
         if not parts or not all(isinstance(p, HeadSubspaces) for p in parts):
-            raise TypeError("parts must be a non-empty sequence of HeadSubspaces")
+            kinds = sorted({type(p).__name__ for p in parts}) or ["nothing"]
+            raise TypeError(f"parts must be a non-empty sequence of HeadSubspaces, got {', '.join(kinds)}")
         shapes = {(p.d_model, p.d_head) for p in parts}
         if len(shapes) != 1:
             raise ValueError(f"parts must share d_model and d_head, got {sorted(shapes)}")
@@ -312,7 +316,8 @@ class SubspaceNull:
 
     def fraction_below(self, d) -> np.ndarray:
         r"""The share of random pairs closer than ``d``: :math:`\hat p = (1 + \#\{d_s \le d\})/(1 + S)`."""
-        values = np.asarray(to_numpy(d)) if hasattr(d, "shape") else np.asarray(d)
+        check_view_size("d", d)
+        values = host_array("d", d)
         if values.dtype.kind not in "biuf":
             raise TypeError(f"d must be real distances, got dtype {values.dtype}")
         d = values.astype(np.float64)
@@ -416,7 +421,7 @@ def attention_pattern_distance(A, *, rows=None) -> np.ndarray:
     A = np.asarray(to_numpy(A), dtype=np.float64)
     A = A.reshape(-1, H, n, n)
     if rows is not None:
-        rows = np.asarray(rows)
+        rows = host_array("rows", rows)
         if rows.dtype != bool or rows.shape != (n,):
             raise ValueError(f"rows must be a boolean array of shape ({n},), got {rows.dtype} {rows.shape}")
         if not rows.any():
@@ -516,7 +521,7 @@ def mantel_test(
     permutations = check_integer("permutations", permutations, 99, 10**6)
     seed = check_integer("seed", seed, 0)
     alternative = check_choice("alternative", alternative, ("greater", "less", "two-sided"))
-    labels = np.zeros(h, dtype=int) if strata is None else np.asarray(strata)
+    labels = np.zeros(h, dtype=int) if strata is None else host_array("strata", strata)
     if labels.shape != (h,):
         raise ValueError(f"strata must give one label per head ({h}), got shape {labels.shape}")
     rows, cols = np.triu_indices(h, 1)

@@ -30,7 +30,7 @@ import numpy as np
 from workbench.attention._connection_checks import check_head_factors, check_transports, eye_like
 from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_integer, check_square, shape_of
+from workbench.validation import as_array, check_flag, check_integer, check_square, shape_of
 
 __all__ = [
     "factored_loop_defect",
@@ -114,18 +114,18 @@ def gauge_transform(O, V):
     return V_inv[None, :, :, :] @ O @ V[:, None, :, :]
 
 
-def _cycle(cycle, n: int) -> list[int]:
-    """Validate a closed walk ``(i0, ..., ik = i0)`` of vertex indices in ``[0, n)``."""
+def _cycle(cycle, n: int, name: str = "cycle") -> list[int]:
+    """Validate a closed walk ``(i0, ..., ik = i0)`` of vertex indices in ``[0, n)``; messages name ``name``."""
     is_vector = hasattr(cycle, "shape") and len(cycle.shape) == 1
     if isinstance(cycle, (str, bytes)) or not (isinstance(cycle, Sequence) or is_vector):
-        raise TypeError(f"cycle must be a sequence of vertex indices, got {type(cycle).__name__}")
+        raise TypeError(f"{name} must be a sequence of vertex indices, got {type(cycle).__name__}")
     # .item() turns numpy and torch scalars into Python numbers, so a float index is still rejected
     entries = [v.item() if hasattr(v, "item") else v for v in cycle]
-    vertices = [check_integer(f"cycle[{k}]", v, 0, n - 1) for k, v in enumerate(entries)]
+    vertices = [check_integer(f"{name}[{k}]", v, 0, n - 1) for k, v in enumerate(entries)]
     if len(vertices) < 2:
-        raise ValueError(f"cycle must list at least two vertices (i0, ..., i0), got {tuple(vertices)}")
+        raise ValueError(f"{name} must list at least two vertices (i0, ..., i0), got {tuple(vertices)}")
     if vertices[0] != vertices[-1]:
-        raise ValueError(f"cycle must be closed (first vertex == last vertex), got {tuple(vertices)}")
+        raise ValueError(f"{name} must be closed (first vertex == last vertex), got {tuple(vertices)}")
     return vertices
 
 
@@ -226,9 +226,11 @@ def holonomy_deviation(O, cycles, remove_scale: bool = False):
     >>> holonomy_deviation(3 * O, [(0, 1, 2, 3, 0)], remove_scale=True).round(12).tolist()
     [2.0]
     """
-    O = as_array("O", O, ndim=4)
+    O = check_transports("O", O, None)
     if isinstance(cycles, (str, bytes)) or not isinstance(cycles, Sequence) or len(cycles) == 0:
         raise TypeError(f"cycles must be a nonempty sequence of cycles, got {cycles!r}")
+    remove_scale = check_flag("remove_scale", remove_scale)
+    walks = [_cycle(cycle, int(O.shape[0]), f"cycles[{k}]") for k, cycle in enumerate(cycles)]
     xp = namespace(O)
     d = int(O.shape[-1])
     identity = eye_like(xp, d, O)
@@ -236,8 +238,8 @@ def holonomy_deviation(O, cycles, remove_scale: bool = False):
     # With remove_scale the deviation is scale-free: the transports are divided by one power of two first
     # (exact), so huge transports whose holonomy alone would overflow still give the right number.
     unit = binary_scale(O) if remove_scale else 1.0
-    for k, cycle in enumerate(cycles):
-        hol = holonomy(O / unit, cycle)
+    for k, walk in enumerate(walks):
+        hol = holonomy(O / unit, walk)
         if remove_scale:
             hol = hol / binary_scale(hol)
             scale = float(xp.sqrt(xp.sum(hol**2))) / math.sqrt(d)

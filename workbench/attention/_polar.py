@@ -27,7 +27,7 @@ import numpy as np
 from workbench.attention._connection_checks import check_head_factors, check_heads, check_mask, eye_like
 from workbench.attention._overflow import binary_scale, check_overflow, overflow_ignored
 from workbench.backend import namespace, to_numpy
-from workbench.validation import as_array, check_in_range, check_nonnegative, check_square, shape_of
+from workbench.validation import as_array, check_flag, check_in_range, check_nonnegative, check_square, shape_of
 
 __all__ = [
     "EffectiveTransportGram",
@@ -96,6 +96,7 @@ def polar_transports(O, *, partial: bool = False, rtol: float | None = None):
     """
     O = as_array("O", O, min_ndim=2)
     check_square("O", O)
+    partial = check_flag("partial", partial)
     check_in_range("rtol", 0.0 if rtol is None else rtol, 0.0)
     xp = namespace(O)
     U, sigma, Vh = xp.linalg.svd(O, full_matrices=True)

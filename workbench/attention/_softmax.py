@@ -19,7 +19,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.attention._head_checks import check_flag, is_bool, validated_mask
-from workbench.backend import namespace, to_numpy
+from workbench.backend import host_array, namespace, to_numpy
 from workbench.markov import softmax_operator
 from workbench.memory import check_memory
 from workbench.validation import as_array, check_integer, shape_of
@@ -170,10 +170,12 @@ def attention_mask(n, *, causal=False, valid=None):
         xp, device = namespace(np.empty(0)), None
     else:
         if isinstance(valid, (list, tuple)):
-            valid = np.asarray(valid)
-        xp = namespace(valid)
-        if not hasattr(valid, "dtype") or not is_bool(valid):
+            valid = host_array("valid", valid)
+        if not (isinstance(valid, np.ndarray) or array_api_compat.is_torch_array(valid)):
+            raise TypeError(f"valid must be a boolean array (True = valid token), got {type(valid).__name__}")
+        if not is_bool(valid):
             raise TypeError(f"valid must be a boolean array (True = valid token), got {valid.dtype}")
+        xp = namespace(valid)
         if shape_of(valid) != (n,):
             raise ValueError(f"valid must have shape (n,) = ({n},), got {shape_of(valid)}")
         device = array_api_compat.device(valid)

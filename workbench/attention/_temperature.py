@@ -20,7 +20,7 @@ import array_api_compat
 import numpy as np
 
 from workbench.attention._head_checks import check_flag, check_rng
-from workbench.backend import namespace, to_numpy
+from workbench.backend import check_view_size, host_array, namespace, to_numpy
 from workbench.memory import check_memory
 from workbench.validation import as_array, check_integer, check_nonnegative
 
@@ -66,7 +66,8 @@ def _admissible(mask, scores):
     if mask is None:
         host = np.ones(shape[-2:], dtype=bool)
     else:
-        host = to_numpy(mask)
+        check_view_size("mask", mask)
+        host = host_array("mask", mask)
         if host.dtype != np.bool_:
             raise TypeError(f"mask must be a boolean array (True = admissible key), got dtype {host.dtype}")
         if host.ndim < 2:
