@@ -47,13 +47,15 @@ _DTYPES = {
 }
 _MAX_HEADER = 100_000_000  # the format's own bound on the JSON header (100 MB)
 
-# Bytes per element of every whole-byte dtype the format defines (safetensors' Dtype): the header is checked for all
-# of them, though only the floats of _DTYPES are read.  Sub-byte dtypes (F4, F6_*) are refused at the header.
-_WIDTHS = {
-    "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
-    "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-    "I32": 4, "U32": 4, "F32": 4,
-    "I64": 8, "U64": 8, "F64": 8, "C64": 8,
+# Bits per element of every dtype the format defines (safetensors' Dtype): the header is checked for all of them,
+# though only the floats of _DTYPES are read.  A tensor of a sub-byte dtype (F4, F6_*) must fill whole bytes, as
+# the reference reader requires (4 F4 values in 2 bytes; 3 of them, 12 bits, are refused).
+_BITS = {
+    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
+    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32,
+    "I64": 64, "U64": 64, "F64": 64, "C64": 64,
 }  # fmt: skip
 
 
@@ -184,7 +186,7 @@ class SafetensorsFile:
             shape = entry.get("shape") if isinstance(entry, dict) else None
             offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
             well_formed = (
-                dtype in _WIDTHS
+                dtype in _BITS
                 and isinstance(shape, list)
                 and all(_count(d) for d in shape)
                 and isinstance(offsets, list)
@@ -194,11 +196,17 @@ class SafetensorsFile:
             if not well_formed:
                 raise ValueError(
                     f"{self.path} is not a readable safetensors file: the header entry of tensor {name!r} must have a "
-                    f"dtype (one of {', '.join(_WIDTHS)}), a shape of whole non-negative numbers and two whole "
+                    f"dtype (one of {', '.join(_BITS)}), a shape of whole non-negative numbers and two whole "
                     "data_offsets"
                 )
             begin, end = offsets
-            expected = math.prod(shape) * _WIDTHS[dtype]
+            bits = math.prod(shape) * _BITS[dtype]
+            if bits % 8:
+                raise ValueError(
+                    f"{self.path} is not a readable safetensors file: tensor {name!r} ({dtype}, shape {list(shape)}) "
+                    f"holds {bits} bits, which do not fill whole bytes"
+                )
+            expected = bits // 8
             if not begin <= end <= data_size or end - begin != expected:
                 raise ValueError(
                     f"{self.path} is not a readable safetensors file: tensor {name!r} ({dtype}, shape "
