@@ -340,3 +340,14 @@ def test_a_state_dict_is_read_with_weights_only(runs, tmp_path, capsys):
 
     torch.save({"weights": Calls()}, out / "A0.pt")
     refused(["experiment", "transfer", "--resume", str(out)], capsys, out / "A0.pt", "torch.load cannot read")
+
+
+@pytest.mark.parametrize("option", ["--set", "--grid"])
+def test_an_option_value_nested_past_the_json_depth_is_a_one_line_refusal(option, tmp_path, capsys):
+    # Before: json.loads raised RecursionError on 100,000 '[' and the command printed a traceback.
+    value = "[" * 100_000
+    command = [*SWEEP, "--grid", f"steps={value}"] if option == "--grid" else [*LM, "--set", f"steps={value}"]
+    code = main([*command, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"{option} " in err and "[[[" in err and "nests lists too deeply to read; give a flat value" in err

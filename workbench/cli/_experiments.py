@@ -41,10 +41,7 @@ def _experiment_config(args: argparse.Namespace, base):
         key, sep, text = item.partition("=")
         if not sep or key not in fields:
             raise ValueError(f"--set must be FIELD=VALUE with FIELD one of {', '.join(sorted(fields))}, got {item!r}")
-        try:
-            overrides[key] = json.loads(text)  # numbers, null, lists; anything else stays a string
-        except json.JSONDecodeError:
-            overrides[key] = text
+        overrides[key] = _option_json("--set", item, text, default=text)  # numbers, null, lists; else a string
         if isinstance(overrides[key], list):
             overrides[key] = tuple(overrides[key])
         sources[key] = f"--set {item}"
@@ -196,16 +193,20 @@ def _grid_values(text: str) -> list:
     The whole text is read as one JSON list first (so ``[0.1,0.5],[0.2]`` gives two lists); failing that, each
     comma-separated part is JSON (numbers, null) or else a string.  Lists become tuples, as in ``config.json``.
     """
-    try:
-        values = json.loads(f"[{text}]")
-    except json.JSONDecodeError:
-        values = []
-        for part in text.split(","):
-            try:
-                values.append(json.loads(part))
-            except json.JSONDecodeError:
-                values.append(part)
+    values = _option_json("--grid", text, f"[{text}]", default=None)
+    if values is None:
+        values = [_option_json("--grid", text, part, default=part) for part in text.split(",")]
     return [tuple(v) if isinstance(v, list) else v for v in values]
+
+
+def _option_json(option: str, item: str, text: str, *, default):
+    """``text`` read as JSON, or ``default`` where it is not JSON; JSON nested past Python's depth is refused."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return default
+    except RecursionError:  # e.g. 100,000 '[': json gives up with a RecursionError, not a JSONDecodeError
+        raise ValueError(f"{option} {item[:40]}… nests lists too deeply to read; give a flat value") from None
 
 
 def _sweep_grid(items: Sequence[str], config_class) -> dict:
