@@ -212,3 +212,22 @@ def test_matrix_exp_refuses_an_exponential_it_cannot_represent():
         matrix_exp(np.array([[0.0, 1e300], [-1e300, 0.0]]))
     with pytest.raises(ValueError, match=r"largest \|entry\| 1e\+03: the exponential overflows"):
         matrix_exp(np.array([[1000.0]]))  # e^1000 > 1.8e308
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", [(0, 1), (1, 1)], ids=["off-diagonal", "diagonal"])
+def test_generators_and_stochastic_matrices_with_non_finite_entries_are_refused(bad, where):
+    # Issue 40: check_markov_generator accepted NaN and inf matrices (NaN compares false with every bound, so
+    # neither the rate nor the row-sum test fired); check_row_stochastic accepted a NaN on the diagonal too.
+    from workbench.validation import check_markov_generator, check_row_stochastic
+
+    for check, name, valid in ((check_markov_generator, "Q", _GENERATOR), (check_row_stochastic, "P", _STOCHASTIC)):
+        matrix = valid.copy()
+        matrix[where] = bad
+        with pytest.raises(
+            ValueError,
+            match=rf"^{name} must be finite, got 1 non-finite entry \(first at index \({where[0]}, {where[1]}\)\)$",
+        ):
+            check(name, matrix)
+        with pytest.raises(ValueError, match=rf"^{name} must be finite"):
+            check(name, scipy.sparse.csr_array(matrix))
