@@ -275,7 +275,11 @@ SWEEP_TAMPERING = {
     "tasks a number": ("sweep.json", tamper_record(tasks=3), "'tasks' is 3 (a number)"),
     "a task a number": ("sweep.json", tamper_record(tasks=[3]), "'tasks' is [3] (a list) where a list of objects"),
     "task run.json a list": ("base/seed-0/run.json", tamper_text("[]"), "a list ([])"),
-    "task results.json empty": ("base/seed-0/results.json", tamper_text("{}"), "an object lm's rows cannot read"),
+    "task results.json empty": (
+        "base/seed-0/results.json",
+        tamper_text("{}"),
+        "a complete lm run, got an object the experiment's rows cannot read",
+    ),
     "task results.json cut": ("base/seed-0/results.json", cut_short, "JSON cut short"),
 }
 

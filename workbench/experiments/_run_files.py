@@ -8,6 +8,7 @@ run) goes through the two readers here, never through ``json.loads`` or ``torch.
   :func:`json_record_problem`);
 * :func:`load_state` reads a ``.pt`` state dict with ``torch.load(..., weights_only=True)`` and checks it against
   the model it is loaded into;
+* :func:`table_rows` turns a complete run's results into its table rows, refusing what the experiment cannot read;
 * :func:`check_digest` compares a kept file with the SHA-256 its run record holds (:func:`file_sha256`).
 
 Each refuses with a :class:`RunFileError` (a ``ValueError``: the command line prints it as one line, exit 2) whose
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +214,26 @@ def read_json_record(
     if problem is not None:
         raise refuse(problem)
     return value
+
+
+def table_rows(path: Path, result: Any, rows, *, what: str, remedy: str | None = None) -> list[dict]:
+    """``rows(result)``, the table rows an experiment makes of the results read from ``path``, each checked.
+
+    A result the experiment's ``rows`` cannot read, or a row holding anything but keys (strings) and measurements
+    (numbers or null), is a :class:`RunFileError` naming ``path``: the file was edited since the run wrote it.
+    """
+    try:
+        table = rows(result)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        found = f"an object the experiment's rows cannot read ({type(exc).__name__}: {exc})"
+        raise run_file_error(path, what, found, remedy=remedy) from None
+    for row in table:
+        odd = {k: v for k, v in row.items() if not (v is None or isinstance(v, (str, Real)))}
+        if odd:
+            field, value = next(iter(odd.items()))
+            found = f"a row whose {field} is {value!r}, neither a key (a string) nor a measurement (a number or null)"
+            raise run_file_error(path, what, found, remedy=remedy)
+    return table
 
 
 def file_sha256(path: str | Path) -> str:

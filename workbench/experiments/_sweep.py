@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._run_files import RUN_RECORD, RunFileError, read_json_record, run_file_error
+from workbench.experiments._run_files import RUN_RECORD, RunFileError, read_json_record, table_rows
 from workbench.experiments._runs import jsonable, restore_floats, run_directory, save_json, save_text
 from workbench.experiments._runs import progress as _progress_bar
 from workbench.validation import check_choice, check_integer
@@ -302,23 +302,7 @@ def _complete_rows(experiment, name: str, folder: Path, config: dict, selection:
     results = folder / "results.json"
     what = f"the results of a complete {name} run"
     result = restore_floats(read_json_record(results, what=what, remedy=_TASK_REMEDY))
-    try:
-        rows = experiment.rows(result)
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        raise run_file_error(
-            results, what, f"an object {name}'s rows cannot read ({type(exc).__name__}: {exc})", remedy=_TASK_REMEDY
-        ) from None
-    for row in rows:
-        odd = {k: v for k, v in row.items() if not (v is None or isinstance(v, (str, Real)))}
-        if odd:
-            field, value = next(iter(odd.items()))
-            raise run_file_error(
-                results,
-                what,
-                f"a row whose {field} is {value!r}, neither a key (a string) nor a measurement (a number or null)",
-                remedy=_TASK_REMEDY,
-            )
-    return rows
+    return table_rows(results, result, experiment.rows, what=what, remedy=_TASK_REMEDY)
 
 
 def _run_task(name: str, config: dict, selection: dict, folder: str, threads: int) -> dict:

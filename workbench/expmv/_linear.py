@@ -376,9 +376,7 @@ class LinearMap:
     def dense(self, like):
         """:math:`A` as a dense matrix in the library, dtype and device of ``like``, or ``None`` without entries."""
         if not (array_api_compat.is_numpy_array(like) or array_api_compat.is_torch_array(like)):
-            raise TypeError(
-                f"like must be a numpy array or a torch tensor, got {type(like).__module__}.{type(like).__name__}"
-            )
+            raise TypeError(f"like must be a numpy array or a torch tensor, got {type(like).__name__}")
         xp = namespace(like=like)
         host = self.host_matrix(strict=False) if self.kind != "dense" else None
         if not (self.kind == "dense" or host is not None):
