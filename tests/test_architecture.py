@@ -76,6 +76,41 @@ LAYERS: dict[str, set[str]] = {
     "_version": set(),
 }
 
+# Inside ``experiments``: one subpackage per experiment, the shared parts in ``common``, and above them the
+# registry and the sweep that drive experiments by name.  Each unit lists the units of ``experiments`` it may
+# import (an experiment builds on another's model or settings only where its paper does).
+EXPERIMENT_LAYERS: dict[str, set[str]] = {
+    "common": set(),
+    "bch_fusion": {"common"},
+    "swiss_sit": {"common"},
+    "sit_transfer": {"common", "swiss_sit"},  # the Swiss SiT carried between operators
+    "induction": {"common"},
+    "lm": {"common", "induction"},  # the induction experiment's transformer, read on bytes
+    "transfer": {"common", "lm", "induction"},  # its two tasks are those two experiments'
+    "long_context": {"common", "lm"},
+    "givens_mixer": {"common"},
+    "log_lens": {"common", "induction"},  # the induction task, read through the log lens
+    "magnus_fusion": {"common", "lm", "bch_fusion"},
+    "spd_certified": {"common"},
+    "corpus_diagnosis": {"common"},
+    "connection_walk": {"common"},
+    "head_subspaces": {"common", "induction"},
+    "_registry": {
+        "common",
+        "swiss_sit",
+        "sit_transfer",
+        "induction",
+        "lm",
+        "transfer",
+        "long_context",
+        "givens_mixer",
+        "log_lens",
+        "magnus_fusion",
+        "spd_certified",
+    },
+    "_sweep": {"common", "_registry"},
+}
+
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
@@ -204,6 +239,25 @@ def layer_crossings(graph) -> list[str]:
     return bad
 
 
+def experiment_crossings(graph) -> list[str]:
+    """Imports between the units of ``experiments`` that :data:`EXPERIMENT_LAYERS` does not list."""
+    bad = []
+    for module, imports in graph.items():
+        parts = module.split(".")
+        if parts[:2] != ["workbench", "experiments"] or len(parts) < 3:
+            continue
+        unit = parts[2]
+        if unit not in EXPERIMENT_LAYERS:
+            bad.append(f"{module} belongs to no unit of experiments: add {unit!r} to EXPERIMENT_LAYERS")
+            continue
+        for line, target, _ in imports:
+            other = target.split(".")
+            if other[:2] == ["workbench", "experiments"] and len(other) > 2 and other[2] != unit:
+                if other[2] not in EXPERIMENT_LAYERS[unit]:
+                    bad.append(f"{module}:{line} ({unit}) imports {target}, which {unit} may not use")
+    return bad
+
+
 def notebook_private_imports(root: Path = ROOT) -> list[str]:
     bad = []
     for path in sorted((root / "notebooks").glob("*.py")):
@@ -225,6 +279,12 @@ def test_no_module_imports_a_private_name_of_another():
 
 def test_imports_follow_the_layer_order():
     assert layer_crossings(import_graph()) == []
+
+
+def test_experiments_import_each_other_in_the_layer_order():
+    assert experiment_crossings(import_graph()) == []
+    units = {p.name for p in (ROOT / "workbench" / "experiments").iterdir() if (p / "__init__.py").exists()}
+    assert units <= set(EXPERIMENT_LAYERS), sorted(units - set(EXPERIMENT_LAYERS))
 
 
 def test_notebooks_import_only_public_names():
@@ -310,13 +370,22 @@ def test_a_layer_crossing_is_found(tmp_path):
 
 
 def _packages():
-    return sorted(p.name for p in (ROOT / "workbench").iterdir() if (p / "__init__.py").exists())
+    """Every package below ``workbench``, subpackages too (``experiments.lm``), as dotted names."""
+    return sorted(
+        ".".join(p.parent.relative_to(ROOT / "workbench").parts)
+        for p in (ROOT / "workbench").rglob("__init__.py")
+        if p.parent != ROOT / "workbench"
+    )
+
+
+def _subpackages(package: str) -> list[str]:
+    return [p for p in _packages() if p.startswith(package + ".") and p.count(".") == package.count(".") + 1]
 
 
 def _module_exports(package: str) -> dict[str, set[str]]:
     """``__all__`` of each private module of a package, read from the source (no import needed)."""
     exports = {}
-    for path in sorted((ROOT / "workbench" / package).glob("_*.py")):
+    for path in sorted((ROOT / "workbench" / package.replace(".", "/")).glob("_*.py")):
         if path.name == "__init__.py":
             continue
         for node in ast.parse(path.read_text()).body:
@@ -328,7 +397,7 @@ def _module_exports(package: str) -> dict[str, set[str]]:
 
 def _defined_in_index(package: str) -> set[str]:
     """Public names the package ``__init__`` defines itself (a registry such as ``lie.SERIES``)."""
-    body = ast.parse((ROOT / "workbench" / package / "__init__.py").read_text()).body
+    body = ast.parse((ROOT / "workbench" / package.replace(".", "/") / "__init__.py").read_text()).body
     names = set()
     for node in body:
         targets = node.targets if isinstance(node, ast.Assign) else [node] if isinstance(node, ast.FunctionDef) else []
@@ -344,6 +413,15 @@ def test_a_package_exports_exactly_its_modules_names(package):
     module = importlib.import_module(f"workbench.{package}")
     exported = set(module.__all__)
     own = set().union(*_module_exports(package).values()) | _defined_in_index(package)
+    subpackages = _subpackages(package)
+    if subpackages:
+        # A package of subpackages (experiments) re-exports a chosen part of theirs: every name it adds
+        # to its own modules' comes from one of them.
+        below = set().union(*(importlib.import_module(f"workbench.{p}").__all__ for p in subpackages))
+        assert exported - own <= below, f"workbench.{package} exports names no module of it defines: " + str(
+            sorted(exported - own - below)
+        )
+        own |= exported & below
     assert exported == own, (
         f"workbench.{package}.__all__ differs from its modules' __all__: "
         f"missing {sorted(own - exported)}, extra {sorted(exported - own)}"
@@ -353,7 +431,7 @@ def test_a_package_exports_exactly_its_modules_names(package):
 
 @pytest.mark.parametrize("package", _packages())
 def test_every_exported_name_resolves(package):
-    if package in {"nn", "experiments"}:
+    if package.split(".")[0] in {"nn", "experiments"}:
         pytest.importorskip("torch")
     module = importlib.import_module(f"workbench.{package}")
     for name in module.__all__:

@@ -1,4 +1,4 @@
-"""BCH/Magnus fusion micro-experiment (workbench.experiments._bch_fusion, benchmarks/bch_fusion.py).
+"""BCH/Magnus fusion micro-experiment (workbench.experiments.bch_fusion, benchmarks/bch_fusion.py).
 
 Oracles: dense ``scipy.linalg.expm``/``logm`` products, the closed form of the leading first-order error
 (½[A, B]), ``scipy.integrate.solve_ivp`` (DOP853) for the continuous flow, a fine exponential-midpoint

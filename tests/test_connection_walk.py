@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from workbench.attention import factored_transport_gram, geometric_drift
-from workbench.experiments._connection_walk import connection_walk_table, study_connection_walk
+from workbench.experiments.connection_walk import connection_walk_table, study_connection_walk
 from workbench.memory import memory_limit
 from workbench.models import corpus_windows, diagnose_ids, load_minilm, load_model, read_corpus
 
@@ -225,10 +225,10 @@ def test_decoders_side_by_side_with_skips(decoders, tmp_path):
 
 
 def test_the_sweep_refuses_a_length_past_the_memory_budget(decoders, tmp_path):
-    from workbench.experiments._connection_walk import _trace_bytes
+    from workbench.experiments.connection_walk import trace_bytes
 
     gpt2 = decoders[0]
-    with memory_limit(1.5 * _trace_bytes(gpt2, 16)):
+    with memory_limit(1.5 * trace_bytes(gpt2, 16)):
         result = study_connection_walk(
             gpt2, corpus=_corpus_file(tmp_path), windows=1, max_tokens=16, lengths=(16, 32), sweep_windows=1,
             progress=False,
@@ -237,7 +237,7 @@ def test_the_sweep_refuses_a_length_past_the_memory_budget(decoders, tmp_path):
     assert [s["length"] for s in sweep["lengths"]] == [16]
     (skip,) = sweep["skipped"]
     assert skip["length"] == 32 and "more than the budget" in skip["reason"]
-    with memory_limit(0.5 * _trace_bytes(gpt2, 16)), pytest.raises(ValueError, match="forward pass of gpt2"):
+    with memory_limit(0.5 * trace_bytes(gpt2, 16)), pytest.raises(ValueError, match="forward pass of gpt2"):
         study_connection_walk(gpt2, corpus=_corpus_file(tmp_path), windows=1, max_tokens=16, lengths=(16,),
                               progress=False)  # fmt: skip
 

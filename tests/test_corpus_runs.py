@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.experiments._corpus_runs import (
+from workbench.experiments.common import (
     CorpusRun,
     aggregate_layers,
     layers_table,

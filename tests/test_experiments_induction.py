@@ -1,4 +1,4 @@
-"""Tests of the induction-head experiment (workbench.experiments._induction).
+"""Tests of the induction-head experiment (workbench.experiments.induction).
 
 Oracles: exact structural facts (causal masking, DMAP symmetry ρ_skew = 0, score ranges), closed-form synthetic
 loss curves with a known transition step, and bitwise reproducibility under a fixed seed.

@@ -20,7 +20,7 @@ from workbench.experiments import (
     swiss_roll_points,
 )
 from workbench.experiments import swiss_sit_table as format_table
-from workbench.experiments._swiss_sit import EPS_REV_TOLERANCE, train_condition
+from workbench.experiments.swiss_sit import EPS_REV_TOLERANCE, train_condition
 
 # A tiny configuration for the default (fast) tests: a few steps, 2 contexts of 16 points.
 TINY = SwissSiTConfig.preset("quick", n_train=300, context=16, steps=8, batch=4, n_generate=32, euler_steps=5)

@@ -17,19 +17,22 @@ import sympy as sp
 
 torch = pytest.importorskip("torch")
 
-from workbench.experiments._givens_mixer import run_givens_mixer  # noqa: E402
-from workbench.experiments._givens_mixer_config import GIVENS_MIXER_CONDITIONS, MIXER_INITS, GivensMixerConfig  # noqa: E402
-from workbench.experiments._givens_mixer_model import (  # noqa: E402
+from workbench.experiments.common import ByteCorpus, shakespeare_bytes  # noqa: E402
+from workbench.experiments.givens_mixer import (  # noqa: E402  # noqa: E402
+    GIVENS_MIXER_CONDITIONS,
     MASK_ID,
+    MIXER_INITS,
+    GivensMixerConfig,
     MaskedByteTransformer,
     count_spikes,
+    givens_mixer_rows,
+    givens_mixer_table,
     mask_bytes,
     masked_bpb,
     masked_eval_set,
+    run_givens_mixer,
     training_stream,
 )
-from workbench.experiments._givens_mixer_report import givens_mixer_rows, givens_mixer_table  # noqa: E402
-from workbench.experiments._text_corpus import ByteCorpus, shakespeare_bytes  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -141,7 +141,7 @@ def test_projection_of_a_model_is_each_heads_corner_operator():
 
 
 def test_one_seed_gives_every_operator_the_same_start():
-    from workbench.experiments._language_model import new_model
+    from workbench.experiments.lm import new_model
 
     cfg = LanguageModelConfig.preset("quick")
     states = [new_model(cfg, op).state_dict() for op in ("ATTN", "DMTN", "DMAP")]

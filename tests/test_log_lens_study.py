@@ -20,16 +20,17 @@ import scipy.stats
 torch = pytest.importorskip("torch")
 
 from workbench.experiments import InductionTransformer  # noqa: E402
-from workbench.experiments._log_lens_circuits import (  # noqa: E402
+from workbench.experiments.log_lens import (  # noqa: E402
+    LogLensConfig,
     alignment_test,
     change_statistics,
     composition_scores,
     head_circuits,
+    log_lens_rows,
+    log_lens_table,
     rank_correlation,
+    run_log_lens,
 )
-from workbench.experiments._log_lens_config import LogLensConfig  # noqa: E402
-from workbench.experiments._log_lens_report import log_lens_rows, log_lens_table  # noqa: E402
-from workbench.experiments._log_lens_study import run_log_lens  # noqa: E402
 from workbench.lens import log_lens  # noqa: E402
 
 torch.set_num_threads(1)
@@ -196,12 +197,12 @@ def test_the_lens_logarithm_exponentiates_back_to_the_residual_update_map():
 def test_commuting_head_maps_have_zero_commutator():
     # Oracle: two polynomials in one matrix commute, and so do their principal logs (functions of the same matrix):
     # ‖[S_a, S_b]‖_F = 0 up to rounding (1e-13 · ‖S_a‖‖S_b‖); a third, generic map does not commute.
-    from workbench.experiments._log_lens_study import _lens
+    from workbench.experiments.log_lens import lens_of_maps
 
     rng = np.random.default_rng(3)
     A = 0.2 * rng.standard_normal((6, 6))
     other = 0.2 * rng.standard_normal((6, 6))
-    lens = _lens([np.eye(6) + A, np.eye(6) + 2 * A + A @ A, np.eye(6) + other])
+    lens = lens_of_maps([np.eye(6) + A, np.eye(6) + 2 * A + A @ A, np.eye(6) + other])
     H, norms = lens["commutator"], lens["log_norm"]
     assert H[0, 1] <= 1e-13 * norms[0] * norms[1]
     assert H[0, 2] > 1e-3
@@ -212,10 +213,10 @@ def test_commuting_head_maps_have_zero_commutator():
 
 def test_a_head_without_a_logarithm_is_reported_not_raised():
     # W_OV with eigenvalue -3 makes I + W_OV have eigenvalue -2: no real principal log; its commutators are NaN.
-    from workbench.experiments._log_lens_study import _lens
+    from workbench.experiments.log_lens import lens_of_maps
 
     bad = np.diag([-3.0, 0.5, 0.0])
-    lens = _lens([np.eye(3) + bad, np.eye(3) + np.diag([0.1, 0.2, 0.3])])
+    lens = lens_of_maps([np.eye(3) + bad, np.eye(3) + np.diag([0.1, 0.2, 0.3])])
     assert lens["reason"][0] == "no real principal logarithm: eigenvalue -2 on the negative real axis"
     assert math.isnan(lens["commutator"][0, 1]) and math.isnan(lens["commutator_normalized"][0, 1])
 
@@ -363,18 +364,18 @@ def test_spike_statistics_are_read_against_the_transition():
     # Closed form: a pair curve that jumps between steps 40 and 50, a transition at 45 with window (40, 60) over a
     # span of 100: spike at 45, lag 0, concentration 100/20 = 5.  A curve undefined at two snapshots is read on the
     # rest; one defined at fewer than three is reported undefined.
-    from workbench.experiments._log_lens_study import _spikes
+    from workbench.experiments.log_lens import transition_statistics
 
     steps = list(range(0, 101, 10))
     curve = [0.0 if t < 45 else 1.0 for t in steps]
     transition = {"detected": True, "step": 45.0, "window": [40.0, 60.0]}
-    stats = _spikes(steps, curve, transition, smooth=1)
+    stats = transition_statistics(steps, curve, transition, smooth=1)
     assert (stats["spike_step"], stats["lag"], stats["concentration"]) == (45.0, 0.0, 5.0)
     holes = curve.copy()
     holes[0] = holes[10] = math.nan
-    assert _spikes(steps, holes, transition, smooth=1)["snapshots_without_log"] == 2
-    assert "undefined" in _spikes(steps, [math.nan] * 9 + [1.0, 2.0], transition, smooth=1)
-    assert _spikes(steps, curve, {"detected": False, "step": None, "window": None}, smooth=3)["lag"] is None
+    assert transition_statistics(steps, holes, transition, smooth=1)["snapshots_without_log"] == 2
+    assert "undefined" in transition_statistics(steps, [math.nan] * 9 + [1.0, 2.0], transition, smooth=1)
+    assert transition_statistics(steps, curve, {"detected": False, "step": None, "window": None}, smooth=3)["lag"] is None
 
 
 def test_an_interrupted_run_resumes_to_the_same_record(tmp_path):

@@ -25,12 +25,12 @@ from workbench.experiments import (  # noqa: E402
     run_long_context,
     saved_tensor_bytes,
 )
-from workbench.experiments._long_context import new_models  # noqa: E402
-from workbench.experiments._long_context_report import (  # noqa: E402
+from workbench.experiments.long_context import (  # noqa: E402
     crossover_context,
     long_context_figure,
     long_context_rows,
     long_context_table,
+    new_models,
 )
 from workbench.nn import ExpMarkovAttention  # noqa: E402
 from workbench.rates import fit_rate  # noqa: E402

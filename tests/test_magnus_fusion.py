@@ -18,9 +18,9 @@ import scipy.linalg
 
 torch = pytest.importorskip("torch")
 
-from workbench.experiments._magnus_fusion import MagnusFusionConfig, run_magnus_fusion  # noqa: E402
-from workbench.experiments._magnus_fusion_model import (  # noqa: E402
+from workbench.experiments.magnus_fusion import (  # noqa: E402  # noqa: E402
     GeneratorLM,
+    MagnusFusionConfig,
     budget_schedule,
     commutator_penalty,
     commutator_sum,
@@ -29,8 +29,10 @@ from workbench.experiments._magnus_fusion_model import (  # noqa: E402
     fused_maps,
     fused_matrix,
     fusion_wall_clock,
+    magnus_fusion_rows,
+    magnus_fusion_table,
+    run_magnus_fusion,
 )
-from workbench.experiments._magnus_fusion_report import magnus_fusion_rows, magnus_fusion_table  # noqa: E402
 from workbench.rates import fit_rate  # noqa: E402
 
 torch.set_num_threads(1)

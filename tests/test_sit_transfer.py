@@ -16,7 +16,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import workbench.experiments._sit_transfer as sit_transfer_module  # noqa: E402
 from workbench.attention import OPERATORS, family_operator, parameter_count, project_head  # noqa: E402
 from workbench.experiments import (  # noqa: E402
     PAPER_SECTION10,
@@ -29,8 +28,8 @@ from workbench.experiments import (  # noqa: E402
     run_swiss_sit,
     sit_transfer_table,
 )
-from workbench.experiments._sit_transfer import MEASUREMENTS, sit_transfer_rows  # noqa: E402
-from workbench.experiments._swiss_sit import EPS_REV_TOLERANCE  # noqa: E402
+from workbench.experiments.sit_transfer import MEASUREMENTS, sit_transfer_rows  # noqa: E402
+from workbench.experiments.swiss_sit import EPS_REV_TOLERANCE  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -181,7 +180,7 @@ def test_resume_gives_the_rows_of_an_uninterrupted_run(tmp_path, monkeypatch, ti
     rebuilds the DMAP source from the kept DMTN state dict; every field but ``seconds`` must match exactly
     (single-threaded CPU torch is deterministic, and JSON keeps doubles exactly)."""
     calls = []
-    train_flow = sit_transfer_module.train_flow
+    train_flow = _runner_module().train_flow
 
     def interrupt_the_second_adaptation(*args, **kwargs):
         calls.append(kwargs["steps"])
@@ -189,13 +188,13 @@ def test_resume_gives_the_rows_of_an_uninterrupted_run(tmp_path, monkeypatch, ti
             raise KeyboardInterrupt
         return train_flow(*args, **kwargs)
 
-    monkeypatch.setattr(sit_transfer_module, "train_flow", interrupt_the_second_adaptation)
+    monkeypatch.setattr(_runner_module(), "train_flow", interrupt_the_second_adaptation)
     with pytest.raises(KeyboardInterrupt):
         run_sit_transfer(TINY, out=tmp_path / "run", progress=False)
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] == "interrupted" and record["done"] == ["ATTN", "DMTN"]
     assert record["conditions"] == ["ATTN", "DMTN", "DMAP"]
-    monkeypatch.setattr(sit_transfer_module, "train_flow", train_flow)
+    monkeypatch.setattr(_runner_module(), "train_flow", train_flow)
 
     resumed = run_sit_transfer(TINY, out=tmp_path / "run", progress=False, resume=True)
     reference = run_sit_transfer(TINY, out=tmp_path / "reference", progress=False)
@@ -312,3 +311,10 @@ def test_cli_runs_the_experiment_with_targets_and_refuses_them_elsewhere(tmp_pat
     assert json.loads((tmp_path / "run" / "run.json").read_text())["selection"] == {"targets": ["DMTN"]}
     assert main(["experiment", "swiss-sit", "--targets", "DMTN", "--out", str(tmp_path / "other")]) == 2
     assert "--targets does not apply to the swiss-sit experiment" in capsys.readouterr().err
+
+
+def _runner_module():
+    """The module of ``run_sit_transfer``, whose ``train_flow`` the interruption test replaces."""
+    import inspect
+
+    return inspect.getmodule(run_sit_transfer)

@@ -17,10 +17,16 @@ torch = pytest.importorskip("torch")
 scipy_linalg = pytest.importorskip("scipy.linalg")
 scipy_optimize = pytest.importorskip("scipy.optimize")
 
-from workbench.experiments._spd_certified import run_spd_certified  # noqa: E402
-from workbench.experiments._spd_certified_config import SPDCertifiedConfig, digits_split  # noqa: E402
-from workbench.experiments._spd_certified_model import CertifiableMLP, certified_radius, l2_attack  # noqa: E402
-from workbench.experiments._spd_certified_report import spd_certified_rows, spd_certified_table  # noqa: E402
+from workbench.experiments.spd_certified import (  # noqa: E402  # noqa: E402
+    CertifiableMLP,
+    SPDCertifiedConfig,
+    certified_radius,
+    digits_split,
+    l2_attack,
+    run_spd_certified,
+    spd_certified_rows,
+    spd_certified_table,
+)
 
 torch.set_num_threads(1)
 

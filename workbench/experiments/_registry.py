@@ -6,31 +6,61 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.experiments._givens_mixer import run_givens_mixer
-from workbench.experiments._givens_mixer_config import GivensMixerConfig
-from workbench.experiments._givens_mixer_report import givens_mixer_rows, givens_mixer_table
-from workbench.experiments._induction import run_induction
-from workbench.experiments._induction_config import ARCHITECTURES, INDUCTION_OPERATORS, InductionConfig
-from workbench.experiments._induction_report import induction_rows, induction_table
-from workbench.experiments._language_model import LanguageModelConfig, run_language_model
-from workbench.experiments._language_model_report import language_model_rows, language_model_table
-from workbench.experiments._log_lens_config import LOG_LENS_OPERATORS, LogLensConfig
-from workbench.experiments._log_lens_report import log_lens_rows, log_lens_table
-from workbench.experiments._log_lens_study import run_log_lens
-from workbench.experiments._long_context import LongContextConfig, run_long_context
-from workbench.experiments._long_context_report import long_context_rows, long_context_table
-from workbench.experiments._magnus_fusion import MagnusFusionConfig, run_magnus_fusion
-from workbench.experiments._magnus_fusion_report import magnus_fusion_rows, magnus_fusion_table
-from workbench.experiments._sit_transfer import run_sit_transfer, sit_transfer_rows, sit_transfer_table
-from workbench.experiments._sit_transfer_config import SIT_TRANSFER_TARGETS, SitTransferConfig
-from workbench.experiments._spd_certified import run_spd_certified
-from workbench.experiments._spd_certified_config import SPDCertifiedConfig
-from workbench.experiments._spd_certified_report import spd_certified_rows, spd_certified_table
-from workbench.experiments._swiss_sit import run_swiss_sit
-from workbench.experiments._swiss_sit_config import SWISS_SIT_ORDERS, SwissSiTConfig
-from workbench.experiments._swiss_sit_report import swiss_sit_rows, swiss_sit_table
-from workbench.experiments._transfer import TransferConfig, run_transfer
-from workbench.experiments._transfer_report import transfer_rows, transfer_table
+from workbench.experiments.givens_mixer import (
+    GivensMixerConfig,
+    givens_mixer_rows,
+    givens_mixer_table,
+    run_givens_mixer,
+)
+from workbench.experiments.induction import (
+    ARCHITECTURES,
+    INDUCTION_OPERATORS,
+    InductionConfig,
+    induction_rows,
+    induction_table,
+    run_induction,
+)
+from workbench.experiments.lm import LanguageModelConfig, language_model_rows, language_model_table, run_language_model
+from workbench.experiments.log_lens import (
+    LOG_LENS_OPERATORS,
+    LogLensConfig,
+    log_lens_rows,
+    log_lens_table,
+    run_log_lens,
+)
+from workbench.experiments.long_context import (
+    LongContextConfig,
+    long_context_rows,
+    long_context_table,
+    run_long_context,
+)
+from workbench.experiments.magnus_fusion import (
+    MagnusFusionConfig,
+    magnus_fusion_rows,
+    magnus_fusion_table,
+    run_magnus_fusion,
+)
+from workbench.experiments.sit_transfer import (
+    SIT_TRANSFER_TARGETS,
+    SitTransferConfig,
+    run_sit_transfer,
+    sit_transfer_rows,
+    sit_transfer_table,
+)
+from workbench.experiments.spd_certified import (
+    SPDCertifiedConfig,
+    run_spd_certified,
+    spd_certified_rows,
+    spd_certified_table,
+)
+from workbench.experiments.swiss_sit import (
+    SWISS_SIT_ORDERS,
+    SwissSiTConfig,
+    run_swiss_sit,
+    swiss_sit_rows,
+    swiss_sit_table,
+)
+from workbench.experiments.transfer import TransferConfig, run_transfer, transfer_rows, transfer_table
 
 __all__ = ["EXPERIMENTS", "Experiment"]
 

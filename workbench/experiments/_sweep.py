@@ -58,9 +58,18 @@ from typing import Any
 
 import numpy as np
 
-from workbench.experiments._run_files import RUN_RECORD, RunFileError, read_json_record, table_rows
-from workbench.experiments._runs import jsonable, restore_floats, run_directory, save_json, save_text
-from workbench.experiments._runs import progress as _progress_bar
+from workbench.experiments.common import (
+    RUN_RECORD,
+    RunFileError,
+    jsonable,
+    read_json_record,
+    restore_floats,
+    run_directory,
+    save_json,
+    save_text,
+    table_rows,
+)
+from workbench.experiments.common import progress as _progress_bar
 from workbench.validation import check_choice, check_integer
 
 __all__ = ["run_sweep", "sweep_table"]
