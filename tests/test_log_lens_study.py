@@ -375,7 +375,9 @@ def test_spike_statistics_are_read_against_the_transition():
     holes[0] = holes[10] = math.nan
     assert transition_statistics(steps, holes, transition, smooth=1)["snapshots_without_log"] == 2
     assert "undefined" in transition_statistics(steps, [math.nan] * 9 + [1.0, 2.0], transition, smooth=1)
-    assert transition_statistics(steps, curve, {"detected": False, "step": None, "window": None}, smooth=3)["lag"] is None
+    assert (
+        transition_statistics(steps, curve, {"detected": False, "step": None, "window": None}, smooth=3)["lag"] is None
+    )
 
 
 def test_an_interrupted_run_resumes_to_the_same_record(tmp_path):

@@ -262,9 +262,7 @@ _MODULES = {
         "connection_walk_table",
         "study_connection_walk",
     ),
-    "workbench.experiments.corpus_diagnosis": (
-        "diagnose_corpus",
-    ),
+    "workbench.experiments.corpus_diagnosis": ("diagnose_corpus",),
     "workbench.experiments.givens_mixer": (
         "count_spikes",
         "GIVENS_MIXER_CONDITIONS",

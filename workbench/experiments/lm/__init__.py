@@ -1,9 +1,14 @@
-"""Table 2 (Attention Geometry §11): byte-level causal language models under one operator's scores.
+"""``lm`` — Table 2 of Attention Geometry §11: a byte-level causal language model under one operator's scores.
+
+``workbench experiment lm`` trains one model (the induction experiment's transformer, with its MLP sublayer) on
+the Shakespeare bytes with ATTN, DMTN, DMAP or ATAP logits, and reports held-out bits per byte and the byte
+induction probe; a sweep over operator and seed gives Table 2 with paired differences.
 
 Modules
 -------
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- LanguageModelConfig: the model, the training budget, the presets quick, paper and gpu
+_run                -- new_model, byte_induction_probe and run_language_model (train, score, write the run)
+_report             -- the table beside the paper's, the sweep's paired differences and learning curves
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 from workbench.lazy import lazy_exports
 
 _MODULES = {
+    "workbench.experiments.lm._config": ("LanguageModelConfig",),
     "workbench.experiments.lm._report": (
         "PAPER_TABLE2",
         "language_model_rows",
@@ -19,6 +25,6 @@ _MODULES = {
         "language_model_table",
         "paired_difference",
     ),
-    "workbench.experiments.lm._run": ("LanguageModelConfig", "byte_induction_probe", "new_model", "run_language_model"),
+    "workbench.experiments.lm._run": ("byte_induction_probe", "new_model", "run_language_model"),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
