@@ -38,6 +38,19 @@ doing anything else run 5–15× slower than one).  Names load on first use (PEP
 experiment, the configs, the transition criterion, the tables and the run records need only numpy; the
 models and runners need torch.
 
+Layout
+------
+One subpackage per experiment (``workbench.experiments.<name>``, the command's name with ``_``), each holding
+what the experiment is made of: ``_config`` (its frozen settings and presets), ``_model`` (the model, where it
+has its own), ``_run`` (train, measure, write the run directory) and ``_report`` (the table beside the paper's
+numbers, the flat rows a sweep gathers, figures).  What they share is in ``common``: :class:`ExperimentConfig`,
+run directories and :class:`RunLog`, the readers of a run's files, streamed corpus runs, the byte corpus, and the
+one training loop (``common.train``: AdamW with warm-up and cosine decay, gradient clipping, a logged curve,
+held-out bits per byte, a guard against non-finite steps) that every trained model runs.  Above them,
+``_registry`` names the experiments for ``workbench experiment`` and the sweep runs them over grids.  To add an
+experiment: a subpackage with those modules, an entry in the registry, and its unit in the table of
+``tests/test_architecture.py``.  This index re-exports the names a user calls; each subpackage exports its own.
+
 Running experiments
 -------------------
 EXPERIMENTS             -- the experiments ``workbench experiment NAME`` runs, by name
