@@ -108,7 +108,8 @@ EXPERIMENT_LAYERS: dict[str, set[str]] = {
         "magnus_fusion",
         "spd_certified",
     },
-    "_sweep": {"common", "_registry"},
+    "_sweep": {"common", "_registry", "_sweep_plan"},
+    "_sweep_plan": {"common"},  # the sweep's settings checked and its tasks built
 }
 
 
@@ -363,6 +364,25 @@ def test_a_layer_crossing_is_found(tmp_path):
     )
     assert layer_crossings(graph) == [
         "workbench.markov:1 (markov) imports workbench.catalogue (catalogue), which markov may not use"
+    ]
+
+
+def test_an_experiment_importing_one_it_may_not_use_is_found(tmp_path):
+    graph = _tree(
+        tmp_path,
+        {
+            "workbench/__init__.py": "",
+            "workbench/experiments/__init__.py": "",
+            "workbench/experiments/lm/__init__.py": "",
+            "workbench/experiments/lm/_run.py": "from workbench.experiments.common import train\n",
+            "workbench/experiments/common/__init__.py": "",
+            "workbench/experiments/swiss_sit/__init__.py": "from workbench.experiments.lm import new_model\n",
+            "workbench/experiments/attic/__init__.py": "",
+        },
+    )
+    assert experiment_crossings(graph) == [
+        "workbench.experiments.attic belongs to no unit of experiments: add 'attic' to EXPERIMENT_LAYERS",
+        "workbench.experiments.swiss_sit:1 (swiss_sit) imports workbench.experiments.lm, which swiss_sit may not use",
     ]
 
 

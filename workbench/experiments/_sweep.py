@@ -41,23 +41,21 @@ measures.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-import itertools
-import json
 import math
 import os
 import re
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Mapping
-from numbers import Integral, Real
+from collections.abc import Iterable
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from workbench.experiments._sweep_plan import plan_sweep, value_text
 from workbench.experiments.common import (
     RUN_RECORD,
     RunFileError,
@@ -70,7 +68,7 @@ from workbench.experiments.common import (
     table_rows,
 )
 from workbench.experiments.common import progress as _progress_bar
-from workbench.validation import check_choice, check_integer
+from workbench.validation import check_integer
 
 __all__ = ["run_sweep", "sweep_table"]
 
@@ -85,151 +83,9 @@ SPEC_KEYS = ("experiment", "preset", "grid", "seeds", "overrides", "selection")
 _SCHEDULER_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):(\d{1,5})")
 #: What to do about a task folder whose files were edited or damaged.
 _TASK_REMEDY = "remove the task's folder to run the task again"
-_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._=,+\-\[\]]")
-_MAX_CELL_NAME = 200
 
 
-# ---- the plan: validated settings, cells and tasks ---------------------------------------------------------
-
-
-def _plain(value: Any) -> Any:
-    """A config value as the config holds it: numpy scalars as Python numbers, lists as tuples (as ``from_json``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, list):
-        value = tuple(_plain(v) for v in value)
-    return value
-
-
-def _check_fields(parameter: str, given: Any, fields: list[str], config_name: str) -> dict:
-    """``given`` (a mapping of config fields, or ``None``) as a dict; unknown fields and ``seed`` refused."""
-    if given is None:
-        return {}
-    if not isinstance(given, Mapping):
-        raise TypeError(f"{parameter} must be a dict keyed by {config_name} fields, got {type(given).__name__}")
-    for field in given:
-        if field not in fields:
-            raise ValueError(
-                f"{parameter} must be keyed by fields of {config_name} ({', '.join(fields)}), got unknown field "
-                f"{field!r}"
-            )
-        if field == "seed":
-            raise ValueError(f"{parameter} must not set seed (the seeds parameter does), got {parameter}['seed']")
-    return dict(given)
-
-
-def _check_grid(grid: Any, fields: list[str], config_name: str) -> dict[str, list]:
-    checked = {}
-    for field, values in _check_fields("grid", grid, fields, config_name).items():
-        if isinstance(values, np.ndarray):
-            values = values.tolist()
-        if not isinstance(values, (list, tuple, range)):
-            raise TypeError(f"grid[{field!r}] must be a list of values, got {values!r}")
-        values = [_plain(v) for v in values]
-        if not values:
-            raise ValueError(f"grid[{field!r}] must be a non-empty list of values, got []")
-        if len({json.dumps(jsonable(v), sort_keys=True) for v in values}) != len(values):
-            raise ValueError(f"grid[{field!r}] must not repeat a value, got {values!r}")
-        checked[field] = values
-    return checked
-
-
-def _check_seeds(seeds: Any) -> list[int]:
-    message = f"seeds must be a non-empty sequence of distinct integers >= 0, got {seeds!r}"
-    if isinstance(seeds, (str, bytes, Mapping)) or not isinstance(seeds, Iterable):
-        raise TypeError(message)
-    seeds = [_plain(s) for s in seeds]
-    if any(isinstance(s, bool) or not isinstance(s, Integral) for s in seeds):
-        raise TypeError(message)
-    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise ValueError(message)
-    return [int(s) for s in seeds]
-
-
-def _check_selection(selection: Any, axes: dict[str, tuple[str, ...]], name: str) -> dict[str, tuple[str, ...]]:
-    if selection is None:
-        return {}
-    if not isinstance(selection, Mapping):
-        raise TypeError(f"selection must be a dict of {name} axes to names, got {type(selection).__name__}")
-    checked = {}
-    for axis, values in selection.items():
-        if axis not in axes:
-            raise ValueError(
-                f"selection must be keyed by axes of the {name} experiment ({', '.join(axes)}), got {axis!r}"
-            )
-        values = (values,) if isinstance(values, str) else tuple(values)
-        if not values:
-            raise ValueError(f"selection[{axis!r}] must name at least one of {', '.join(axes[axis])}, got none")
-        for value in values:
-            if value not in axes[axis]:
-                raise ValueError(f"selection[{axis!r}] must hold names from {', '.join(axes[axis])}, got {value!r}")
-        checked[axis] = tuple(dict.fromkeys(values))
-    return checked
-
-
-def _value_text(value: Any) -> str:
-    """A grid value as written in a cell's name and the table: strings bare, anything else as compact JSON."""
-    return value if isinstance(value, str) else json.dumps(jsonable(value), separators=(",", ":"))
-
-
-def _cell_name(cell: dict[str, Any]) -> str:
-    """The directory name of a grid cell: ``field=value`` by field name, comma-joined; ``base`` without a grid."""
-    if not cell:
-        return "base"
-    text = ",".join(f"{field}={_value_text(cell[field])}" for field in sorted(cell))
-    return _UNSAFE_IN_NAME.sub("_", text)
-
-
-def _plan(experiments: dict, name: Any, preset: Any, grid, seeds, overrides, selection) -> tuple[dict, list[dict]]:
-    """The sweep's settings (as recorded in ``sweep.json``) and its tasks, every task's config built and checked."""
-    if not isinstance(name, str) or name not in experiments:
-        raise ValueError(f"name must be one of {', '.join(experiments)}, got {name!r}")
-    experiment = experiments[name]
-    config_class = experiment.config
-    check_choice("preset", preset, tuple(config_class.PRESETS))
-    fields = [f.name for f in dataclasses.fields(config_class)]
-    if "seed" not in fields:  # pragma: no cover - every registered experiment is seeded
-        raise ValueError(f"name must be a seeded experiment (a config with a seed field), got {name!r}")
-    grid = _check_grid(grid, fields, config_class.__name__)
-    overrides = {k: _plain(v) for k, v in _check_fields("overrides", overrides, fields, config_class.__name__).items()}
-    for field in overrides:
-        if field in grid:
-            raise ValueError(f"overrides must not set a field the grid varies, got {field!r} in both")
-    seeds = _check_seeds(seeds)
-    selection = _check_selection(selection, experiment.axes, name)
-
-    cells = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
-    names = [_cell_name(cell) for cell in cells]
-    for cell_name in names:
-        if len(cell_name) > _MAX_CELL_NAME:
-            raise ValueError(
-                f"grid values must give directory names of at most {_MAX_CELL_NAME} characters, got {cell_name!r}"
-            )
-        if names.count(cell_name) > 1:
-            raise ValueError(f"grid values must give distinct directory names, got two cells named {cell_name!r}")
-    base = config_class.preset(preset)
-    tasks = []
-    for cell, cell_name in zip(cells, names, strict=True):
-        for seed in seeds:
-            config = dataclasses.replace(base, **overrides, **cell, seed=seed)  # the fields' own checks run again
-            tasks.append(
-                {
-                    "id": f"{cell_name}/seed-{seed}",
-                    "cell": cell_name,
-                    "grid": cell,
-                    "seed": seed,
-                    "config": jsonable(dataclasses.asdict(config)),
-                }
-            )
-    spec = {
-        "experiment": name,
-        "preset": preset,
-        "grid": grid,
-        "seeds": seeds,
-        "overrides": overrides,
-        "selection": selection,
-    }
-    return spec, tasks
+# ---- the cluster --------------------------------------------------------------------------------------------
 
 
 def _check_scheduler(scheduler: Any) -> None:
@@ -542,7 +398,7 @@ def run_sweep(
     """
     from workbench.experiments._registry import EXPERIMENTS  # torch: only when a sweep runs
 
-    spec, tasks = _plan(EXPERIMENTS, name, preset, grid, seeds, overrides, selection)
+    spec, tasks = plan_sweep(EXPERIMENTS, name, preset, grid, seeds, overrides, selection)
     experiment = EXPERIMENTS[name]
     _check_scheduler(scheduler)
     if workers is not None:
@@ -690,7 +546,7 @@ def sweep_table(result: dict) -> str:
     header = [*fields, *keys, *measured]
     lines = ["| " + " | ".join(_cell_text(h) for h in header) + " |", "|" + "---|" * len(header)]
     for cell in result["cells"]:
-        entries = [_value_text(cell["grid"][f]) if f in cell["grid"] else "—" for f in fields]
+        entries = [value_text(cell["grid"][f]) if f in cell["grid"] else "—" for f in fields]
         entries += [cell["keys"].get(k, "—") for k in keys]
         for m in measured:
             stats = cell["measurements"].get(m)

@@ -5,8 +5,9 @@ Modules
 _config             -- ExperimentConfig and the field checks the configs share
 _corpus             -- the Shakespeare bytes, split by work, and bits per byte
 _corpus_runs        -- a model read over every window of a corpus, streamed to records.jsonl, resumable
+_files              -- atomic writes, JSON records (jsonable, save_json, restore_floats), text files
 _run_files          -- the readers of a run's files: records, states, digests, one refusal type
-_runs               -- run directories, RunLog (run.json), atomic writes, JSON records, the progress bar
+_runs               -- run directories, RunLog (run.json), resumable runs, the progress bar
 _training           -- the one training loop (AdamW, warm-up, logging, guards); byte windows, held-out bpb
 """
 
@@ -35,6 +36,7 @@ _MODULES = {
         "run_corpus",
         "strict_json",
     ),
+    "workbench.experiments.common._files": ("atomic_write", "jsonable", "restore_floats", "save_json", "save_text"),
     "workbench.experiments.common._run_files": (
         "RUN_RECORD",
         "RunFileError",
@@ -46,15 +48,10 @@ _MODULES = {
     "workbench.experiments.common._runs": (
         "RUN_STATUSES",
         "RunLog",
-        "atomic_write",
         "committed_results",
-        "jsonable",
         "progress",
-        "restore_floats",
         "resumable_run",
         "run_directory",
-        "save_json",
-        "save_text",
     ),
     "workbench.experiments.common._training": (
         "VOCAB",

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from workbench.experiments.common._files import jsonable, save_json, save_text
 from workbench.experiments.common._run_files import RunFileError, json_record_problem
-from workbench.experiments.common._runs import RunLog, jsonable, save_json, save_text
+from workbench.experiments.common._runs import RunLog
 from workbench.experiments.common._runs import progress as progress_bar
 from workbench.validation import check_integer
 

@@ -72,11 +72,10 @@ __all__ = ["run_transfer"]
 # ---- the two tasks ----------------------------------------------------------------------------------------
 
 
-def _settings(config: TransferConfig) -> SimpleNamespace:
-    """The language-model training settings a stage reads (what ``train_bytes`` takes from a config)."""
-    return SimpleNamespace(
+def _model_and_training(config: TransferConfig) -> dict:
+    """The fields of a transfer's config under the names the lm and induction configs give them."""
+    return dict(
         seed=config.seed,
-        context=config.context,
         d_model=config.width,
         n_heads=config.n_heads,
         n_layers=config.depth,
@@ -84,8 +83,13 @@ def _settings(config: TransferConfig) -> SimpleNamespace:
         lr=config.peak_lr,
         weight_decay=config.weight_decay,
         grad_clip=config.grad_clip,
-        log_every=config.log_every,
-        device=config.device,
+    )
+
+
+def _settings(config: TransferConfig) -> SimpleNamespace:
+    """The language-model training settings a stage reads (what ``train_bytes`` takes from a config)."""
+    return SimpleNamespace(
+        **_model_and_training(config), context=config.context, log_every=config.log_every, device=config.device
     )
 
 
@@ -128,16 +132,9 @@ class _InductionTask:
     def __init__(self, config: TransferConfig):
         self.config = config
         self.induction = InductionConfig(
-            seed=config.seed,
+            **_model_and_training(config),
             vocab_size=config.vocab_size,
             half_length=config.half_length,
-            d_model=config.width,
-            n_heads=config.n_heads,
-            n_layers=config.depth,
-            batch=config.batch,
-            lr=config.peak_lr,
-            weight_decay=config.weight_decay,
-            grad_clip=config.grad_clip,
             eval_batch=config.eval_batch,
             min_period=config.min_period,
         )
