@@ -235,9 +235,9 @@ def _injected_failure(seed: int, counter: str):
         import dataclasses
         from pathlib import Path
 
-        from workbench.experiments import _registry
+        from workbench.experiments import EXPERIMENTS
 
-        original = _registry.EXPERIMENTS["induction"]
+        original = EXPERIMENTS["induction"]
 
         def run(config, **kwargs):
             if config.seed == seed:
@@ -249,13 +249,14 @@ def _injected_failure(seed: int, counter: str):
                 raise RuntimeError(f"injected failure for seed {seed}")
             return original.run(config, **kwargs)
 
-        _registry.EXPERIMENTS["induction"] = dataclasses.replace(original, run=run)
-        _registry.ORIGINAL_INDUCTION = original
+        # The registry is one dict: replacing its entry is what the sweep's workers look up.
+        run.original = original
+        EXPERIMENTS["induction"] = dataclasses.replace(original, run=run)
 
     def restore():
-        from workbench.experiments import _registry
+        from workbench.experiments import EXPERIMENTS
 
-        _registry.EXPERIMENTS["induction"] = _registry.ORIGINAL_INDUCTION
+        EXPERIMENTS["induction"] = EXPERIMENTS["induction"].run.original
 
     return patch, restore
 
