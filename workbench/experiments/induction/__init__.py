@@ -23,6 +23,13 @@ _MODULES = {
     "workbench.experiments.induction._model": ("InductionTransformer",),
     "workbench.experiments.induction._phase_transition": ("PhaseTransition", "detect_phase_transition"),
     "workbench.experiments.induction._report": ("PAPER_INDUCTION", "induction_rows", "induction_table"),
-    "workbench.experiments.induction._run": ("run_induction", "shifted_period_accuracy"),
+    "workbench.experiments.induction._run": (
+        "attention_scores",
+        "repeat_losses",
+        "run_grid",
+        "run_induction",
+        "shifted_period_accuracy",
+        "train_on_repeats",
+    ),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())

@@ -48,7 +48,7 @@ from workbench.attention import (
     repeated_random_tokens,
     uniform_entropy,
 )
-from workbench.experiments.common import RunLog, Schedule, jsonable, save_json, save_text, train
+from workbench.experiments.common import RunLog, Schedule, Training, jsonable, save_json, save_text, train
 from workbench.experiments.induction._config import (
     ARCHITECTURES,
     INDUCTION_OPERATORS,
@@ -60,7 +60,14 @@ from workbench.experiments.induction._phase_transition import detect_phase_trans
 from workbench.experiments.induction._report import induction_table, save_figures
 from workbench.validation import check_choice
 
-__all__ = ["run_induction", "shifted_period_accuracy"]
+__all__ = [
+    "attention_scores",
+    "repeat_losses",
+    "run_grid",
+    "run_induction",
+    "shifted_period_accuracy",
+    "train_on_repeats",
+]
 
 #: Every file an induction run can write into its run directory (``force`` removes these, and only these).
 ARTEFACTS = frozenset(
@@ -72,17 +79,40 @@ ARTEFACTS = frozenset(
 # ---- training -----------------------------------------------------------------------------------------
 
 
-def _losses(logits: torch.Tensor, tokens: torch.Tensor, T: int) -> dict[str, torch.Tensor]:
-    """Per-region next-token losses: position i predicts token i + 1."""
+def repeat_losses(logits: torch.Tensor, tokens: torch.Tensor, half_length: int) -> dict[str, torch.Tensor]:
+    r"""Next-token losses of repeated tokens :math:`t = (s, s)` by region: position :math:`i` predicts :math:`t_{i+1}`.
+
+    ``loss`` over all :math:`2T - 1` predictions, ``repeat_loss`` over :math:`T \le i \le 2T-2` (predictable by
+    induction: :math:`t_{i+1} = t_{i+1-T}`), ``first_half_loss`` over :math:`0 \le i \le T-1` (floor
+    :math:`\log V`), and ``induction_accuracy``, top-1 on the repeated half.
+
+    Examples
+    --------
+    >>> tokens = torch.tensor([[0, 1, 0, 1]])
+    >>> logits = 10.0 * F.one_hot(torch.tensor([[1, 0, 1, 0]]), 2).float()  # predicts every next token
+    >>> {k: round(float(v), 4) for k, v in repeat_losses(logits, tokens, 2).items()}
+    {'loss': 0.0, 'repeat_loss': 0.0, 'first_half_loss': 0.0, 'induction_accuracy': 1.0}
+    """
+    T = half_length
     per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")  # [B, 2T-1]
-    # positions T..2T-2 predict t[i+1] = t[i+1-T]: predictable by induction; positions 0..T-1 are not
-    repeat = per_token[:, T:]
-    predicted = logits[:, T:-1].argmax(-1)
     return {
         "loss": per_token.mean(),
-        "repeat_loss": repeat.mean(),
+        "repeat_loss": per_token[:, T:].mean(),
         "first_half_loss": per_token[:, :T].mean(),
-        "induction_accuracy": (predicted == tokens[:, T + 1 :]).double().mean(),
+        "induction_accuracy": (logits[:, T:-1].argmax(-1) == tokens[:, T + 1 :]).double().mean(),
+    }
+
+
+def attention_scores(attention: list[np.ndarray], tokens: np.ndarray) -> dict[str, np.ndarray]:
+    """Per layer × head, averaged over the batch: mean row entropy, previous-token and induction scores.
+
+    ``attention`` holds one ``[B, H, n, n]`` array per layer (float32: the diagnostics' tolerance is
+    dtype-aware); the induction score reads the repeat of ``tokens[0]``.  Each entry is ``[L, H]``.
+    """
+    return {
+        "entropy": np.stack([np.asarray(mean_entropy(A, axis=0)) for A in attention]),
+        "previous_token_score": np.stack([np.asarray(previous_token_score(A)).mean(axis=0) for A in attention]),
+        "induction_score": np.stack([np.asarray(induction_score(A, tokens[0])).mean(axis=0) for A in attention]),
     }
 
 
@@ -90,21 +120,40 @@ def _evaluate(model: InductionTransformer, tokens: torch.Tensor, tokens_np: np.n
     model.eval()
     with torch.no_grad():
         logits, operators = model(tokens, return_operators=True)
-        losses = {k: float(v) for k, v in _losses(logits, tokens, T).items()}
+        losses = {k: float(v) for k, v in repeat_losses(logits, tokens, T).items()}
     model.train()
-    entropy, previous, induction = [], [], []
-    for P in operators:
-        A = P.detach().cpu().numpy()  # [B, H, n, n], float32: the diagnostics' default tolerance is dtype-aware
-        entropy.append(np.asarray(mean_entropy(A, axis=0)))
-        previous.append(np.asarray(previous_token_score(A)).mean(axis=0))
-        induction.append(np.asarray(induction_score(A, tokens_np[0])).mean(axis=0))
-    return {
-        **losses,
-        "entropy": np.stack(entropy),
-        "previous_token_score": np.stack(previous),
-        "induction_score": np.stack(induction),
-        "operators": operators,
-    }
+    attention = [P.detach().cpu().numpy() for P in operators]  # [B, H, n, n], float32
+    return {**losses, **attention_scores(attention, tokens_np), "operators": operators}
+
+
+def train_on_repeats(model, config, min_period: int, evaluate, *, label: str, progress: bool) -> Training:
+    """AdamW on fresh repeated tokens of periods in ``[min_period, T]``, evaluated on one fixed batch of period T.
+
+    The training stream is seeded ``[config.seed, 0]`` and the eval batch ``[config.seed, 1]``
+    (``config.eval_batch`` sequences of :func:`workbench.attention.repeated_random_tokens`), the same for every
+    operator and architecture; ``evaluate(eval_tokens, eval_np)`` runs at step 0, every ``config.log_every`` steps
+    and after the last (:func:`workbench.experiments.common.train`, ``logged="last"``).  ``config`` is an
+    :class:`InductionConfig` or any config with its task and schedule fields.
+    """
+    T = config.half_length
+    data = np.random.default_rng([config.seed, 0])
+    eval_np = repeated_random_tokens(np.random.default_rng([config.seed, 1]), config.vocab_size, T, config.eval_batch)
+    eval_tokens = torch.from_numpy(eval_np)
+
+    def loss_at(step: int) -> torch.Tensor:
+        tokens = torch.from_numpy(variable_period_tokens(data, config.vocab_size, T, config.batch, min_period))
+        return repeat_losses(model(tokens), tokens, T)["loss"]
+
+    return train(
+        model,
+        Schedule(config.steps, config.lr, config.weight_decay, config.grad_clip, config.log_every),
+        loss_at,
+        evaluate=lambda done: evaluate(eval_tokens, eval_np),
+        label=label,
+        progress=progress,
+        logged="last",
+        evaluate_first=True,
+    )
 
 
 def _train_one(
@@ -115,31 +164,15 @@ def _train_one(
     model = InductionTransformer(
         config.vocab_size, n, config.d_model, config.n_heads, config.n_layers, operator, architecture
     )
-    data = np.random.default_rng([config.seed, 0])  # same stream for every operator and architecture
-    eval_np = repeated_random_tokens(np.random.default_rng([config.seed, 1]), config.vocab_size, T, config.eval_batch)
-    eval_tokens = torch.from_numpy(eval_np)
     final: dict[str, Any] = {}
 
-    def evaluate(done: int) -> dict[str, Any]:
+    def evaluate(eval_tokens: torch.Tensor, eval_np: np.ndarray) -> dict[str, Any]:
         final.update(_evaluate(model, eval_tokens, eval_np, T))
         return {key: final[key] for key in _CURVES}
 
-    def loss_at(step: int) -> torch.Tensor:
-        tokens = torch.from_numpy(
-            variable_period_tokens(data, config.vocab_size, T, config.batch, config.shortest_period)
-        )
-        return _losses(model(tokens), tokens, T)["loss"]
-
     start = time.perf_counter()
-    run = train(
-        model,
-        Schedule(config.steps, config.lr, config.weight_decay, config.grad_clip, config.log_every),
-        loss_at,
-        evaluate=evaluate,
-        label=f"induction {operator}/{architecture}",
-        progress=progress,
-        logged="last",
-        evaluate_first=True,
+    run = train_on_repeats(
+        model, config, config.shortest_period, evaluate, label=f"induction {operator}/{architecture}", progress=progress
     )
     seconds = time.perf_counter() - start
     curves = {key: run.curve[key] for key in ("steps", "train_loss", *_CURVES)}
@@ -327,16 +360,49 @@ def run_induction(
     """
     if not isinstance(config, InductionConfig):
         raise TypeError(f"config must be an InductionConfig, got {type(config).__name__}")
-    operators = _selection("operators", operators, INDUCTION_OPERATORS)
+
+    def fit(operator: str, arch: str) -> tuple[dict, dict]:
+        model, trained = _train_one(config, operator, arch, progress=progress)
+        return _run_record(config, model, trained, operator, arch), model.state_dict()
+
+    return run_grid(
+        "induction",
+        config,
+        fit,
+        operators=(operators, INDUCTION_OPERATORS),
+        architectures=architectures,
+        report=(induction_table, save_figures),
+        artefacts=ARTEFACTS,
+        out=out,
+        force=force,
+        resume=resume,
+    )
+
+
+def run_grid(experiment: str, config, fit, *, operators, architectures, report, artefacts, out, force, resume) -> dict:
+    """Train one model per (operator, architecture), architecture outermost, in one resumable run directory.
+
+    ``operators`` is the pair (selection, the names allowed), ``architectures`` a selection of
+    :data:`ARCHITECTURES`.  ``fit(operator, architecture)`` returns the condition's record and state dict (kept
+    as ``<operator>-<architecture>.json`` / ``.pt``; a finished condition is read back instead).  Every record's
+    ``checks`` are reduced over the runs (``None`` where no run has the fact); ``report = (table, figures)``
+    writes ``table.md`` and the figures beside ``results.json``.
+
+    Returns
+    -------
+    dict
+        JSON-able ``{"experiment", "config", "runs", "checks"}`` (and ``out`` with a run directory).
+    """
+    operators = _selection("operators", *operators)
     architectures = _selection("architectures", architectures, ARCHITECTURES)
     plan = [(operator, arch) for arch in architectures for operator in operators]
     log = RunLog.open(
         out,
-        experiment="induction",
+        experiment=experiment,
         config=dataclasses.asdict(config),
         conditions=[f"{operator}-{arch}" for operator, arch in plan],
         selection={"operators": operators, "architectures": architectures},
-        artefacts=ARTEFACTS,
+        artefacts=artefacts,
         force=force,
         resume=resume,
     )
@@ -346,18 +412,18 @@ def run_induction(
             name = f"{operator}-{arch}"
             record = log.finished(name)
             if record is None:
-                model, trained = _train_one(config, operator, arch, progress=progress)
-                record = _run_record(config, model, trained, operator, arch)
-                log.keep(name, record, model.state_dict())
+                record, state = fit(operator, arch)
+                log.keep(name, record, state)
             runs.append(record)
         checks = _aggregate_checks(runs)
         result = jsonable(
-            {"experiment": "induction", "config": dataclasses.asdict(config), "runs": runs, "checks": checks}
+            {"experiment": experiment, "config": dataclasses.asdict(config), "runs": runs, "checks": checks}
         )
         if log.path is not None:
+            table, figures = report
             save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", induction_table(result) + "\n")
-            save_figures(result, log.path)
+            save_text(log.path / "table.md", table(result) + "\n")
+            figures(result, log.path)
             result["out"] = str(log.path)
     return result
 
@@ -379,9 +445,9 @@ def _selection(name: str, values, allowed: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _aggregate_checks(runs: list[dict]) -> dict[str, Any]:
-    keys = ("dmap_skew_zero", "effective_neighbours_in_range", "scores_in_unit_interval", "causal", "row_stochastic")
+    """Each fact of the runs' ``checks`` over all runs (``None`` where no run has it), and ``all``."""
     checks: dict[str, Any] = {}
-    for key in keys:
+    for key in (key for key in runs[0]["checks"] if key != "all"):
         values = [r["checks"][key] for r in runs if r["checks"][key] is not None]
         checks[key] = all(values) if values else None
     checks["all"] = all(v for v in checks.values() if v is not None)

@@ -72,16 +72,18 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import torch
-from torch.nn import functional as F
 
-from workbench.attention import induction_score, mean_entropy, previous_token_score, repeated_random_tokens
-from workbench.experiments.common import RunLog, Schedule, jsonable, save_json, save_text, train
+from workbench.attention import induction_score, previous_token_score
+from workbench.experiments.common import jsonable
 from workbench.experiments.induction import (
     ARCHITECTURES,
     InductionTransformer,
+    attention_scores,
     detect_phase_transition,
+    repeat_losses,
+    run_grid,
     shifted_period_accuracy,
-    variable_period_tokens,
+    train_on_repeats,
 )
 from workbench.experiments.log_lens._circuits import (
     alignment_test,
@@ -91,8 +93,8 @@ from workbench.experiments.log_lens._circuits import (
     rank_correlation,
 )
 from workbench.experiments.log_lens._config import LOG_LENS_OPERATORS, LogLensConfig
+from workbench.experiments.log_lens._report import log_lens_table, save_dashboards
 from workbench.lens import commutator_norms, generator_spectrum, log_lens
-from workbench.validation import check_choice
 
 __all__ = ["lens_of_maps", "run_log_lens", "transition_statistics"]
 
@@ -105,16 +107,6 @@ ARTEFACTS = frozenset(
 
 
 # ---- one snapshot: the eval batch, the circuits, the lens ------------------------------------------------------
-
-
-def _losses(logits: torch.Tensor, tokens: torch.Tensor, T: int) -> dict[str, torch.Tensor]:
-    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")
-    return {
-        "loss": per_token.mean(),
-        "repeat_loss": per_token[:, T:].mean(),
-        "first_half_loss": per_token[:, :T].mean(),
-        "induction_accuracy": (logits[:, T:-1].argmax(-1) == tokens[:, T + 1 :]).double().mean(),
-    }
 
 
 def _residual_rms(model: InductionTransformer, tokens: torch.Tensor) -> tuple[list[float], Any]:
@@ -168,7 +160,7 @@ def lens_of_maps(maps: list[np.ndarray]) -> dict[str, Any]:
 
 def _snapshot(model: InductionTransformer, tokens: torch.Tensor, tokens_np: np.ndarray, T: int) -> dict[str, Any]:
     scales, (logits, operators) = _residual_rms(model, tokens)
-    losses = {k: float(v) for k, v in _losses(logits, tokens, T).items()}
+    losses = {k: float(v) for k, v in repeat_losses(logits, tokens, T).items()}
     attention = [P.detach().cpu().numpy() for P in operators]  # L × [B, H, n, n], float32
     W_OV, W_QK = head_circuits(model)
     L, H, D = W_OV.shape[0], W_OV.shape[1], W_OV.shape[-1]
@@ -177,9 +169,7 @@ def _snapshot(model: InductionTransformer, tokens: torch.Tensor, tokens_np: np.n
     layers = lens_of_maps([eye + W_OV[layer].sum(axis=0) for layer in range(L)])
     return {
         **losses,
-        "previous_token_score": np.stack([np.asarray(previous_token_score(A)).mean(axis=0) for A in attention]),
-        "induction_score": np.stack([np.asarray(induction_score(A, tokens_np[0])).mean(axis=0) for A in attention]),
-        "entropy": np.stack([np.asarray(mean_entropy(A, axis=0)) for A in attention]),
+        **attention_scores(attention, tokens_np),
         "causal": all(bool(np.all(np.triu(A, 1) == 0)) for A in attention),
         "row_stochastic": all(bool(np.allclose(A.sum(-1), 1.0, atol=1e-5)) for A in attention),
         "residual_rms": scales,
@@ -203,29 +193,15 @@ def _train(
     model = InductionTransformer(
         config.vocab_size, 2 * T, config.d_model, config.n_heads, 2, operator, architecture
     )  # fmt: skip
-    data = np.random.default_rng([config.seed, 0])
-    eval_np = repeated_random_tokens(np.random.default_rng([config.seed, 1]), config.vocab_size, T, config.eval_batch)
-    eval_tokens = torch.from_numpy(eval_np)
     snapshots: list[dict] = []
 
-    def snap(done: int) -> dict:
+    def snap(eval_tokens: torch.Tensor, eval_np: np.ndarray) -> dict:
         snapshots.append(_snapshot(model, eval_tokens, eval_np, T))
         return {"repeat_loss": snapshots[-1]["repeat_loss"]}
 
-    def loss_at(step: int) -> torch.Tensor:
-        tokens = torch.from_numpy(variable_period_tokens(data, config.vocab_size, T, config.batch, config.min_period))
-        return _losses(model(tokens), tokens, T)["loss"]
-
     start = time.perf_counter()
-    run = train(
-        model,
-        Schedule(config.steps, config.lr, config.weight_decay, config.grad_clip, config.log_every),
-        loss_at,
-        evaluate=snap,
-        label=f"log-lens {operator}/{architecture}",
-        progress=progress,
-        logged="last",
-        evaluate_first=True,
+    run = train_on_repeats(
+        model, config, config.min_period, snap, label=f"log-lens {operator}/{architecture}", progress=progress
     )
     steps, train_loss = run.curve["steps"], run.curve["train_loss"]
     return model, {
@@ -498,51 +474,20 @@ def run_log_lens(
         config = LogLensConfig.preset("paper")
     if not isinstance(config, LogLensConfig):
         raise TypeError(f"config must be a LogLensConfig, got {type(config).__name__}")
-    operators = _selection("operators", operators, LOG_LENS_OPERATORS)
-    architectures = _selection("architectures", architectures, ARCHITECTURES)
-    plan = [(op, arch) for arch in architectures for op in operators]
-    log = RunLog.open(
-        out,
-        experiment="log-lens",
-        config=dataclasses.asdict(config),
-        conditions=[f"{op}-{arch}" for op, arch in plan],
-        selection={"operators": operators, "architectures": architectures},
+
+    def fit(operator: str, arch: str) -> tuple[dict, dict]:
+        model, trained = _train(config, operator, arch, progress=progress)
+        return jsonable(_record(config, model, trained, arch)), model.state_dict()
+
+    return run_grid(
+        "log-lens",
+        config,
+        fit,
+        operators=(operators, LOG_LENS_OPERATORS),
+        architectures=architectures,
+        report=(log_lens_table, save_dashboards),
         artefacts=ARTEFACTS,
+        out=out,
         force=force,
         resume=resume,
     )
-    with log:
-        runs = []
-        for op, arch in plan:
-            name = f"{op}-{arch}"
-            record = log.finished(name)
-            if record is None:
-                model, trained = _train(config, op, arch, progress=progress)
-                record = jsonable(_record(config, model, trained, arch))
-                log.keep(name, record, model.state_dict())
-            runs.append(record)
-        names = [key for key in runs[0]["checks"] if key != "all"]
-        checks = {key: all(run["checks"][key] for run in runs) for key in names}
-        checks["all"] = all(checks.values())
-        result = jsonable(
-            {"experiment": "log-lens", "config": dataclasses.asdict(config), "runs": runs, "checks": checks}
-        )
-        if log.path is not None:
-            from workbench.experiments.log_lens._report import log_lens_table, save_dashboards
-
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", log_lens_table(result) + "\n")
-            save_dashboards(result, log.path)
-            result["out"] = str(log.path)
-    return result
-
-
-def _selection(name: str, values, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    values = (values,) if isinstance(values, str) else tuple(values)
-    if not values:
-        raise ValueError(f"{name} must name at least one of {allowed}, got an empty selection")
-    for value in values:
-        check_choice(name, value, allowed)
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a name, got {values}")
-    return values

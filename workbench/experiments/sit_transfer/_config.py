@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from workbench.experiments.common import Check, ExperimentConfig, integer_check
+from workbench.experiments.common import Check, integer_check
 from workbench.experiments.swiss_sit import SWISS_SIT_ORDERS, SwissSiTConfig
 from workbench.validation import check_choice
 
@@ -59,12 +59,12 @@ def _check_dmap_from(config, name: str, value) -> None:
 
 
 @dataclass(frozen=True)
-class SitTransferConfig(ExperimentConfig):
+class SitTransferConfig(SwissSiTConfig):
     r"""Settings of the SiT transfer experiment; the defaults are the ``"paper"`` preset.
 
-    The first sixteen fields are those of :class:`SwissSiTConfig` (the pretraining, sampling and diagnostics of
-    the Swiss SiT, with its defaults), so the pretrained ATTN model is the Swiss SiT's ATTN condition of the
-    same settings.  The others set the transfer.
+    The first sixteen fields are those of :class:`SwissSiTConfig`, inherited (the pretraining, sampling and
+    diagnostics of the Swiss SiT, with its defaults), so the pretrained ATTN model is the Swiss SiT's ATTN
+    condition of the same settings.  The others set the transfer.
 
     Parameters
     ----------
@@ -115,22 +115,6 @@ class SitTransferConfig(ExperimentConfig):
         "heldout_contexts": integer_check(1),
     }
 
-    n_train: int = 4000
-    seed: int = 123
-    noise: float = 0.5
-    context: int = 64
-    d_model: int = 64
-    n_heads: int = 4
-    ffn_mult: int = 4
-    steps: int = 3000
-    batch: int = 16
-    lr: float = 1e-3
-    weight_decay: float = 0.0
-    ema: float = 0.998
-    euler_steps: int = 100
-    n_generate: int = 2048
-    diagnostic_times: tuple[float, ...] = (1.0, 0.75, 0.5, 0.25, 0.05)
-    log_every: int = 100
     order: str = "mhsa-ffn"
     adapt_steps: int = 1000
     dmap_adapt_factor: int = 2

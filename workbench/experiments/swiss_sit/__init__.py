@@ -19,6 +19,7 @@ _MODULES = {
     "workbench.experiments.swiss_sit._run": (
         "EPS_REV_TOLERANCE",
         "diagnose",
+        "diagnostic_checks",
         "run_swiss_sit",
         "sample",
         "train_condition",
