@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm  # the terminal bar: no notebook-widget dependency
 
-from workbench.experiments.common._files import atomic_write, jsonable, restore_floats, save_json
+from workbench.experiments.common._files import atomic_write, jsonable, restore_floats, save_json, save_text
 from workbench.experiments.common._run_files import (
     RUN_RECORD,
     RunFileError,
@@ -508,6 +508,18 @@ class RunLog:
         if condition not in self.record["done"]:
             self.record["done"].append(condition)
         self._save()
+
+    def write_results(self, result: dict, table: str) -> None:
+        """Write a finished run's ``results.json`` (``result``) and ``table.md`` (``table``, one final newline).
+
+        ``result`` then gains ``"out"``, the run directory (not in the file: the record does not name the folder it
+        was moved to).  Without a run directory nothing is written.
+        """
+        if self.path is None:
+            return
+        save_json(self.path / "results.json", result)
+        save_text(self.path / "table.md", table.rstrip("\n") + "\n")
+        result["out"] = str(self.path)
 
     def _save(self) -> None:
         if self.path is not None:

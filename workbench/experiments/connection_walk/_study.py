@@ -66,7 +66,7 @@ import numpy as np
 
 from workbench.attention import factored_transport_gram, geometric_drift
 from workbench.backend import to_numpy
-from workbench.experiments.common import RunLog, save_json, save_text, strict_json
+from workbench.experiments.common import RunLog, strict_json
 from workbench.experiments.common import progress as progress_bar
 from workbench.experiments.connection_walk._report import (
     METRICS,
@@ -475,9 +475,7 @@ def study_connection_walk(
             }
         )
         if log.path is not None:
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", connection_walk_table(result))
+            log.write_results(result, connection_walk_table(result))
             layers_figure(result, log.path / "layers.png")
             sweep_figure(result, log.path / "sweep.png")
-            result["out"] = str(log.path)
     return result

@@ -83,7 +83,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from workbench.experiments.common import RunLog, Schedule, jsonable, save_json, save_text, shakespeare_bytes, train
+from workbench.experiments.common import RunLog, Schedule, jsonable, shakespeare_bytes, train
 from workbench.experiments.givens_mixer._config import GivensMixerConfig, masked_count
 from workbench.experiments.givens_mixer._model import (
     MaskedBytes,
@@ -313,10 +313,8 @@ def run_givens_mixer(
         if log.path is not None:
             from workbench.experiments.givens_mixer._report import givens_mixer_table, save_figures
 
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", givens_mixer_table(result) + "\n")
+            log.write_results(result, givens_mixer_table(result))
             save_figures(result, log.path)
-            result["out"] = str(log.path)
     return result
 
 

@@ -48,7 +48,7 @@ from workbench.attention import (
     repeated_random_tokens,
     uniform_entropy,
 )
-from workbench.experiments.common import RunLog, Schedule, Training, jsonable, save_json, save_text, train
+from workbench.experiments.common import RunLog, Schedule, Training, jsonable, train
 from workbench.experiments.induction._config import (
     ARCHITECTURES,
     INDUCTION_OPERATORS,
@@ -421,10 +421,8 @@ def run_grid(experiment: str, config, fit, *, operators, architectures, report, 
         )
         if log.path is not None:
             table, figures = report
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", table(result) + "\n")
+            log.write_results(result, table(result))
             figures(result, log.path)
-            result["out"] = str(log.path)
     return result
 
 

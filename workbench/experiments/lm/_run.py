@@ -44,8 +44,6 @@ from workbench.experiments.common import (
     RunLog,
     held_out_bpb,
     jsonable,
-    save_json,
-    save_text,
     shakespeare_bytes,
     train_bytes,
 )
@@ -219,9 +217,7 @@ def run_language_model(
         if log.path is not None:
             from workbench.experiments.lm._report import language_model_table
 
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", language_model_table(result) + "\n")
-            result["out"] = str(log.path)
+            log.write_results(result, language_model_table(result))
     return result
 
 

@@ -69,8 +69,6 @@ from workbench.experiments.common import (
     RunLog,
     held_out_bpb,
     jsonable,
-    save_json,
-    save_text,
     shakespeare_bytes,
     train_bytes,
 )
@@ -410,12 +408,10 @@ def run_long_context(
             }
         )
         if log.path is not None:
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", long_context_table(result) + "\n")
+            log.write_results(result, long_context_table(result))
             import matplotlib.pyplot as plt
 
             plt.close(long_context_figure(result, log.path / "figure.png"))
-            result["out"] = str(log.path)
     return result
 
 

@@ -64,8 +64,6 @@ from workbench.experiments.common import (
     held_out_bpb,
     jsonable,
     next_byte_loss,
-    save_json,
-    save_text,
     shakespeare_bytes,
     train,
     training_windows,
@@ -304,10 +302,8 @@ def run_magnus_fusion(
         if log.path is not None:
             from workbench.experiments.magnus_fusion._report import magnus_fusion_table, save_figure
 
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", magnus_fusion_table(result) + "\n")
+            log.write_results(result, magnus_fusion_table(result))
             save_figure(result, log.path)
-            result["out"] = str(log.path)
     return result
 
 

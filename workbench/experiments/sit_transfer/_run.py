@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from workbench.attention import OPERATORS, native_spacing, parameter_count
-from workbench.experiments.common import RunLog, jsonable, save_json, save_text
+from workbench.experiments.common import RunLog, jsonable
 from workbench.experiments.common import progress as _progress_bar
 from workbench.experiments.sit_transfer._config import PAPER_SECTION10, SIT_TRANSFER_TARGETS, SitTransferConfig
 from workbench.experiments.sit_transfer._report import save_figure, sit_transfer_table
@@ -374,10 +374,8 @@ def run_sit_transfer(
 
         results = _results(config, targets, spacing, rows)
         if log.path is not None:
-            save_json(log.path / "results.json", results)
-            save_text(log.path / "table.md", sit_transfer_table(results))
+            log.write_results(results, sit_transfer_table(results))
             save_figure(log.path / "transfer.png", train, config, targets, rows, samples)
-            results["out"] = str(log.path)
     return jsonable(results)
 
 

@@ -74,7 +74,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from workbench.experiments.common import RunLog, jsonable, save_json, save_text
+from workbench.experiments.common import RunLog, jsonable
 from workbench.experiments.common import progress as _progress_bar
 from workbench.experiments.spd_certified._config import SPLIT_STATE, SPDCertifiedConfig, digits_split, model_name
 from workbench.experiments.spd_certified._model import CertifiableMLP, certified_radius, l2_attack
@@ -306,10 +306,8 @@ def run_spd_certified(
         if log.path is not None:
             from workbench.experiments.spd_certified._report import save_figure, spd_certified_table
 
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", spd_certified_table(result) + "\n")
+            log.write_results(result, spd_certified_table(result))
             save_figure(result, log.path)
-            result["out"] = str(log.path)
     return result
 
 

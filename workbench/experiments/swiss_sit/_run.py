@@ -65,7 +65,7 @@ from workbench.attention import (
     nearest_target_distance,
     reversibility_residual,
 )
-from workbench.experiments.common import RunLog, jsonable, save_json, save_text
+from workbench.experiments.common import RunLog, jsonable
 from workbench.experiments.common import progress as _progress_bar
 from workbench.experiments.swiss_sit._config import SWISS_SIT_ORDERS, SwissSiTConfig, swiss_roll_points
 from workbench.experiments.swiss_sit._model import SwissSiT
@@ -405,10 +405,8 @@ def run_swiss_sit(
             conditions.append((op, order, sampled))
         results = _results(config, spacing, rows)
         if log.path is not None:
-            save_json(log.path / "results.json", results)
-            save_text(log.path / "table.md", swiss_sit_table(results))
+            log.write_results(results, swiss_sit_table(results))
             save_figures(log.path, train, conditions)
-            results["out"] = str(log.path)
     return jsonable(results)
 
 

@@ -51,8 +51,6 @@ from workbench.experiments.common import (
     jsonable,
     load_state,
     read_json_record,
-    save_json,
-    save_text,
     shakespeare_bytes,
     train,
     train_bytes,
@@ -283,9 +281,7 @@ def run_transfer(
         if log.path is not None:
             from workbench.experiments.transfer._report import transfer_table
 
-            save_json(log.path / "results.json", result)
-            save_text(log.path / "table.md", transfer_table(result) + "\n")
-            result["out"] = str(log.path)
+            log.write_results(result, transfer_table(result))
     return result
 
 
