@@ -1,9 +1,12 @@
-"""Fusing a product of exponentials into one by BCH/Magnus (numpy).
+"""``bch-fusion`` — the roadmap's fusion of a product of exponentials into one exponential (numpy).
+
+Run by ``workbench bench bch-fusion``: the BCH/Magnus fusion error against commutator norms and its fitted
+slopes, a ``safe`` flag, and the latency of a fused residual stack.
 
 Modules
 -------
-_fusion
-_stack
+_fusion             -- product_of_exponentials, fuse, commutator_summary, fusion_slopes, fusion_table
+_stack              -- ResidualStack and residual_stack: a residual stack fused by each method; its table
 """
 
 from __future__ import annotations

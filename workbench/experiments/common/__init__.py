@@ -1,14 +1,18 @@
-"""The parts every experiment shares: config base, run directories, corpus runs, byte corpus, training loop.
+"""The parts every experiment shares, below all of them.
 
 Modules
 -------
-_config             -- ExperimentConfig and the field checks the configs share
-_corpus             -- the Shakespeare bytes, split by work, and bits per byte
-_corpus_runs        -- a model read over every window of a corpus, streamed to records.jsonl, resumable
-_files              -- atomic writes, JSON records (jsonable, save_json, restore_floats), text files
-_run_files          -- the readers of a run's files: records, states, digests, one refusal type
-_runs               -- run directories, RunLog (run.json), resumable runs, the progress bar
-_training           -- the one training loop (AdamW, warm-up, logging, guards); byte windows, held-out bpb
+_config             -- ExperimentConfig (presets, field checks in declaration order, from_json) and the checks
+                       the configs share (TRAINING_CHECKS, integer_check, device_check, ...)
+_files              -- atomic writes and JSON records: atomic_write, save_json, save_text, jsonable, restore_floats
+_run_files          -- the readers of a run's files: records and states checked before use, SHA-256 digests,
+                       RunFileError
+_runs               -- run directories and RunLog (run.json: status, conditions done, resume), committed_results,
+                       the progress bar
+_corpus_runs        -- a model read over every window of a corpus, streamed to records.jsonl and resumable
+_corpus             -- the Shakespeare bytes split by work (ByteCorpus) and bits per byte
+_training           -- the one training loop (train, Schedule: AdamW, warm-up and cosine decay, clipping, a logged
+                       curve, a guard against non-finite steps); byte windows and held-out bits per byte
 """
 
 from __future__ import annotations

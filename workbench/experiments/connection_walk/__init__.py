@@ -1,4 +1,6 @@
-"""The Connection Laplacian's layerwise study of a real model.
+"""``study connection-walk`` — the Connection Laplacian's layerwise study of a real model (numpy).
+
+Every window of a corpus read layer by layer as a connection walk, beside a null model and over context lengths.
 
 Modules
 -------

@@ -1,8 +1,9 @@
-"""A real model's heads read as operators on every window of a corpus.
+"""``diagnose --corpus`` — a real model's heads read as operators on every window of a corpus (numpy).
 
 Modules
 -------
-_diagnosis
+_diagnosis          -- diagnose_corpus: every window of a corpus through the model, each head and layer read
+                       with the attention diagnostics, streamed into a resumable corpus run
 """
 
 from __future__ import annotations

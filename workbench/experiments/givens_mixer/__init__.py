@@ -1,11 +1,16 @@
-"""A masked byte transformer whose token mixing is a Givens flow.
+"""``givens-mixer`` — the roadmap's Givens flow as a transformer's token mixing, on masked bytes.
+
+A bidirectional byte transformer on masked Shakespeare mixes tokens by a GivensFlowMixer (with or without a
+LayerNorm), softmax attention or a learned n×n matrix, over a learning-rate × warm-up grid; the shared loop's
+guard records divergence, and the run reports masked bits per byte, loss spikes and gradient norms.
 
 Modules
 -------
-_config             -- the frozen config and its presets
-_model              -- the model
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- GivensMixerConfig, the conditions and the mixers' initialisations
+_model              -- MaskedByteTransformer, the masked training stream and held-out set, masked_bpb,
+                       count_spikes
+_run                -- run_givens_mixer (every condition, learning rate and warm-up; orthogonality checked)
+_report             -- the table, the sweep rows, the figures
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The heads' subspaces of a real model or of the induction task.
+"""``study head-subspaces`` — the heads of a real model, or of the induction task, as points of a Grassmannian.
 
 Modules
 -------
-_study
+_study              -- study_head_subspaces (a checkpoint's Q/K/V/O subspaces, distances, the Mantel test against
+                       the attention patterns), study_induction_subspaces (the trained induction models' heads
+                       and the K-composition of their circuit, over seeds), head_subspaces_table
 """
 
 from __future__ import annotations

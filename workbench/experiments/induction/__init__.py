@@ -1,12 +1,17 @@
-"""Induction heads (Attention Geometry §11): two-layer transformers on repeated random tokens.
+"""``induction`` — Attention Geometry §11: two-layer transformers learning induction on repeated random tokens.
+
+Each operator and architecture (attention only, or with an MLP) is trained by the shared loop on sequences
+that repeat a random segment; the repeat loss, the heads' entropy and induction scores are logged, and the
+phase transition is located.  ``lm``, ``transfer``, ``log-lens`` and the head-subspaces study build on it.
 
 Modules
 -------
-_config             -- the frozen config and its presets
-_model              -- the model
-_phase_transition
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- InductionConfig and its presets; variable_period_tokens (the training stream)
+_model              -- InductionTransformer (the pre-LN transformer with an operator's heads)
+_phase_transition   -- detect_phase_transition: where the repeat loss drops (PhaseTransition)
+_run                -- repeat_losses, attention_scores, train_on_repeats, the operator × architecture driver
+                       run_grid, run_induction, shifted_period_accuracy
+_report             -- the table beside PAPER_INDUCTION, the sweep rows, the figures
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""Log-lens dashboards on the induction task.
+"""``log-lens`` — the roadmap's log-lens dashboards of the induction task.
+
+The induction experiment's models are trained again with snapshots: the commutator maps of
+S_h = log(I + W_OV^h) beside the heads' circuits, and how both change at the induction transition.
 
 Modules
 -------
-_circuits
-_config             -- the frozen config and its presets
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- LogLensConfig and its presets
+_circuits           -- the heads' circuits: composition scores, rank correlation, the alignment test
+_run                -- lens_of_maps, transition_statistics and run_log_lens (through induction's run_grid)
+_report             -- the table, the sweep rows, the dashboards
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
-"""Banded exp-Markov attention against fused softmax on byte LMs at long contexts.
+"""``long-context`` — the roadmap's banded exp-Markov attention against fused softmax on byte LMs.
+
+Byte language models with banded exp-Markov attention (its time t learned per layer) and with softmax are
+trained by the shared loop at contexts 256–4096 and compared: held-out bits per byte, tokens per second and
+their crossover, the activations each saves for the backward pass.
 
 Modules
 -------
-_config             -- LongContextConfig: the settings, their checks, the presets quick, paper, gpu
-_model              -- the model
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- LongContextConfig: the model, the contexts, the training budget, timing; presets
+_model              -- LongContextLM, CausalSoftmaxAttention, the mixers, saved_tensor_bytes
+_run                -- new_models and run_long_context (train, score, time, write the run)
+_report             -- the table, the crossover context, the sweep rows, the figure
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
-"""SiT transfer (Attention Geometry §10): the Swiss SiT moved between operators, weights kept.
+"""``sit-transfer`` — Attention Geometry §10: the Swiss SiT moved between operators with its weights kept.
+
+A flow transformer trained under ATTN is projected into DMTN and DMAP (no training), then adapted; every state
+is sampled and read as in ``swiss-sit``, beside the paper's §10 FIDs (directions, not values).
 
 Modules
 -------
-_config             -- the frozen config and its presets
-_report             -- the Markdown table, the sweep rows, the figure
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- SitTransferConfig (the Swiss SiT's fields, the block order, the adaptation budgets)
+_run                -- project_model and run_sit_transfer (pretrain, project, adapt, read every state)
+_report             -- the table beside PAPER_SECTION10, the sweep rows, the figure
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""Swiss SiT (Attention Geometry §9, Table 1): a one-block flow transformer on the Swiss roll.
+"""``swiss-sit`` — Table 1 of Attention Geometry §9: a one-block flow transformer on the Swiss roll.
+
+For each operator (DMAP, DMTN, ATAP, ATTN) and block order the model is trained by flow matching on sets of
+2-D points, sampled, and read with the attention diagnostics (entropy, reversibility, skew, spacing).
 
 Modules
 -------
-_config             -- the frozen config and its presets
-_model              -- the model
-_report             -- the Markdown table, the sweep rows, the figures
-_run                -- the runner: trains, measures, writes the run directory
+_config             -- SwissSiTConfig and its presets; the block orders; swiss_roll_points
+_model              -- SwissSiT: the flow transformer, one operator's attention
+_run                -- train_flow, sample, diagnose and run_swiss_sit; the structural checks sit_transfer shares
+_report             -- the table in the paper's layout, the sweep rows, PAPER_TABLE1
 """
 
 from __future__ import annotations
