@@ -131,3 +131,15 @@ def test_the_reference_of_two_packages_builds_with_warnings_as_errors(tmp_path):
     assert "highlight-pycon" in page or 'class="doctest' in page, "fit_rate's examples are not shown"
     table = (out / "api" / "workbench.resources.html").read_text()
     assert 'href="workbench.resources.course_root.html' in table
+
+
+def test_a_name_a_package_re_exports_has_one_page_where_it_is_defined(tmp_path):
+    # experiments re-exports RunLog from experiments.common: one page (two would describe its methods twice, a
+    # Sphinx warning), and the index links to it.
+    pytest.importorskip("torch")
+    written = api_pages(tmp_path, packages=("workbench.experiments.common", "workbench.experiments"))
+    assert "api/workbench.experiments.common.RunLog" in written
+    assert "api/workbench.experiments.RunLog" not in written
+    index = (tmp_path / "api" / "workbench.experiments.rst").read_text()
+    assert "* :py:obj:`RunLog <workbench.experiments.common.RunLog>`" in index
+    assert "   run_language_model" in index  # defined below the two packages given: documented in the index

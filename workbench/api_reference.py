@@ -144,9 +144,14 @@ def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES, objects: d
         written.append(f"{_FOLDER}/{docname}")
 
     documented = []
+    # A name a package re-exports from a lower one (experiments from its subpackages) has its page there only:
+    # two pages of one class would describe its members twice.
+    pages: dict[tuple[str, int], str] = {}
     for package in packages:
         names = sorted(dotted.rpartition(".")[2] for dotted in objects if dotted.rpartition(".")[0] == package)
-        if not names:
+        again = [n for n in names if (n, id(objects[f"{package}.{n}"])) in pages]
+        names = [n for n in names if n not in again]
+        if not names and not again:
             continue
         documented.append(package)
         module = importlib.import_module(package)
@@ -155,9 +160,15 @@ def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES, objects: d
         lines = [*_title(package), f".. module:: {package}", "", doc[0] if doc else "", ""]
         if len(doc) > 2:
             lines += [".. code-block:: text", "", *(f"   {line}" for line in doc[2:]), ""]
-        lines += [f".. currentmodule:: {package}", "", ".. autosummary::", "", *(f"   {n}" for n in names)]
+        lines += [f".. currentmodule:: {package}", ""]
+        if names:
+            lines += [".. autosummary::", "", *(f"   {n}" for n in names), ""]
+        if again:
+            lines += ["Also exported here, each documented in the package that defines it:", ""]
+            lines += [f"* :py:obj:`{n} <{pages[(n, id(objects[f'{package}.{n}']))]}>`" for n in again]
         write(package, lines)
         for name in names:
+            pages[(name, id(objects[f"{package}.{name}"]))] = f"{package}.{name}"
             obj = objects[f"{package}.{name}"]
             directive = _documenter(obj)
             # :orphan: the page is reached from its package's table and from cross-references, not from a toctree:
