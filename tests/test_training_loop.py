@@ -160,3 +160,18 @@ def test_byte_models_train_on_random_windows_and_are_scored_on_every_held_out_by
     assert curve["held_out_bpb"][-1] < 0.25 * before
     assert held_out_bpb(model, corpus, 64, 8)["bytes"] == 64
     assert next_byte_loss(model, windows).ndim == 0
+
+
+def test_bad_settings_are_refused_by_name():
+    with pytest.raises(ValueError, match=r"^steps must be an integer >= 1, got 0$"):
+        Schedule(steps=0, lr=0.1, weight_decay=0.0, grad_clip=1.0, log_every=1)
+    with pytest.raises(ValueError, match=r"^lr must be"):
+        Schedule(steps=1, lr=0.0, weight_decay=0.0, grad_clip=1.0, log_every=1)
+    with pytest.raises(ValueError, match=r"^warmup must be an integer >= 0, got -1$"):
+        Schedule(steps=1, lr=0.1, weight_decay=0.0, grad_clip=1.0, log_every=1, warmup=-1)
+    model = _model()
+    with pytest.raises(TypeError, match=r"^schedule must be a Schedule, got dict$"):
+        train(model, {"steps": 3}, lambda step: model.weight.sum())
+    schedule = Schedule(steps=1, lr=0.1, weight_decay=0.0, grad_clip=1.0, log_every=1)
+    with pytest.raises(TypeError, match=r"^loss_at must be a function of the step, got Tensor$"):
+        train(model, schedule, model.weight.sum())

@@ -36,6 +36,7 @@ from torch.nn import functional as F
 
 from workbench.experiments.common._corpus import ByteCorpus, bits_per_byte
 from workbench.experiments.common._runs import progress as progress_bar
+from workbench.validation import check_in_range, check_integer
 
 __all__ = [
     "VOCAB",
@@ -94,6 +95,15 @@ class Schedule:
     log_every: int
     warmup: int | None = None
     betas: tuple[float, float] = (0.9, 0.999)
+
+    def __post_init__(self):
+        check_integer("steps", self.steps, 1)
+        check_in_range("lr", self.lr, 0.0, low_inclusive=False)
+        check_in_range("weight_decay", self.weight_decay, 0.0)
+        check_in_range("grad_clip", self.grad_clip, 0.0, low_inclusive=False)
+        check_integer("log_every", self.log_every, 1)
+        if self.warmup is not None:
+            check_integer("warmup", self.warmup, 0)
 
     def rate(self, step: int) -> float:
         """The learning rate of step ``step`` (from 0)."""
@@ -177,6 +187,10 @@ def train(
     >>> run.curve["steps"], run.curve["train_loss"][1] < run.curve["train_loss"][0], run.updates
     ([20, 40], True, 40)
     """
+    if not isinstance(schedule, Schedule):
+        raise TypeError(f"schedule must be a Schedule, got {type(schedule).__name__}")
+    if not callable(loss_at):
+        raise TypeError(f"loss_at must be a function of the step, got {type(loss_at).__name__}")
     if logged not in ("mean", "last"):
         raise ValueError(f"logged must be 'mean' or 'last', got {logged!r}")
     model.train()
