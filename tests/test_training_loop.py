@@ -175,3 +175,29 @@ def test_bad_settings_are_refused_by_name():
     schedule = Schedule(steps=1, lr=0.1, weight_decay=0.0, grad_clip=1.0, log_every=1)
     with pytest.raises(TypeError, match=r"^loss_at must be a function of the step, got Tensor$"):
         train(model, schedule, model.weight.sum())
+
+
+def test_a_failed_first_evaluation_stops_a_guarded_run_before_any_step():
+    model = _model()
+    x, y = _data()
+
+    def evaluate(done):
+        raise FloatingPointError("no held-out score")
+
+    schedule = Schedule(steps=7, lr=0.01, weight_decay=0.0, grad_clip=1.0, log_every=3)
+    loss = lambda step: ((model(x)[:, 0] - y) ** 2).mean()  # noqa: E731
+    run = train(model, schedule, loss, evaluate=evaluate, evaluate_first=True, guard=True)
+    assert (run.stop, run.updates, run.curve) == ("step 0: no held-out score", 0, {"steps": []})
+
+
+def test_every_curve_has_one_entry_per_log_and_a_term_cannot_share_a_measurement_s_name():
+    model = _model()
+    x, y = _data()
+    loss = lambda step: ((model(x)[:, 0] - y) ** 2).mean()  # noqa: E731
+    schedule = Schedule(steps=6, lr=0.01, weight_decay=0.0, grad_clip=1.0, log_every=2)
+    # A measurement logged only at the first log: NaN after, so its entries stay aligned with the steps.
+    run = train(model, schedule, loss, evaluate=lambda done: {"early": 1.0} if done == 2 else {})
+    assert run.curve["steps"] == [2, 4, 6]
+    assert run.curve["early"][0] == 1.0 and all(math.isnan(v) for v in run.curve["early"][1:])
+    with pytest.raises(ValueError, match=r"^evaluate must not return a training term's name, got \['train_loss'\]$"):
+        train(model, schedule, loss, evaluate=lambda done: {"train_loss": 0.0})

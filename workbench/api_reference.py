@@ -164,8 +164,13 @@ def api_pages(folder: Path, packages: tuple[str, ...] = API_PACKAGES, objects: d
         if names:
             lines += [".. autosummary::", "", *(f"   {n}" for n in names), ""]
         if again:
+            # A bare target per name, so a reference to this package's path still resolves; it links on.
             lines += ["Also exported here, each documented in the package that defines it:", ""]
-            lines += [f"* :py:obj:`{n} <{pages[(n, id(objects[f'{package}.{n}']))]}>`" for n in again]
+            for n in again:
+                obj = objects[f"{package}.{n}"]
+                kind = _documenter(obj).removeprefix("auto")
+                lines += [f".. py:{kind}:: {n}", "   :no-index-entry:", ""]
+                lines += [f"   See :py:obj:`{pages[(n, id(obj))]}`.", ""]
         write(package, lines)
         for name in names:
             pages[(name, id(objects[f"{package}.{name}"]))] = f"{package}.{name}"

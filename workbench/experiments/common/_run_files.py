@@ -5,7 +5,7 @@ workbench reads back from one (on a resume, a forced rerun, a sweep's continuati
 run) goes through the two readers here, never through ``json.loads`` or ``torch.load`` at the call site:
 
 * :func:`read_json_record` reads a JSON file and checks its type and keys (type specs as
-  :func:`json_record_problem`);
+  ``json_record_problem``);
 * :func:`load_state` reads a ``.pt`` state dict with ``torch.load(..., weights_only=True)`` and checks it against
   the model it is loaded into;
 * :func:`table_rows` turns a complete run's results into its table rows, refusing what the experiment cannot read;
@@ -96,7 +96,7 @@ def _expected(spec, plural: bool = False) -> str:
 
 
 def _matches(value: Any, spec) -> bool:
-    """Whether the JSON ``value`` has the type ``spec`` (see :func:`json_record_problem`); a bool is no number."""
+    """Whether the JSON ``value`` has the type ``spec`` (see ``json_record_problem``); a bool is no number."""
     if isinstance(spec, list):
         return isinstance(value, list) and all(_matches(v, spec[0]) for v in value)
     if isinstance(spec, dict):
@@ -161,7 +161,7 @@ def read_json_record(
     Refused, with a message naming the file, ``what`` it must be and what it holds: a missing or unreadable file,
     a directory, bytes that are not UTF-8, text that is not JSON (or JSON cut short, or nested too deeply to read),
     a value not of type ``expect``, a record without one of ``keys`` or with a key of another type (type specs as
-    :func:`json_record_problem`).
+    ``json_record_problem``).
 
     Parameters
     ----------
@@ -284,7 +284,7 @@ def load_state(path: str | Path, model=None, *, what: str = "a state dict saved 
     what : str
         What the file must be, in words, for the message.
     map_location
-        As for :func:`torch.load`.
+        As for ``torch.load``.
 
     Returns
     -------

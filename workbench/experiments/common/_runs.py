@@ -70,7 +70,7 @@ __all__ = [
 RUN_STATUSES = ("running", "interrupted", "failed", "complete")
 
 CONFIG_RECORD = "config.json"
-#: The keys every run record holds, with what each holds (a type spec of :func:`json_record_problem`).
+#: The keys every run record holds, with what each holds (a type spec of ``json_record_problem``).
 RUN_RECORD_KEYS = {
     "experiment": str,
     "status": str,

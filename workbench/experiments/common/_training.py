@@ -118,9 +118,10 @@ class Training:
     ----------
     curve : dict of lists
         ``steps`` (steps done at each log), then each training term (the window's mean, or its last value) and
-        what ``evaluate`` returned, one entry per log.
+        what ``evaluate`` returned, one entry per log (NaN where a key was not logged).
     losses, grad_norms : lists of float
-        The first training term and the gradient norm (before clipping) of every step taken.
+        The first training term and the gradient norm (before clipping) of every step whose gradient was computed
+        (with ``guard``, the step refused for a non-finite gradient norm is the last entry, not an update).
     stop : str or None
         Why training stopped early (``guard`` only), else ``None``.
     seconds : float
@@ -164,8 +165,9 @@ def train(
     label, progress : str, bool
         The progress bar's label; whether to show it.
     guard : bool
-        Stop, and say why in :attr:`Training.stop`, at a ``FloatingPointError``, a non-finite loss (before its
-        backward pass) or a non-finite gradient norm (before the update); otherwise such steps are taken.
+        Stop, and say why in ``Training.stop``, at a ``FloatingPointError``, a non-finite first term (before
+        the backward pass) or a non-finite gradient norm (before the update: it catches a non-finite later term);
+        otherwise such steps are taken.
     logged : {'mean', 'last'}
         Log each term's mean over the steps since the last log, or its value at the logged step.
     evaluate_first : bool
@@ -214,17 +216,26 @@ def train(
                     raise
                 stop = f"step {done}: {exc}"
                 return
+        if terms.keys() & measured.keys():
+            raise ValueError(
+                f"evaluate must not return a training term's name, got {sorted(terms.keys() & measured.keys())}"
+            )
         curve["steps"].append(done)
         for key, value in (*terms.items(), *measured.items()):
             # A key first logged late (the terms, after an ``evaluate_first`` log) is NaN at the logs before.
             curve.setdefault(key, [math.nan] * (len(curve["steps"]) - 1)).append(value)
-        shown = {k: f"{v:.3f}" for k, v in measured.items() if isinstance(v, float)}
+        for values in curve.values():
+            if len(values) < len(curve["steps"]):  # a key not logged this time: NaN, so every list follows steps
+                values.append(math.nan)
+        shown = {k: f"{float(v):.4g}" for k, v in measured.items() if isinstance(v, (float, np.floating))}
         if shown:
             bar.set_postfix(shown)
 
     with progress_bar(schedule.steps, label, progress) as bar:
         if evaluate_first:
             log(0, {})
+            if stop is not None:
+                return Training(curve, losses, norms, stop, seconds, updates)
         for step in range(schedule.steps):
             started = time.perf_counter()
             for group in optimizer.param_groups:

@@ -392,7 +392,7 @@ def study_connection_walk(
         Show a progress bar per model.
     force, resume : bool
         Replace the run in ``out``, or continue it (its finished models are kept), as in
-        :meth:`~workbench.experiments.RunLog.open`.
+        :meth:`~workbench.experiments.common.RunLog.open`.
 
     Returns
     -------

@@ -3,7 +3,8 @@
 The corpus (:func:`~workbench.models.read_corpus`: a file of one text per line, a folder of ``.txt`` files, or
 ``"shakespeare"``) is cut into windows of ``max_tokens`` tokens by the model's own tokenizer
 (:func:`~workbench.models.corpus_windows`); each window is diagnosed (:func:`~workbench.models.diagnose_ids`)
-and its report streamed to ``records.jsonl`` of the run directory (:func:`run_corpus`: resumable after an
+and its report streamed to ``records.jsonl`` of the run directory (:func:`~workbench.experiments.common.run_corpus`:
+resumable after an
 interrupt), and the run ends with the per-layer table, mean ± sd over windows of every diagnostic.  The
 circuit probe does not depend on the text, so it runs once per model, not once per window.
 """

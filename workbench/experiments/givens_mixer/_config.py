@@ -129,7 +129,7 @@ class GivensMixerConfig(ExperimentConfig):
     eval_windows : int
         Held-out windows scored at the end (consecutive, from the start of the held-out text).
     held_out_every : int
-        Every so many works (sorted by name) one is held out (:func:`shakespeare_bytes`).
+        Every so many works (sorted by name) one is held out (:func:`~workbench.experiments.common.shakespeare_bytes`).
     device, name : str
         ``"cpu"`` or ``"cuda[:N]"``; the preset's name (``"custom"`` otherwise).
 

@@ -35,7 +35,8 @@ lower-triangular orthogonal :math:`Q` is diagonal with entries :math:`\pm 1`.  *
 is lower triangular (the inverse of an invertible lower-triangular matrix is) and upper triangular (the
 transpose of a lower-triangular one), hence diagonal; then :math:`Q^\top Q = I` gives :math:`q_{ii}^2 = 1`.
 :math:`\square` A causal orthogonal mixer would only flip signs of positions and move no information between
-tokens.  So each training window of :math:`n` bytes of the Shakespeare corpus (:func:`shakespeare_bytes`) has a
+tokens.  So each training window of :math:`n` bytes of the Shakespeare corpus
+(:func:`~workbench.experiments.common.shakespeare_bytes`) has a
 fixed number :math:`k = \mathrm{round}(f n)` of positions (chosen uniformly; :math:`f` = ``mask_fraction``,
 15 %) replaced by the id ``MASK_ID = 256`` (input vocabulary 257, output 256), and the model predicts the bytes
 there from both sides.  The score is the **held-out masked bits per byte** on a fixed set :math:`\mathcal H` of

@@ -90,7 +90,7 @@ class LanguageModelConfig(ExperimentConfig):
     eval_bytes : int
         Held-out bytes scored for the final bits per byte (each predicted once).
     held_out_every : int
-        Every so many works (sorted by name) one is held out (:func:`shakespeare_bytes`).
+        Every so many works (sorted by name) one is held out (:func:`~workbench.experiments.common.shakespeare_bytes`).
     device : str
         ``"cpu"`` or ``"cuda[:N]"``.
     name : str

@@ -6,10 +6,12 @@ ATTN 0.8471, DMTN 0.8492, DMAP 0.8621 (one seed each).  This module trains the s
 pre-LN causal transformer (:class:`workbench.experiments.InductionTransformer` with its GELU MLP sublayer: token
 and learned position embeddings, ``n_layers`` blocks, a linear read-out) whose heads use the operator's logits
 (:class:`workbench.nn.OperatorAttention`), on the bytes of the Shakespeare corpus
-(:func:`shakespeare_bytes`, a held-out split by work), and measures
+(:func:`~workbench.experiments.common.shakespeare_bytes`, a held-out split by work), and measures
 
-* **held-out bits per byte** (:func:`held_out_bpb`): every byte of the first ``eval_bytes`` held-out bytes
-  predicted once, from non-overlapping windows of ``context`` bytes, :func:`bits_per_byte` of the summed loss;
+* **held-out bits per byte** (:func:`~workbench.experiments.common.held_out_bpb`): every byte of the first
+``eval_bytes`` held-out bytes
+  predicted once, from non-overlapping windows of ``context`` bytes,
+  :func:`~workbench.experiments.common.bits_per_byte` of the summed loss;
 * **the byte induction probe** (:func:`byte_induction_probe`): a segment of ``context / 2`` random lowercase
   letters repeated twice, top-1 accuracy on the repeat and each head's induction score
   (:func:`workbench.attention.induction_score`): does the model copy by content?
@@ -130,7 +132,7 @@ def run_language_model(
 
     The training loss is next-byte cross-entropy on random training windows,
     :math:`\mathcal L = -\frac1{c}\sum_{i<c}\ln p_\theta(x_{i+1}\mid x_{\le i})`; the result is the held-out
-    bits per byte (:func:`held_out_bpb` on ``eval_bytes`` bytes), the byte induction probe
+    bits per byte (:func:`~workbench.experiments.common.held_out_bpb` on ``eval_bytes`` bytes), the byte induction probe
     (:func:`byte_induction_probe`) and the heads' score skew :math:`\rho_{\mathrm{skew}}` (0 exactly for DMAP).
     One operator per run: a sweep over ``operator`` and ``seed`` (``workbench sweep lm --grid
     operator=ATTN,DMTN,DMAP --seeds 0-4``) gives Table 2 with paired differences

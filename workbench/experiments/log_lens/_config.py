@@ -71,7 +71,7 @@ class LogLensConfig(ExperimentConfig):
     vocab_size, half_length, min_period : int
         :math:`V`, :math:`T` (sequences of :math:`2T` tokens) and the shortest repeated segment
         :math:`L_0 \le T`: training sequences repeat a segment of random length in :math:`[L_0, T]`
-        (:func:`variable_period_tokens`); the eval batch has period :math:`T`.
+        (:func:`~workbench.experiments.induction.variable_period_tokens`); the eval batch has period :math:`T`.
     d_model, n_heads : int
         Width and heads per layer (two layers).
     steps, batch, lr, weight_decay, grad_clip : int, int, float, float, float
@@ -82,7 +82,8 @@ class LogLensConfig(ExperimentConfig):
     eval_batch : int
         Sequences of the fixed eval batch.
     smooth, plateau_fraction, drop_fraction, window_fraction : int, float, float, float
-        The phase-transition criterion (:func:`detect_phase_transition`); ``smooth`` also smooths the lens curves.
+        The phase-transition criterion (:func:`~workbench.experiments.induction.detect_phase_transition`); ``smooth``
+        also smooths the lens curves.
     name : str
         The preset's name (``"custom"`` otherwise).
 
@@ -136,6 +137,9 @@ class LogLensConfig(ExperimentConfig):
     name: str = "custom"
 
     def induction_config(self) -> InductionConfig:
-        """The same task as an :class:`InductionConfig` (two layers), e.g. for :func:`shifted_period_accuracy`."""
+        """The same task as an induction config (two layers).
+
+        For the induction experiment's readings, e.g. :func:`~workbench.experiments.induction.shifted_period_accuracy`.
+        """
         shared = {key: getattr(self, key) for key in _SHARED}
         return InductionConfig(**shared, n_layers=2, log_every=self.log_every, min_period=self.min_period)

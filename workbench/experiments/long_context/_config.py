@@ -140,7 +140,7 @@ class LongContextConfig(ExperimentConfig):
     explicit_max_context : int
         The explicit softmax (the :math:`n \times n` matrix in memory) is measured up to this context.
     held_out_every : int
-        Every so many works one is held out (:func:`shakespeare_bytes`).
+        Every so many works one is held out (:func:`~workbench.experiments.common.shakespeare_bytes`).
     device : str
         ``"cpu"`` or ``"cuda[:N]"``.
     name : str

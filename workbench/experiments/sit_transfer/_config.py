@@ -62,7 +62,8 @@ def _check_dmap_from(config, name: str, value) -> None:
 class SitTransferConfig(SwissSiTConfig):
     r"""Settings of the SiT transfer experiment; the defaults are the ``"paper"`` preset.
 
-    The first sixteen fields are those of :class:`SwissSiTConfig`, inherited (the pretraining, sampling and
+    The first sixteen fields are those of :class:`~workbench.experiments.swiss_sit.SwissSiTConfig`, inherited (the
+    pretraining, sampling and
     diagnostics of the Swiss SiT, with its defaults), so the pretrained ATTN model is the Swiss SiT's ATTN
     condition of the same settings.  The others set the transfer.
 
@@ -70,7 +71,8 @@ class SitTransferConfig(SwissSiTConfig):
     ----------
     n_train, seed, noise, context, d_model, n_heads, ffn_mult, steps, batch, lr, weight_decay, ema, euler_steps,
     n_generate, diagnostic_times, log_every
-        As in :class:`SwissSiTConfig`; ``steps`` is the pretraining budget, and ``lr``, ``weight_decay``, ``ema``
+        As in :class:`~workbench.experiments.swiss_sit.SwissSiTConfig`; ``steps`` is the pretraining budget, and
+        ``lr``, ``weight_decay``, ``ema``
         and ``batch`` also hold for the adaptations (as the paper adapted with AdamW at constant learning rate).
     order : {'mhsa-ffn', 'ffn-mhsa'}
         Block order of the model; SiT's own blocks run attention first (MHSA→FFN).
