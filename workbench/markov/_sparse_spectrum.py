@@ -15,6 +15,13 @@ pairs (Ericsson & Ruhe, *Math. Comp.* 35 (1980)).  The solves are the whole cost
   hold :math:`3.3\cdot10^7` entries and take 4 s.  A symmetric minimum-degree ordering of
   :math:`S + S^\top` with the diagonal as pivots (SuperLU's symmetric mode) gives :math:`1.5\cdot10^7`
   entries in 1.2 s, and each solve costs half as much.
+* From :data:`PARDISO_MIN_STATES` states on, where the ``sparse`` extra is installed (x86-64), the
+  factorisation is Intel MKL's PARDISO (through ``pypardiso``): a supernodal Cholesky of the definite
+  :math:`\sigma I - S` ordered by nested dissection (METIS), which stores the lower factor only and
+  factorises and solves on every core.  At :math:`10^5` Swiss-roll points on two cores it factorises in
+  0.6 s and solves in 9 ms against SuperLU's 1.1 s and 26 ms (``benchmarks/RESULTS.md``).  Below that
+  size loading MKL costs more than it saves.  ``WORKBENCH_SPARSE_FACTOR=superlu`` (or ``pardiso``)
+  chooses for one process.
 
 Package-internal: :meth:`MarkovOperator.spectrum` calls :func:`top_eigenpairs`.
 
@@ -24,6 +31,9 @@ T. Ericsson, A. Ruhe, The spectral transformation Lanczos method for the numeric
 sparse generalized symmetric eigenvalue problems, Math. Comp. 35 (1980) 1251–1268.
 J. W. Demmel, J. R. Gilbert, X. S. Li, SuperLU Users' Guide (1999, updated with the library), the options
 ``SymmetricMode``, ``DiagPivotThresh`` and the MMD ordering of AᵀA + A.
+O. Schenk, K. Gärtner, Solving unsymmetric sparse systems of linear equations with PARDISO, Future
+Generation Computer Systems 20 (2004) 475–487; Intel oneMKL Developer Reference, ``pardiso`` (``mtype`` 2,
+``iparm`` 1 and 2).
 book/reference.md §A.7.
 """
 
@@ -41,19 +51,113 @@ SHIFT = 1.0 + 1e-6
 TOLERANCE = 1e-10
 
 
-def top_eigenpairs(s, count: int, v0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""The ``count`` largest eigenpairs of a sparse symmetric ``s`` with spectrum in :math:`[-1, 1]`.
+#: From this many states on, PARDISO (when installed) factorises.  Whole ``from_points(…, k=15).spectrum(10)`` runs
+#: on the Swiss roll, 2 cores: 10⁴ SuperLU 0.13 s, PARDISO 0.15 s (loading MKL and the nested-dissection analysis
+#: cost more than they save); 2·10⁴ 0.30 s and 0.29 s; 5·10⁴ 1.06 s and 0.71 s; 10⁵ 2.7 s and 1.9 s.
+PARDISO_MIN_STATES = 20_000
 
-    ``v0`` starts Lanczos (the known top eigenvector :math:`\sqrt\pi` is a good start).  Returns
-    ``(values, vectors)`` in no particular order, as ``eigsh`` does.
+#: The environment variable that picks the factorisation for one process: ``superlu`` or ``pardiso``.
+FACTOR_VARIABLE = "WORKBENCH_SPARSE_FACTOR"
+
+FACTORS = ("superlu", "pardiso")
+
+
+def pardiso_available() -> bool:
+    """Whether ``pypardiso`` can be imported (the ``sparse`` extra; MKL is loaded only when it factorises)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pypardiso") is not None
+
+
+def chosen_factor(n: int) -> str:
+    """``'pardiso'`` or ``'superlu'`` for an ``n``-state operator: the environment's choice, else by size."""
+    import os
+
+    choice = os.environ.get(FACTOR_VARIABLE, "").strip().lower()
+    if choice and choice not in FACTORS:
+        raise ValueError(f"{FACTOR_VARIABLE} must be one of {', '.join(FACTORS)}, got {choice!r}")
+    if choice == "pardiso" and not pardiso_available():
+        raise ValueError(
+            f"{FACTOR_VARIABLE}=pardiso needs pypardiso (pip install 'attention-workbench[sparse]', x86-64 only)"
+        )
+    if choice:
+        return choice
+    return "pardiso" if n >= PARDISO_MIN_STATES and pardiso_available() else "superlu"
+
+
+def _import_pypardiso():
+    """``pypardiso``, told where the ``mkl`` package put MKL's runtime library.
+
+    Left to itself, ``pypardiso`` looks for ``libmkl_rt`` with ``ctypes.util.find_library`` (a subprocess) and
+    then a recursive search of the interpreter's ``lib`` folder, twice (one solver at import, one per use):
+    0.75 s in an environment with torch installed, more than PARDISO saves below a few ·10⁵ states.  The
+    ``mkl`` wheel lists the library among its files, so it is found in under a millisecond.
     """
+    import importlib.metadata
+    import os
+
+    if "PYPARDISO_MKL_RT" not in os.environ:
+        try:
+            files = importlib.metadata.files("mkl") or []
+        except importlib.metadata.PackageNotFoundError:
+            files = []
+        found = [str(f.locate()) for f in files if f.name.startswith("libmkl_rt.so")]
+        if found:
+            os.environ["PYPARDISO_MKL_RT"] = os.path.realpath(found[0])
+    import pypardiso
+
+    return pypardiso
+
+
+def shifted_inverse(s, factor: str):
+    """A function ``b ↦ (S − σI)⁻¹ b`` from one factorisation of the definite ``σI − S`` by ``factor``."""
     import scipy.sparse as sp
-    from scipy.sparse.linalg import LinearOperator, eigsh, splu
 
     n = s.shape[0]
+    if factor == "pardiso":
+        pypardiso = _import_pypardiso()
+        # The upper triangle of the positive definite σI − S in CSR (mtype 2: real symmetric positive definite).
+        definite = sp.triu(SHIFT * sp.identity(n, format="csr", dtype=s.dtype) - s, format="csr")
+        solver = pypardiso.PyPardisoSolver(mtype=2)
+        solver.set_iparm(1, 1)  # our own settings below; the rest zero: no scaling, matching or refinement
+        solver.set_iparm(2, 3)  # nested dissection (METIS), computed in parallel
+        from pypardiso.pardiso_wrapper import PyPardisoError
+
+        try:
+            solver.factorize(definite)
+        except PyPardisoError as exc:  # -4: a zero pivot, i.e. σI − S not definite (S's spectrum reaches past σ)
+            raise ValueError(
+                f"the shifted matrix σI − S must be positive definite (the spectrum of s in [-1, 1]); PARDISO stopped "
+                f"with error {exc.value}"
+            ) from None
+        return lambda b: -solver.solve(definite, b)
     shifted = sp.csc_matrix(s - SHIFT * sp.identity(n, format="csc", dtype=s.dtype))
     # Symmetric mode: a minimum-degree ordering of AᵀA + A applied to rows and columns alike, the diagonal
     # taken as pivot (threshold 0: never a row exchange, which would break the symmetric fill).
-    factor = splu(shifted, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
-    inverse = LinearOperator((n, n), matvec=factor.solve, dtype=shifted.dtype)
-    return eigsh(s, k=count, sigma=SHIFT, which="LM", v0=v0, tol=TOLERANCE, OPinv=inverse)
+    from scipy.sparse.linalg import splu
+
+    lu = splu(shifted, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    return lu.solve
+
+
+def top_eigenpairs(s, count: int, v0: np.ndarray, factor: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The ``count`` largest eigenpairs of a sparse symmetric ``s`` with spectrum in :math:`[-1, 1]`.
+
+    ``v0`` starts Lanczos (the known top eigenvector :math:`\sqrt\pi` is a good start).  ``factor`` is
+    ``'superlu'``, ``'pardiso'`` or ``None`` (:func:`chosen_factor`).  Returns ``(values, vectors)`` in no
+    particular order, as ``eigsh`` does.
+    """
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    n = s.shape[0]
+    factor = chosen_factor(n) if factor is None else factor
+    inverse = LinearOperator((n, n), matvec=shifted_inverse(s, factor), dtype=s.dtype)
+    if factor == "superlu":
+        return eigsh(s, k=count, sigma=SHIFT, which="LM", v0=v0, tol=TOLERANCE, OPinv=inverse)
+    from threadpoolctl import threadpool_limits
+
+    # With PARDISO on every core, the BLAS libraries' own threads in ARPACK's orthogonalisation (products with ~20
+    # columns) fight PARDISO's OpenMP threads for the cores: at 10⁵ states eigsh took 0.9–1.15 s instead of 0.5 s.
+    # One BLAS thread between the solves (PARDISO's solves keep their threads: 9 ms each either way).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return eigsh(s, k=count, sigma=SHIFT, which="LM", v0=v0, tol=TOLERANCE, OPinv=inverse)

@@ -1,0 +1,87 @@
+"""The two factorisations behind the sparse spectrum (SuperLU, and Intel MKL's PARDISO from the ``sparse`` extra).
+
+Oracles: dense ``eigh`` of the same symmetric conjugate, and each factorisation against the other.  CI installs the
+``sparse`` extra (``.[all]``), so the PARDISO cases run there; on a machine without it (not x86-64) they skip.
+"""
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse
+
+from workbench.markov import MarkovOperator, SwissRoll
+from workbench.markov import _sparse_spectrum as spectrum_module
+from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, PARDISO_MIN_STATES, chosen_factor, top_eigenpairs
+
+needs_pardiso = pytest.mark.skipif(not spectrum_module.pardiso_available(), reason="the sparse extra (pypardiso)")
+
+
+def _conjugate(op):
+    """The symmetric conjugate Π^{1/2} P Π^{-1/2} of a reversible kNN operator, sparse, and √π."""
+    root = np.sqrt(np.asarray(op.stationary))
+    s = scipy.sparse.diags_array(root) @ op.P @ scipy.sparse.diags_array(1.0 / root)
+    return scipy.sparse.csr_array(0.5 * (s + s.T)), root
+
+
+@pytest.mark.parametrize("factor", ["superlu", pytest.param("pardiso", marks=needs_pardiso)])
+def test_each_factorisation_finds_the_dense_top_eigenpairs(factor):
+    # A 15-NN Swiss roll of 1,500 points clusters its ten top eigenvalues within 3e-3 of 1, the case shift-invert
+    # is for.  Tolerances: eigenvalues 1e-12 (Lanczos stops at 1e-10 relative on (σ − μ)⁻¹ ≥ 10³, i.e. ≤ 1e-13 on μ;
+    # the dense oracle is exact to ~1e-15), eigenvector spans 1e-8 (gaps ~1e-4 between the top eigenvalues).
+    op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=3), k=15)
+    s, root = _conjugate(op)
+    values, vectors = top_eigenpairs(s, 10, root, factor=factor)
+    dense_values, dense_vectors = scipy.linalg.eigh(s.toarray(), subset_by_index=[1490, 1499])
+    np.testing.assert_allclose(np.sort(values), dense_values, rtol=0, atol=1e-12)
+    assert np.linalg.svd(vectors.T @ dense_vectors, compute_uv=False).min() > 1 - 1e-8
+
+
+@needs_pardiso
+def test_pardiso_is_chosen_from_its_size_on_and_agrees_with_superlu_there(monkeypatch):
+    # At PARDISO_MIN_STATES the spectrum goes through PARDISO; the oracle is SuperLU's factorisation of the same
+    # operator.  Tolerance 1e-12 on eigenvalues (both Lanczos runs stop at 1e-10 relative on (σ − μ)⁻¹ ≥ 10³).
+    monkeypatch.delenv(FACTOR_VARIABLE, raising=False)
+    assert chosen_factor(PARDISO_MIN_STATES) == "pardiso" and chosen_factor(PARDISO_MIN_STATES - 1) == "superlu"
+    op = MarkovOperator.from_points(SwissRoll().sample(PARDISO_MIN_STATES, seed=0), k=15)
+    ours = op.spectrum(10)
+    s, root = _conjugate(op)
+    theirs, _ = top_eigenpairs(s, 10, root, factor="superlu")
+    np.testing.assert_allclose(np.asarray(ours.values), np.sort(theirs)[::-1], rtol=0, atol=1e-12)
+    assert np.isclose(ours.values[0], 1.0, rtol=0, atol=1e-13) and np.all(np.diff(np.asarray(ours.values)) <= 0)
+
+
+@needs_pardiso
+def test_the_blas_threads_are_given_back_after_a_pardiso_spectrum():
+    # Between PARDISO's solves the BLAS libraries run on one thread; afterwards each has its threads again.
+    from threadpoolctl import threadpool_info
+
+    op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=1), k=15)
+    s, root = _conjugate(op)
+    top_eigenpairs(s, 3, root, factor="pardiso")  # loads MKL, so "before" lists it too
+    before = {(pool["filepath"], pool["num_threads"]) for pool in threadpool_info() if pool["user_api"] == "blas"}
+    top_eigenpairs(s, 3, root, factor="pardiso")
+    after = {(pool["filepath"], pool["num_threads"]) for pool in threadpool_info() if pool["user_api"] == "blas"}
+    assert after == before
+
+
+@needs_pardiso
+def test_a_matrix_past_the_shift_is_refused_by_name():
+    # σI − S must be definite; a diagonal entry 2 > σ makes PARDISO meet a non-positive pivot.
+    s = scipy.sparse.csr_array(scipy.sparse.diags_array([np.r_[2.0, np.zeros(99)]], offsets=[0]))
+    s = s + scipy.sparse.diags_array([np.full(99, 0.1), np.full(99, 0.1)], offsets=[1, -1])
+    with pytest.raises(ValueError, match=r"σI − S must be positive definite .*PARDISO stopped with error -4"):
+        top_eigenpairs(scipy.sparse.csr_array(s), 2, np.ones(100), factor="pardiso")
+
+
+def test_the_environment_chooses_the_factorisation_and_a_bad_choice_is_refused(monkeypatch):
+    monkeypatch.setenv(FACTOR_VARIABLE, "superlu")
+    assert chosen_factor(10**6) == "superlu"
+    monkeypatch.setenv(FACTOR_VARIABLE, "umfpack")
+    with pytest.raises(ValueError, match=r"^WORKBENCH_SPARSE_FACTOR must be one of superlu, pardiso, got 'umfpack'$"):
+        chosen_factor(10)
+    monkeypatch.setenv(FACTOR_VARIABLE, "pardiso")
+    monkeypatch.setattr(spectrum_module, "pardiso_available", lambda: False)
+    with pytest.raises(ValueError, match=r"WORKBENCH_SPARSE_FACTOR=pardiso needs pypardiso"):
+        chosen_factor(10)
+    monkeypatch.delenv(FACTOR_VARIABLE)
+    assert chosen_factor(10**6) == "superlu"  # without pypardiso every size takes SuperLU
