@@ -19,7 +19,9 @@ the one before it).  Settings shared by every pipeline:
   shift :math:`1 + 10^{-6}` in the workbench and by hand, 1.1 in datafold, :math:`-10^{-5}` on the
   normalised Laplacian in scikit-learn).  They differ in how they factorise the shifted matrix: the
   workbench with a symmetric minimum-degree ordering and the diagonal as pivots (the shifted matrix is
-  definite), the others with SuperLU's defaults inside ``eigsh`` (COLAMD and partial pivoting).
+  definite) — SuperLU's below 2·10⁴ states, MKL's PARDISO (nested dissection, a Cholesky factor, on every
+  core) from there on where the ``sparse`` extra is installed — the others with SuperLU's defaults inside
+  ``eigsh`` (COLAMD and partial pivoting).
 
 The pipelines, and what "agreement" means for each:
 
@@ -108,9 +110,13 @@ def _high_water_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int) -> dict:
+def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int, factor: str | None = None) -> dict:
+    """The workbench's pipeline; ``factor`` forces its factorisation (``WORKBENCH_SPARSE_FACTOR``) in this child."""
     from workbench.markov import MarkovOperator
+    from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, chosen_factor
 
+    if factor is not None:
+        os.environ[FACTOR_VARIABLE] = factor
     points = np.load(path)
     before = _high_water_mib()
     start = time.perf_counter()
@@ -125,6 +131,7 @@ def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int)
         "values": values,
         "vectors": vectors,
         "stationary": np.asarray(op.stationary),
+        "factor": chosen_factor(points.shape[0]),
     }
 
 
@@ -374,6 +381,12 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
         "workbench": partial(_timed, workbench_pipeline, (path, beta, NEIGHBOURS, ALPHA, EIGENPAIRS), limit),
         "scipy": partial(_timed, scipy_pipeline, (path, beta, NEIGHBOURS, EIGENPAIRS), limit),
     }
+    from workbench.markov._sparse_spectrum import chosen_factor
+
+    if chosen_factor(n) == "pardiso":  # the same pipeline on SuperLU, to show what PARDISO brings in this run
+        measures["superlu"] = partial(
+            _timed, workbench_pipeline, (path, beta, NEIGHBOURS, ALPHA, EIGENPAIRS, "superlu"), limit
+        )
     if datafold_python is not None:
         measures["datafold"] = partial(_run_datafold, datafold_python, path, beta, limit)
     has_sklearn = importlib.util.find_spec("sklearn") is not None
@@ -390,7 +403,8 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
         )
     else:
         check = f"β = {beta:.4g}"
-    rows = [[n, "workbench MarkovOperator", _seconds(ours), _peak(ours), "—", "—", "—", check]]
+    label = f"workbench MarkovOperator ({ours['factor']})" if isinstance(ours, dict) else "workbench MarkovOperator"
+    rows = [[n, label, _seconds(ours), _peak(ours), "—", "—", "—", check]]
 
     def same_operator(theirs):
         """max |Δμ| and the largest angle against the workbench's eigenpairs of the same operator."""
@@ -401,6 +415,14 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
         delta = np.max(np.abs(ours_values - values[order]))
         angle = _largest_angle_sine(ours_vectors, vectors[:, order], ours["stationary"])
         return f"{delta:.1e}", f"{angle:.1e}"
+
+    if "superlu" in best:
+        theirs = best["superlu"]
+        delta, angle = same_operator(theirs)
+        rows.append([
+            n, "workbench MarkovOperator (superlu)", _seconds(theirs), _peak(theirs), _ratio(theirs, ours), delta,
+            angle, "same pipeline, WORKBENCH_SPARSE_FACTOR=superlu",
+        ])  # fmt: skip
 
     # scipy by hand: the same operator with eigsh's own shift-invert factorisation
     theirs = best["scipy"]

@@ -126,3 +126,17 @@ def test_best_of_keeps_fastest_and_stops_at_a_failure():
     calls = []
     assert bench._best_of(lambda: calls.append(1) or "> 60", 3) == "> 60"
     assert len(calls) == 1
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pypardiso") is None, reason="the sparse extra (pypardiso)")
+def test_a_pardiso_run_adds_the_same_pipeline_on_superlu_and_they_agree(monkeypatch):
+    # WORKBENCH_SPARSE_FACTOR=pardiso (inherited by the fresh interpreters) puts 600 points on PARDISO, so the table
+    # gains the SuperLU row.  Oracle: the same operator through the other factorisation; both are Lanczos to 1e-10
+    # relative on (σ − μ)⁻¹, so eigenvalues agree to rounding and 1e-10 leaves a wide margin.
+    monkeypatch.setenv("WORKBENCH_SPARSE_FACTOR", "pardiso")
+    report = bench.run(sizes=(600,), curvature_size=None, limit=60.0, repeats=1)
+    labels = [row[1] for row in report["rows"]]
+    assert labels[:2] == ["workbench MarkovOperator (pardiso)", "workbench MarkovOperator (superlu)"]
+    row = _row(report, "workbench MarkovOperator (superlu)")
+    assert float(row["max |Δμ|"]) < 1e-10 and float(row["sin ∠(spans)"]) < 1e-8
+    assert row["baseline/workbench"].endswith("×") and "WORKBENCH_SPARSE_FACTOR=superlu" in row["check"]
