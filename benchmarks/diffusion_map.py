@@ -112,11 +112,10 @@ def _high_water_mib() -> float:
 
 def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int, factor: str | None = None) -> dict:
     """The workbench's pipeline; ``factor`` forces its factorisation (``WORKBENCH_SPARSE_FACTOR``) in this child."""
-    from workbench.markov import MarkovOperator
-    from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, chosen_factor
+    from workbench.markov import MarkovOperator, sparse_factorisation
 
     if factor is not None:
-        os.environ[FACTOR_VARIABLE] = factor
+        os.environ["WORKBENCH_SPARSE_FACTOR"] = factor
     points = np.load(path)
     before = _high_water_mib()
     start = time.perf_counter()
@@ -131,7 +130,7 @@ def workbench_pipeline(path: str, beta: float, k: int, alpha: float, count: int,
         "values": values,
         "vectors": vectors,
         "stationary": np.asarray(op.stationary),
-        "factor": chosen_factor(points.shape[0]),
+        "factor": sparse_factorisation(points.shape[0]),
     }
 
 
@@ -381,9 +380,9 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
         "workbench": partial(_timed, workbench_pipeline, (path, beta, NEIGHBOURS, ALPHA, EIGENPAIRS), limit),
         "scipy": partial(_timed, scipy_pipeline, (path, beta, NEIGHBOURS, EIGENPAIRS), limit),
     }
-    from workbench.markov._sparse_spectrum import chosen_factor
+    from workbench.markov import sparse_factorisation
 
-    if chosen_factor(n) == "pardiso":  # the same pipeline on SuperLU, to show what PARDISO brings in this run
+    if sparse_factorisation(n) == "pardiso":  # the same pipeline on SuperLU, to show what PARDISO brings in this run
         measures["superlu"] = partial(
             _timed, workbench_pipeline, (path, beta, NEIGHBOURS, ALPHA, EIGENPAIRS, "superlu"), limit
         )

@@ -92,6 +92,7 @@ CASES = [
     Case("workbench.markov.markov_operator", lambda: ((_kernel(),), {})),
     Case("workbench.markov.softmax_operator", lambda: ((_distances(), 1.0), {})),
     Case("workbench.markov.markov_semigroup", lambda: ((_generator(), 0.5), {})),
+    Case("workbench.markov.sparse_factorisation", lambda: ((1000,), {})),
     Case("workbench.markov.reversible_stationary_law", lambda: ((_kernel(),), {})),
     Case("workbench.markov.stationary_laws", lambda: ((np.stack([_P(), _P() @ _P()]),), {"atol": 1e-10})),
     # --- forms, cycles and currents ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ import scipy.sparse
 
 from workbench.markov import MarkovOperator, SwissRoll
 from workbench.markov import _sparse_spectrum as spectrum_module
-from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, PARDISO_MIN_STATES, chosen_factor, top_eigenpairs
+from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, PARDISO_MIN_STATES, sparse_factorisation, top_eigenpairs
 
 needs_pardiso = pytest.mark.skipif(not spectrum_module.pardiso_available(), reason="the sparse extra (pypardiso)")
 
@@ -41,7 +41,10 @@ def test_pardiso_is_chosen_from_its_size_on_and_agrees_with_superlu_there(monkey
     # At PARDISO_MIN_STATES the spectrum goes through PARDISO; the oracle is SuperLU's factorisation of the same
     # operator.  Tolerance 1e-12 on eigenvalues (both Lanczos runs stop at 1e-10 relative on (σ − μ)⁻¹ ≥ 10³).
     monkeypatch.delenv(FACTOR_VARIABLE, raising=False)
-    assert chosen_factor(PARDISO_MIN_STATES) == "pardiso" and chosen_factor(PARDISO_MIN_STATES - 1) == "superlu"
+    assert (
+        sparse_factorisation(PARDISO_MIN_STATES) == "pardiso"
+        and sparse_factorisation(PARDISO_MIN_STATES - 1) == "superlu"
+    )
     op = MarkovOperator.from_points(SwissRoll().sample(PARDISO_MIN_STATES, seed=0), k=15)
     ours = op.spectrum(10)
     s, root = _conjugate(op)
@@ -75,13 +78,15 @@ def test_a_matrix_past_the_shift_is_refused_by_name():
 
 def test_the_environment_chooses_the_factorisation_and_a_bad_choice_is_refused(monkeypatch):
     monkeypatch.setenv(FACTOR_VARIABLE, "superlu")
-    assert chosen_factor(10**6) == "superlu"
+    assert sparse_factorisation(10**6) == "superlu"
     monkeypatch.setenv(FACTOR_VARIABLE, "umfpack")
     with pytest.raises(ValueError, match=r"^WORKBENCH_SPARSE_FACTOR must be one of superlu, pardiso, got 'umfpack'$"):
-        chosen_factor(10)
+        sparse_factorisation(10)
     monkeypatch.setenv(FACTOR_VARIABLE, "pardiso")
     monkeypatch.setattr(spectrum_module, "pardiso_available", lambda: False)
     with pytest.raises(ValueError, match=r"WORKBENCH_SPARSE_FACTOR=pardiso needs pypardiso"):
-        chosen_factor(10)
+        sparse_factorisation(10)
     monkeypatch.delenv(FACTOR_VARIABLE)
-    assert chosen_factor(10**6) == "superlu"  # without pypardiso every size takes SuperLU
+    assert sparse_factorisation(10**6) == "superlu"  # without pypardiso every size takes SuperLU
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 1, got 0$"):
+        sparse_factorisation(0)

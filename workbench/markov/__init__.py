@@ -20,6 +20,7 @@ graph_weights              -- weighted adjacency of a networkx (di)graph, valida
 Operators
 MarkovOperator             -- P with π, P*, flux, current, ε_rev, spectrum, diffusion map, Nyström
 Spectrum                   -- leading eigenpairs P ψ_k = μ_k ψ_k
+sparse_factorisation       -- which factorisation (SuperLU or MKL's PARDISO) a large sparse spectrum uses
 DegenerateBandwidthWarning -- a dense kernel of from_points so wide that its walk sees the ambient space
 doob_transform             -- P_h = diag(Kh)⁻¹ K diag(h), π ∝ h ⊙ Kh
 markov_operator            -- P = diag(K1)⁻¹ K
@@ -84,6 +85,7 @@ from workbench.markov._operators import (
 )
 from workbench.markov._samplers import Circle, FlatTorus, Interval, Sphere
 from workbench.markov._semigroup import markov_semigroup
+from workbench.markov._sparse_spectrum import sparse_factorisation
 from workbench.markov._stationary_laws import stationary_laws
 from workbench.markov._swiss_roll import SwissRoll
 
@@ -129,6 +131,7 @@ __all__ = [
     "reversible_stationary_law",
     "segment_sums",
     "softmax_operator",
+    "sparse_factorisation",
     "squared_distances",
     "stationary_current",
     "stationary_laws",
