@@ -112,3 +112,22 @@ def test_pardiso_gives_its_factor_back_after_each_spectrum():
     for _ in range(5):
         top_eigenpairs(s, 3, root, factor="pardiso")
     assert resident_mib() - first < 70.0
+
+
+@needs_pardiso
+def test_pypardiso_without_a_loadable_mkl_falls_back_to_superlu_with_a_warning(monkeypatch):
+    # A real broken install: MKL's runtime named where no library is, and pypardiso imported afresh (it loads MKL at
+    # import).  Oracle: SuperLU's eigenvalues of the same matrix, to the last bit (the same factorisation runs).
+    import sys
+
+    for name in [name for name in sys.modules if name == "pypardiso" or name.startswith("pypardiso.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setenv("PYPARDISO_MKL_RT", "/nonexistent/libmkl_rt.so.2")
+    op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=2), k=15)
+    s, root = _conjugate(op)
+    with pytest.warns(
+        RuntimeWarning, match=r"^PARDISO is unavailable \(.*\); the sparse spectrum factorises with SuperLU"
+    ):
+        values, _ = top_eigenpairs(s, 5, root, factor="pardiso")
+    expected, _ = top_eigenpairs(s, 5, root, factor="superlu")
+    np.testing.assert_array_equal(np.sort(values), np.sort(expected))

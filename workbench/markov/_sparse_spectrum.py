@@ -41,6 +41,7 @@ book/reference.md §A.7.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -136,11 +137,20 @@ def shifted_inverse(s, factor: str):
     import scipy.sparse as sp
 
     n = s.shape[0]
+    solver = None
     if factor == "pardiso":
-        pypardiso = _import_pypardiso()
+        try:
+            solver = _import_pypardiso().PyPardisoSolver(mtype=2)
+        except (ImportError, OSError) as exc:  # pypardiso without a loadable MKL runtime (mkl missing or broken)
+            warnings.warn(
+                f"PARDISO is unavailable ({exc}); the sparse spectrum factorises with SuperLU instead (the same "
+                f"eigenpairs, slower). Reinstall the sparse extra, or set {FACTOR_VARIABLE}=superlu to choose SuperLU",
+                RuntimeWarning,
+                stacklevel=5,  # the caller of MarkovOperator.spectrum
+            )
+    if solver is not None:
         # The upper triangle of the positive definite σI − S in CSR (mtype 2: real symmetric positive definite).
         definite = sp.triu(SHIFT * sp.identity(n, format="csr", dtype=s.dtype) - s, format="csr")
-        solver = pypardiso.PyPardisoSolver(mtype=2)
         solver.set_iparm(1, 1)  # our own settings below; the rest zero: no scaling, matching or refinement
         solver.set_iparm(2, 3)  # nested dissection (METIS), computed in parallel
         from pypardiso.pardiso_wrapper import PyPardisoError
