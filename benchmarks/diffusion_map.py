@@ -18,10 +18,11 @@ the one before it).  Settings shared by every pipeline:
 * 10 eigenpairs, by shift-invert Lanczos in all four (scipy's ``eigsh`` on the symmetric conjugate:
   shift :math:`1 + 10^{-6}` in the workbench and by hand, 1.1 in datafold, :math:`-10^{-5}` on the
   normalised Laplacian in scikit-learn).  They differ in how they factorise the shifted matrix: the
-  workbench with a symmetric minimum-degree ordering and the diagonal as pivots (the shifted matrix is
-  definite) — SuperLU's below 2·10⁴ states, MKL's PARDISO (nested dissection, a Cholesky factor, on every
-  core) from there on where the ``sparse`` extra is installed — the others with SuperLU's defaults inside
-  ``eigsh`` (COLAMD and partial pivoting).
+  workbench with a symmetric fill-reducing ordering and the diagonal as pivots (the shifted matrix is
+  definite) — where the ``sparse`` extra is installed QDLDL's LDLᵀ (approximate minimum degree, one
+  triangle) below 3·10⁴ states and MKL's PARDISO (nested dissection, a Cholesky factor, on every core) from
+  there on, SuperLU's symmetric mode without it — the others with SuperLU's defaults inside ``eigsh``
+  (COLAMD and partial pivoting).
 
 The pipelines, and what "agreement" means for each:
 
@@ -382,7 +383,7 @@ def _rows_for_size(n: int, directory: str, limit: float, repeats: int, datafold_
     }
     from workbench.markov import sparse_factorisation
 
-    if sparse_factorisation(n) == "pardiso":  # the same pipeline on SuperLU, to show what PARDISO brings in this run
+    if sparse_factorisation(n) != "superlu":  # the same pipeline on SuperLU: what the sparse extra brings, in this run
         measures["superlu"] = partial(
             _timed, workbench_pipeline, (path, beta, NEIGHBOURS, ALPHA, EIGENPAIRS, "superlu"), limit
         )

@@ -1,7 +1,9 @@
-"""The two factorisations behind the sparse spectrum (SuperLU, and Intel MKL's PARDISO from the ``sparse`` extra).
+"""The three factorisations behind the sparse spectrum: SuperLU, and from the ``sparse`` extra QDLDL's LDLᵀ and Intel
+MKL's PARDISO.
 
-Oracles: dense ``eigh`` of the same symmetric conjugate, and each factorisation against the other.  CI installs the
-``sparse`` extra (``.[all]``), so the PARDISO cases run there; on a machine without it (not x86-64) they skip.
+Oracles: dense ``eigh`` of the same symmetric conjugate, and each factorisation against another.  CI installs the
+``sparse`` extra (``.[all]``), so the QDLDL and PARDISO cases run there; on a machine without it (PARDISO: not x86-64)
+they skip.
 """
 
 import os
@@ -16,6 +18,7 @@ from workbench.markov import _sparse_spectrum as spectrum_module
 from workbench.markov._sparse_spectrum import FACTOR_VARIABLE, PARDISO_MIN_STATES, sparse_factorisation, top_eigenpairs
 
 needs_pardiso = pytest.mark.skipif(not spectrum_module.pardiso_available(), reason="the sparse extra (pypardiso)")
+needs_qdldl = pytest.mark.skipif(not spectrum_module.qdldl_available(), reason="the sparse extra (qdldl)")
 
 
 def _conjugate(op):
@@ -25,7 +28,9 @@ def _conjugate(op):
     return scipy.sparse.csr_array(0.5 * (s + s.T)), root
 
 
-@pytest.mark.parametrize("factor", ["superlu", pytest.param("pardiso", marks=needs_pardiso)])
+@pytest.mark.parametrize(
+    "factor", ["superlu", pytest.param("qdldl", marks=needs_qdldl), pytest.param("pardiso", marks=needs_pardiso)]
+)
 def test_each_factorisation_finds_the_dense_top_eigenpairs(factor):
     # A 15-NN Swiss roll of 1,500 points clusters its ten top eigenvalues within 3e-3 of 1, the case shift-invert
     # is for.  Tolerances: eigenvalues 1e-12 (Lanczos stops at 1e-10 relative on (σ − μ)⁻¹ ≥ 10³, i.e. ≤ 1e-13 on μ;
@@ -43,9 +48,9 @@ def test_pardiso_is_chosen_from_its_size_on_and_agrees_with_superlu_there(monkey
     # At PARDISO_MIN_STATES the spectrum goes through PARDISO; the oracle is SuperLU's factorisation of the same
     # operator.  Tolerance 1e-12 on eigenvalues (both Lanczos runs stop at 1e-10 relative on (σ − μ)⁻¹ ≥ 10³).
     monkeypatch.delenv(FACTOR_VARIABLE, raising=False)
+    below = "qdldl" if spectrum_module.qdldl_available() else "superlu"
     assert (
-        sparse_factorisation(PARDISO_MIN_STATES) == "pardiso"
-        and sparse_factorisation(PARDISO_MIN_STATES - 1) == "superlu"
+        sparse_factorisation(PARDISO_MIN_STATES) == "pardiso" and sparse_factorisation(PARDISO_MIN_STATES - 1) == below
     )
     op = MarkovOperator.from_points(SwissRoll().sample(PARDISO_MIN_STATES, seed=0), k=15)
     ours = op.spectrum(10)
@@ -82,16 +87,50 @@ def test_the_environment_chooses_the_factorisation_and_a_bad_choice_is_refused(m
     monkeypatch.setenv(FACTOR_VARIABLE, "superlu")
     assert sparse_factorisation(10**6) == "superlu"
     monkeypatch.setenv(FACTOR_VARIABLE, "umfpack")
-    with pytest.raises(ValueError, match=r"^WORKBENCH_SPARSE_FACTOR must be one of superlu, pardiso, got 'umfpack'$"):
+    with pytest.raises(
+        ValueError, match=r"^WORKBENCH_SPARSE_FACTOR must be one of superlu, qdldl, pardiso, got 'umfpack'$"
+    ):
         sparse_factorisation(10)
     monkeypatch.setenv(FACTOR_VARIABLE, "pardiso")
     monkeypatch.setattr(spectrum_module, "pardiso_available", lambda: False)
-    with pytest.raises(ValueError, match=r"WORKBENCH_SPARSE_FACTOR=pardiso needs pypardiso"):
+    with pytest.raises(ValueError, match=r"^WORKBENCH_SPARSE_FACTOR=pardiso needs pypardiso \(pip install"):
+        sparse_factorisation(10)
+    monkeypatch.setenv(FACTOR_VARIABLE, "qdldl")
+    monkeypatch.setattr(spectrum_module, "qdldl_available", lambda: False)
+    with pytest.raises(ValueError, match=r"^WORKBENCH_SPARSE_FACTOR=qdldl needs qdldl \(pip install"):
         sparse_factorisation(10)
     monkeypatch.delenv(FACTOR_VARIABLE)
-    assert sparse_factorisation(10**6) == "superlu"  # without pypardiso every size takes SuperLU
+    assert sparse_factorisation(10**6) == "superlu"  # without the sparse extra every size takes SuperLU
+    monkeypatch.setattr(spectrum_module, "qdldl_available", lambda: True)
+    assert sparse_factorisation(10**6) == "qdldl"  # without pypardiso (not x86-64) every size takes QDLDL
     with pytest.raises(ValueError, match=r"^n must be an integer >= 1, got 0$"):
         sparse_factorisation(0)
+
+
+@needs_qdldl
+def test_qdldl_refuses_a_singular_shifted_matrix_by_name():
+    # s with the eigenvalue σ itself: σI − S has a zero pivot, which QDLDL reports; the spectrum names the cause.
+    diagonal = np.r_[spectrum_module.SHIFT, np.full(99, 0.5)]
+    s = scipy.sparse.csr_array(scipy.sparse.diags_array(diagonal))
+    with pytest.raises(ValueError, match=r"^the shifted matrix σI − S must be positive definite .*QDLDL stopped"):
+        top_eigenpairs(s, 2, np.ones(100), factor="qdldl")
+
+
+@needs_qdldl
+def test_qdldl_that_cannot_be_imported_falls_back_to_superlu_with_a_warning(monkeypatch):
+    # An import that fails (a None entry in sys.modules makes ``import qdldl`` raise ImportError, as a broken install
+    # would).  Oracle: SuperLU's eigenvalues of the same matrix, to the last bit (the same factorisation runs).
+    import sys
+
+    monkeypatch.setitem(sys.modules, "qdldl", None)
+    op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=4), k=15)
+    s, root = _conjugate(op)
+    with pytest.warns(
+        RuntimeWarning, match=r"^qdldl is unavailable \(.*\); the sparse spectrum factorises with SuperLU"
+    ):
+        values, _ = top_eigenpairs(s, 5, root, factor="qdldl")
+    expected, _ = top_eigenpairs(s, 5, root, factor="superlu")
+    np.testing.assert_array_equal(np.sort(values), np.sort(expected))
 
 
 @needs_pardiso
@@ -126,7 +165,7 @@ def test_pypardiso_without_a_loadable_mkl_falls_back_to_superlu_with_a_warning(m
     op = MarkovOperator.from_points(SwissRoll().sample(1500, seed=2), k=15)
     s, root = _conjugate(op)
     with pytest.warns(
-        RuntimeWarning, match=r"^PARDISO is unavailable \(.*\); the sparse spectrum factorises with SuperLU"
+        RuntimeWarning, match=r"^pardiso is unavailable \(.*\); the sparse spectrum factorises with SuperLU"
     ):
         values, _ = top_eigenpairs(s, 5, root, factor="pardiso")
     expected, _ = top_eigenpairs(s, 5, root, factor="superlu")

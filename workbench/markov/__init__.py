@@ -20,7 +20,7 @@ graph_weights              -- weighted adjacency of a networkx (di)graph, valida
 Operators
 MarkovOperator             -- P with π, P*, flux, current, ε_rev, spectrum, diffusion map, Nyström
 Spectrum                   -- leading eigenpairs P ψ_k = μ_k ψ_k
-sparse_factorisation       -- which factorisation (SuperLU or MKL's PARDISO) a large sparse spectrum uses
+sparse_factorisation       -- which factorisation (SuperLU, QDLDL or MKL's PARDISO) a large sparse spectrum uses
 DegenerateBandwidthWarning -- a dense kernel of from_points so wide that its walk sees the ambient space
 doob_transform             -- P_h = diag(Kh)⁻¹ K diag(h), π ∝ h ⊙ Kh
 markov_operator            -- P = diag(K1)⁻¹ K

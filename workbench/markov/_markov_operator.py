@@ -484,11 +484,11 @@ class MarkovOperator:
         Reversible operators use the symmetric conjugate :math:`S = \Pi^{1/2}\mathsf P\Pi^{-1/2}`
         (:math:`Su = \mu u \Rightarrow \psi = \Pi^{-1/2}u`): dense ``eigh``, or for sparse
         operators shift-invert Lanczos at :math:`\sigma = 1 + 10^{-6}` on a symmetric factorisation of
-        :math:`S - \sigma I` (plain Lanczos stalls on the clustered top of a diffusion spectrum): SuperLU's, or
-        from :math:`2\cdot10^4` states on Intel MKL's PARDISO where the ``sparse`` extra is installed
-        (``WORKBENCH_SPARSE_FACTOR`` chooses).  Eigenvectors are :math:`\pi`-orthonormal, with the sign making
-        each one's largest-magnitude entry positive.  Non-reversible operators return
-        complex pairs ordered by decreasing real part, each of unit :math:`\pi`-norm.
+        :math:`S - \sigma I` (plain Lanczos stalls on the clustered top of a diffusion spectrum).  Where the
+        ``sparse`` extra is installed that is QDLDL's :math:`LDL^\top`, and from :math:`3\cdot10^4` states on Intel
+        MKL's PARDISO (x86-64); SuperLU's without it (``WORKBENCH_SPARSE_FACTOR`` chooses).  Eigenvectors are
+        :math:`\pi`-orthonormal, with the sign making each one's largest-magnitude entry positive.  Non-reversible
+        operators return complex pairs ordered by decreasing real part, each of unit :math:`\pi`-norm.
 
         Sparse operators with at most :data:`DENSE_EIGEN_LIMIT` states, or asked for half their
         spectrum or more, are diagonalised densely.

@@ -15,12 +15,18 @@ pairs (Ericsson & Ruhe, *Math. Comp.* 35 (1980)).  The solves are the whole cost
   hold :math:`3.3\cdot10^7` entries and take 4 s.  A symmetric minimum-degree ordering of
   :math:`S + S^\top` with the diagonal as pivots (SuperLU's symmetric mode) gives :math:`1.5\cdot10^7`
   entries in 1.2 s, and each solve costs half as much.
+* Where the ``sparse`` extra is installed, below :data:`PARDISO_MIN_STATES` states, the factorisation is QDLDL's
+  :math:`LDL^\top` of the upper triangle of :math:`\sigma I - S` after an approximate-minimum-degree ordering (through
+  ``qdldl``): SuperLU's symmetric mode still keeps both triangles and pivots column by column, so it factorises in
+  twice the time and solves a third slower (at :math:`10^4` Swiss-roll points 25–28 ms and 0.8 ms a solve, against
+  50 ms and 1.05 ms; ``benchmarks/RESULTS.md``).  Without pivoting :math:`LDL^\top` is stable on a definite matrix
+  for the same reason as above.
 * From :data:`PARDISO_MIN_STATES` states on, where the ``sparse`` extra is installed (x86-64), the
   factorisation is Intel MKL's PARDISO (through ``pypardiso``): a supernodal Cholesky of the definite
   :math:`\sigma I - S` ordered by nested dissection (METIS), which stores the lower factor only and
   factorises and solves on every core.  At :math:`10^5` Swiss-roll points on two cores it factorises in
   0.6 s and solves in 9 ms against SuperLU's 1.1 s and 26 ms (``benchmarks/RESULTS.md``).  Below that
-  size loading MKL costs more than it saves.  ``WORKBENCH_SPARSE_FACTOR=superlu`` (or ``pardiso``)
+  size loading MKL costs more than it saves.  ``WORKBENCH_SPARSE_FACTOR=superlu`` (or ``qdldl``, ``pardiso``)
   chooses for one process.
 
 Package-internal but for :func:`sparse_factorisation`: :meth:`MarkovOperator.spectrum` calls
@@ -35,6 +41,9 @@ J. W. Demmel, J. R. Gilbert, X. S. Li, SuperLU Users' Guide (1999, updated with 
 O. Schenk, K. Gärtner, Solving unsymmetric sparse systems of linear equations with PARDISO, Future
 Generation Computer Systems 20 (2004) 475–487; Intel oneMKL Developer Reference, ``pardiso`` (``mtype`` 2,
 ``iparm`` 1 and 2).
+P. R. Amestoy, T. A. Davis, I. S. Duff, An approximate minimum degree ordering algorithm, SIAM J. Matrix Anal. Appl.
+17 (1996) 886–905; B. Stellato, G. Banjac, P. Goulart, A. Bemporad, S. Boyd, OSQP: an operator splitting solver for
+quadratic programs, Math. Program. Comput. 12 (2020) 637–672 (QDLDL, its LDLᵀ factorisation).
 book/reference.md §A.7.
 """
 
@@ -58,14 +67,15 @@ TOLERANCE = 1e-10
 
 
 #: From this many states on, PARDISO (when installed) factorises.  Whole ``from_points(…, k=15).spectrum(10)`` runs
-#: on the Swiss roll, 2 cores: 10⁴ SuperLU 0.13 s, PARDISO 0.15 s (loading MKL and the nested-dissection analysis
-#: cost more than they save); 2·10⁴ 0.30 s and 0.29 s; 5·10⁴ 1.06 s and 0.71 s; 10⁵ 2.7 s and 1.9 s.
-PARDISO_MIN_STATES = 20_000
+#: on the Swiss roll, 2 cores, best of three (SuperLU / QDLDL / PARDISO): 10⁴ 0.134 / 0.118 / 0.143 s (loading MKL
+#: and the nested-dissection analysis cost more than they save); 2·10⁴ 0.32 / 0.26 / 0.27 s; 3·10⁴ 0.50 / 0.39 /
+#: 0.41 s; 5·10⁴ 1.05 / 0.84 / 0.68 s; 10⁵ 2.6 / 2.5 / 1.5 s.
+PARDISO_MIN_STATES = 30_000
 
 #: The environment variable that picks the factorisation for one process: ``superlu`` or ``pardiso``.
 FACTOR_VARIABLE = "WORKBENCH_SPARSE_FACTOR"
 
-FACTORS = ("superlu", "pardiso")
+FACTORS = ("superlu", "qdldl", "pardiso")
 
 
 def pardiso_available() -> bool:
@@ -75,32 +85,48 @@ def pardiso_available() -> bool:
     return importlib.util.find_spec("pypardiso") is not None
 
 
+def qdldl_available() -> bool:
+    """Whether ``qdldl`` can be imported (the ``sparse`` extra, on every platform)."""
+    import importlib.util
+
+    return importlib.util.find_spec("qdldl") is not None
+
+
+#: What each factorisation needs, for :func:`sparse_factorisation`'s refusal.
+_NEEDS = {
+    "qdldl": "qdldl (pip install 'attention-workbench[sparse]')",
+    "pardiso": "pypardiso (pip install 'attention-workbench[sparse]', x86-64 only)",
+}
+
+
 def sparse_factorisation(n: int) -> str:
     """Which factorisation :meth:`MarkovOperator.spectrum` uses for the shifted matrix of a sparse ``n``-state operator.
 
-    ``'pardiso'`` from :data:`PARDISO_MIN_STATES` states on where ``pypardiso`` is installed (the ``sparse``
-    extra), else ``'superlu'``; the environment variable ``WORKBENCH_SPARSE_FACTOR`` (``superlu`` or
-    ``pardiso``) overrides the choice for one process.  Both find the same eigenpairs (to ~1e-15 on the values).
+    Where the ``sparse`` extra is installed: ``'pardiso'`` from :data:`PARDISO_MIN_STATES` states on (x86-64, where
+    ``pypardiso`` installs), ``'qdldl'`` below (or on every size without ``pypardiso``).  Without the extra,
+    ``'superlu'``.  The environment variable ``WORKBENCH_SPARSE_FACTOR`` (``superlu``, ``qdldl`` or ``pardiso``)
+    overrides the choice for one process.  All three find the same eigenpairs (to ~1e-15 on the values).
 
     Examples
     --------
-    >>> sparse_factorisation(1000)
-    'superlu'
+    >>> sparse_factorisation(1000) in ("superlu", "qdldl")
+    True
     """
     import os
 
     n = check_integer("n", n, 1)
 
+    available = {"superlu": True, "qdldl": qdldl_available(), "pardiso": pardiso_available()}
     choice = os.environ.get(FACTOR_VARIABLE, "").strip().lower()
     if choice and choice not in FACTORS:
         raise ValueError(f"{FACTOR_VARIABLE} must be one of {', '.join(FACTORS)}, got {choice!r}")
-    if choice == "pardiso" and not pardiso_available():
-        raise ValueError(
-            f"{FACTOR_VARIABLE}=pardiso needs pypardiso (pip install 'attention-workbench[sparse]', x86-64 only)"
-        )
+    if choice and not available[choice]:
+        raise ValueError(f"{FACTOR_VARIABLE}={choice} needs {_NEEDS[choice]}")
     if choice:
         return choice
-    return "pardiso" if n >= PARDISO_MIN_STATES and pardiso_available() else "superlu"
+    if n >= PARDISO_MIN_STATES and available["pardiso"]:
+        return "pardiso"
+    return "qdldl" if available["qdldl"] else "superlu"
 
 
 def _import_pypardiso():
@@ -127,6 +153,12 @@ def _import_pypardiso():
     return pypardiso
 
 
+def _import_qdldl():
+    import qdldl
+
+    return qdldl
+
+
 @contextlib.contextmanager
 def shifted_inverse(s, factor: str):
     """A function ``b ↦ (S − σI)⁻¹ b`` from one factorisation of the definite ``σI − S`` by ``factor``.
@@ -137,18 +169,18 @@ def shifted_inverse(s, factor: str):
     import scipy.sparse as sp
 
     n = s.shape[0]
-    solver = None
+    try:
+        library = _import_pypardiso() if factor == "pardiso" else _import_qdldl() if factor == "qdldl" else None
+    except (ImportError, OSError) as exc:  # installed but not loadable (pypardiso: MKL's runtime missing or broken)
+        warnings.warn(
+            f"{factor} is unavailable ({exc}); the sparse spectrum factorises with SuperLU instead (the same "
+            f"eigenpairs, slower). Reinstall the sparse extra, or set {FACTOR_VARIABLE}=superlu to choose SuperLU",
+            RuntimeWarning,
+            stacklevel=5,  # the caller of MarkovOperator.spectrum
+        )
+        factor, library = "superlu", None
     if factor == "pardiso":
-        try:
-            solver = _import_pypardiso().PyPardisoSolver(mtype=2)
-        except (ImportError, OSError) as exc:  # pypardiso without a loadable MKL runtime (mkl missing or broken)
-            warnings.warn(
-                f"PARDISO is unavailable ({exc}); the sparse spectrum factorises with SuperLU instead (the same "
-                f"eigenpairs, slower). Reinstall the sparse extra, or set {FACTOR_VARIABLE}=superlu to choose SuperLU",
-                RuntimeWarning,
-                stacklevel=5,  # the caller of MarkovOperator.spectrum
-            )
-    if solver is not None:
+        solver = library.PyPardisoSolver(mtype=2)
         # The upper triangle of the positive definite σI − S in CSR (mtype 2: real symmetric positive definite).
         definite = sp.triu(SHIFT * sp.identity(n, format="csr", dtype=s.dtype) - s, format="csr")
         solver.set_iparm(1, 1)  # our own settings below; the rest zero: no scaling, matching or refinement
@@ -166,6 +198,17 @@ def shifted_inverse(s, factor: str):
             yield lambda b: -solver.solve(definite, b)
         finally:
             solver.free_memory(everything=True)
+    elif factor == "qdldl":
+        # The upper triangle of σI − S in CSC; qdldl orders it by AMD and factorises P(σI − S)Pᵀ = LDLᵀ.
+        definite = sp.triu(SHIFT * sp.identity(n, format="csc", dtype=s.dtype) - s, format="csc")
+        try:
+            ldl = library.Solver(definite, upper=True)
+        except RuntimeError as exc:  # a zero pivot: σI − S singular (s has the eigenvalue σ)
+            raise ValueError(
+                f"the shifted matrix σI − S must be positive definite (the spectrum of s in [-1, 1]); QDLDL "
+                f"stopped: {exc}"
+            ) from None
+        yield lambda b: -ldl.solve(b)
     else:
         from scipy.sparse.linalg import splu
 
@@ -179,8 +222,8 @@ def top_eigenpairs(s, count: int, v0: np.ndarray, factor: str | None = None) -> 
     r"""The ``count`` largest eigenpairs of a sparse symmetric ``s`` with spectrum in :math:`[-1, 1]`.
 
     ``v0`` starts Lanczos (the known top eigenvector :math:`\sqrt\pi` is a good start).  ``factor`` is
-    ``'superlu'``, ``'pardiso'`` or ``None`` (:func:`sparse_factorisation`).  Returns ``(values, vectors)`` in no
-    particular order, as ``eigsh`` does.
+    ``'superlu'``, ``'qdldl'``, ``'pardiso'`` or ``None`` (:func:`sparse_factorisation`).  Returns ``(values,
+    vectors)`` in no particular order, as ``eigsh`` does.
     """
     from scipy.sparse.linalg import LinearOperator, eigsh
 
