@@ -16,7 +16,11 @@ HAS_DATAFOLD = importlib.util.find_spec("datafold") is not None or bool(os.envir
 @pytest.fixture(scope="module")
 def report():
     # 600 points keep the 15-NN graph of the Swiss roll connected; one repeat keeps the file at a few seconds.
-    return bench.run(sizes=(600,), curvature_size=300, limit=60.0, repeats=1)
+    # SuperLU (inherited by the fresh interpreters) keeps the table to one workbench row whatever extras are
+    # installed; the rows the sparse extra adds are tested below.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("WORKBENCH_SPARSE_FACTOR", "superlu")
+        return bench.run(sizes=(600,), curvature_size=300, limit=60.0, repeats=1)
 
 
 def _row(report, name):
@@ -94,6 +98,7 @@ def test_sklearn_marked_missing(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "sklearn" else real(name, *a))
     monkeypatch.setattr(bench, "_datafold_interpreter", lambda: None)
     monkeypatch.setattr(bench, "_timed", lambda *args: "skipped")  # only the table logic is under test here
+    monkeypatch.setenv("WORKBENCH_SPARSE_FACTOR", "superlu")  # one workbench row, whatever extras are installed
     rows = bench.run(sizes=(200,), curvature_size=None)["rows"]
     assert [row[2] for row in rows] == ["skipped", "skipped", bench.DATAFOLD_MISSING, bench.SKLEARN_MISSING]
 
@@ -128,15 +133,17 @@ def test_best_of_keeps_fastest_and_stops_at_a_failure():
     assert len(calls) == 1
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pypardiso") is None, reason="the sparse extra (pypardiso)")
-def test_a_pardiso_run_adds_the_same_pipeline_on_superlu_and_they_agree(monkeypatch):
-    # WORKBENCH_SPARSE_FACTOR=pardiso (inherited by the fresh interpreters) puts 600 points on PARDISO, so the table
+@pytest.mark.parametrize("factor", ["qdldl", "pardiso"])
+def test_a_sparse_extra_run_adds_the_same_pipeline_on_superlu_and_they_agree(monkeypatch, factor):
+    # WORKBENCH_SPARSE_FACTOR (inherited by the fresh interpreters) puts 600 points on QDLDL or PARDISO, so the table
     # gains the SuperLU row.  Oracle: the same operator through the other factorisation; both are Lanczos to 1e-10
     # relative on (σ − μ)⁻¹, so eigenvalues agree to rounding and 1e-10 leaves a wide margin.
-    monkeypatch.setenv("WORKBENCH_SPARSE_FACTOR", "pardiso")
+    if importlib.util.find_spec("pypardiso" if factor == "pardiso" else factor) is None:
+        pytest.skip(f"the sparse extra ({factor})")
+    monkeypatch.setenv("WORKBENCH_SPARSE_FACTOR", factor)
     report = bench.run(sizes=(600,), curvature_size=None, limit=60.0, repeats=1)
     labels = [row[1] for row in report["rows"]]
-    assert labels[:2] == ["workbench MarkovOperator (pardiso)", "workbench MarkovOperator (superlu)"]
+    assert labels[:2] == [f"workbench MarkovOperator ({factor})", "workbench MarkovOperator (superlu)"]
     row = _row(report, "workbench MarkovOperator (superlu)")
     assert float(row["max |Δμ|"]) < 1e-10 and float(row["sin ∠(spans)"]) < 1e-8
     assert row["baseline/workbench"].endswith("×") and "WORKBENCH_SPARSE_FACTOR=superlu" in row["check"]

@@ -197,9 +197,10 @@ def test_the_course_extra_installs_every_package_the_notebooks_and_the_library_i
         }
     providers = packages_distributions()
     missing = {}
-    # pypardiso (the sparse extra) is an accelerator the library imports only where it is installed; without it the
-    # sparse spectrum factorises with SuperLU (tests/test_sparse_spectrum.py), so the course does not need it.
-    optional = {"pypardiso"}
+    # qdldl and pypardiso (the sparse extra) are accelerators the library imports only where they are installed;
+    # without them the sparse spectrum factorises with SuperLU (tests/test_sparse_spectrum.py), so the course does
+    # not need them.
+    optional = {"qdldl", "pypardiso"}
     for module in sorted(_imported_top_levels(sources) - set(sys.stdlib_module_names) - {"workbench"} - optional):
         distributions = {canonicalize_name(d) for d in providers.get(module, [])}
         if distributions and not distributions & closure:
