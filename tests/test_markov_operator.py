@@ -207,7 +207,7 @@ def test_knn_spectrum_matches_dense_eigh_and_scipys_own_shift_invert():
 def test_sparse_diagonal_scalings_keep_the_pattern_and_equal_the_matrix_products(rng):
     # Oracle: the products with diags_array.  Explicit zeros (underflowed kernel weights) stay stored, so the
     # pattern of P is the neighbour graph.
-    from workbench.markov._matrices import scale_columns, scale_rows
+    from workbench.markov._matrices import scale_both, scale_columns, scale_rows
 
     dense = rng.random((7, 7)) * (rng.random((7, 7)) < 0.5)
     matrix = scipy.sparse.csr_array(dense)
@@ -218,6 +218,13 @@ def test_sparse_diagonal_scalings_keep_the_pattern_and_equal_the_matrix_products
     np.testing.assert_array_equal(rows.toarray(), (scipy.sparse.diags_array(d) @ matrix).toarray())
     np.testing.assert_array_equal(cols.toarray(), (matrix @ scipy.sparse.diags_array(d)).toarray())
     assert rows.nnz == cols.nnz == matrix.nnz
+    # Both sides at once, in one pass: the same products in the same order as the two passes, so equal to the bit;
+    # the dense path likewise.
+    e = rng.random(7) + 0.5
+    both = scale_both(d, matrix, e)
+    np.testing.assert_array_equal(both.toarray(), scale_columns(scale_rows(d, matrix), e).toarray())
+    np.testing.assert_array_equal(scale_both(d, dense, e), scale_columns(scale_rows(d, dense), e))
+    assert both.nnz == matrix.nnz and both.has_sorted_indices == matrix.has_sorted_indices
     np.testing.assert_array_equal(matrix.data, before.data)  # the argument is not scaled in place
 
 

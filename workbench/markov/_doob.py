@@ -18,7 +18,7 @@ import math
 
 from workbench.backend import namespace
 from workbench.markov._markov_operator import MarkovOperator
-from workbench.markov._matrices import is_symmetric, scale_columns, scale_rows, validated_kernel
+from workbench.markov._matrices import is_symmetric, scale_both, scale_columns, validated_kernel
 from workbench.validation import as_array, check_matching, is_sparse
 
 __all__ = ["doob_transform"]
@@ -73,5 +73,5 @@ def doob_transform(kernel, h) -> MarkovOperator:
     if abs(exponent) > 256:
         h = h * 2.0**-exponent
     if is_symmetric(kernel):
-        return MarkovOperator.from_kernel(scale_columns(scale_rows(h, kernel), h))
+        return MarkovOperator.from_kernel(scale_both(h, kernel, h))
     return MarkovOperator.from_kernel(scale_columns(kernel, h))

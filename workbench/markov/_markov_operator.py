@@ -32,7 +32,7 @@ from workbench.markov._matrices import (
     frobenius,
     is_symmetric,
     row_sums,
-    scale_columns,
+    scale_both,
     scale_rows,
     transpose,
     validated_kernel,
@@ -178,7 +178,7 @@ class MarkovOperator:
         kernel, degree = validated_kernel(kernel)
         if alpha:
             h = degree ** (-alpha)
-            kernel = scale_columns(scale_rows(h, kernel), h)
+            kernel = scale_both(h, kernel, h)
             degree = row_sums(kernel)
         op = cls.__new__(cls)
         op._P = scale_rows(1.0 / degree, kernel)
@@ -443,7 +443,7 @@ class MarkovOperator:
         pi = self.stationary
         if float(namespace(pi).min(pi)) <= 0.0:
             raise ValueError("the π-adjoint needs π > 0 everywhere, but P has transient states (π_i = 0)")
-        return scale_columns(scale_rows(1.0 / pi, transpose(self._P)), pi)
+        return scale_both(1.0 / pi, transpose(self._P), pi)
 
     @cached_property
     def flux(self):
@@ -472,10 +472,10 @@ class MarkovOperator:
         if self._kernel is not None:
             degree = row_sums(self._kernel)
             root = degree**0.5 if self.is_sparse else namespace(degree).sqrt(degree)
-            return scale_columns(scale_rows(1.0 / root, self._kernel), 1.0 / root)
+            return scale_both(1.0 / root, self._kernel, 1.0 / root)
         pi = self.stationary
         root = pi**0.5 if self.is_sparse else namespace(pi).sqrt(pi)
-        s = scale_columns(scale_rows(root, self._P), 1.0 / root)
+        s = scale_both(root, self._P, 1.0 / root)
         return 0.5 * (s + transpose(s))
 
     def spectrum(self, count: int = 10) -> Spectrum:
@@ -639,7 +639,7 @@ class MarkovOperator:
         if float(to_numpy(q_new).min()) <= 0.0:
             raise ValueError("some new points have no training neighbour within the kernel's support")
         if alpha:
-            cross = scale_columns(scale_rows(q_new ** (-alpha), cross), q ** (-alpha))
+            cross = scale_both(q_new ** (-alpha), cross, q ** (-alpha))
         transition = scale_rows(1.0 / row_sums(cross), cross)
         coordinates = self.diffusion_map(n_components, t)
         mu = self.spectrum(n_components + 1).values[1:]

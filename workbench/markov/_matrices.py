@@ -83,6 +83,16 @@ def scale_columns(matrix, d):
     return matrix * d[None, :]
 
 
+def scale_both(a, matrix, b):
+    """``diag(a) @ matrix @ diag(b)``; for scipy sparse in one pass over the stored entries (one copy, not two)."""
+    if is_sparse(matrix):
+        scaled = matrix.tocsr(copy=True)
+        rows = np.repeat(np.asarray(a), np.diff(scaled.indptr))
+        scaled.data = scaled.data * rows * np.asarray(b)[scaled.indices]
+        return scaled
+    return a[:, None] * matrix * b[None, :]
+
+
 def transpose(matrix):
     """The transpose (CSR for scipy sparse)."""
     return matrix.T.tocsr() if is_sparse(matrix) else namespace(matrix).matrix_transpose(matrix)
