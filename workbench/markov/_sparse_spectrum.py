@@ -72,7 +72,7 @@ TOLERANCE = 1e-10
 #: 0.41 s; 5·10⁴ 1.05 / 0.84 / 0.68 s; 10⁵ 2.6 / 2.5 / 1.5 s.
 PARDISO_MIN_STATES = 30_000
 
-#: The environment variable that picks the factorisation for one process: ``superlu`` or ``pardiso``.
+#: The environment variable that picks the factorisation for one process: ``superlu``, ``qdldl`` or ``pardiso``.
 FACTOR_VARIABLE = "WORKBENCH_SPARSE_FACTOR"
 
 FACTORS = ("superlu", "qdldl", "pardiso")
@@ -169,8 +169,12 @@ def shifted_inverse(s, factor: str):
     import scipy.sparse as sp
 
     n = s.shape[0]
+    loaded = None  # PARDISO's solver (it loads MKL's runtime as it is made) or the qdldl module
     try:
-        library = _import_pypardiso() if factor == "pardiso" else _import_qdldl() if factor == "qdldl" else None
+        if factor == "pardiso":
+            loaded = _import_pypardiso().PyPardisoSolver(mtype=2)
+        elif factor == "qdldl":
+            loaded = _import_qdldl()
     except (ImportError, OSError) as exc:  # installed but not loadable (pypardiso: MKL's runtime missing or broken)
         warnings.warn(
             f"{factor} is unavailable ({exc}); the sparse spectrum factorises with SuperLU instead (the same "
@@ -178,9 +182,9 @@ def shifted_inverse(s, factor: str):
             RuntimeWarning,
             stacklevel=5,  # the caller of MarkovOperator.spectrum
         )
-        factor, library = "superlu", None
+        factor = "superlu"
     if factor == "pardiso":
-        solver = library.PyPardisoSolver(mtype=2)
+        solver = loaded
         # The upper triangle of the positive definite σI − S in CSR (mtype 2: real symmetric positive definite).
         definite = sp.triu(SHIFT * sp.identity(n, format="csr", dtype=s.dtype) - s, format="csr")
         solver.set_iparm(1, 1)  # our own settings below; the rest zero: no scaling, matching or refinement
@@ -202,7 +206,7 @@ def shifted_inverse(s, factor: str):
         # The upper triangle of σI − S in CSC; qdldl orders it by AMD and factorises P(σI − S)Pᵀ = LDLᵀ.
         definite = sp.triu(SHIFT * sp.identity(n, format="csc", dtype=s.dtype) - s, format="csc")
         try:
-            ldl = library.Solver(definite, upper=True)
+            ldl = loaded.Solver(definite, upper=True)
         except RuntimeError as exc:  # a zero pivot: σI − S singular (s has the eigenvalue σ)
             raise ValueError(
                 f"the shifted matrix σI − S must be positive definite (the spectrum of s in [-1, 1]); QDLDL "
